@@ -1,0 +1,55 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// Layers (see docs/ARCHITECTURE-NOTES.md and ../shared/ARCHITECTURE.md): arrows only point down.
+//   bluetide (CLI) → BluetideHost → BluetideTransport → BluetideVirtual → BluetideHCI → BluetideCore
+//                  → BluetideProfiles → BluetideCore
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "Bluetide",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "BluetideCore", targets: ["BluetideCore"]),
+        .library(name: "BluetideProfiles", targets: ["BluetideProfiles"]),
+        .library(name: "BluetideHost", targets: ["BluetideHost"]),
+        .executable(name: "bluetide", targets: ["bluetide"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    ],
+    targets: [
+        .target(name: "BluetideCore", swiftSettings: strict),
+        .target(name: "BluetideProfiles", dependencies: ["BluetideCore"], swiftSettings: strict),
+        .target(name: "BluetideHCI", dependencies: ["BluetideCore"], swiftSettings: strict),
+        .target(name: "BluetideVirtual", dependencies: ["BluetideCore", "BluetideHCI"], swiftSettings: strict),
+        .target(
+            name: "BluetideTransport",
+            dependencies: [
+                "BluetideCore", "BluetideHCI", "BluetideVirtual",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
+        .target(
+            name: "BluetideHost",
+            dependencies: ["BluetideCore", "BluetideHCI", "BluetideTransport"],
+            swiftSettings: strict),
+        .target(
+            name: "BluetideCommands",
+            dependencies: [
+                "BluetideCore", "BluetideProfiles", "BluetideHost",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(name: "bluetide", dependencies: ["BluetideCommands"], swiftSettings: strict),
+        .testTarget(name: "BluetideCoreTests", dependencies: ["BluetideCore"], swiftSettings: strict),
+        .testTarget(name: "BluetideProfilesTests", dependencies: ["BluetideProfiles"], swiftSettings: strict),
+        .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI"], swiftSettings: strict),
+        .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual"], swiftSettings: strict),
+        .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport"], swiftSettings: strict),
+        .testTarget(name: "BluetideHostTests", dependencies: ["BluetideHost", "BluetideVirtual"], swiftSettings: strict),
+        .testTarget(name: "BluetideCLITests", dependencies: ["BluetideCommands"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,4 @@
+// Heart Rate, Battery, Device Information, CSC, Cycling Power entries for ProfileCatalog.
+extension ProfileCatalog {
+    static let fitnessProfiles: [ProfileDescriptor] = []
+}

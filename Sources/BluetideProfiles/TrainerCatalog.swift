@@ -1,0 +1,4 @@
+// FTMS and Tacx FE-C entries for ProfileCatalog.
+extension ProfileCatalog {
+    static let trainerProfiles: [ProfileDescriptor] = []
+}

@@ -1,0 +1,3 @@
+import BluetideCommands
+
+await BluetideCommand.main()

@@ -1,0 +1,2 @@
+// Tests for this layer are added with its implementation.
+import Testing
