@@ -50,6 +50,6 @@ let package = Package(
         .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual"], swiftSettings: strict),
         .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport"], swiftSettings: strict),
         .testTarget(name: "BluetideHostTests", dependencies: ["BluetideHost", "BluetideVirtual"], swiftSettings: strict),
-        .testTarget(name: "BluetideCLITests", dependencies: ["BluetideCommands"], swiftSettings: strict),
+        .testTarget(name: "BluetideCLITests", dependencies: ["BluetideCommands", "bluetide"], swiftSettings: strict),
     ]
 )

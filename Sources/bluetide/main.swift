@@ -1,3 +1,3 @@
 import BluetideCommands
 
-await BluetideCommand.main()
+await BluetideMain.run()

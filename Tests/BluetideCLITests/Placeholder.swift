@@ -1,2 +1,1 @@
-// Tests for this layer are added with its implementation.
 import Testing

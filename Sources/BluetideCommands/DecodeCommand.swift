@@ -1,0 +1,162 @@
+import ArgumentParser
+import BluetideCore
+import BluetideProfiles
+import Foundation
+
+/// `bluetide decode PROFILE HEX…`: decode packets of a known profile.
+struct DecodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decode",
+        abstract: "Decode characteristic values or packets of a known profile.",
+        discussion: """
+            Each HEX argument is one packet: "16 4E 1C", 164e1c, 0x16,0x4E and 16:4E all work (quote hex with spaces). With no HEX arguments, packets are read from standard input, one per line.
+
+            Stateful profiles (csc, cycling-power, fec, colmi) treat the packets as one sequence and also print derived values (speed km/h, cadence rpm, distance m, average power W). Packets are taken to arrive --interval seconds apart; write HEX@SECONDS to give a packet its own arrival time.
+
+            Exit status: 0 when every packet decoded; 2 on malformed hex, an unknown profile or a packet that does not decode, with one line on standard error saying which packet and why.
+
+            Examples:
+              bluetide decode heart-rate 164E1C03F402
+              bluetide decode csc 0302000000000004@0 0306000000000008@1 --circumference 2.096
+              printf '00 48\n00 4A\n' | bluetide decode heart-rate --json
+            """)
+
+    @Argument(help: "Profile name (see --list).")
+    var profile: String?
+
+    @Argument(help: "Packets as hex, one argument per packet; HEX@SECONDS sets its arrival time.")
+    var packets: [String] = []
+
+    @Flag(name: .long, help: "List the profiles and what they decode.")
+    var list = false
+
+    @Flag(name: .long, help: "Print one JSON object per packet instead of readable lines.")
+    var json = false
+
+    @Option(name: .long, help: "Wheel circumference in metres, for speed and distance (csc, cycling-power).")
+    var circumference: Double = 2.105
+
+    @Option(name: .long, help: "Seconds between packets that carry no @SECONDS arrival time.")
+    var interval: Double = 1.0
+
+    func run() throws {
+        for line in try render() { print(line) }
+    }
+
+    /// The output lines for the parsed arguments (separate from printing so tests can check it).
+    func render(standardInput: () -> String? = { readLine() }) throws -> [String] {
+        if list { return listLines() }
+        guard let profileName = profile else {
+            throw CommandFailure("no profile given: name one of \(ProfileCatalog.all.map(\.name).joined(separator: ", ")) (see --list)")
+        }
+        guard let descriptor = ProfileCatalog.named(profileName) else {
+            throw CommandFailure("unknown profile \"\(profileName)\": expected one of \(ProfileCatalog.all.map(\.name).joined(separator: ", "))")
+        }
+        guard circumference > 0, circumference < 10 else {
+            throw CommandFailure("--circumference \(circumference): expected a wheel circumference in metres between 0 and 10 (e.g. 2.105)")
+        }
+        guard interval >= 0 else {
+            throw CommandFailure("--interval \(interval): expected seconds ≥ 0")
+        }
+        var inputs = packets
+        if inputs.isEmpty {
+            while let line = standardInput() {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if !trimmed.isEmpty, !trimmed.hasPrefix("#") { inputs.append(trimmed) }
+            }
+        }
+        guard !inputs.isEmpty else {
+            throw CommandFailure("no packets: give hex arguments or lines on standard input")
+        }
+        var decoder = descriptor.makeDecoder(ProfileOptions(wheelCircumference: circumference))
+        var clock = 0.0
+        var output: [String] = []
+        for (index, input) in inputs.enumerated() {
+            let (hexText, time) = try parseArrival(input, index: index, defaultTime: clock)
+            clock = time + interval
+            let bytes: [UInt8]
+            do {
+                bytes = try Hex.parse(hexText)
+            } catch {
+                throw CommandFailure("packet \(index + 1): \(error)")
+            }
+            let packet: DecodedPacket
+            do {
+                packet = try decoder.decode(bytes, at: time)
+            } catch {
+                throw CommandFailure("packet \(index + 1) (\(bytes.spacedHex)): \(descriptor.name): \(error)")
+            }
+            if json {
+                output.append(try JSONLine.encode(profile: descriptor.name, bytes: bytes, time: time, packet: packet))
+            } else {
+                var line = packet.summary
+                if let derived = packet.derived, let text = try? JSONLine.compact(derived), text != "{}" {
+                    line += "  →  " + text
+                }
+                output.append(inputs.count > 1 ? "[\(index + 1)] \(line)" : line)
+            }
+        }
+        return output
+    }
+
+    private func parseArrival(_ input: String, index: Int, defaultTime: Double) throws -> (String, Double) {
+        guard let at = input.lastIndex(of: "@") else { return (input, defaultTime) }
+        let timeText = input[input.index(after: at)...]
+        guard let time = Double(timeText), time.isFinite, time >= 0 else {
+            throw CommandFailure("packet \(index + 1): arrival time \"\(timeText)\" after @ is not a number of seconds ≥ 0")
+        }
+        return (String(input[..<at]), time)
+    }
+
+    private func listLines() -> [String] {
+        let width = ProfileCatalog.all.map(\.name.count).max() ?? 0
+        return ProfileCatalog.all.map { descriptor in
+            let pad = String(repeating: " ", count: width - descriptor.name.count)
+            let state = descriptor.isStateful ? "  (sequence: derives rates)" : ""
+            return "\(descriptor.name)\(pad)  \(descriptor.summary)\(state)"
+        }
+    }
+}
+
+/// A user-facing failure: one line on standard error, exit status 2.
+struct CommandFailure: Error, CustomStringConvertible {
+    let message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
+}
+
+/// JSON rendering of decoded packets.
+enum JSONLine {
+    private struct Box: Encodable {
+        let value: any Encodable
+        func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+    }
+
+    private struct Line: Encodable {
+        let profile: String
+        let hex: String
+        let time: Double
+        let summary: String
+        let value: Box
+        let derived: Box?
+    }
+
+    static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        return encoder
+    }
+
+    static func encode(profile: String, bytes: [UInt8], time: Double, packet: DecodedPacket) throws -> String {
+        let line = Line(
+            profile: profile, hex: bytes.hexString, time: time, summary: packet.summary,
+            value: Box(value: packet.value), derived: packet.derived.map { Box(value: $0) })
+        return String(decoding: try encoder().encode(line), as: UTF8.self)
+    }
+
+    static func compact(_ value: any Encodable) throws -> String {
+        String(decoding: try encoder().encode(Box(value: value)), as: UTF8.self)
+    }
+}
