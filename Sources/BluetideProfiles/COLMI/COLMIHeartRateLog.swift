@@ -234,7 +234,7 @@ public struct COLMIHeartRateLogAssembler: Sendable {
         guard missing.isEmpty, let stamp = timestamp else {
             reset()
             throw .invalid(
-                "COLMI HR log.sequence", expected: "packets 1...\(k) before the last",
+                "COLMI HR log.sequence", expected: "packets 1...\(k - 1) before packet \(k)",
                 found: "missing \(missing.map(String.init).joined(separator: ", "))")
         }
         var values: [UInt8] = []
