@@ -91,7 +91,7 @@ public struct COLMIBigDataFrame: GATTCodable, Hashable, Sendable, Encodable {
     }
 
     /// Payload choices for history requests.
-    public enum RequestVariant: Hashable, Sendable {
+    public enum RequestVariant: Hashable, Sendable, Encodable {
         /// `ff`: all stored history.
         case all
         /// `ff 01`: all history, "protocol v1" (QRing).
@@ -152,7 +152,7 @@ public struct COLMIBigDataFrame: GATTCodable, Hashable, Sendable, Encodable {
 /// begin with 0xBC, and dropped otherwise.
 /// A chunk that should start a frame but does not begin with 0xBC throws (and is dropped); a CRC
 /// mismatch throws (and the frame is dropped). The buffer never exceeds one frame (≤ 65 541 bytes).
-public struct COLMIBigDataReassembler: Sendable {
+public struct COLMIBigDataReassembler: Hashable, Sendable {
     private var buffer: [UInt8] = []
 
     public init() {}

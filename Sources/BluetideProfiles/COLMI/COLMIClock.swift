@@ -51,7 +51,7 @@ public struct COLMIDateTime: Hashable, Sendable, Encodable, CustomStringConverti
 
     /// The civil date and time `seconds` after 1970-01-01 00:00:00 in the same time base.
     public init(secondsSince1970 seconds: Int64) {
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds &- 86_399) / 86_400
         let secondOfDay = Int(seconds - days * 86_400)
         let (y, m, d) = Self.civil(fromDays: days)
         self.init(year: y, month: m, day: d, hour: secondOfDay / 3600, minute: secondOfDay / 60 % 60, second: secondOfDay % 60)
@@ -59,7 +59,7 @@ public struct COLMIDateTime: Hashable, Sendable, Encodable, CustomStringConverti
 
     /// Seconds since 1970-01-01 00:00:00 in the same time base.
     public var secondsSince1970: Int64 {
-        Self.days(year: year, month: month, day: day) * 86_400 + Int64(hour * 3600 + minute * 60 + second)
+        Self.days(year: year, month: month, day: day) &* 86_400 &+ Int64(hour &* 3600 &+ minute &* 60 &+ second)
     }
 
     /// `2024-08-10 15:00:00`.
@@ -76,13 +76,14 @@ public struct COLMIDateTime: Hashable, Sendable, Encodable, CustomStringConverti
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (era arithmetic, valid for any year).
     static func days(year: Int, month: Int, day: Int) -> Int64 {
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let shiftedMonth = Int64(month > 2 ? month - 3 : month + 9)
-        let dayOfYear = (153 * shiftedMonth + 2) / 5 + Int64(day) - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        // Wrapping arithmetic: absurd field values give a wrong day, never a trap.
+        let y = Int64(truncatingIfNeeded: month <= 2 ? year &- 1 : year)
+        let era = (y >= 0 ? y : y &- 399) / 400
+        let yearOfEra = y &- era &* 400
+        let shiftedMonth = Int64(truncatingIfNeeded: month > 2 ? month &- 3 : month &+ 9)
+        let dayOfYear = (153 &* shiftedMonth &+ 2) / 5 &+ Int64(truncatingIfNeeded: day) &- 1
+        let dayOfEra = yearOfEra &* 365 &+ yearOfEra / 4 &- yearOfEra / 100 &+ dayOfYear
+        return era &* 146_097 &+ dayOfEra &- 719_468
     }
 
     /// The proleptic Gregorian date `days` after 1970-01-01.

@@ -33,7 +33,7 @@ public enum COLMIAssembledHistory: Hashable, Sendable, Encodable {
 /// detail, stress, HRV) are reassembled across calls; the packet that completes one carries the
 /// result as its derived value. Unsolicited packets in between decode on their own and do not
 /// disturb the reassembly.
-public struct COLMINotificationDecoder: PacketDecoder {
+public struct COLMINotificationDecoder: PacketDecoder, Hashable {
     private var heartRateLog = COLMIHeartRateLogAssembler()
     private var sportDetail = COLMISportDetailAssembler()
     private var stress = COLMIHalfHourHistoryAssembler(opcode: COLMIOpcode.stressHistory)

@@ -90,7 +90,7 @@ public struct COLMIHalfHourHistory: Hashable, Sendable, Encodable {
 /// Reassembles a stress (0x37) or HRV (0x39) history; packets with other opcodes are ignored.
 /// Complete at packet `total − 1` (from the header); a header count of 0 is read as 5 (Gadgetbridge
 /// treats k = 4 as the last packet).
-public struct COLMIHalfHourHistoryAssembler: Sendable {
+public struct COLMIHalfHourHistoryAssembler: Hashable, Sendable {
     /// The opcode this assembler collects (0x37 or 0x39).
     public let opcode: UInt8
     private var total = 0

@@ -130,12 +130,20 @@ public struct COLMIHeartRateLog: Hashable, Sendable, Encodable {
     public var slots: [COLMIHeartRateSlot] {
         bpmBySlot.enumerated().map { i, bpm in
             COLMIHeartRateSlot(
-                index: i, minuteOfDay: i * slotMinutes, timestamp: dayStartTimestamp + Int64(i * slotMinutes * 60), bpm: bpm)
+                index: i, minuteOfDay: i &* slotMinutes, timestamp: dayStartTimestamp &+ Int64(i &* slotMinutes &* 60), bpm: bpm)
         }
     }
 
     /// Only the slots with a measurement.
     public var measurements: [COLMIHeartRateSlot] { slots.filter { $0.bpm != 0 } }
+
+    /// The log with every slot starting after `timestamp` (ring time base) set to 0, as clients do
+    /// for today's log (the ring may repeat stale values in slots that have not happened yet).
+    public func clearingSlots(after timestamp: Int64) -> COLMIHeartRateLog {
+        var copy = self
+        for slot in slots where slot.timestamp > timestamp { copy.bpmBySlot[slot.index] = 0 }
+        return copy
+    }
 
     /// The packets the ring sends for this log (header, packet 1, then 13 slots per packet).
     public var packets: [COLMIPacket] {
@@ -168,8 +176,14 @@ public struct COLMIHeartRateLog: Hashable, Sendable, Encodable {
     }
 }
 
+/// Packets received of the total, for JSON.
+struct COLMIAssemblyCounts: Encodable {
+    let received: Int
+    let total: Int
+}
+
 /// Where a multi-packet reply stands after one more packet.
-public enum COLMIAssemblyProgress<Result: Sendable & Hashable>: Hashable, Sendable {
+public enum COLMIAssemblyProgress<Result: Sendable & Hashable & Encodable>: Hashable, Sendable, Encodable {
     /// The packet belongs to another command (unsolicited `73`, `2F`, …); nothing changed.
     case ignored
     /// The ring has nothing stored (`k = 0xFF`).
@@ -178,6 +192,15 @@ public enum COLMIAssemblyProgress<Result: Sendable & Hashable>: Hashable, Sendab
     case inProgress(received: Int, total: Int)
     /// The whole reply.
     case complete(Result)
+
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .ignored: try COLMITaggedEncoding.encode(encoder, kind: "ignored", value: nil)
+        case .noData: try COLMITaggedEncoding.encode(encoder, kind: "noData", value: nil)
+        case let .inProgress(r, t): try COLMITaggedEncoding.encode(encoder, kind: "inProgress", value: COLMIAssemblyCounts(received: r, total: t))
+        case let .complete(result): try COLMITaggedEncoding.encode(encoder, kind: "complete", value: result)
+        }
+    }
 }
 
 /// Reassembles a day's heart-rate log (opcode 0x15) from packets fed one by one.
@@ -186,7 +209,7 @@ public enum COLMIAssemblyProgress<Result: Sendable & Hashable>: Hashable, Sendab
 /// restarts the day. Packet numbers at or past the header's count, a values packet before any header,
 /// or a last packet arriving with earlier ones missing throw, naming the sequence number; the
 /// assembler then starts over.
-public struct COLMIHeartRateLogAssembler: Sendable {
+public struct COLMIHeartRateLogAssembler: Hashable, Sendable {
     private var total = 0
     private var slotMinutes = 0
     private var timestamp: UInt32?

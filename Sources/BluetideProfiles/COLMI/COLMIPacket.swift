@@ -2,7 +2,7 @@ import BluetideCore
 
 /// Why a COLMI value could not be turned into bytes (a payload too long for its packet, a field
 /// out of range). Thrown by encoders instead of trapping or silently truncating.
-public struct COLMIEncodingError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct COLMIEncodingError: Error, Hashable, Sendable, Encodable, CustomStringConvertible {
     /// The field that could not be encoded, e.g. `COLMI packet.payload`.
     public var field: String
     /// What the encoder accepts.

@@ -148,7 +148,7 @@ public enum COLMIRequest: GATTCodable, Hashable, Sendable, Encodable {
     /// time base given by `utcOffsetSeconds` (0 when the ring clock is UTC, Bluetide's convention).
     public static func heartRateLog(dayContaining secondsSince1970: Int64, utcOffsetSeconds: Int = 0) -> COLMIRequest {
         let ring = secondsSince1970 &+ Int64(utcOffsetSeconds)
-        let midnight = ring - ((ring % 86_400) + 86_400) % 86_400
+        let midnight = ring &- ((ring % 86_400) + 86_400) % 86_400
         return .heartRateLog(dayStart: UInt32(clamping: midnight))
     }
 

@@ -5,6 +5,9 @@ import BluetideCore
 /// Unknown opcodes decode to ``raw(_:)``, never an error; a known opcode whose fields are malformed
 /// (bad BCD in a sport-detail date, …) throws ``DecodingError`` naming the field. ``packet`` encodes
 /// the exact packet the ring would send (an emulator uses it).
+///
+/// colmi-docs' "bit 7 of the opcode marks an error" rule is not applied: 0xA1, 0xBC and 0xFF are
+/// legitimate opcodes, and no capture shows an error reply, so such packets decode as ``raw(_:)``.
 public enum COLMIResponse: GATTCodable, Hashable, Sendable, Encodable {
     /// `01`: set-time reply, the capability map.
     case capabilities(COLMICapabilities)

@@ -177,8 +177,12 @@ public struct COLMISportDetail: Hashable, Sendable, Encodable {
 
 /// Reassembles a day's sport detail (opcode 0x43) from packets fed one by one; other opcodes are
 /// ignored. Complete at the record whose index is its count − 1. A record before any header throws.
-public struct COLMISportDetailAssembler: Sendable {
-    private var header: (count: Int, newProtocol: Bool)?
+public struct COLMISportDetailAssembler: Hashable, Sendable {
+    private struct Header: Hashable, Sendable {
+        var count: Int
+        var newProtocol: Bool
+    }
+    private var header: Header?
     private var records: [COLMISportDetailRecord] = []
 
     public init() {}
@@ -200,7 +204,7 @@ public struct COLMISportDetailAssembler: Sendable {
             return .noData
         case let .header(n, flag):
             reset()
-            header = (Int(n), flag)
+            header = Header(count: Int(n), newProtocol: flag)
             return .inProgress(received: 0, total: Int(n))
         case let .record(r):
             guard let header else {

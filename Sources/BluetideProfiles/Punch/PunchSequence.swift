@@ -2,7 +2,7 @@ import BluetideCore
 
 /// Why a sequence or time sequence is refused, naming the step (0-based) and the problem.
 /// The device refuses such writes with ATT error 0x80 and reports the matching ``controlErrorCode``.
-public struct PunchValidationError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct PunchValidationError: Error, Hashable, Sendable, Encodable, CustomStringConvertible {
     /// The offending step (0-based), or nil for a problem with the whole sequence.
     public var step: Int?
     /// What is wrong, e.g. `target 7 is outside 0...5`.

@@ -30,9 +30,9 @@ public struct SerialLine: Hashable, Sendable, Encodable {
 ///   ``OverflowPolicy/split`` (the default) hands out those bytes as a line marked `overflowed` and
 ///   carries on with the rest; ``OverflowPolicy/discard`` drops the line up to the next terminator
 ///   and then reports it once as an empty line marked `overflowed`.
-public struct LineAssembler: Sendable {
+public struct LineAssembler: Hashable, Sendable {
     /// Which bytes end a line.
-    public enum Terminator: Hashable, Sendable {
+    public enum Terminator: Hashable, Sendable, Encodable {
         /// `\n`, `\r\n` or `\r`.
         case any
         /// `\n` only (a `\r` before it is kept in the line).
@@ -44,7 +44,7 @@ public struct LineAssembler: Sendable {
     }
 
     /// What happens when a line grows past ``maxLineLength``.
-    public enum OverflowPolicy: Hashable, Sendable {
+    public enum OverflowPolicy: Hashable, Sendable, Encodable {
         /// Emit the first `maxLineLength` bytes as an `overflowed` line and keep going.
         case split
         /// Drop bytes until the next terminator, then emit one empty `overflowed` line.
