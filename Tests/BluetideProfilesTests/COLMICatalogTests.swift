@@ -69,3 +69,14 @@ struct AnyEncodableBox: Encodable {
     init(_ value: any Encodable) { self.value = value }
     func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
 }
+
+@Suite struct COLMICatalogSequenceTests {
+    @Test func sequenceProblemsAreReportedNotThrown() throws {
+        var decoder = try COLMICatalogTests.colmiDecoder()
+        // A capture that starts in the middle of an HR log reply.
+        let midway = try decoder.decode(try COLMIPacket(opcode: 0x15, payload: [5]).bytes, at: 0)
+        #expect(midway.summary.hasPrefix("HR log 5: slots 48-60, 0 measured"))
+        #expect(midway.summary.contains("[not reassembled: COLMI HR log.sequence"))
+        #expect(midway.derived == nil)
+    }
+}

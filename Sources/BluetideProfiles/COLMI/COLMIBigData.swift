@@ -3,6 +3,7 @@ import BluetideCore
 /// CRC-16/MODBUS (init 0xFFFF, reflected polynomial 0xA001, no final XOR), the V2 frame check.
 /// An empty input gives 0xFFFF; `[0x00]` gives 0x40BF.
 public enum COLMICRC16 {
+    /// CRC-16/MODBUS of `bytes`.
     public static func modbus<S: Sequence>(_ bytes: S) -> UInt16 where S.Element == UInt8 {
         var crc: UInt16 = 0xFFFF
         for byte in bytes {

@@ -32,7 +32,8 @@ public enum COLMIAssembledHistory: Hashable, Sendable, Encodable {
 /// V2 reassembler; anything else must be one 16-byte V1 packet. Multi-packet replies (HR log, sport
 /// detail, stress, HRV) are reassembled across calls; the packet that completes one carries the
 /// result as its derived value. Unsolicited packets in between decode on their own and do not
-/// disturb the reassembly.
+/// disturb the reassembly. A sequence problem (a log packet without its header, a missing packet)
+/// does not fail the packet: its summary ends with `[not reassembled: …]`.
 public struct COLMINotificationDecoder: PacketDecoder, Hashable {
     private var heartRateLog = COLMIHeartRateLogAssembler()
     private var sportDetail = COLMISportDetailAssembler()
@@ -50,20 +51,25 @@ public struct COLMINotificationDecoder: PacketDecoder, Hashable {
         let response = try COLMIResponse(packet: packet)
         var assembled: COLMIAssembledHistory?
         var note = ""
-        if case let .complete(log) = try heartRateLog.feed(packet) {
-            assembled = .heartRateLog(log)
-            note = " → HR log of \(COLMIDateTime(secondsSince1970: log.dayStartTimestamp).description.prefix(10)) complete, \(log.measurements.count) measurements"
-        }
-        if case let .complete(day) = try sportDetail.feed(packet) {
-            assembled = .sportDetail(day)
-            note = " → sport detail complete: \(day.totalSteps) steps, \(day.totalDistanceMeters) m"
-        }
-        for index in 0..<2 {
-            let progress = index == 0 ? try stress.feed(packet) : try hrv.feed(packet)
-            if case let .complete(history) = progress {
-                assembled = .halfHourHistory(history)
-                note = " → \(history.kind) history complete, \(history.valuesBySlot.filter { $0 != 0 }.count) values"
+        do {
+            if case let .complete(log) = try heartRateLog.feed(packet) {
+                assembled = .heartRateLog(log)
+                note = " → HR log of \(COLMIDateTime(secondsSince1970: log.dayStartTimestamp).description.prefix(10)) complete, \(log.measurements.count) measurements"
             }
+            if case let .complete(day) = try sportDetail.feed(packet) {
+                assembled = .sportDetail(day)
+                note = " → sport detail complete: \(day.totalSteps) steps, \(day.totalDistanceMeters) m"
+            }
+            for progress in [try stress.feed(packet), try hrv.feed(packet)] {
+                if case let .complete(history) = progress {
+                    assembled = .halfHourHistory(history)
+                    note = " → \(history.kind) history complete, \(history.valuesBySlot.filter { $0 != 0 }.count) values"
+                }
+            }
+        } catch {
+            // The packet itself is fine; only the sequence around it is not (e.g. a capture that
+            // starts mid-reply). Report it on the line rather than losing the packet.
+            note = " [not reassembled: \(error)]"
         }
         return DecodedPacket(summary: response.summary + note, value: response, derived: assembled)
     }
