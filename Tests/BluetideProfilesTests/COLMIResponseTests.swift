@@ -137,7 +137,7 @@ import Testing
         }
     }
 
-    /// Every GATTCodable payload type: each prefix shorter than its encoding throws truncated.
+    /// GATTCodable payload types (and Punch control values): each prefix shorter than the encoding throws.
     @Test func payloadTruncationAtEveryFieldBoundary() throws {
         let samples: [any GATTCodable] = [
             COLMIBattery(levelPercent: 5, isCharging: true),
@@ -149,6 +149,21 @@ import Testing
             COLMISportDetailRecord(date: COLMIDate(year: 2024, month: 10, day: 15), quarterHourIndex: 92, packetIndex: 0, packetCount: 1, caloriesRaw: 121, steps: 21, distanceMeters: 16),
             try COLMISetTime(COLMIDateTime(year: 2024, month: 1, day: 1)),
             COLMIHeartRateLogSettingsWrite(enabled: true, intervalMinutes: 60),
+            COLMIHeartRateLogPacket.header(packetCount: 24, slotMinutes: 5),
+            COLMIHeartRateLogPacket.first(timestamp: 0x66B6_AD80, bpm: Array(60...68)),
+            COLMIHeartRateLogPacket.values(index: 2, bpm: Array(60...72)),
+            COLMIHalfHourHistoryPacket.header(packetCount: 5, range: 30),
+            COLMIHalfHourHistoryPacket.first(unknown: 0, values: Array(1...12)),
+            COLMIHalfHourHistoryPacket.values(index: 3, values: Array(1...13)),
+            COLMISportDetailPacket.header(recordCount: 5, newCalorieProtocol: true),
+            COLMIUserPreferences(ageYears: 30, heightCentimeters: 170, weightKilograms: 60),
+            COLMIDate(year: 2024, month: 8, day: 18),
+            COLMISleepDay(daysAgo: 0, startMinute: 1343, endMinute: 542, periods: [COLMISleepPeriod(stage: .light, minutes: 54)]),
+            COLMISpO2Day(daysAgo: 0, minimumPercentByHour: Array(repeating: 95, count: 24), maximumPercentByHour: Array(repeating: 99, count: 24)),
+            COLMITemperatureDay(daysAgo: 0, rawByHalfHour: Array(repeating: 165, count: 48)),
+            try COLMIBigDataFrame(dataID: 0x27, payload: [0]),
+            PunchControlStatus.finished(stepsDone: 20),
+            PunchControlCommand.countdownStart(seconds: 3),
         ]
         for sample in samples {
             let full = sample.bytes

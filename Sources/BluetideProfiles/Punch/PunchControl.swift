@@ -176,3 +176,6 @@ public enum PunchControlMessage: GATTCodable, Hashable, Sendable, Encodable {
         }
     }
 }
+
+/// The punchControl characteristic's value (``PunchControlMessage``): commands written, statuses notified.
+public typealias PunchControl = PunchControlMessage
