@@ -17,7 +17,7 @@ import Testing
         #expect(battery.derived == nil)
         let hr = try decoder.decode(try COLMIVector.v1("69 01 00 4e", checksum: 0xB8), at: 1)
         #expect(hr.summary == "real-time HR 78 bpm")
-        let json = String(decoding: try JSONEncoder().encode(AnyEncodableBox(hr.value)), as: UTF8.self)
+        let json = String(decoding: try JSONEncoder().encode(COLMIAnyEncodable(hr.value)), as: UTF8.self)
         #expect(json.contains("\"kind\":\"realTimeReading\"") && json.contains("\"value\":78"))
         #expect(throws: DecodingError.self) { try decoder.decode(try COLMIVector.v1("03 40", checksum: 0x44), at: 2) }
         #expect(throws: DecodingError.self) { try decoder.decode([0x03, 0x40], at: 3) }
@@ -64,7 +64,7 @@ import Testing
 }
 
 /// Lets a test JSON-encode an `any Encodable`.
-struct AnyEncodableBox: Encodable {
+struct COLMIAnyEncodable: Encodable {
     let value: any Encodable
     init(_ value: any Encodable) { self.value = value }
     func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }

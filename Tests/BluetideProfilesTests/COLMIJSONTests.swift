@@ -7,7 +7,7 @@ import Testing
     static func json(_ value: any Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: try encoder.encode(AnyEncodableBox(value)), as: UTF8.self)
+        return String(decoding: try encoder.encode(COLMIAnyEncodable(value)), as: UTF8.self)
     }
 
     @Test func valuesEncodeWithReadableNames() throws {
