@@ -2,7 +2,7 @@ import Testing
 @testable import BluetideCore
 
 /// A small seeded generator (SplitMix64) so a failing random case can be reproduced.
-struct CoreTestRandom: RandomNumberGenerator {
+fileprivate struct CoreTestRandom: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15

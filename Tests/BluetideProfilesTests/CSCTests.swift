@@ -52,14 +52,14 @@ import Testing
     }
 
     @Test func truncationAtEveryFieldBoundary() {
-        expectTruncations(CSCMeasurement.self, Self.a, fields: [
+        fitnessExpectTruncations(CSCMeasurement.self, Self.a, fields: [
             (0, "CSC Measurement.flags"),
             (1, "CSC Measurement.cumulative wheel revolutions"), (4, "CSC Measurement.cumulative wheel revolutions"),
             (5, "CSC Measurement.last wheel event time"), (6, "CSC Measurement.last wheel event time"),
             (7, "CSC Measurement.cumulative crank revolutions"), (8, "CSC Measurement.cumulative crank revolutions"),
             (9, "CSC Measurement.last crank event time"), (10, "CSC Measurement.last crank event time"),
         ])
-        expectTruncations(CSCMeasurement.self, fitnessHex("02 FE FF 00 FC"), fields: [
+        fitnessExpectTruncations(CSCMeasurement.self, fitnessHex("02 FE FF 00 FC"), fields: [
             (1, "CSC Measurement.cumulative crank revolutions"), (3, "CSC Measurement.last crank event time"),
         ])
     }
@@ -129,11 +129,11 @@ import Testing
     }
 
     @Test func truncation() {
-        expectTruncations(SCControlPointRequest.self, fitnessHex("01 00 00 00 00"), fields: [
+        fitnessExpectTruncations(SCControlPointRequest.self, fitnessHex("01 00 00 00 00"), fields: [
             (0, "SC Control Point.op code"), (1, "SC Control Point.cumulative value"), (4, "SC Control Point.cumulative value"),
         ])
-        expectTruncations(SCControlPointRequest.self, fitnessHex("03 0C"), fields: [(1, "SC Control Point.sensor location")])
-        expectTruncations(SCControlPointResponse.self, fitnessHex("10 01 01"), fields: [
+        fitnessExpectTruncations(SCControlPointRequest.self, fitnessHex("03 0C"), fields: [(1, "SC Control Point.sensor location")])
+        fitnessExpectTruncations(SCControlPointResponse.self, fitnessHex("10 01 01"), fields: [
             (0, "SC Control Point response.response code"), (1, "SC Control Point response.request op code"),
         ])
         #expect(throws: DecodingError.invalid("SC Control Point response.response code", expected: "0x10", found: "0x20", at: 0)) {

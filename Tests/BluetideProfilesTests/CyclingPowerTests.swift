@@ -98,7 +98,7 @@ import Testing
             offset += size
         }
         #expect(cases.count == 34)
-        expectTruncations(CyclingPowerMeasurement.self, Self.full.bytes, fields: cases.map { (prefixLength: $0.0, field: $0.1) })
+        fitnessExpectTruncations(CyclingPowerMeasurement.self, Self.full.bytes, fields: cases.map { (prefixLength: $0.0, field: $0.1) })
     }
 
     @Test func featureBits() throws {
@@ -131,7 +131,7 @@ import Testing
         #expect(torque.magnitudes == .torque32ndsNewtonMetre([64]))
         #expect(torque.measurementDirection == .radial)
         #expect(throws: DecodingError.self) { try CyclingPowerVector(bytes: [0x0C, 0x01, 0x00]) }
-        expectTruncations(CyclingPowerVector.self, bytes, fields: [
+        fitnessExpectTruncations(CyclingPowerVector.self, bytes, fields: [
             (0, "Cycling Power Vector.flags"), (1, "Cycling Power Vector.cumulative crank revolutions"),
             (3, "Cycling Power Vector.last crank event time"), (5, "Cycling Power Vector.first crank measurement angle"),
         ])
@@ -164,7 +164,7 @@ import Testing
         #expect(short.requestOpCode == nil)
         #expect(short.result == .opCodeNotSupported)
         #expect(try CyclingPowerControlPointMessage(bytes: fitnessHex("20 0D 03")) == .response(.init(requestOpCode: 0x0D, result: .invalidParameter)))
-        expectTruncations(CyclingPowerControlPointRequest.self, fitnessHex("04 59 01"), fields: [
+        fitnessExpectTruncations(CyclingPowerControlPointRequest.self, fitnessHex("04 59 01"), fields: [
             (0, "Cycling Power Control Point.op code"), (1, "Cycling Power Control Point.crank length"),
             (2, "Cycling Power Control Point.crank length"),
         ])

@@ -47,7 +47,7 @@ import Testing
         #expect(id.versionText == "1.1.0")
         #expect(id.bytes == bytes)
         #expect(id.summary == "USB-IF vendor 0x1D6B, product 0x0246, version 1.1.0")
-        expectTruncations(PnPID.self, bytes, fields: [
+        fitnessExpectTruncations(PnPID.self, bytes, fields: [
             (0, "PnP ID.vendor ID source"), (1, "PnP ID.vendor ID"), (2, "PnP ID.vendor ID"),
             (3, "PnP ID.product ID"), (4, "PnP ID.product ID"), (5, "PnP ID.product version"),
             (6, "PnP ID.product version"),

@@ -96,14 +96,22 @@ import Testing
         ]
         for (name, hex) in samples {
             let packet = try decode(name, hex)
-            let data = try JSONEncoder().encode(AnyEncodable(packet.value))
-            #expect(!data.isEmpty, "\(name)")
+            let data = try JSONEncoder().encode(FitnessAnyEncodable(packet.value))
+            #expect(data.first == UInt8(ascii: "{") || data.first == UInt8(ascii: "\""), "\(name)")
         }
+        let power = try decode("cycling-power", "23 08 FA 00 64 00 04 00 80 96 00")
+        let json = String(decoding: try JSONEncoder().encode(FitnessAnyEncodable(power.value)), as: UTF8.self)
+        #expect(json.contains("\"instantaneousPowerWatts\":250"))
+        #expect(json.contains("\"accumulatedEnergyKilojoules\":150"))
+        #expect(json.contains("\"balanceReference\":\"left\""))
+        let feature = try decode("cycling-power-feature", "FF FF 2F 00")
+        let featureJSON = String(decoding: try JSONEncoder().encode(FitnessAnyEncodable(feature.value)), as: UTF8.self)
+        #expect(featureJSON.contains("\"distributedSystemSupport\":\"forDistributedSystem\""))
     }
 }
 
 /// Wraps an existential so JSONEncoder can take it at top level.
-struct AnyEncodable: Encodable {
+fileprivate struct FitnessAnyEncodable: Encodable {
     let value: any Encodable
     init(_ value: any Encodable) { self.value = value }
     func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }

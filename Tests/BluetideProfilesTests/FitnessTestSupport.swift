@@ -9,7 +9,7 @@ func fitnessHex(_ text: String) -> [UInt8] {
 
 /// Asserts that decoding every strict prefix of `bytes` that ends inside a field throws a
 /// truncation naming `fields[i]` (the field the prefix cuts into), and the full input decodes.
-func expectTruncations<T: GATTDecodable>(
+func fitnessExpectTruncations<T: GATTDecodable>(
     _ type: T.Type, _ bytes: [UInt8], fields: [(prefixLength: Int, field: String)],
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
@@ -23,17 +23,5 @@ func expectTruncations<T: GATTDecodable>(
                 Issue.record("expected truncation, got \(error)", sourceLocation: sourceLocation)
             }
         }
-    }
-}
-
-/// SplitMix64, seeded, so a failing random case can be reproduced.
-struct FitnessRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -66,14 +66,14 @@ import Testing
     }
 
     @Test func truncationNamesTheField() {
-        expectTruncations(HeartRateMeasurement.self, fitnessHex("19 96 00 10 27 9A 01"), fields: [
+        fitnessExpectTruncations(HeartRateMeasurement.self, fitnessHex("19 96 00 10 27 9A 01"), fields: [
             (0, "Heart Rate Measurement.flags"),
             (1, "Heart Rate Measurement.heart rate (uint16)"),
             (2, "Heart Rate Measurement.heart rate (uint16)"),
             (3, "Heart Rate Measurement.energy expended"),
             (4, "Heart Rate Measurement.energy expended"),
         ])
-        expectTruncations(HeartRateMeasurement.self, fitnessHex("00 48"), fields: [(1, "Heart Rate Measurement.heart rate (uint8)")])
+        fitnessExpectTruncations(HeartRateMeasurement.self, fitnessHex("00 48"), fields: [(1, "Heart Rate Measurement.heart rate (uint8)")])
     }
 
     @Test func jsonHasUnits() throws {
