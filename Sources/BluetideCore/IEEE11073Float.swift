@@ -165,9 +165,13 @@ public struct IEEE11073SFloat: Sendable, Hashable, GATTCodable, Encodable, Custo
         }
     }
 
+    /// NaN: no valid value.
     public static let nan = IEEE11073SFloat(special: .notANumber)
+    /// NRes: not representable at this resolution.
     public static let notAtThisResolution = IEEE11073SFloat(special: .notAtThisResolution)
+    /// +INFINITY.
     public static let positiveInfinity = IEEE11073SFloat(special: .positiveInfinity)
+    /// −INFINITY.
     public static let negativeInfinity = IEEE11073SFloat(special: .negativeInfinity)
 
     /// Signed 12-bit mantissa (−2048…2047).
@@ -196,10 +200,12 @@ public struct IEEE11073SFloat: Sendable, Hashable, GATTCodable, Encodable, Custo
         return IEEE11073Arithmetic.decimalText(mantissa: Int32(mantissa), exponent: exponent)
     }
 
+    /// Reads 2 bytes, little-endian (field name `SFLOAT`).
     public init(from reader: inout ByteReader) throws(DecodingError) {
         self.init(rawValue: try reader.read(UInt16.self, "SFLOAT"))
     }
 
+    /// Writes the 2 raw bytes, little-endian.
     public func encode(to writer: inout ByteWriter) { writer.write(rawValue) }
 
     /// JSON: a number when finite, otherwise the special's name (`"NaN"`, `"+INF"`, …).
@@ -264,9 +270,13 @@ public struct IEEE11073Float: Sendable, Hashable, GATTCodable, Encodable, Custom
         }
     }
 
+    /// NaN: no valid value.
     public static let nan = IEEE11073Float(special: .notANumber)
+    /// NRes: not representable at this resolution.
     public static let notAtThisResolution = IEEE11073Float(special: .notAtThisResolution)
+    /// +INFINITY.
     public static let positiveInfinity = IEEE11073Float(special: .positiveInfinity)
+    /// −INFINITY.
     public static let negativeInfinity = IEEE11073Float(special: .negativeInfinity)
 
     /// Signed 24-bit mantissa (−8388608…8388607).
@@ -295,10 +305,12 @@ public struct IEEE11073Float: Sendable, Hashable, GATTCodable, Encodable, Custom
         return IEEE11073Arithmetic.decimalText(mantissa: mantissa, exponent: exponent)
     }
 
+    /// Reads 4 bytes, little-endian (field name `FLOAT`).
     public init(from reader: inout ByteReader) throws(DecodingError) {
         self.init(rawValue: try reader.read(UInt32.self, "FLOAT"))
     }
 
+    /// Writes the 4 raw bytes, little-endian.
     public func encode(to writer: inout ByteWriter) { writer.write(rawValue) }
 
     /// JSON: a number when finite, otherwise the special's name (`"NaN"`, `"+INF"`, …).

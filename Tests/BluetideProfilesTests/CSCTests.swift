@@ -1,4 +1,5 @@
 import BluetideCore
+import Foundation
 import Testing
 @testable import BluetideProfiles
 
@@ -14,6 +15,13 @@ import Testing
         #expect(abs((m.crank?.lastEventTimeSeconds ?? 0) - 31.896) < 0.001)
         #expect(m.bytes == Self.a)
         #expect(m.summary == "wheel 89762 rev @ 3.606 s, crank 25419 rev @ 31.896 s")
+    }
+
+    @Test func jsonCarriesSecondsToo() throws {
+        let m = try CSCMeasurement(exactly: Self.a)
+        let json = String(decoding: try JSONEncoder().encode(m), as: UTF8.self)
+        #expect(json.contains("\"lastCrankEventTimeSeconds\":31.896484375"))
+        #expect(json.contains("\"cumulativeRevolutions\":89762"))
     }
 
     @Test func exampleB() throws {

@@ -76,6 +76,13 @@ import Testing
         fitnessExpectTruncations(HeartRateMeasurement.self, fitnessHex("00 48"), fields: [(1, "Heart Rate Measurement.heart rate (uint8)")])
     }
 
+    @Test func saturatedEnergy() throws {
+        let m = try HeartRateMeasurement(exactly: fitnessHex("08 48 FF FF"))
+        #expect(m.isEnergyExpendedSaturated)
+        #expect(m.summary == "72 bpm, energy 65535 kJ (saturated)")
+        #expect(!(try HeartRateMeasurement(exactly: fitnessHex("08 48 FE FF"))).isEnergyExpendedSaturated)
+    }
+
     @Test func jsonHasUnits() throws {
         let m = try HeartRateMeasurement(bytes: fitnessHex("16 4E 1C 03 F4 02"))
         let json = String(decoding: try JSONEncoder().encode(m), as: UTF8.self)

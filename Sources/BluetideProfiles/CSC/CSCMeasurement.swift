@@ -54,6 +54,17 @@ public struct CSCMeasurement: Equatable, Hashable, Sendable, Encodable, GATTCoda
         }
     }
 
+    private enum CodingKeys: String, CodingKey { case wheel, crank, lastWheelEventTimeSeconds, lastCrankEventTimeSeconds }
+
+    /// JSON: the wheel and crank blocks (raw ticks) plus their event times in seconds.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(wheel, forKey: .wheel)
+        try c.encodeIfPresent(crank, forKey: .crank)
+        try c.encodeIfPresent(lastWheelEventTimeSeconds, forKey: .lastWheelEventTimeSeconds)
+        try c.encodeIfPresent(crank?.lastEventTimeSeconds, forKey: .lastCrankEventTimeSeconds)
+    }
+
     /// One line, e.g. `wheel 89762 rev @ 3.606 s, crank 25419 rev @ 31.896 s`.
     public var summary: String {
         var parts: [String] = []
@@ -69,7 +80,9 @@ public struct CSCMeasurement: Equatable, Hashable, Sendable, Encodable, GATTCoda
 
 /// CSC Feature (0x2A5C, uint16): what a speed and cadence sensor supports.
 public struct CSCFeature: OptionSet, Hashable, Sendable, Encodable, GATTCodable {
+    /// The 16 bits as sent.
     public let rawValue: UInt16
+    /// Wraps the bits as sent.
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
     /// Bit 0: wheel revolution data.

@@ -2,6 +2,7 @@ import BluetideCore
 
 /// Sensor Location (0x2A5D, uint8), shared by Cycling Speed and Cadence and Cycling Power.
 public enum SensorLocation: Equatable, Hashable, Sendable, Encodable, GATTCodable, CustomStringConvertible {
+    /// Wire values 0-16, in this order.
     case other, topOfShoe, inShoe, hip, frontWheel, leftCrank, rightCrank, leftPedal, rightPedal
     case frontHub, rearDropout, chainstay, rearWheel, rearHub, chest, spider, chainRing
     /// Values 17-255, reserved; kept so nothing is lost.

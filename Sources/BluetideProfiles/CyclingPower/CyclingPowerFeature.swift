@@ -5,29 +5,50 @@ import BluetideCore
 /// Bits 0-19 are single features; bits 20-21 are the two-bit ``distributedSystemSupport``
 /// field; bits 22-31 are reserved.
 public struct CyclingPowerFeature: OptionSet, Hashable, Sendable, Encodable, GATTCodable {
+    /// The 32 bits as sent.
     public let rawValue: UInt32
+    /// Wraps the bits as sent.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
+    /// Bit 0.
     public static let pedalPowerBalance = Self(rawValue: 1 << 0)
+    /// Bit 1.
     public static let accumulatedTorque = Self(rawValue: 1 << 1)
+    /// Bit 2.
     public static let wheelRevolutionData = Self(rawValue: 1 << 2)
+    /// Bit 3.
     public static let crankRevolutionData = Self(rawValue: 1 << 3)
+    /// Bit 4.
     public static let extremeMagnitudes = Self(rawValue: 1 << 4)
+    /// Bit 5.
     public static let extremeAngles = Self(rawValue: 1 << 5)
+    /// Bit 6.
     public static let topAndBottomDeadSpotAngles = Self(rawValue: 1 << 6)
+    /// Bit 7.
     public static let accumulatedEnergy = Self(rawValue: 1 << 7)
+    /// Bit 8.
     public static let offsetCompensationIndicator = Self(rawValue: 1 << 8)
+    /// Bit 9.
     public static let offsetCompensation = Self(rawValue: 1 << 9)
+    /// Bit 10.
     public static let measurementContentMasking = Self(rawValue: 1 << 10)
+    /// Bit 11.
     public static let multipleSensorLocations = Self(rawValue: 1 << 11)
+    /// Bit 12.
     public static let crankLengthAdjustment = Self(rawValue: 1 << 12)
+    /// Bit 13.
     public static let chainLengthAdjustment = Self(rawValue: 1 << 13)
+    /// Bit 14.
     public static let chainWeightAdjustment = Self(rawValue: 1 << 14)
+    /// Bit 15.
     public static let spanLengthAdjustment = Self(rawValue: 1 << 15)
     /// Bit 16: sensor measurement context; set = torque based, clear = force based.
     public static let torqueBasedMeasurementContext = Self(rawValue: 1 << 16)
+    /// Bit 17.
     public static let instantaneousMeasurementDirection = Self(rawValue: 1 << 17)
+    /// Bit 18.
     public static let factoryCalibrationDate = Self(rawValue: 1 << 18)
+    /// Bit 19.
     public static let enhancedOffsetCompensation = Self(rawValue: 1 << 19)
 
     /// Bits 20-21: whether the sensor may be one of several in a distributed system.

@@ -9,6 +9,7 @@ import BluetideCore
 public struct CyclingPowerVector: Equatable, Hashable, Sendable, Encodable, GATTCodable {
     /// Direction of the instantaneous measurements (flag bits 4-5).
     public enum MeasurementDirection: String, Sendable, Hashable, Encodable {
+        /// Wire values 0-3, in this order.
         case unknown, tangential, radial, lateral
         init(bits: UInt8) {
             switch bits & 0x03 {

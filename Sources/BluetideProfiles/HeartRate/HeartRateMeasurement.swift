@@ -56,6 +56,10 @@ public struct HeartRateMeasurement: Equatable, Sendable, Encodable, GATTCodable 
         self.rrIntervals1024 = rrIntervals1024
     }
 
+    /// True when energy expended reads 0xFFFF: saturated, it stays there until a reset
+    /// (``HeartRateControlPoint/resetEnergyExpended``).
+    public var isEnergyExpendedSaturated: Bool { energyExpendedKilojoules == 0xFFFF }
+
     /// RR intervals in seconds (raw / 1024), oldest first; empty when none were sent.
     public var rrIntervalSeconds: [Double] { (rrIntervals1024 ?? []).map { Double($0) / 1024 } }
 
@@ -103,7 +107,9 @@ public struct HeartRateMeasurement: Equatable, Sendable, Encodable, GATTCodable 
         case .notDetected: parts.append("no contact")
         case .notSupported: break
         }
-        if let energyExpendedKilojoules { parts.append("energy \(energyExpendedKilojoules) kJ") }
+        if let energyExpendedKilojoules {
+            parts.append("energy \(energyExpendedKilojoules) kJ" + (isEnergyExpendedSaturated ? " (saturated)" : ""))
+        }
         let rr = rrIntervalSeconds
         if !rr.isEmpty { parts.append("RR " + rr.map { FitnessFormat.fixed($0, 3) + " s" }.joined(separator: " ")) }
         return parts.joined(separator: ", ")
@@ -127,6 +133,7 @@ public struct HeartRateMeasurement: Equatable, Sendable, Encodable, GATTCodable 
 
 /// Body Sensor Location (0x2A38): where a heart-rate sensor is worn (uint8).
 public enum BodySensorLocation: Equatable, Hashable, Sendable, Encodable, GATTCodable, CustomStringConvertible {
+    /// Wire values 0-6, in this order.
     case other, chest, wrist, finger, hand, earLobe, foot
     /// Values 7-255, reserved by the specification; kept so nothing is lost.
     case reserved(UInt8)
