@@ -80,12 +80,15 @@ enum IEEE11073Arithmetic {
             // |mantissa| grows as the exponent falls: once it no longer fits, no smaller exponent will.
             guard abs(rounded) <= limit else { break }
             let mantissa = Int32(rounded)
-            if abs(scaled - rounded) <= abs(scaled) * 1e-12 {
+            // A non-zero value that rounds to mantissa 0 is an approximation, never exact.
+            if rounded != 0, abs(scaled - rounded) <= abs(scaled) * 1e-12 {
                 return .number(mantissa: mantissa, exponent: Int8(exponent), exact: true)
             }
             closest = (mantissa, exponent)
         }
         if let closest {
+            // Too small for any exponent: plain zero rather than 0 × 10^-128.
+            if closest.mantissa == 0 { return .number(mantissa: 0, exponent: 0, exact: false) }
             return .number(mantissa: closest.mantissa, exponent: Int8(closest.exponent), exact: false)
         }
         return .special(value > 0 ? .positiveInfinity : .negativeInfinity)

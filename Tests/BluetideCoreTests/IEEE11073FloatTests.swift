@@ -95,6 +95,15 @@ import Testing
         #expect(IEEE11073SFloat(exactly: 1.0 / 3.0) == nil)
     }
 
+    @Test func valuesTooSmallForTheFormatBecomeZero() {
+        #expect(IEEE11073SFloat(1e-12).rawValue == 0)
+        #expect(IEEE11073SFloat(-4e-9).rawValue == 0)
+        #expect(IEEE11073SFloat(exactly: 1e-12) == nil)
+        #expect(IEEE11073Float(Double.leastNonzeroMagnitude).rawValue == 0)
+        #expect(IEEE11073Float(1e-130).rawValue == 0)
+        #expect(IEEE11073Float(6e-129) == IEEE11073Float(mantissa: 1, exponent: -128), "0.6 × 10⁻¹²⁸ rounds to 1 × 10⁻¹²⁸")
+    }
+
     // MARK: FLOAT examples (spec 6.3)
 
     @Test(arguments: [
