@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+@testable import BluetideCommands
+
+@Suite struct DecodeCommandTests {
+    private func render(_ arguments: [String], stdin: [String] = []) throws -> [String] {
+        var lines = stdin[...]
+        let command = try DecodeCommand.parse(arguments)
+        return try command.render(standardInput: { lines.popFirst() })
+    }
+
+    @Test func listNamesEveryProfileTheIssueAsksFor() throws {
+        let names = Set(try render(["--list"]).compactMap { $0.split(separator: " ").first.map(String.init) })
+        for required in [
+            "heart-rate", "battery", "csc", "cycling-power", "ftms-indoor-bike", "ftms-control-point",
+            "ftms-status", "fec", "colmi", "punch-response",
+        ] {
+            #expect(names.contains(required), "missing profile \(required)")
+        }
+    }
+
+    @Test func heartRateReadable() throws {
+        let lines = try render(["heart-rate", "164E1C03F402"])
+        #expect(lines.count == 1)
+        #expect(lines[0].contains("78"))
+    }
+
+    @Test func heartRateJSONCarriesFieldsAndHex() throws {
+        let lines = try render(["heart-rate", "--json", "16 4E 1C 03 F4 02"])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        #expect(object["profile"] as? String == "heart-rate")
+        #expect(object["hex"] as? String == "164e1c03f402")
+        #expect(object["value"] is [String: Any])
+    }
+
+    @Test func cscSequenceDerivesSpeed() throws {
+        // fitness.md §1.4 A→B: 13.73 km/h at 2.105 m.
+        let lines = try render(["csc", "--json", "03A25E01006D0E4B63967F@0", "03A45E0100D7124B63967F@1.1"])
+        #expect(lines.count == 2)
+        let second = try #require(
+            try JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any])
+        let derived = try #require(second["derived"] as? [String: Any])
+        let text = "\(derived)"
+        #expect(text.contains("13.7"), "derived values were \(text)")
+    }
+
+    @Test func packetsFromStandardInput() throws {
+        let lines = try render(["heart-rate"], stdin: ["00 48", "# comment", "", "00 4A"])
+        #expect(lines.count == 2)
+        #expect(lines[0].hasPrefix("[1]") && lines[0].contains("72"))
+        #expect(lines[1].contains("74"))
+    }
+
+    @Test func unknownProfileNamesTheChoices() throws {
+        #expect(throws: CommandFailure.self) { try render(["heart-rat", "00"]) }
+        do {
+            _ = try render(["heart-rat", "00"])
+        } catch let failure as CommandFailure {
+            #expect(failure.message.contains("unknown profile \"heart-rat\""))
+            #expect(failure.message.contains("heart-rate"))
+        }
+    }
+
+    @Test func malformedHexSaysWhere() throws {
+        do {
+            _ = try render(["heart-rate", "00 48", "0G"])
+            Issue.record("malformed hex was accepted")
+        } catch let failure as CommandFailure {
+            #expect(failure.message.hasPrefix("packet 2"))
+            #expect(failure.message.contains("not a hex digit"))
+        }
+    }
+
+    @Test func truncatedPacketNamesTheField() throws {
+        do {
+            _ = try render(["csc", "03A25E01"])
+            Issue.record("truncated packet was accepted")
+        } catch let failure as CommandFailure {
+            #expect(failure.message.contains("needs"))
+            #expect(failure.message.contains("present"))
+        }
+    }
+
+    @Test func badOptionsAreRefused() throws {
+        #expect(throws: CommandFailure.self) { try render(["csc", "--circumference=-1", "01"]) }
+        #expect(throws: CommandFailure.self) { try render(["heart-rate", "0048@soon"]) }
+        #expect(throws: CommandFailure.self) { try render(["heart-rate"]) }
+    }
+
+    @Test func executableExitsWithStatusTwoAndOneLine() throws {
+        let binary = try #require(Self.bluetideBinary(), "bluetide executable not built next to the tests")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["decode", "no-such-profile", "00"]
+        let errorPipe = Pipe()
+        process.standardError = errorPipe
+        process.standardOutput = Pipe()
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 2)
+        let text = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(text.split(separator: "\n").count == 1)
+        #expect(text.hasPrefix("bluetide: unknown profile"))
+    }
+
+    /// The `bluetide` binary SwiftPM builds next to the test bundle.
+    static func bluetideBinary() -> URL? {
+        var directory = Bundle.main.bundleURL
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("bluetide")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }
+}
