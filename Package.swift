@@ -22,6 +22,9 @@ let package = Package(
     targets: [
         .target(name: "BluetideCore", swiftSettings: strict),
         .target(name: "BluetideProfiles", dependencies: ["BluetideCore"], swiftSettings: strict),
+        .target(name: "BluetideRecording", dependencies: ["BluetideCore", "BluetideProfiles"], swiftSettings: strict),
+        .target(name: "BluetideEmulators", dependencies: ["BluetideCore", "BluetideProfiles"], swiftSettings: strict),
+        .target(name: "BluetideGPIO", dependencies: ["BluetideCore"], swiftSettings: strict),
         .target(name: "BluetideHCI", dependencies: ["BluetideCore"], swiftSettings: strict),
         .target(name: "BluetideVirtual", dependencies: ["BluetideCore", "BluetideHCI"], swiftSettings: strict),
         .target(
@@ -46,6 +49,9 @@ let package = Package(
         .executableTarget(name: "bluetide", dependencies: ["BluetideCommands"], swiftSettings: strict),
         .testTarget(name: "BluetideCoreTests", dependencies: ["BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideProfilesTests", dependencies: ["BluetideProfiles"], swiftSettings: strict),
+        .testTarget(name: "BluetideRecordingTests", dependencies: ["BluetideRecording"], swiftSettings: strict),
+        .testTarget(name: "BluetideEmulatorsTests", dependencies: ["BluetideEmulators"], swiftSettings: strict),
+        .testTarget(name: "BluetideGPIOTests", dependencies: ["BluetideGPIO"], swiftSettings: strict),
         .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI"], swiftSettings: strict),
         .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual"], swiftSettings: strict),
         .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport"], swiftSettings: strict),

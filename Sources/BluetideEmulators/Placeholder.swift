@@ -1,0 +1,2 @@
+// BluetideEmulators: filled in by its own work.
+enum _BluetideEmulatorsPlaceholder {}

@@ -1,0 +1,2 @@
+// BluetideGPIO: filled in by its own work.
+enum _BluetideGPIOPlaceholder {}

@@ -1,0 +1,2 @@
+// BluetideRecording: filled in by its own work.
+enum _BluetideRecordingPlaceholder {}
