@@ -48,7 +48,8 @@ public struct FECFrame: GATTCodable, Equatable, Sendable, Encodable, CustomStrin
     public var channel: UInt8
     /// The data page.
     public var page: FECPage
-    /// The checksum convention: reported by decoding; used when encoding (XOR by default).
+    /// The checksum convention: reported by decoding (XOR when both conventions give the same
+    /// byte); used when encoding (XOR by default).
     public var checksumConvention: ANTChecksumConvention
 
     public init(
