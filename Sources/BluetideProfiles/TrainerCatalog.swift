@@ -5,8 +5,18 @@ import BluetideCore
 // The supported-range characteristics get one entry each (`ftms-speed-range`,
 // `ftms-inclination-range`, `ftms-resistance-range`, `ftms-heart-rate-range`,
 // `ftms-power-range`), because each has its own characteristic UUID and layout.
+// `ftms-service-data` decodes the FTMS advertising service data (no characteristic).
 extension ProfileCatalog {
     static let trainerProfiles: [ProfileDescriptor] = [
+        ProfileDescriptor(
+            name: "ftms-service-data", summary: "FTMS advertising service data (UUID 0x1826): availability and machine type",
+            characteristic: nil
+        ) { _ in
+            StatelessDecoder { bytes throws(DecodingError) in
+                let value = try FitnessMachineServiceData(bytes: bytes)
+                return DecodedPacket(summary: value.description, value: value)
+            }
+        },
         stateless("ftms-feature", "Fitness Machine Feature (0x2ACC)", .fitnessMachineFeature, FitnessMachineFeature.self),
         stateless("ftms-indoor-bike", "Indoor Bike Data (0x2AD2)", .indoorBikeData, IndoorBikeData.self),
         stateless("ftms-training-status", "Training Status (0x2AD3)", .trainingStatus, TrainingStatus.self),

@@ -13,16 +13,16 @@ import Testing
         ("07", Request.startOrResume),
         ("01", Request.reset),
         ("05 C8 00", Request.setTargetPower(watts: 200)),
-        ("11 00 00 1E 00 28 33", Request.setIndoorBikeSimulation(.init(gradeHundredthPercent: 30))),
-        ("11 00 00 6F FF 28 33", Request.setIndoorBikeSimulation(.init(gradeHundredthPercent: -145))),
+        ("11 00 00 1E 00 28 33", Request.setIndoorBikeSimulation(parameters: .init(gradeHundredthPercent: 30))),
+        ("11 00 00 6F FF 28 33", Request.setIndoorBikeSimulation(parameters: .init(gradeHundredthPercent: -145))),
         ("04 32", Request.setTargetResistanceLevel(tenths: 50)),
         ("04 32 00", Request.setTargetResistanceLevelWide(tenths: 50)),
         ("03 F1 FF", Request.setTargetInclination(tenthPercent: -15)),
         ("12 3A 52", Request.setWheelCircumference(tenthMillimeters: 21050)),
         ("14 B4 00", Request.setTargetedCadence(halfRpm: 180)),
-        ("08 02", Request.stopOrPause(.pause)),
-        ("08 01", Request.stopOrPause(.stop)),
-        ("13 01", Request.spinDownControl(.start)),
+        ("08 02", Request.stopOrPause(control: .pause)),
+        ("08 01", Request.stopOrPause(control: .stop)),
+        ("13 01", Request.spinDownControl(command: .start)),
     ])
     func specRequestExamples(hex: String, expected: Request) throws {
         let bytes = trainerHex(hex)
@@ -58,10 +58,10 @@ import Testing
         let requests: [Request] = [
             .setTargetSpeed(hundredthKmh: 2500), .setTargetHeartRate(bpm: 140), .setTargetedExpendedEnergy(kcal: 500),
             .setTargetedSteps(steps: 1000), .setTargetedStrides(strides: 900), .setTargetedDistance(meters: 0x0A0B0C),
-            .setTargetedTrainingTime(seconds: 3600), .setTargetedTimeInTwoHeartRateZones(.init(zoneSeconds: [60, 120])),
-            .setTargetedTimeInThreeHeartRateZones(.init(zoneSeconds: [1, 2, 3])),
-            .setTargetedTimeInFiveHeartRateZones(.init(zoneSeconds: [1, 2, 3, 4, 5])),
-            .spinDownControl(.ignore), .unknown(opcode: 0x20, parameter: [1, 2]),
+            .setTargetedTrainingTime(seconds: 3600), .setTargetedTimeInTwoHeartRateZones(zones: .init(zoneSeconds: [60, 120])),
+            .setTargetedTimeInThreeHeartRateZones(zones: .init(zoneSeconds: [1, 2, 3])),
+            .setTargetedTimeInFiveHeartRateZones(zones: .init(zoneSeconds: [1, 2, 3, 4, 5])),
+            .spinDownControl(command: .ignore), .unknown(opcode: 0x20, parameter: [1, 2]),
         ]
         let widths = [3, 2, 3, 3, 3, 4, 3, 5, 7, 11, 2, 3]
         for (request, width) in zip(requests, widths) {
@@ -146,10 +146,10 @@ import Testing
 
     @Test(arguments: [
         ("04", Status.startedOrResumedByUser),
-        ("02 02", Status.stoppedOrPausedByUser(.pause)),
-        ("02 01", Status.stoppedOrPausedByUser(.stop)),
+        ("02 02", Status.stoppedOrPausedByUser(control: .pause)),
+        ("02 01", Status.stoppedOrPausedByUser(control: .stop)),
         ("08 C8 00", Status.targetPowerChanged(watts: 200)),
-        ("12 00 00 D8 00 28 33", Status.indoorBikeSimulationParametersChanged(.init(gradeHundredthPercent: 216))),
+        ("12 00 00 D8 00 28 33", Status.indoorBikeSimulationParametersChanged(parameters: .init(gradeHundredthPercent: 216))),
         ("FF", Status.controlPermissionLost),
         ("01", Status.reset),
         ("03", Status.stoppedBySafetyKey),
@@ -165,27 +165,27 @@ import Testing
         #expect(try Status(exactly: trainerHex("08 38 FF")) == .targetPowerChanged(watts: -200))
         #expect(try Status(exactly: trainerHex("13 3A 52")) == .wheelCircumferenceChanged(tenthMillimeters: 21050))
         #expect(try Status(exactly: trainerHex("15 B4 00")) == .targetedCadenceChanged(halfRpm: 180))
-        #expect(try Status(exactly: trainerHex("14 04")) == .spinDownStatus(.stopPedalling))
+        #expect(try Status(exactly: trainerHex("14 04")) == .spinDownStatus(status: .stopPedalling))
         #expect(try Status(exactly: trainerHex("0D 5C 03 00")) == .targetedDistanceChanged(meters: 860))
         #expect(Status.targetResistanceLevelChanged(tenths: 55).description == "target resistance level changed: 5.5")
         #expect(Status.targetedCadenceChanged(halfRpm: 181).description == "targeted cadence changed: 90.5 rpm")
         #expect(
-            Status.indoorBikeSimulationParametersChanged(.init(gradeHundredthPercent: 216)).description
+            Status.indoorBikeSimulationParametersChanged(parameters: .init(gradeHundredthPercent: 216)).description
                 == "simulation parameters changed: wind 0.000 m/s, grade 2.16 %, Crr 0.0040, Cw 0.51 kg/m")
     }
 
     @Test func everyOpcodeRoundTrips() throws {
         let all: [Status] = [
-            .reset, .stoppedOrPausedByUser(.pause), .stoppedBySafetyKey, .startedOrResumedByUser,
+            .reset, .stoppedOrPausedByUser(control: .pause), .stoppedBySafetyKey, .startedOrResumedByUser,
             .targetSpeedChanged(hundredthKmh: 2000), .targetInclineChanged(tenthPercent: -5),
             .targetResistanceLevelChanged(tenths: 40), .targetPowerChanged(watts: 150), .targetHeartRateChanged(bpm: 130),
             .targetedExpendedEnergyChanged(kcal: 300), .targetedStepsChanged(steps: 10), .targetedStridesChanged(strides: 11),
             .targetedDistanceChanged(meters: 5000), .targetedTrainingTimeChanged(seconds: 1800),
-            .targetedTimeInTwoHeartRateZonesChanged(.init(zoneSeconds: [1, 2])),
-            .targetedTimeInThreeHeartRateZonesChanged(.init(zoneSeconds: [1, 2, 3])),
-            .targetedTimeInFiveHeartRateZonesChanged(.init(zoneSeconds: [1, 2, 3, 4, 5])),
-            .indoorBikeSimulationParametersChanged(.init(windSpeedMillimetersPerSecond: -500, gradeHundredthPercent: -300)),
-            .wheelCircumferenceChanged(tenthMillimeters: 20960), .spinDownStatus(.success),
+            .targetedTimeInTwoHeartRateZonesChanged(zones: .init(zoneSeconds: [1, 2])),
+            .targetedTimeInThreeHeartRateZonesChanged(zones: .init(zoneSeconds: [1, 2, 3])),
+            .targetedTimeInFiveHeartRateZonesChanged(zones: .init(zoneSeconds: [1, 2, 3, 4, 5])),
+            .indoorBikeSimulationParametersChanged(parameters: .init(windSpeedMillimetersPerSecond: -500, gradeHundredthPercent: -300)),
+            .wheelCircumferenceChanged(tenthMillimeters: 20960), .spinDownStatus(status: .success),
             .targetedCadenceChanged(halfRpm: 170), .controlPermissionLost, .unknown(opcode: 0x30, parameter: [9]),
         ]
         for (index, status) in all.enumerated() {

@@ -1,4 +1,5 @@
 import BluetideCore
+import Foundation
 import Testing
 
 @testable import BluetideProfiles
@@ -41,6 +42,7 @@ func trainerFuzz<T: GATTCodable & Equatable & CustomStringConvertible>(
 @Suite struct FTMSRobustnessTests {
     @Test func everyFTMSDecoderSurvivesRandomInput() {
         var totals: [(Int, Int)] = []
+        totals.append(trainerFuzz(FitnessMachineServiceData.self, seed: 13, vectors: [trainerHex("01 20 00")]))
         totals.append(trainerFuzz(FitnessMachineFeature.self, seed: 1, vectors: [trainerHex("86 50 00 00 0C E0 00 00")]))
         totals.append(
             trainerFuzz(
@@ -141,7 +143,8 @@ func trainerFuzz<T: GATTCodable & Equatable & CustomStringConvertible>(
             ("ftms-heart-rate-range", .supportedHeartRateRange), ("ftms-power-range", .supportedPowerRange),
             ("fec", .tacxFECNotify),
         ]
-        #expect(ProfileCatalog.trainerProfiles.count == expected.count)
+        #expect(ProfileCatalog.trainerProfiles.count == expected.count + 1)
+        #expect(try #require(ProfileCatalog.named("ftms-service-data")).characteristic == nil)
         for (name, uuid) in expected {
             let entry = try #require(ProfileCatalog.named(name))
             #expect(entry.characteristic == uuid)
@@ -172,6 +175,7 @@ func trainerFuzz<T: GATTCodable & Equatable & CustomStringConvertible>(
         #expect(try summary("ftms-speed-range", "00 00 A0 0F 0A 00") == "speed 0.00 to 40.00 km/h, step 0.10")
         #expect(try summary("ftms-inclination-range", "9C FF C8 00 05 00") == "inclination -10.0 to 20.0 %, step 0.5")
         #expect(try summary("ftms-heart-rate-range", "3C C8 01") == "heart rate 60 to 200 bpm, step 1")
+        #expect(try summary("ftms-service-data", "01 20 00") == "indoor bike, available")
     }
 
     @Test func catalogErrorsNameTheField() throws {
@@ -180,5 +184,30 @@ func trainerFuzz<T: GATTCodable & Equatable & CustomStringConvertible>(
         #expect(throws: DecodingError.truncated("Indoor Bike Data.heart rate", needed: 1, present: 0, at: 8)) {
             try decoder.decode(trainerHex("44 02 9C 09 5C 00 4F 00"), at: 0)
         }
+    }
+}
+
+@Suite struct FTMSJSONTests {
+    func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    @Test func readableJSON() throws {
+        let bike = try IndoorBikeData(exactly: trainerHex("44 02 9C 09 5C 00 4F 00 50"))
+        #expect(
+            try json(bike)
+                == #"{"heartRateBpm":80,"instantaneousCadenceHalfRpm":92,"instantaneousPowerWatts":79,"instantaneousSpeedHundredthKmh":2460,"resistanceLevelWidth":"twoBytes"}"#)
+        #expect(try json(FitnessMachineControlPointMessage.request(.setTargetPower(watts: 200))) == #"{"request":{"setTargetPower":{"watts":200}}}"#)
+        #expect(try json(FitnessMachineControlPointRequest.stopOrPause(control: .pause)) == #"{"stopOrPause":{"control":"pause"}}"#)
+        #expect(try json(TrainingStatus(status: .wattControl, statusString: "ERG")) == #"{"extendedString":false,"status":"watt control","statusString":"ERG"}"#)
+        let feature = try FitnessMachineFeature(exactly: trainerHex("06 00 00 00 08 00 00 00"))
+        #expect(try json(feature) == #"{"machineFeatures":["cadence","total distance"],"targetSettingFeatures":["power"]}"#)
+        let frame = try FECFrame(exactly: trainerHex("A4 09 4F 05 31 FF FF FF FF FF 20 03 0A"))
+        #expect(
+            try json(frame)
+                == #"{"channel":5,"checksumConvention":"xor","messageID":"acknowledged","page":{"pageNumber":49,"targetPower":{"targetPowerQuarterWatts":800}}}"#)
+        #expect(try json(FECPage.raw([0xFC, 1, 2, 3, 4, 5, 6, 7])) == #"{"pageNumber":252,"raw":"FC 01 02 03 04 05 06 07"}"#)
     }
 }

@@ -90,6 +90,21 @@ struct TrainerTestRandom: RandomNumberGenerator {
     }
 }
 
+// MARK: - Advertising service data
+
+@Suite struct FTMSServiceDataTests {
+    @Test func availableIndoorBike() throws {
+        let data = try FitnessMachineServiceData(exactly: trainerHex("01 20 00"))
+        #expect(data == FitnessMachineServiceData(machineAvailable: true, machineTypes: .indoorBike))
+        #expect(data.bytes == trainerHex("01 20 00"))
+        #expect(data.description == "indoor bike, available")
+        expectTrainerTruncation(
+            trainerHex("01 20 00"),
+            [TrainerField("Fitness Machine Service Data.flags", 1), TrainerField("Fitness Machine Service Data.machine type", 2)]
+        ) { b throws(DecodingError) in _ = try FitnessMachineServiceData(bytes: b) }
+    }
+}
+
 // MARK: - Indoor Bike Data
 
 @Suite struct FTMSIndoorBikeDataTests {

@@ -102,6 +102,29 @@ public enum FECPage: GATTCodable, Equatable, Sendable, Encodable, CustomStringCo
         }
     }
 
+    /// JSON: `{"pageNumber": 16, "generalData": {…}}`; an undecoded page is `{"pageNumber": n, "raw": "10 19 …"}`.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: TrainerJSONKey.self)
+        try c.encode(pageNumber, forKey: TrainerJSONKey("pageNumber"))
+        switch self {
+        case .generalData(let p): try c.encode(p, forKey: TrainerJSONKey("generalData"))
+        case .generalSettings(let p): try c.encode(p, forKey: TrainerJSONKey("generalSettings"))
+        case .trainerData(let p): try c.encode(p, forKey: TrainerJSONKey("trainerData"))
+        case .trainerTorqueData(let p): try c.encode(p, forKey: TrainerJSONKey("trainerTorqueData"))
+        case .basicResistance(let p): try c.encode(p, forKey: TrainerJSONKey("basicResistance"))
+        case .targetPower(let p): try c.encode(p, forKey: TrainerJSONKey("targetPower"))
+        case .windResistance(let p): try c.encode(p, forKey: TrainerJSONKey("windResistance"))
+        case .trackResistance(let p): try c.encode(p, forKey: TrainerJSONKey("trackResistance"))
+        case .capabilities(let p): try c.encode(p, forKey: TrainerJSONKey("capabilities"))
+        case .userConfiguration(let p): try c.encode(p, forKey: TrainerJSONKey("userConfiguration"))
+        case .requestDataPage(let p): try c.encode(p, forKey: TrainerJSONKey("requestDataPage"))
+        case .commandStatus(let p): try c.encode(p, forKey: TrainerJSONKey("commandStatus"))
+        case .manufacturerInfo(let p): try c.encode(p, forKey: TrainerJSONKey("manufacturerInfo"))
+        case .productInfo(let p): try c.encode(p, forKey: TrainerJSONKey("productInfo"))
+        case .raw(let bytes): try c.encode(bytes.spacedHex, forKey: TrainerJSONKey("raw"))
+        }
+    }
+
     public var description: String {
         switch self {
         case .generalData(let p): p.description

@@ -26,7 +26,7 @@ public enum FitnessMachineControlPointRequest: GATTCodable, Equatable, Sendable,
     /// 0x07: start or resume.
     case startOrResume
     /// 0x08: stop (0x01) or pause (0x02).
-    case stopOrPause(FTMSStopOrPause)
+    case stopOrPause(control: FTMSStopOrPause)
     /// 0x09: targeted expended energy, uint16, kcal.
     case setTargetedExpendedEnergy(kcal: UInt16)
     /// 0x0A: targeted number of steps, uint16.
@@ -38,17 +38,17 @@ public enum FitnessMachineControlPointRequest: GATTCodable, Equatable, Sendable,
     /// 0x0D: targeted training time, uint16, s.
     case setTargetedTrainingTime(seconds: UInt16)
     /// 0x0E: targeted time in 2 heart-rate zones, 2 × uint16 s.
-    case setTargetedTimeInTwoHeartRateZones(FTMSHeartRateZoneTimes)
+    case setTargetedTimeInTwoHeartRateZones(zones: FTMSHeartRateZoneTimes)
     /// 0x0F: targeted time in 3 heart-rate zones, 3 × uint16 s.
-    case setTargetedTimeInThreeHeartRateZones(FTMSHeartRateZoneTimes)
+    case setTargetedTimeInThreeHeartRateZones(zones: FTMSHeartRateZoneTimes)
     /// 0x10: targeted time in 5 heart-rate zones, 5 × uint16 s.
-    case setTargetedTimeInFiveHeartRateZones(FTMSHeartRateZoneTimes)
+    case setTargetedTimeInFiveHeartRateZones(zones: FTMSHeartRateZoneTimes)
     /// 0x11: indoor bike simulation parameters (SIM mode), 6 bytes.
-    case setIndoorBikeSimulation(IndoorBikeSimulationParameters)
+    case setIndoorBikeSimulation(parameters: IndoorBikeSimulationParameters)
     /// 0x12: wheel circumference, uint16, 0.1 mm units.
     case setWheelCircumference(tenthMillimeters: UInt16)
     /// 0x13: spin-down control: start (0x01) or ignore (0x02).
-    case spinDownControl(FTMSSpinDownCommand)
+    case spinDownControl(command: FTMSSpinDownCommand)
     /// 0x14: targeted cadence, uint16, 0.5 rpm units.
     case setTargetedCadence(halfRpm: UInt16)
     /// An opcode this type does not know, with its raw parameter.
@@ -119,23 +119,23 @@ public enum FitnessMachineControlPointRequest: GATTCodable, Equatable, Sendable,
         case 0x05: self = .setTargetPower(watts: try reader.read(Int16.self, field("target power")))
         case 0x06: self = .setTargetHeartRate(bpm: try reader.readUInt8(field("target heart rate")))
         case 0x07: self = .startOrResume
-        case 0x08: self = .stopOrPause(FTMSStopOrPause(rawValue: try reader.readUInt8(field("stop or pause"))))
+        case 0x08: self = .stopOrPause(control: FTMSStopOrPause(rawValue: try reader.readUInt8(field("stop or pause"))))
         case 0x09: self = .setTargetedExpendedEnergy(kcal: try reader.read(UInt16.self, field("targeted expended energy")))
         case 0x0A: self = .setTargetedSteps(steps: try reader.read(UInt16.self, field("targeted steps")))
         case 0x0B: self = .setTargetedStrides(strides: try reader.read(UInt16.self, field("targeted strides")))
         case 0x0C: self = .setTargetedDistance(meters: try reader.readUInt24(field("targeted distance")))
         case 0x0D: self = .setTargetedTrainingTime(seconds: try reader.read(UInt16.self, field("targeted training time")))
-        case 0x0E: self = .setTargetedTimeInTwoHeartRateZones(try .read(zones: 2, from: &reader, context))
-        case 0x0F: self = .setTargetedTimeInThreeHeartRateZones(try .read(zones: 3, from: &reader, context))
-        case 0x10: self = .setTargetedTimeInFiveHeartRateZones(try .read(zones: 5, from: &reader, context))
+        case 0x0E: self = .setTargetedTimeInTwoHeartRateZones(zones: try .read(zones: 2, from: &reader, context))
+        case 0x0F: self = .setTargetedTimeInThreeHeartRateZones(zones: try .read(zones: 3, from: &reader, context))
+        case 0x10: self = .setTargetedTimeInFiveHeartRateZones(zones: try .read(zones: 5, from: &reader, context))
         case 0x11:
             do {
-                self = .setIndoorBikeSimulation(try IndoorBikeSimulationParameters(from: &reader))
+                self = .setIndoorBikeSimulation(parameters: try IndoorBikeSimulationParameters(from: &reader))
             } catch {
                 throw error.within("\(context).simulation")
             }
         case 0x12: self = .setWheelCircumference(tenthMillimeters: try reader.read(UInt16.self, field("wheel circumference")))
-        case 0x13: self = .spinDownControl(FTMSSpinDownCommand(rawValue: try reader.readUInt8(field("spin-down control"))))
+        case 0x13: self = .spinDownControl(command: FTMSSpinDownCommand(rawValue: try reader.readUInt8(field("spin-down control"))))
         case 0x14: self = .setTargetedCadence(halfRpm: try reader.read(UInt16.self, field("targeted cadence")))
         case Self.responseOpcode:
             throw .invalid(field("op code"), expected: "a request op code (0x00-0x14)", found: "0x80 (a response)", at: offset)
@@ -305,6 +305,15 @@ public enum FitnessMachineControlPointMessage: GATTCodable, Equatable, Sendable,
         switch self {
         case .request(let r): r.encode(to: &writer)
         case .response(let r): r.encode(to: &writer)
+        }
+    }
+
+    /// JSON: `{"request": {…}}` or `{"response": {…}}`.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: TrainerJSONKey.self)
+        switch self {
+        case .request(let r): try c.encode(r, forKey: TrainerJSONKey("request"))
+        case .response(let r): try c.encode(r, forKey: TrainerJSONKey("response"))
         }
     }
 

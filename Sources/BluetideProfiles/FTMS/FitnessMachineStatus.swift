@@ -9,7 +9,7 @@ public enum FitnessMachineStatus: GATTCodable, Equatable, Sendable, Encodable, C
     /// 0x01: the machine was reset.
     case reset
     /// 0x02: stopped (0x01) or paused (0x02) by the user.
-    case stoppedOrPausedByUser(FTMSStopOrPause)
+    case stoppedOrPausedByUser(control: FTMSStopOrPause)
     /// 0x03: stopped by the safety key.
     case stoppedBySafetyKey
     /// 0x04: started or resumed by the user.
@@ -35,17 +35,17 @@ public enum FitnessMachineStatus: GATTCodable, Equatable, Sendable, Encodable, C
     /// 0x0E: targeted training time changed, uint16, s.
     case targetedTrainingTimeChanged(seconds: UInt16)
     /// 0x0F: targeted time in 2 heart-rate zones changed, 2 × uint16 s.
-    case targetedTimeInTwoHeartRateZonesChanged(FTMSHeartRateZoneTimes)
+    case targetedTimeInTwoHeartRateZonesChanged(zones: FTMSHeartRateZoneTimes)
     /// 0x10: targeted time in 3 heart-rate zones changed, 3 × uint16 s.
-    case targetedTimeInThreeHeartRateZonesChanged(FTMSHeartRateZoneTimes)
+    case targetedTimeInThreeHeartRateZonesChanged(zones: FTMSHeartRateZoneTimes)
     /// 0x11: targeted time in 5 heart-rate zones changed, 5 × uint16 s.
-    case targetedTimeInFiveHeartRateZonesChanged(FTMSHeartRateZoneTimes)
+    case targetedTimeInFiveHeartRateZonesChanged(zones: FTMSHeartRateZoneTimes)
     /// 0x12: indoor bike simulation parameters changed (same 6 bytes as control point op 0x11).
-    case indoorBikeSimulationParametersChanged(IndoorBikeSimulationParameters)
+    case indoorBikeSimulationParametersChanged(parameters: IndoorBikeSimulationParameters)
     /// 0x13: wheel circumference changed, uint16, 0.1 mm units.
     case wheelCircumferenceChanged(tenthMillimeters: UInt16)
     /// 0x14: spin-down status.
-    case spinDownStatus(FTMSSpinDownStatus)
+    case spinDownStatus(status: FTMSSpinDownStatus)
     /// 0x15: targeted cadence changed, uint16, 0.5 rpm units.
     case targetedCadenceChanged(halfRpm: UInt16)
     /// 0xFF: another client or the machine's own UI took control; request control again.
@@ -88,7 +88,7 @@ public enum FitnessMachineStatus: GATTCodable, Equatable, Sendable, Encodable, C
         let opcode = try reader.readUInt8(field("op code"))
         switch opcode {
         case 0x01: self = .reset
-        case 0x02: self = .stoppedOrPausedByUser(FTMSStopOrPause(rawValue: try reader.readUInt8(field("stop or pause"))))
+        case 0x02: self = .stoppedOrPausedByUser(control: FTMSStopOrPause(rawValue: try reader.readUInt8(field("stop or pause"))))
         case 0x03: self = .stoppedBySafetyKey
         case 0x04: self = .startedOrResumedByUser
         case 0x05: self = .targetSpeedChanged(hundredthKmh: try reader.read(UInt16.self, field("target speed")))
@@ -104,18 +104,18 @@ public enum FitnessMachineStatus: GATTCodable, Equatable, Sendable, Encodable, C
         case 0x0D: self = .targetedDistanceChanged(meters: try reader.readUInt24(field("targeted distance")))
         case 0x0E:
             self = .targetedTrainingTimeChanged(seconds: try reader.read(UInt16.self, field("targeted training time")))
-        case 0x0F: self = .targetedTimeInTwoHeartRateZonesChanged(try .read(zones: 2, from: &reader, context))
-        case 0x10: self = .targetedTimeInThreeHeartRateZonesChanged(try .read(zones: 3, from: &reader, context))
-        case 0x11: self = .targetedTimeInFiveHeartRateZonesChanged(try .read(zones: 5, from: &reader, context))
+        case 0x0F: self = .targetedTimeInTwoHeartRateZonesChanged(zones: try .read(zones: 2, from: &reader, context))
+        case 0x10: self = .targetedTimeInThreeHeartRateZonesChanged(zones: try .read(zones: 3, from: &reader, context))
+        case 0x11: self = .targetedTimeInFiveHeartRateZonesChanged(zones: try .read(zones: 5, from: &reader, context))
         case 0x12:
             do {
-                self = .indoorBikeSimulationParametersChanged(try IndoorBikeSimulationParameters(from: &reader))
+                self = .indoorBikeSimulationParametersChanged(parameters: try IndoorBikeSimulationParameters(from: &reader))
             } catch {
                 throw error.within("\(context).simulation")
             }
         case 0x13:
             self = .wheelCircumferenceChanged(tenthMillimeters: try reader.read(UInt16.self, field("wheel circumference")))
-        case 0x14: self = .spinDownStatus(FTMSSpinDownStatus(rawValue: try reader.readUInt8(field("spin-down status"))))
+        case 0x14: self = .spinDownStatus(status: FTMSSpinDownStatus(rawValue: try reader.readUInt8(field("spin-down status"))))
         case 0x15: self = .targetedCadenceChanged(halfRpm: try reader.read(UInt16.self, field("targeted cadence")))
         case 0xFF: self = .controlPermissionLost
         default: self = .unknown(opcode: opcode, parameter: reader.readRemaining())

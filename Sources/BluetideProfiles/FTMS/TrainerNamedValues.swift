@@ -60,3 +60,13 @@ func trainerFormat(_ value: Double, decimals: Int) -> String {
     while fraction.count < decimals { fraction = "0" + fraction }
     return "\(sign)\(integerPart).\(fraction)"
 }
+
+/// A JSON key made from a string, for hand-written `Encodable` conformances of enums whose
+/// synthesized form would print `_0`.
+struct TrainerJSONKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ string: String) { stringValue = string }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
