@@ -209,3 +209,26 @@ import Testing
             ], decode)
     }
 }
+
+@Suite struct FTMSControlPointUnitTests {
+    typealias Request = FitnessMachineControlPointRequest
+
+    @Test func buildersMatchTheSpecBytes() {
+        #expect(Request.simulation(gradePercent: 0.30).bytes == trainerHex("11 00 00 1E 00 28 33"))
+        #expect(Request.simulation(gradePercent: -1.45).bytes == trainerHex("11 00 00 6F FF 28 33"))
+        #expect(Request.targetResistance(level: 5).bytes == trainerHex("04 32"))
+        #expect(Request.targetResistance(level: 5, wide: true).bytes == trainerHex("04 32 00"))
+        #expect(Request.targetInclination(percent: -1.5).bytes == trainerHex("03 F1 FF"))
+        #expect(Request.wheelCircumference(millimeters: 2105).bytes == trainerHex("12 3A 52"))
+        #expect(Request.targetedCadence(rpm: 90).bytes == trainerHex("14 B4 00"))
+        #expect(Request.targetSpeed(kmh: 30).bytes == trainerHex("02 B8 0B"))
+    }
+
+    @Test func buildersClampInsteadOfTrapping() {
+        #expect(Request.targetSpeed(kmh: -5) == .setTargetSpeed(hundredthKmh: 0))
+        #expect(Request.targetSpeed(kmh: 1e9) == .setTargetSpeed(hundredthKmh: .max))
+        #expect(Request.targetSpeed(kmh: .nan) == .setTargetSpeed(hundredthKmh: 0))
+        #expect(Request.targetInclination(percent: -1e9) == .setTargetInclination(tenthPercent: .min))
+        #expect(Request.targetResistance(level: .infinity) == .setTargetResistanceLevel(tenths: .max))
+    }
+}

@@ -70,3 +70,13 @@ struct TrainerJSONKey: CodingKey {
     init?(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
 }
+
+/// `value / resolution` rounded to the nearest integer and clamped to `T`'s range (NaN gives 0),
+/// for building wire values from physical units without trapping.
+func trainerScaled<T: FixedWidthInteger>(_ value: Double, resolution: Double, as type: T.Type = T.self) -> T {
+    let raw = (value / resolution).rounded()
+    guard !raw.isNaN else { return 0 }
+    if raw <= Double(T.min) { return T.min }
+    if raw >= Double(T.max) { return T.max }
+    return T(raw)
+}
