@@ -58,7 +58,7 @@ extension ProfileCatalog {
 
 /// Decodes FE-C frames one after another, deriving session elapsed time, distance, speed and
 /// average power with an ``FECAccumulator``.
-public struct FECPacketDecoder: PacketDecoder {
+public struct FECPacketDecoder: PacketDecoder, Equatable {
     /// The running totals.
     public private(set) var accumulator: FECAccumulator
 

@@ -102,6 +102,18 @@ import Testing
         }
     }
 
+    @Test func badChecksumCanBeKeptAndReported() throws {
+        let bad = trainerHex("A4 09 4E 05 10 19 04 00 00 00 FF 24 31")
+        let (frame, error) = try FECFrame.decodeKeepingBadChecksum(bad)
+        #expect(error?.field == "ANT message.checksum")
+        #expect(frame.page == (try FECFrame(bytes: trainerHex("A4 09 4E 05 10 19 04 00 00 00 FF 24 30"))).page)
+        let good = try FECFrame.decodeKeepingBadChecksum(trainerHex("A4 09 4F 05 31 FF FF FF FF FF 20 03 AC"))
+        #expect(good.checksumError == nil && good.frame.checksumConvention == .sum)
+        #expect(throws: DecodingError.truncated("ANT message.checksum", needed: 1, present: 0, at: 12)) {
+            try FECFrame.decodeKeepingBadChecksum(Array(bad.prefix(12)))
+        }
+    }
+
     @Test func headerErrors() {
         #expect(throws: DecodingError.invalid("ANT message.sync", expected: "0xA4", found: "0xa5", at: 0)) {
             try FECFrame(bytes: trainerHex("A5 09 4E 05 10 19 04 00 00 00 FF 24 30"))

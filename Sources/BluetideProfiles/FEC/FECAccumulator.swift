@@ -15,7 +15,7 @@ import BluetideCore
 ///   have wrapped unseen) and when time goes backwards (a new baseline is taken).
 /// Intervals whose average power exceeds 4094 W (a 12-bit power can't) are treated as glitches
 /// and dropped; repeated pages (no new events) change nothing.
-public struct FECAccumulator: Sendable, Equatable {
+public struct FECAccumulator: Sendable, Equatable, Encodable {
     /// Wheel circumference in metres, for page 26 speed.
     public var wheelCircumferenceMeters: Double
 
@@ -50,18 +50,18 @@ public struct FECAccumulator: Sendable, Equatable {
     private var lastTrainer: TrainerBaseline?
     private var lastTorque: TorqueBaseline?
 
-    private struct GeneralBaseline: Sendable, Equatable {
+    private struct GeneralBaseline: Sendable, Equatable, Encodable {
         var elapsed: UInt8
         var distance: UInt8
         var state: FEState
         var time: Double
     }
-    private struct TrainerBaseline: Sendable, Equatable {
+    private struct TrainerBaseline: Sendable, Equatable, Encodable {
         var events: UInt8
         var accumulatedPower: UInt16
         var time: Double
     }
-    private struct TorqueBaseline: Sendable, Equatable {
+    private struct TorqueBaseline: Sendable, Equatable, Encodable {
         var events: UInt8
         var period: UInt16
         var torque: UInt16

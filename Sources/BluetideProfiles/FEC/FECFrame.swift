@@ -114,6 +114,25 @@ public struct FECFrame: GATTCodable, Equatable, Sendable, Encodable, CustomStrin
         self.checksumConvention = convention
     }
 
+    /// Decodes a frame even when its checksum matches neither convention, returning the checksum
+    /// error alongside, for callers that log it and keep the page (the Tacx notes advise not to
+    /// drop valid-looking pages). Any other problem still throws. A frame kept this way reports
+    /// ``ANTChecksumConvention/xor`` and re-encodes with a correct XOR checksum.
+    public static func decodeKeepingBadChecksum(
+        _ bytes: [UInt8]
+    ) throws(DecodingError) -> (frame: FECFrame, checksumError: DecodingError?) {
+        do {
+            return (try FECFrame(bytes: bytes), nil)
+        } catch {
+            guard error.field == "ANT message.checksum", case .invalidValue = error.kind, bytes.count >= 13 else {
+                throw error
+            }
+            var repaired = bytes
+            repaired[12] = ANTChecksumConvention.xor.checksum(of: Array(bytes[0..<12]))
+            return (try FECFrame(bytes: repaired), error)
+        }
+    }
+
     public func encode(to writer: inout ByteWriter) {
         let pageBytes = page.bytes
         var covered = [Self.sync, Self.dataLength, messageID.rawValue, channel]
