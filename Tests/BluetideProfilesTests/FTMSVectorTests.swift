@@ -180,6 +180,17 @@ struct TrainerTestRandom: RandomNumberGenerator {
         #expect(part.bytes == trainerHex("01 02 5A"))
     }
 
+    @Test func splitRecordMerges() throws {
+        // First part: bit 0 set (more data), power and HR; last part: speed and cadence.
+        let first = try IndoorBikeData(exactly: trainerHex("41 02 C8 00 78"))
+        let last = try IndoorBikeData(exactly: trainerHex("04 00 B2 0C B4 00"))
+        #expect(first.hasMoreData && !last.hasMoreData)
+        let record = first.merged(with: last)
+        #expect(record.instantaneousSpeedKmh == 32.5 && record.instantaneousCadenceRpm == 90)
+        #expect(record.instantaneousPowerWatts == 200 && record.heartRateBpm == 120)
+        #expect(record.bytes == trainerHex("44 02 B2 0C B4 00 C8 00 78"))
+    }
+
     @Test func everyFieldRoundTrips() throws {
         let data = IndoorBikeData(
             instantaneousSpeedHundredthKmh: 3000, averageSpeedHundredthKmh: 2900, instantaneousCadenceHalfRpm: 180,

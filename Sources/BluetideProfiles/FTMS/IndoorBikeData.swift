@@ -108,6 +108,30 @@ public struct IndoorBikeData: GATTCodable, Equatable, Sendable, Encodable, Custo
     /// True when this notification is a non-final part of a split record (flags bit 0 = 1).
     public var hasMoreData: Bool { instantaneousSpeedHundredthKmh == nil }
 
+    /// Combines the parts of a record split over several notifications: every field present in
+    /// `next` replaces this one's, the others are kept. Merge until a part has the speed
+    /// (``hasMoreData`` false), which ends the record.
+    public func merged(with next: IndoorBikeData) -> IndoorBikeData {
+        var out = self
+        if let v = next.instantaneousSpeedHundredthKmh { out.instantaneousSpeedHundredthKmh = v }
+        if let v = next.averageSpeedHundredthKmh { out.averageSpeedHundredthKmh = v }
+        if let v = next.instantaneousCadenceHalfRpm { out.instantaneousCadenceHalfRpm = v }
+        if let v = next.averageCadenceHalfRpm { out.averageCadenceHalfRpm = v }
+        if let v = next.totalDistanceMeters { out.totalDistanceMeters = v }
+        if let v = next.resistanceLevel {
+            out.resistanceLevel = v
+            out.resistanceLevelWidth = next.resistanceLevelWidth
+        }
+        if let v = next.instantaneousPowerWatts { out.instantaneousPowerWatts = v }
+        if let v = next.averagePowerWatts { out.averagePowerWatts = v }
+        if let v = next.energy { out.energy = v }
+        if let v = next.heartRateBpm { out.heartRateBpm = v }
+        if let v = next.metabolicEquivalentTenths { out.metabolicEquivalentTenths = v }
+        if let v = next.elapsedTimeSeconds { out.elapsedTimeSeconds = v }
+        if let v = next.remainingTimeSeconds { out.remainingTimeSeconds = v }
+        return out
+    }
+
     // MARK: Flags
 
     /// Flag bits as they go on the wire (bit 0 inverted: set when speed is absent).
