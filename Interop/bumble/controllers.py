@@ -23,6 +23,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 
 from bumble import hci
 from bumble.controller import Controller
@@ -84,13 +85,28 @@ def make_listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def watch_stdin_until_eof() -> None:
-    """Return when stdin is closed (read in a worker thread)."""
+def stdin_eof_future() -> asyncio.Future:
+    """A future that completes when stdin reaches end of file.
+
+    A daemon thread does the blocking read, so it never holds up the interpreter's exit
+    (an executor thread would: asyncio.run waits for those at shutdown).
+    """
     loop = asyncio.get_running_loop()
-    while True:
-        chunk = await loop.run_in_executor(None, sys.stdin.buffer.read1, 1024)
-        if not chunk:
-            return
+    future = loop.create_future()
+
+    def read_until_eof() -> None:
+        try:
+            while sys.stdin.buffer.read1(1024):
+                pass
+        except (OSError, ValueError):
+            pass
+        try:
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(None))
+        except RuntimeError:
+            pass  # the loop has already closed
+
+    threading.Thread(target=read_until_eof, name="stdin-eof", daemon=True).start()
+    return future
 
 
 async def run(arguments: argparse.Namespace) -> int:
@@ -135,7 +151,7 @@ async def run(arguments: argparse.Namespace) -> int:
         )
     waiters = [stop]
     if arguments.exit_on_stdin_eof:
-        waiters.append(asyncio.ensure_future(watch_stdin_until_eof()))
+        waiters.append(stdin_eof_future())
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
 
     for transport in transports:

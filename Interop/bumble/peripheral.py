@@ -28,6 +28,7 @@ import os
 import signal
 import struct
 import sys
+import threading
 import time
 
 from bumble import att, hci
@@ -393,12 +394,28 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-async def watch_stdin_until_eof() -> None:
+def stdin_eof_future() -> asyncio.Future:
+    """A future that completes when stdin reaches end of file.
+
+    A daemon thread does the blocking read, so it never holds up the interpreter's exit
+    (an executor thread would: asyncio.run waits for those at shutdown).
+    """
     loop = asyncio.get_running_loop()
-    while True:
-        chunk = await loop.run_in_executor(None, sys.stdin.buffer.read1, 1024)
-        if not chunk:
-            return
+    future = loop.create_future()
+
+    def read_until_eof() -> None:
+        try:
+            while sys.stdin.buffer.read1(1024):
+                pass
+        except (OSError, ValueError):
+            pass
+        try:
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(None))
+        except RuntimeError:
+            pass  # the loop has already closed
+
+    threading.Thread(target=read_until_eof, name="stdin-eof", daemon=True).start()
+    return future
 
 
 async def run(arguments: argparse.Namespace) -> int:
@@ -460,7 +477,7 @@ async def run(arguments: argparse.Namespace) -> int:
             )
         waiters = [peripheral.finished]
         if arguments.exit_on_stdin_eof:
-            waiters.append(asyncio.ensure_future(watch_stdin_until_eof()))
+            waiters.append(stdin_eof_future())
         done, _ = await asyncio.wait(
             waiters, timeout=arguments.timeout, return_when=asyncio.FIRST_COMPLETED
         )
