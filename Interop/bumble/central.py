@@ -176,7 +176,7 @@ class TestCentral:
         connection = await self.within(
             "connect",
             self.device.connect(target, timeout=self.arguments.connect_timeout),
-            timeout=self.arguments.connect_timeout + 5.0,
+            timeout=self.arguments.connect_timeout + 3.0,
         )
         self.summary["peer"] = address_text(connection.peer_address)
         emit(

@@ -5,84 +5,6 @@ import Testing
 /// and harness) before Bluetide's host replaces one side of each pair.
 @Suite("Bumble interop kit (Bumble ↔ Bumble)", .serialized, .bumbleInterop)
 struct BumbleHarnessTests {
-    /// What the peripheral reported, collected until it saw the link go down.
-    struct PeripheralLog {
-        var connectedPeer: String?
-        var writtenEcho: [String] = []
-        var subscribed: [String] = []
-        var disconnectReason: Int?
-    }
-
-    /// Reads the peripheral's events (as an AsyncSequence with a per-line timeout) until
-    /// `disconnected`.
-    static func collect(_ peripheral: BumbleProcess) async throws -> PeripheralLog {
-        var log = PeripheralLog()
-        for try await event in peripheral.jsonLines(timeout: .seconds(60)) {
-            switch event["event"]?.string {
-            case "connected": log.connectedPeer = event["peer"]?.string
-            case "written" where event["characteristic"]?.string == "echo":
-                log.writtenEcho.append(event["hex"]?.string ?? "")
-            case "subscribed": log.subscribed.append(event["characteristic"]?.string ?? "")
-            case "disconnected":
-                log.disconnectReason = event["reason"]?.int
-                return log
-            case "error", "timeout":
-                throw await peripheral.failure("peripheral reported \(event)")
-            default: break
-            }
-        }
-        throw await peripheral.failure("peripheral output ended before it reported a disconnection")
-    }
-
-    /// Asserts what the full script must find on the test peripheral.
-    static func expectFullScript(
-        _ summary: BumbleCentralSummary, peripheral: BumblePeripheralOptions, longLength: Int
-    ) {
-        #expect(summary.ok)
-        #expect(summary.peer == peripheral.address + "/R")
-        for service in [
-            "1800", "1801", BumbleTestService.heartRateService, BumbleTestService.batteryService,
-            BumbleTestService.service,
-        ] {
-            #expect(summary.services.contains(service), "service \(service) not discovered")
-        }
-        #expect(summary.readErrors.isEmpty)
-        #expect(summary.reads[BumbleTestService.longRead] == BumbleTestService.longReadValue.bumbleHex)
-        #expect(summary.reads[BumbleTestService.bodySensorLocation] == "01")
-        #expect(summary.reads[BumbleTestService.batteryLevel] == "57")
-        #expect(summary.reads[BumbleTestService.readOnly] == Array("read-only".utf8).bumbleHex)
-        #expect(summary.reads["2A00"] == Array(peripheral.name.utf8).bumbleHex)
-
-        let writes = summary.writes[BumbleTestService.echo] ?? []
-        #expect(writes.map(\.kind) == ["short", "long"])
-        #expect(writes.first?.hex == BumbleTestService.centralShortValue.bumbleHex)
-        #expect(writes.last?.hex == BumbleTestService.centralLongValue(length: longLength).bumbleHex)
-        #expect(writes.allSatisfy { $0.readbackMatches == true })
-
-        let notify = summary.subscriptions[BumbleTestService.notify]
-        #expect(notify?.kind == "notify")
-        #expect(notify?.count == peripheral.notifyCount)
-        #expect(notify?.values == numbered(peripheral.notifyCount))
-        let indicate = summary.subscriptions[BumbleTestService.indicate]
-        #expect(indicate?.kind == "indicate")
-        #expect(indicate?.count == peripheral.indicateCount)
-        #expect(indicate?.values == numbered(peripheral.indicateCount))
-        #expect(summary.subscriptions[BumbleTestService.heartRateMeasurement]?.count == peripheral.heartRateCount)
-        #expect(summary.subscriptions[BumbleTestService.heartRateMeasurement]?.values.first == "003c")
-        #expect(summary.subscriptions[BumbleTestService.batteryLevel]?.values == ["57"])
-
-        #expect(summary.readDenied[BumbleTestService.writeOnly] == .some(BumbleTestService.readNotPermitted))
-        #expect(summary.writeDenied[BumbleTestService.readOnly] == .some(BumbleTestService.writeNotPermitted))
-        #expect(summary.disconnectReason == 0x13)
-    }
-
-    /// The numbered payloads `index u16 LE | total u16 LE` for 0..<total, in hex.
-    static func numbered(_ total: Int) -> [String] {
-        (0..<total).map { index in
-            [UInt8(index & 0xFF), UInt8(index >> 8), UInt8(total & 0xFF), UInt8(total >> 8)].bumbleHex
-        }
-    }
-
     @Test("Central scans by name (extended reports) and runs the full GATT script at MTU 517")
     func fullScriptByName() async throws {
         try await withBumble { bumble in
@@ -94,15 +16,18 @@ struct BumbleHarnessTests {
 
             let options = BumbleCentralOptions.fullScript(target: .name(peripheralOptions.name))
             let central = try await bumble.startCentral(port: ports[0], options: options)
-            async let peripheralLog = Self.collect(peripheral)
+            async let peripheralLog = BumblePeripheralLog.collect(from: peripheral)
             let summary = try await bumble.centralSummary(central)
             let log = try await peripheralLog
 
-            Self.expectFullScript(summary, peripheral: peripheralOptions, longLength: options.longLength)
+            expectFullBumbleScript(summary, peripheral: peripheralOptions, longLength: options.longLength)
             #expect(summary.mtu == 517)
             #expect(log.connectedPeer == "F0:F0:F0:F0:F0:F0/R")
             #expect(log.writtenEcho == writesHex(summary))
-            #expect(log.subscribed.contains("notify") && log.subscribed.contains("indicate"))
+            #expect(log.subscribed == ["notify", "indicate", "heart-rate-measurement", "battery-level"])
+            #expect(log.sent["notify"] == peripheralOptions.notifyCount)
+            #expect(log.sent["indicate"] == peripheralOptions.indicateCount)
+            #expect(log.mtu == 517)
             #expect(log.disconnectReason == 0x13)
             #expect(await central.waitForExit(timeout: .seconds(30)) == 0)
             #expect(await peripheral.waitForExit(timeout: .seconds(30)) == 0)
@@ -126,11 +51,11 @@ struct BumbleHarnessTests {
             options.longLength = 512
             options.ownAddress = "E1:E2:E3:E4:E5:E6"
             let central = try await bumble.startCentral(port: ports[0], options: options)
-            async let peripheralLog = Self.collect(peripheral)
+            async let peripheralLog = BumblePeripheralLog.collect(from: peripheral)
             let summary = try await bumble.centralSummary(central)
             let log = try await peripheralLog
 
-            Self.expectFullScript(summary, peripheral: peripheralOptions, longLength: 512)
+            expectFullBumbleScript(summary, peripheral: peripheralOptions, longLength: 512)
             #expect(summary.mtu == 23)
             #expect(log.connectedPeer == "E1:E2:E3:E4:E5:E6/R")
             #expect(log.writtenEcho == writesHex(summary))
@@ -166,6 +91,8 @@ struct BumbleHarnessTests {
             #expect(steps == ["ready", "connected", "mtu", "discovered", "read-denied", "write-denied",
                               "disconnected", "summary"])
             #expect(await central.waitForExit(timeout: .seconds(30)) == 0)
+            // After the exit the output ends: the harness reports the end instead of timing out.
+            #expect(try await central.nextLine(timeout: .seconds(30)) == nil)
             #expect(await peripheral.waitForExit(timeout: .seconds(30)) == 0)
         }
     }
@@ -201,7 +128,7 @@ struct BumbleHarnessTests {
         #expect(await controllers.waitForExit(timeout: .seconds(15)) != nil)
     }
 
-    func writesHex(_ summary: BumbleCentralSummary) -> [String] {
+    private func writesHex(_ summary: BumbleCentralSummary) -> [String] {
         (summary.writes[BumbleTestService.echo] ?? []).map(\.hex)
     }
 }

@@ -100,15 +100,16 @@ enum BumbleEnvironment {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let lastLine = text.split(separator: "\n").last.map(String.init) ?? ""
         guard process.terminationStatus == 0 else {
             return Probe(
                 python: python, bumbleVersion: nil,
                 problem: """
                     `import bumble` failed with \(python.path). Install it with: \(installHint) \
-                    (or set BLUETIDE_SKIP_BUMBLE=1 to skip the Bumble interop tests). Output: \(text)
+                    (or set BLUETIDE_SKIP_BUMBLE=1 to skip the Bumble interop tests). Python said: \(lastLine)
                     """)
         }
-        return Probe(python: python, bumbleVersion: text.split(separator: "\n").last.map(String.init), problem: nil)
+        return Probe(python: python, bumbleVersion: lastLine, problem: nil)
     }
 }
 
