@@ -109,17 +109,22 @@ actor BumbleHarness {
 /// Runs `body` with a fresh `BumbleHarness`, then stops every process it started, whether
 /// `body` returned or threw. Throws (with `python3 -m pip install bumble==0.0.236`) when Bumble is
 /// missing; mark suites with `.bumbleInterop` so `BLUETIDE_SKIP_BUMBLE=1` skips them.
-func withBumble<Result: Sendable>(
-    _ body: (BumbleHarness) async throws -> Result
-) async throws -> Result {
+/// The processes' stderr logs are deleted when `body` returns, kept when it throws (their tails
+/// are in the error) or when `BLUETIDE_KEEP_BUMBLE_LOGS=1`.
+func withBumble<Value: Sendable>(
+    _ body: (BumbleHarness) async throws -> Value
+) async throws -> Value {
     let harness = try BumbleHarness()
-    let result: Result
+    let value: Value
     do {
-        result = try await body(harness)
+        value = try await body(harness)
     } catch {
         await harness.stopAll()
         throw error
     }
     await harness.stopAll()
-    return result
+    if ProcessInfo.processInfo.environment["BLUETIDE_KEEP_BUMBLE_LOGS"] != "1" {
+        try? FileManager.default.removeItem(at: await harness.logs)
+    }
+    return value
 }

@@ -76,6 +76,7 @@ final class BumbleProcess: Sendable {
         do {
             try process.run()
         } catch {
+            try? stderrHandle.close()
             throw BumbleHarnessError(description: "cannot start \(name) (\(executable.path)): \(error)")
         }
         try? stderrHandle.close()
