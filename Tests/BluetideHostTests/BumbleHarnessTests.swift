@@ -132,3 +132,55 @@ struct BumbleHarnessTests {
         (summary.writes[BumbleTestService.echo] ?? []).map(\.hex)
     }
 }
+
+/// The pieces under the Bumble harness (no Python needed): the timed queue and JSON lines.
+@Suite("Bumble harness support")
+struct BumbleHarnessSupportTests {
+    @Test("Values come out in delivery order, then nil after finish")
+    func orderAndEnd() async throws {
+        let mailbox = TimedMailbox<Int>()
+        for value in 1...3 { await mailbox.deliver(value) }
+        await mailbox.finish()
+        var received: [Int] = []
+        while let value = try await mailbox.next(timeout: .seconds(30)) { received.append(value) }
+        #expect(received == [1, 2, 3])
+        #expect(await mailbox.history == [1, 2, 3])
+    }
+
+    @Test("A waiting reader gets a value delivered later")
+    func waiterIsResumed() async throws {
+        let mailbox = TimedMailbox<String>()
+        async let value = mailbox.next(timeout: .seconds(60))
+        await mailbox.deliver("hello")
+        #expect(try await value == "hello")
+    }
+
+    @Test("Nothing delivered: the read throws Timeout")
+    func timeout() async {
+        let mailbox = TimedMailbox<Int>()
+        await #expect(throws: TimedMailbox<Int>.Timeout.self) {
+            _ = try await mailbox.next(timeout: .milliseconds(20))
+        }
+    }
+
+    @Test("Cancelling the reader ends its wait with CancellationError")
+    func cancellation() async {
+        let mailbox = TimedMailbox<Int>()
+        let reader = Task { try await mailbox.next(timeout: .seconds(600)) }
+        reader.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await reader.value }
+    }
+
+    @Test("JSONValue parses script lines and rejects other text")
+    func jsonLines() throws {
+        let line = #"{"step": "read", "length": 300, "ok": true, "values": ["00", null]}"#
+        let json = try #require(JSONValue(line: line))
+        #expect(json["step"]?.string == "read")
+        #expect(json["length"]?.int == 300)
+        #expect(json["ok"]?.bool == true)
+        #expect(json["values"]?[0]?.string == "00")
+        #expect(json["values"]?[1] == .null)
+        #expect(json["missing"] == nil)
+        #expect(JSONValue(line: "READY 1234 5678") == nil)
+    }
+}

@@ -98,7 +98,7 @@ final class BumbleProcess: Sendable {
     func nextLine(timeout: Duration) async throws -> String? {
         do {
             return try await lines.next(timeout: timeout)
-        } catch {
+        } catch is TimedMailbox<String>.Timeout {
             throw await failure("no output within \(timeout)")
         }
     }
@@ -114,7 +114,7 @@ final class BumbleProcess: Sendable {
             let line: String?
             do {
                 line = try await lines.next(timeout: remaining)
-            } catch {
+            } catch is TimedMailbox<String>.Timeout {
                 throw await failure("\(what) did not arrive within \(timeout)")
             }
             guard let line else {
@@ -148,7 +148,8 @@ final class BumbleProcess: Sendable {
         await lines.history
     }
 
-    /// The exit status once the process exits, or `nil` if it still runs after `timeout`.
+    /// The exit status once the process exits, or `nil` if it still runs after `timeout` (or the
+    /// waiting task is cancelled).
     func waitForExit(timeout: Duration) async -> Int32? {
         await exit.wait(timeout: timeout)
     }

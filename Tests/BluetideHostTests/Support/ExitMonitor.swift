@@ -27,8 +27,17 @@ actor ExitMonitor {
             await self?.expire(id)
         }
         defer { timer.cancel() }
-        return await withCheckedContinuation { continuation in
-            waiters[id] = continuation
+        // A cancelled caller gets `nil` at once (as if the wait had timed out).
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(returning: nil)
+                } else {
+                    waiters[id] = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.expire(id) }
         }
     }
 

@@ -46,14 +46,26 @@ actor TimedMailbox<Element: Sendable> {
             await self?.expire(id)
         }
         defer { timer.cancel() }
-        // The continuation is stored before this actor can run `expire`, because the closure runs
-        // on this actor before the call suspends.
-        return try await withCheckedThrowingContinuation { continuation in
-            waiters[id] = continuation
+        // The continuation is stored before this actor can run `expire` or `cancel`, because the
+        // closure runs on this actor before the call suspends.
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    waiters[id] = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.cancel(id) }
         }
     }
 
     private func expire(_ id: UInt64) {
         waiters.removeValue(forKey: id)?.resume(throwing: Timeout())
+    }
+
+    private func cancel(_ id: UInt64) {
+        waiters.removeValue(forKey: id)?.resume(throwing: CancellationError())
     }
 }
