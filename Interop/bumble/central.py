@@ -175,7 +175,15 @@ class TestCentral:
             target = await self.find_by_name(self.arguments.name)
         connection = await self.within(
             "connect",
-            self.device.connect(target, timeout=self.arguments.connect_timeout),
+            self.device.connect(
+                target,
+                own_address_type=(
+                    hci.OwnAddressType.PUBLIC
+                    if self.arguments.public
+                    else hci.OwnAddressType.RANDOM
+                ),
+                timeout=self.arguments.connect_timeout,
+            ),
             timeout=self.arguments.connect_timeout + 3.0,
         )
         self.summary["peer"] = address_text(connection.peer_address)
@@ -458,6 +466,11 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         default="F0:F0:F0:F0:F0:F0",
         help="this central's random static address",
     )
+    parser.add_argument(
+        "--public",
+        action="store_true",
+        help="connect with the controller's public address instead of --own-address",
+    )
     parser.add_argument("--mtu", type=int, default=517, help="ATT MTU to request")
     parser.add_argument(
         "--write-short",
@@ -602,7 +615,8 @@ async def run(arguments: argparse.Namespace) -> int:
         central = TestCentral(arguments, device)
         try:
             await asyncio.wait_for(device.power_on(), 15.0)
-            emit("ready", address=address_text(device.random_address))
+            own = device.public_address if arguments.public else device.random_address
+            emit("ready", address=address_text(own))
             work = asyncio.ensure_future(central.run())
             waiters = [work]
             if arguments.exit_on_stdin_eof:

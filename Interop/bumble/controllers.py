@@ -27,6 +27,7 @@ import threading
 
 from bumble import hci
 from bumble.controller import Controller
+from bumble.core import PhysicalTransport
 from bumble.link import LocalLink
 from bumble.transport.tcp_server import open_tcp_server_transport_with_socket
 
@@ -74,6 +75,35 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+class ConnectionAddressLink(LocalLink):
+    """A LocalLink that stamps LE ACL data with the address the sender used for the link.
+
+    Bumble 0.0.236's LocalLink marks every LE ACL packet as coming from the sender's *random*
+    address. When a side connected with its public address (or never set a random one), the
+    receiver finds no connection for that address and drops the data ("no connection for ...")
+    even though the connection itself completed. LL control PDUs already use the connection's own
+    address; this does the same for ACL data, so public-address links carry data too.
+    """
+
+    def send_acl_data(self, sender_controller, destination_address, transport, data):
+        if transport != PhysicalTransport.LE:
+            super().send_acl_data(sender_controller, destination_address, transport, data)
+            return
+        connection = sender_controller.le_connections.get(destination_address)
+        if connection is None:
+            super().send_acl_data(sender_controller, destination_address, transport, data)
+            return
+        source_address = connection.self_address
+        destination_controller = self.find_le_controller(destination_address)
+        if destination_controller is None:
+            return
+        asyncio.get_running_loop().call_soon(
+            lambda: destination_controller.on_link_acl_data(
+                source_address, transport, data
+            )
+        )
+
+
 def make_listening_socket(host: str, port: int) -> socket.socket:
     """Bind a TCP socket (port 0 = any free port) so the real port is known."""
     bind_host = "" if host in ("_", "0.0.0.0") else host
@@ -112,7 +142,7 @@ def stdin_eof_future() -> asyncio.Future:
 
 
 async def run(arguments: argparse.Namespace) -> int:
-    link = LocalLink()
+    link = ConnectionAddressLink()
     transports = []
     controllers = []
     ports: list[int] = []

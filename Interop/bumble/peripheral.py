@@ -376,6 +376,11 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--battery-level", type=int, default=87)
     parser.add_argument(
+        "--public",
+        action="store_true",
+        help="advertise with the controller's public address instead of --address",
+    )
+    parser.add_argument(
         "--advertising-interval",
         type=float,
         default=50.0,
@@ -456,7 +461,17 @@ async def run(arguments: argparse.Namespace) -> int:
         peripheral = TestPeripheral(arguments, device)
         try:
             await asyncio.wait_for(device.power_on(), 15.0)
-            await asyncio.wait_for(device.start_advertising(auto_restart=False), 10.0)
+            own_address_type = (
+                hci.OwnAddressType.PUBLIC
+                if arguments.public
+                else hci.OwnAddressType.RANDOM
+            )
+            await asyncio.wait_for(
+                device.start_advertising(
+                    own_address_type=own_address_type, auto_restart=False
+                ),
+                10.0,
+            )
         except Exception as error:
             emit("error", during="power on / advertising", message=repr(error))
             return 1
@@ -464,7 +479,9 @@ async def run(arguments: argparse.Namespace) -> int:
         emit(
             "ready",
             name=arguments.name,
-            address=address_text(device.random_address),
+            address=address_text(
+                device.public_address if arguments.public else device.random_address
+            ),
             handles=peripheral.handles(),
         )
 

@@ -64,7 +64,7 @@ struct BumbleHarnessTests {
     }
 
     @Test("Central connects by random address; three controllers get distinct ports")
-    func connectByAddress() async throws {
+    func connectByRandomAddress() async throws {
         try await withBumble { bumble in
             let (_, ports) = try await bumble.startControllers(count: 3)
             #expect(Set(ports).count == 3)
@@ -91,9 +91,37 @@ struct BumbleHarnessTests {
             #expect(steps == ["ready", "connected", "mtu", "discovered", "read-denied", "write-denied",
                               "disconnected", "summary"])
             #expect(await central.waitForExit(timeout: .seconds(30)) == 0)
+            #expect(await peripheral.waitForExit(timeout: .seconds(30)) == 0)
             // After the exit the output ends: the harness reports the end instead of timing out.
             #expect(try await central.nextLine(timeout: .seconds(30)) == nil)
-            #expect(await peripheral.waitForExit(timeout: .seconds(30)) == 0)
+        }
+    }
+
+    @Test("Both sides on public addresses: each controller has its own, and data flows")
+    func publicAddresses() async throws {
+        try await withBumble { bumble in
+            let (_, ports) = try await bumble.startControllers(count: 3)
+            var peripheralOptions = BumblePeripheralOptions()
+            peripheralOptions.usePublicAddress = true
+            // Controller 2 (0-based) has public address 00:00:00:00:00:03.
+            let (peripheral, ready) = try await bumble.startPeripheral(port: ports[2], options: peripheralOptions)
+            #expect(ready["address"]?.string == "00:00:00:00:00:03/P")
+
+            var options = BumbleCentralOptions(target: .address("00:00:00:00:00:03/P"))
+            options.usePublicAddress = true
+            options.writeLong = [BumbleTestService.echo]
+            options.subscribe = [.init(uuid: BumbleTestService.indicate, count: peripheralOptions.indicateCount)]
+            let central = try await bumble.startCentral(port: ports[0], options: options)
+            async let peripheralLog = BumblePeripheralLog.collect(from: peripheral)
+            let summary = try await bumble.centralSummary(central)
+            let log = try await peripheralLog
+
+            #expect(summary.ok)
+            #expect(summary.peer == "00:00:00:00:00:03/P")
+            #expect(log.connectedPeer == "00:00:00:00:00:01/P")
+            #expect(summary.reads[BumbleTestService.longRead] == BumbleTestService.longReadValue.bumbleHex)
+            #expect(log.writtenEcho == [BumbleTestService.centralLongValue(length: options.longLength).bumbleHex])
+            #expect(summary.subscriptions[BumbleTestService.indicate]?.count == peripheralOptions.indicateCount)
         }
     }
 

@@ -66,6 +66,8 @@ struct BumblePeripheralOptions: Sendable {
     var indicateCount = 3
     /// Heart rate measurements sent on each subscription.
     var heartRateCount = 3
+    /// Advertise with the controller's public address (`00:00:00:00:00:0N`) instead of `address`.
+    var usePublicAddress = false
     /// Anything else to pass through.
     var extraArguments: [String] = []
 
@@ -75,7 +77,7 @@ struct BumblePeripheralOptions: Sendable {
             String(port), "--name", name, "--address", address, "--timeout", String(timeoutSeconds),
             "--notify-count", String(notifyCount), "--indicate-count", String(indicateCount),
             "--heart-rate-count", String(heartRateCount), "--exit-on-stdin-eof",
-        ] + extraArguments
+        ] + (usePublicAddress ? ["--public"] : []) + extraArguments
     }
 }
 
@@ -98,6 +100,8 @@ struct BumbleCentralOptions: Sendable {
     var target: Target
     /// The central's own random static address.
     var ownAddress = "F0:F0:F0:F0:F0:F0"
+    /// Connect with the controller's public address instead of `ownAddress`.
+    var usePublicAddress = false
     /// ATT MTU requested in the exchange (23 forces Read Blob and Prepare/Execute Write).
     var mtu = 517
     /// Characteristics that get the short value.
@@ -143,6 +147,7 @@ struct BumbleCentralOptions: Sendable {
         case .address(let address): arguments += ["--address", address]
         }
         arguments += ["--own-address", ownAddress, "--mtu", String(mtu), "--long-length", String(longLength)]
+        if usePublicAddress { arguments.append("--public") }
         for uuid in writeShort { arguments += ["--write-short", uuid] }
         for uuid in writeLong { arguments += ["--write-long", uuid] }
         for subscription in subscribe { arguments += ["--subscribe", "\(subscription.uuid)=\(subscription.count)"] }
