@@ -234,7 +234,8 @@ public enum ATTPDU: Hashable, Sendable {
         }
     }
 
-    private static func end(_ r: ByteReader, _ pdu: ATTPDU) throws(DecodingError) -> ATTPDU {
+    /// Returns `pdu` when every byte of the reader has been consumed.
+    private static func end(_ pdu: ATTPDU, _ r: ByteReader) throws(DecodingError) -> ATTPDU {
         guard r.isAtEnd else {
             throw .invalid(
                 "length", expected: "\(r.offset) bytes", found: "\(r.bytes.count) bytes", at: r.offset)
@@ -248,15 +249,17 @@ public enum ATTPDU: Hashable, Sendable {
             let req = ATTOpcode(try r.readUInt8("request opcode"))
             let handle = try r.read(UInt16.self, "attribute handle")
             let code = ATTErrorCode(try r.readUInt8("error code"))
-            return try end(r, .errorResponse(requestOpcode: req, handle: handle, error: code))
+            return try end(.errorResponse(requestOpcode: req, handle: handle, error: code), r)
         case .exchangeMTURequest:
-            return try end(r, .exchangeMTURequest(clientMTU: try r.read(UInt16.self, "client rx MTU")))
+            let mtu = try r.read(UInt16.self, "client rx MTU")
+            return try end(.exchangeMTURequest(clientMTU: mtu), r)
         case .exchangeMTUResponse:
-            return try end(r, .exchangeMTUResponse(serverMTU: try r.read(UInt16.self, "server rx MTU")))
+            let mtu = try r.read(UInt16.self, "server rx MTU")
+            return try end(.exchangeMTUResponse(serverMTU: mtu), r)
         case .findInformationRequest:
             let start = try r.read(UInt16.self, "starting handle")
             let stop = try r.read(UInt16.self, "ending handle")
-            return try end(r, .findInformationRequest(start: start, end: stop))
+            return try end(.findInformationRequest(start: start, end: stop), r)
         case .findInformationResponse:
             let format = try r.readUInt8("format")
             let uuidSize: Int
@@ -311,13 +314,14 @@ public enum ATTPDU: Hashable, Sendable {
             }
             return .readByTypeResponse(entries)
         case .readRequest:
-            return try end(r, .readRequest(handle: try r.read(UInt16.self, "attribute handle")))
+            let handle = try r.read(UInt16.self, "attribute handle")
+            return try end(.readRequest(handle: handle), r)
         case .readResponse:
             return .readResponse(value: r.readRemaining())
         case .readBlobRequest:
             let handle = try r.read(UInt16.self, "attribute handle")
             let offset = try r.read(UInt16.self, "value offset")
-            return try end(r, .readBlobRequest(handle: handle, offset: offset))
+            return try end(.readBlobRequest(handle: handle, offset: offset), r)
         case .readBlobResponse:
             return .readBlobResponse(value: r.readRemaining())
         case .readMultipleRequest:
@@ -349,7 +353,7 @@ public enum ATTPDU: Hashable, Sendable {
             default: return .handleValueIndication(handle: handle, value: value)
             }
         case .writeResponse:
-            return try end(r, .writeResponse)
+            return try end(.writeResponse, r)
         case .signedWriteCommand:
             let handle = try r.read(UInt16.self, "attribute handle")
             try r.require(12, "authentication signature")
@@ -363,11 +367,12 @@ public enum ATTPDU: Hashable, Sendable {
                 ? .prepareWriteRequest(handle: handle, offset: offset, value: value)
                 : .prepareWriteResponse(handle: handle, offset: offset, value: value)
         case .executeWriteRequest:
-            return try end(r, .executeWriteRequest(flags: try r.readUInt8("flags")))
+            let flags = try r.readUInt8("flags")
+            return try end(.executeWriteRequest(flags: flags), r)
         case .executeWriteResponse:
-            return try end(r, .executeWriteResponse)
+            return try end(.executeWriteResponse, r)
         case .handleValueConfirmation:
-            return try end(r, .handleValueConfirmation)
+            return try end(.handleValueConfirmation, r)
         default:
             return .unknown(opcode: op, parameters: r.readRemaining())
         }
