@@ -158,3 +158,7 @@ actor InMemoryGATTLink: ATTRequestChannel {
     func serverState() -> GATTServer { server }
     func bearers() -> (client: ATTBearer, server: ATTBearer) { (clientBearer, serverBearer) }
 }
+
+extension InMemoryGATTLink {
+    func setServerValue(_ value: [UInt8], at handle: UInt16) { server.setValue(value, at: handle) }
+}
