@@ -201,6 +201,26 @@ enum GATTFixture {
         #expect(s.configuration(of: 25, for: 0x41) == [])
     }
 
+    @Test func bearerGlueAnswersRequestsAndReleasesIndications() {
+        var s = GATTFixture.server()
+        var bearer = ATTBearer(localMTU: 23)
+        var r = bearer.receive(gattHex("0A 0F 00"), now: 0, server: &s, connection: c)
+        #expect(r == .init(bearer: [.send(gattHex("0B 01"))], server: []))
+        r = bearer.receive(gattHex("52 17 00 05"), now: 0, server: &s, connection: c)
+        #expect(r == .init(bearer: [], server: [.valueWritten(connection: c, handle: 23, uuid: GATTFixture.uuid(3), value: [5])]))
+        r = bearer.receive(gattHex("3E"), now: 0, server: &s, connection: c)
+        #expect(r.bearer == [.send(gattHex("01 3E 00 00 06"))])
+        r = bearer.receive(gattHex("12 1A 00 02 00"), now: 0, server: &s, connection: c)
+        #expect(r.bearer == [.send(gattHex("13"))])
+        #expect(r.server == [.subscriptionChanged(connection: c, valueHandle: 25, configuration: .indication)])
+        var sent: [ATTBearerEvent] = []
+        for p in s.indicate(valueHandle: 25, value: [1]) + s.indicate(valueHandle: 25, value: [2]) { sent += bearer.send(p, now: 1) }
+        #expect(sent == [.send(gattHex("1D 19 00 01"))])
+        r = bearer.receive(gattHex("1E"), now: 2, server: &s, connection: c)
+        guard case .indicationConfirmed = r.bearer.first else { Issue.record("expected a confirmation"); return }
+        #expect(Array(r.bearer.dropFirst()) == [.send(gattHex("1D 19 00 02"))], "the queued indication follows the confirmation")
+    }
+
     @Test func randomizedRequests() {
         var rng = GATTSeededRandom(seed: 0x5E)
         var s = GATTFixture.server()

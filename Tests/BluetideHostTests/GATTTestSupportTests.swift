@@ -82,7 +82,7 @@ actor InMemoryGATTLink: ATTRequestChannel {
     func serverPush(valueHandle: UInt16, value: [UInt8], indicate: Bool) async {
         let pushes = indicate ? server.indicate(valueHandle: valueHandle, value: value) : server.notify(valueHandle: valueHandle, value: value)
         var events: [ATTBearerEvent] = []
-        for p in pushes { events += push(p) }
+        for p in pushes { events += serverBearer.send(p, now: now) }
         await run(serverEvents: events)
     }
 
@@ -97,13 +97,6 @@ actor InMemoryGATTLink: ATTRequestChannel {
         await run(clientEvents: c, serverEvents: s)
     }
 
-    private func push(_ p: GATTServerPush) -> [ATTBearerEvent] {
-        switch p.kind {
-        case .notification: return (try? serverBearer.notify(handle: p.handle, value: p.value)) ?? []
-        case .indication: return serverBearer.indicate(handle: p.handle, value: p.value, now: now).1
-        }
-    }
-
     /// Processes bearer events until both sides are quiet, then delivers values to the client.
     private func run(clientEvents: [ATTBearerEvent] = [], serverEvents: [ATTBearerEvent] = []) async {
         var work: [(client: Bool, event: ATTBearerEvent)] = clientEvents.map { (true, $0) } + serverEvents.map { (false, $0) }
@@ -114,7 +107,9 @@ actor InMemoryGATTLink: ATTRequestChannel {
                 case let .send(bytes):
                     if !clientConfirmsIndications, bytes == [0x1E] { continue }
                     wire.append((true, bytes))
-                    work += serverBearer.receive(bytes, now: now).map { (false, $0) }
+                    let served = serverBearer.receive(bytes, now: now, server: &server, connection: connection)
+                    recordedServerEvents += served.server
+                    work += served.bearer.map { (false, $0) }
                 case let .response(id, pdu): resolve(id, .success(pdu))
                 case let .failed(id, error): resolve(id, .failure(error))
                 case let .notification(h, v): deliveries.append((false, h, v))
@@ -127,15 +122,8 @@ actor InMemoryGATTLink: ATTRequestChannel {
                 case let .send(bytes):
                     wire.append((false, bytes))
                     work += clientBearer.receive(bytes, now: now).map { (true, $0) }
-                case let .serverRequest(pdu):
-                    let (response, events) = server.handle(pdu, from: connection, mtu: serverBearer.mtu)
-                    recordedServerEvents += events
-                    if let response { work += serverBearer.respond(response).map { (false, $0) } }
-                case let .serverCommand(pdu):
-                    recordedServerEvents += server.handle(pdu, from: connection, mtu: serverBearer.mtu).events
                 case .indicationConfirmed:
                     confirmationsReceivedByServer += 1
-                    for p in server.indicationConfirmed(by: connection) { work += push(p).map { (false, $0) } }
                 default: break
                 }
             }
