@@ -95,6 +95,13 @@ import Testing
         #expect(named.localName == "Bluetide")
     }
 
+    @Test func buildersPickTheShortestUUIDForm() {
+        let lists = AdvertisingDataElement.serviceUUIDLists([BluetoothUUID(0x180D), Self.nus, BluetoothUUID(uuid32: 0x1234_5678), BluetoothUUID(0x180F)], complete: true)
+        #expect(AdvertisingData(lists).bytes == gattHex("05 03 0D 18 0F 18 05 05 78 56 34 12 11 07 9E CA DC 24 0E E5 A9 E0 93 F3 A3 B5 01 00 40 6E"))
+        #expect(AdvertisingData([.serviceData(BluetoothUUID(0x180F), [100])]).bytes == gattHex("04 16 0F 18 64"))
+        #expect(AdvertisingData([.serviceData(Self.nus, [])]).bytes.count == 18)
+    }
+
     @Test func legacyLengthCheck() {
         let long = AdvertisingData([.completeLocalName(String(repeating: "x", count: 30))])
         #expect(!long.fitsLegacyAdvertising)

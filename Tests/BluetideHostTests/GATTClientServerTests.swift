@@ -48,6 +48,19 @@ import Testing
         #expect(try await client.read(handle: 3) == Array("Bluetide".utf8))
     }
 
+    @Test func discoverWholeDatabase() async throws {
+        let (_, client) = await makeLink()
+        let db = try await client.discoverDatabase()
+        #expect(db.map(\.service.uuid) == [.genericAccess, .genericAttribute, .heartRate, GATTFixture.service, .battery])
+        #expect(db[0].characteristics.map(\.characteristic.uuid) == [.deviceName, .appearance])
+        let serviceChanged = try #require(db[1].characteristics.first)
+        #expect(serviceChanged.characteristic.uuid == .serviceChanged)
+        #expect(serviceChanged.characteristic.properties == .indicate)
+        #expect(serviceChanged.descriptors == [GATTDescriptor(uuid: .clientCharacteristicConfiguration, handle: 9)])
+        #expect(db.flatMap(\.characteristics).count == 14)
+        #expect(db.flatMap(\.characteristics).flatMap(\.descriptors).count == 5)
+    }
+
     @Test func readShortAndLongValues() async throws {
         let (link, client) = await makeLink()
         #expect(try await client.read(handle: 15) == [1])

@@ -86,6 +86,14 @@ import Testing
         #expect(router.receive(gattHex("03 00 05 00 01 04 00")).outgoing.isEmpty)
     }
 
+    @Test func oversizedSignalingFrameIsRejectedWithOurMTU() {
+        var router = L2CAPRouter(role: .central)
+        var w = ByteWriter()
+        w.write(UInt16(24)); w.write(UInt16(5)); w.write(bytes: [0x12, 0x04, 0x14, 0x00] + [UInt8](repeating: 0, count: 20))
+        let r = router.receive(w.bytes)
+        #expect(r.outgoing.map(\.bytes) == [gattHex("08 00 05 00 01 04 04 00 01 00 17 00")])
+    }
+
     @Test func creditBasedConnectionsAreRefused() {
         var router = L2CAPRouter(role: .peripheral)
         let r = router.receive(gattHex("0E 00 05 00 14 03 0A 00 80 00 40 00 00 04 00 04 80 00"))

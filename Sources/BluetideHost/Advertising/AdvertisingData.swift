@@ -312,3 +312,24 @@ public struct AdvertisingData: Hashable, Sendable {
         return nil
     }
 }
+
+extension AdvertisingDataElement {
+    /// Service UUID list elements for `uuids`, one element per UUID width in use (16-bit
+    /// aliases first, then 32-bit, then 128-bit), so each UUID is written in its shortest form.
+    public static func serviceUUIDLists(_ uuids: [BluetoothUUID], complete: Bool) -> [AdvertisingDataElement] {
+        let short = uuids.filter { $0.uuid16 != nil }
+        let medium = uuids.filter { $0.uuid16 == nil && $0.uuid32 != nil }
+        let long = uuids.filter { $0.uuid32 == nil }
+        var out: [AdvertisingDataElement] = []
+        if !short.isEmpty { out.append(.serviceUUIDs(short, size: .bits16, complete: complete)) }
+        if !medium.isEmpty { out.append(.serviceUUIDs(medium, size: .bits32, complete: complete)) }
+        if !long.isEmpty { out.append(.serviceUUIDs(long, size: .bits128, complete: complete)) }
+        return out
+    }
+
+    /// A Service Data element for `uuid` in its shortest form.
+    public static func serviceData(_ uuid: BluetoothUUID, _ data: [UInt8]) -> AdvertisingDataElement {
+        let size: AdvertisingUUIDSize = uuid.uuid16 != nil ? .bits16 : uuid.uuid32 != nil ? .bits32 : .bits128
+        return .serviceData(uuid, size: size, data: data)
+    }
+}

@@ -204,6 +204,19 @@ public actor GATTClient {
         return found
     }
 
+    /// Discovers every primary service with its characteristics and their descriptors.
+    public func discoverDatabase() async throws -> [GATTRemoteService] {
+        var out: [GATTRemoteService] = []
+        for service in try await discoverPrimaryServices() {
+            var characteristics: [GATTRemoteCharacteristic] = []
+            for c in try await discoverCharacteristics(in: service) {
+                characteristics.append(GATTRemoteCharacteristic(characteristic: c, descriptors: try await discoverDescriptors(of: c)))
+            }
+            out.append(GATTRemoteService(service: service, characteristics: characteristics))
+        }
+        return out
+    }
+
     // MARK: Reads
 
     /// Reads a value. When the first response fills the MTU, the rest is read with Read Blob

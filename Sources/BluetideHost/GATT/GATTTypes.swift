@@ -102,3 +102,15 @@ public struct GATTLinkSecurity: Hashable, Sendable {
     /// An unencrypted link.
     public static let none = GATTLinkSecurity()
 }
+
+/// A discovered characteristic with its descriptors.
+public struct GATTRemoteCharacteristic: Hashable, Sendable {
+    public var characteristic: GATTCharacteristic
+    public var descriptors: [GATTDescriptor]
+}
+
+/// A discovered service with its characteristics (the result of a full discovery).
+public struct GATTRemoteService: Hashable, Sendable {
+    public var service: GATTService
+    public var characteristics: [GATTRemoteCharacteristic]
+}

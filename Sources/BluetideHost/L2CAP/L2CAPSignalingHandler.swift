@@ -31,6 +31,9 @@ public struct L2CAPSignalingHandler: Sendable {
     private var nextIdentifier: UInt8 = 1
     private var outstanding: [UInt8: UInt8] = [:]  // identifier → command code we sent
 
+    /// The LE signalling MTU (MTUsig), octets.
+    public static let signalingMTU = 23
+
     public init(role: LinkRole) { self.role = role }
 
     /// (Peripheral) builds a Connection Parameter Update Request to send on CID 0x0005 and
@@ -50,6 +53,12 @@ public struct L2CAPSignalingHandler: Sendable {
     /// Handles one C-frame payload from the peer; returns the commands to send back and the
     /// events for the host.
     public mutating func receive(_ payload: [UInt8]) -> (replies: [L2CAPSignalingCommand], events: [L2CAPSignalingEvent]) {
+        // The LE signalling MTU is 23 octets: a longer C-frame is rejected with our MTU.
+        if payload.count > Self.signalingMTU {
+            let error = DecodingError.invalid("signalling C-frame", expected: "at most \(Self.signalingMTU) bytes", found: "\(payload.count) bytes")
+            guard payload[1] != 0 else { return ([], [.malformed(error)]) }
+            return ([.commandReject(identifier: payload[1], reason: .signalingMTUExceeded, data: [UInt8(Self.signalingMTU), 0])], [.malformed(error)])
+        }
         let command: L2CAPSignalingCommand
         do {
             command = try L2CAPSignalingCommand(bytes: payload)
