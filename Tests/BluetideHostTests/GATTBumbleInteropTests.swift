@@ -129,7 +129,7 @@ import Testing
         let script = dir.appendingPathComponent("driver.py")
         try Self.driver.write(to: script, atomically: true, encoding: .utf8)
         let stderrPath = dir.appendingPathComponent("stderr.txt")
-        FileManager.default.createFile(atPath: stderrPath.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath.path, contents: nil)
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

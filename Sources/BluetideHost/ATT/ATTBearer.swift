@@ -5,7 +5,9 @@ import BluetideCore
 public struct ATTTransactionID: Hashable, Sendable, CustomStringConvertible {
     /// Sequence number, unique per bearer.
     public let rawValue: UInt64
+    /// Wraps a sequence number.
     public init(rawValue: UInt64) { self.rawValue = rawValue }
+    /// `#12` style text.
     public var description: String { "#\(rawValue)" }
 }
 
@@ -20,6 +22,7 @@ public enum ATTBearerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The PDU is not of the kind the call expects (e.g. a response passed as a request).
     case wrongKind(ATTOpcode)
 
+    /// A sentence for logs and CLI output.
     public var description: String {
         switch self {
         case .timedOut: "ATT transaction timed out (30 s); the bearer is closed"

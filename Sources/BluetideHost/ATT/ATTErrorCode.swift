@@ -6,7 +6,9 @@ public struct ATTErrorCode: RawRepresentable, Hashable, Sendable, Error, CustomS
     /// The code byte.
     public let rawValue: UInt8
 
+    /// Wraps an error code byte.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// Wraps an error code byte.
     public init(_ rawValue: UInt8) { self.rawValue = rawValue }
 
     /// 0x01: the handle is not valid on this server.
@@ -93,6 +95,7 @@ public struct ATTErrorCode: RawRepresentable, Hashable, Sendable, Error, CustomS
         }
     }
 
+    /// `0x02 (Read Not Permitted)` style text.
     public var description: String {
         let hex = String(rawValue, radix: 16, uppercase: true)
         return "0x\(hex.count < 2 ? "0" + hex : hex) (\(name))"

@@ -6,6 +6,7 @@ public struct ATTHandleUUID: Hashable, Sendable {
     public var handle: UInt16
     /// The attribute type.
     public var uuid: BluetoothUUID
+    /// An entry for `handle` of type `uuid`.
     public init(handle: UInt16, uuid: BluetoothUUID) {
         self.handle = handle
         self.uuid = uuid
@@ -18,6 +19,7 @@ public struct ATTHandleRange: Hashable, Sendable {
     public var start: UInt16
     /// Last handle of its group (equal to `start` for non-grouping attributes).
     public var end: UInt16
+    /// A range from `start` to `end` (inclusive).
     public init(start: UInt16, end: UInt16) {
         self.start = start
         self.end = end
@@ -30,6 +32,7 @@ public struct ATTHandleValue: Hashable, Sendable {
     public var handle: UInt16
     /// The value bytes (possibly truncated by the server to fit the MTU).
     public var value: [UInt8]
+    /// An entry for `handle` with `value`.
     public init(handle: UInt16, value: [UInt8]) {
         self.handle = handle
         self.value = value
@@ -44,6 +47,7 @@ public struct ATTGroupValue: Hashable, Sendable {
     public var endGroupHandle: UInt16
     /// The grouping attribute's value (e.g. the service UUID).
     public var value: [UInt8]
+    /// A group from `handle` to `endGroupHandle` with the grouping attribute's `value`.
     public init(handle: UInt16, endGroupHandle: UInt16, value: [UInt8]) {
         self.handle = handle
         self.endGroupHandle = endGroupHandle

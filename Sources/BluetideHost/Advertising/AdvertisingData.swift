@@ -2,7 +2,9 @@ import BluetideCore
 
 /// Flags AD type bits (Core Supplement Part A 1.3).
 public struct AdvertisingFlags: OptionSet, Hashable, Sendable {
+    /// The flags octet.
     public let rawValue: UInt8
+    /// Wraps a flags octet.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// LE Limited Discoverable Mode.
     public static let leLimitedDiscoverable = AdvertisingFlags(rawValue: 0x01)
@@ -18,28 +20,47 @@ public struct AdvertisingFlags: OptionSet, Hashable, Sendable {
 
 /// Width of the UUIDs in a service UUID list or service data element.
 public enum AdvertisingUUIDSize: Int, Hashable, Sendable {
+    /// 2 octets.
     case bits16 = 2
+    /// 4 octets.
     case bits32 = 4
+    /// 16 octets.
     case bits128 = 16
 }
 
 /// AD type codes this module decodes (Assigned Numbers, "Common Data Types").
 public enum ADType {
+    /// 0x01: Flags.
     public static let flags: UInt8 = 0x01
+    /// 0x02: Incomplete List of 16-bit Service UUIDs.
     public static let incompleteUUIDs16: UInt8 = 0x02
+    /// 0x03: Complete List of 16-bit Service UUIDs.
     public static let completeUUIDs16: UInt8 = 0x03
+    /// 0x04: Incomplete List of 32-bit Service UUIDs.
     public static let incompleteUUIDs32: UInt8 = 0x04
+    /// 0x05: Complete List of 32-bit Service UUIDs.
     public static let completeUUIDs32: UInt8 = 0x05
+    /// 0x06: Incomplete List of 128-bit Service UUIDs.
     public static let incompleteUUIDs128: UInt8 = 0x06
+    /// 0x07: Complete List of 128-bit Service UUIDs.
     public static let completeUUIDs128: UInt8 = 0x07
+    /// 0x08: Shortened Local Name.
     public static let shortenedLocalName: UInt8 = 0x08
+    /// 0x09: Complete Local Name.
     public static let completeLocalName: UInt8 = 0x09
+    /// 0x0A: TX Power Level.
     public static let txPowerLevel: UInt8 = 0x0A
+    /// 0x12: Peripheral Connection Interval Range.
     public static let peripheralConnectionIntervalRange: UInt8 = 0x12
+    /// 0x16: Service Data - 16-bit UUID.
     public static let serviceData16: UInt8 = 0x16
+    /// 0x19: Appearance.
     public static let appearance: UInt8 = 0x19
+    /// 0x20: Service Data - 32-bit UUID.
     public static let serviceData32: UInt8 = 0x20
+    /// 0x21: Service Data - 128-bit UUID.
     public static let serviceData128: UInt8 = 0x21
+    /// 0xFF: Manufacturer Specific Data.
     public static let manufacturerSpecificData: UInt8 = 0xFF
 }
 
@@ -182,6 +203,7 @@ public struct AdvertisingData: Hashable, Sendable {
     /// The elements in the order they appear.
     public var elements: [AdvertisingDataElement]
 
+    /// Data made of `elements`, in order.
     public init(_ elements: [AdvertisingDataElement] = []) { self.elements = elements }
 
     /// Longest legacy advertising or scan response payload, octets.

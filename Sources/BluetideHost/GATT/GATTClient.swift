@@ -30,6 +30,7 @@ public enum GATTClientError: Error, Equatable, Sendable, CustomStringConvertible
     /// The characteristic supports neither notifications nor indications.
     case notSubscribable(valueHandle: UInt16)
 
+    /// A sentence for logs and CLI output.
     public var description: String {
         switch self {
         case let .att(code, handle, request): "ATT error \(code) on handle \(handle) for request \(request)"
@@ -52,6 +53,7 @@ public actor GATTClient {
     private var subscribers: [UInt16: [Int: AsyncStream<[UInt8]>.Continuation]] = [:]
     private var nextSubscriberID = 0
 
+    /// A client issuing its requests on `channel`.
     public init(channel: any ATTRequestChannel) {
         self.channel = channel
     }

@@ -2,7 +2,9 @@ import BluetideCore
 
 /// Access rules of a server attribute.
 public struct GATTPermissions: OptionSet, Hashable, Sendable {
+    /// The permission bits (Bluetide's own layout, not a wire value).
     public let rawValue: UInt8
+    /// Wraps permission bits.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// May be read (else Read Not Permitted 0x02).
     public static let readable = GATTPermissions(rawValue: 0x01)
@@ -57,15 +59,20 @@ public typealias GATTWriteValidator = @Sendable (GATTWriteContext) -> ATTErrorCo
 
 /// A descriptor to put in the server database.
 public struct GATTDescriptorDefinition: Sendable {
+    /// The descriptor type.
     public var uuid: BluetoothUUID
+    /// Access rules (readable only by default).
     public var permissions: GATTPermissions
     /// Initial stored value.
     public var value: [UInt8]
     /// Longest value a write may store, octets.
     public var maximumLength: Int
+    /// Supplies the value at read time when set.
     public var onRead: GATTReadHandler?
+    /// Refuses writes with an error code when set.
     public var validateWrite: GATTWriteValidator?
 
+    /// A descriptor of type `uuid`; see the properties for each parameter.
     public init(uuid: BluetoothUUID, permissions: GATTPermissions = .readable, value: [UInt8] = [], maximumLength: Int = 512,
                 onRead: GATTReadHandler? = nil, validateWrite: GATTWriteValidator? = nil) {
         self.uuid = uuid
@@ -80,7 +87,9 @@ public struct GATTDescriptorDefinition: Sendable {
 /// A characteristic to put in the server database. A CCCD is added automatically when the
 /// properties include notify or indicate.
 public struct GATTCharacteristicDefinition: Sendable {
+    /// The characteristic UUID.
     public var uuid: BluetoothUUID
+    /// Properties announced in the declaration.
     public var properties: GATTCharacteristicProperties
     /// Access rules of the value; by default implied by the properties.
     public var permissions: GATTPermissions
@@ -95,6 +104,8 @@ public struct GATTCharacteristicDefinition: Sendable {
     /// Further descriptors (the CCCD is added automatically).
     public var descriptors: [GATTDescriptorDefinition]
 
+    /// A characteristic of type `uuid`; permissions default to those the properties imply,
+    /// `maximumLength` is capped at 512.
     public init(uuid: BluetoothUUID, properties: GATTCharacteristicProperties, permissions: GATTPermissions? = nil,
                 value: [UInt8] = [], maximumLength: Int = 512, descriptors: [GATTDescriptorDefinition] = [],
                 onRead: GATTReadHandler? = nil, validateWrite: GATTWriteValidator? = nil) {
@@ -111,12 +122,16 @@ public struct GATTCharacteristicDefinition: Sendable {
 
 /// A service to put in the server database.
 public struct GATTServiceDefinition: Sendable {
+    /// The service UUID.
     public var uuid: BluetoothUUID
+    /// Primary (discoverable) or secondary (only reachable through includes).
     public var isPrimary: Bool
     /// UUIDs of other services in the same database this one includes.
     public var includedServices: [BluetoothUUID]
+    /// The characteristics, in handle order.
     public var characteristics: [GATTCharacteristicDefinition]
 
+    /// A service of type `uuid`.
     public init(uuid: BluetoothUUID, isPrimary: Bool = true, includedServices: [BluetoothUUID] = [],
                 characteristics: [GATTCharacteristicDefinition]) {
         self.uuid = uuid
@@ -130,26 +145,37 @@ public struct GATTServiceDefinition: Sendable {
 public struct GATTAttribute: Sendable {
     /// What the attribute is, structurally.
     public enum Role: Sendable, Hashable {
+        /// A primary or secondary service declaration (0x2800 / 0x2801).
         case serviceDeclaration
+        /// An include declaration (0x2802).
         case includeDeclaration
+        /// A characteristic declaration (0x2803).
         case characteristicDeclaration
         /// A characteristic value; `cccd` is the handle of its CCCD when it has one.
         case characteristicValue(properties: GATTCharacteristicProperties, cccd: UInt16?)
         /// A Client Characteristic Configuration descriptor; its value is per connection.
         case clientConfiguration(valueHandle: UInt16, properties: GATTCharacteristicProperties)
+        /// Any other descriptor.
         case descriptor
     }
 
+    /// The attribute handle.
     public let handle: UInt16
+    /// The attribute type.
     public let type: BluetoothUUID
+    /// Its structural role.
     public let role: Role
+    /// Its access rules.
     public let permissions: GATTPermissions
     /// The stored value (unused for CCCDs, which are per connection).
     public var value: [UInt8]
+    /// Longest value a write may store, octets.
     public let maximumLength: Int
     /// Last handle of the group (service declarations only).
     public let groupEnd: UInt16?
+    /// Supplies the value at read time when set.
     public let onRead: GATTReadHandler?
+    /// Refuses writes with an error code when set.
     public let validateWrite: GATTWriteValidator?
 }
 

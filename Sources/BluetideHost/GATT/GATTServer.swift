@@ -13,10 +13,19 @@ public enum GATTServerEvent: Hashable, Sendable {
 /// A notification or indication the owner should send through the connection's bearer.
 public struct GATTServerPush: Hashable, Sendable {
     /// Notification or indication.
-    public enum Kind: Hashable, Sendable { case notification, indication }
+    public enum Kind: Hashable, Sendable {
+        /// Handle Value Notification (no confirmation).
+        case notification
+        /// Handle Value Indication (confirmed, one at a time).
+        case indication
+    }
+    /// The connection to send it on (HCI connection handle).
     public var connection: UInt16
+    /// Notification or indication.
     public var kind: Kind
+    /// The characteristic value handle.
     public var handle: UInt16
+    /// The value (the bearer cuts it to MTU − 3).
     public var value: [UInt8]
 }
 
@@ -40,6 +49,7 @@ public struct GATTServer: Sendable {
     }
     private var connections: [UInt16: ConnectionState] = [:]
 
+    /// A server whose database holds GAP (with `deviceName` and `appearance`), GATT, then `services`.
     public init(deviceName: String, appearance: UInt16 = 0, services: [GATTServiceDefinition],
                 maximumPreparedWrites: Int = 64, localMTU: Int = ATTBearer.maximumMTU) {
         self.database = GATTDatabase(deviceName: deviceName, appearance: appearance, services: services)

@@ -2,7 +2,9 @@ import BluetideCore
 
 /// Characteristic properties, as carried in a characteristic declaration (Core Vol 3 Part G 3.3.1.1).
 public struct GATTCharacteristicProperties: OptionSet, Hashable, Sendable {
+    /// The properties byte.
     public let rawValue: UInt8
+    /// Wraps a properties byte.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// 0x01: the value may be broadcast.
     public static let broadcast = GATTCharacteristicProperties(rawValue: 0x01)
@@ -24,7 +26,9 @@ public struct GATTCharacteristicProperties: OptionSet, Hashable, Sendable {
 
 /// Client Characteristic Configuration values (descriptor 0x2902, Core Vol 3 Part G 3.3.3.3).
 public struct GATTClientConfiguration: OptionSet, Hashable, Sendable {
+    /// The CCCD value.
     public let rawValue: UInt16
+    /// Wraps a CCCD value.
     public init(rawValue: UInt16) { self.rawValue = rawValue }
     /// 0x0001: notifications enabled.
     public static let notification = GATTClientConfiguration(rawValue: 0x0001)
@@ -43,6 +47,7 @@ public struct GATTService: Hashable, Sendable {
     /// True for a primary service.
     public var isPrimary: Bool
 
+    /// A service of type `uuid` spanning `startHandle...endHandle`.
     public init(uuid: BluetoothUUID, startHandle: UInt16, endHandle: UInt16, isPrimary: Bool = true) {
         self.uuid = uuid
         self.startHandle = startHandle
@@ -72,6 +77,7 @@ public struct GATTCharacteristic: Hashable, Sendable {
     /// Properties from the declaration.
     public var properties: GATTCharacteristicProperties
 
+    /// A characteristic as found by discovery.
     public init(uuid: BluetoothUUID, declarationHandle: UInt16, valueHandle: UInt16, endHandle: UInt16, properties: GATTCharacteristicProperties) {
         self.uuid = uuid
         self.declarationHandle = declarationHandle
@@ -95,6 +101,7 @@ public struct GATTLinkSecurity: Hashable, Sendable {
     public var isEncrypted: Bool
     /// The link's key is authenticated (MITM-protected).
     public var isAuthenticated: Bool
+    /// A link state; both false for a fresh link.
     public init(isEncrypted: Bool = false, isAuthenticated: Bool = false) {
         self.isEncrypted = isEncrypted
         self.isAuthenticated = isAuthenticated
@@ -105,12 +112,16 @@ public struct GATTLinkSecurity: Hashable, Sendable {
 
 /// A discovered characteristic with its descriptors.
 public struct GATTRemoteCharacteristic: Hashable, Sendable {
+    /// The characteristic.
     public var characteristic: GATTCharacteristic
+    /// Its descriptors, in handle order.
     public var descriptors: [GATTDescriptor]
 }
 
 /// A discovered service with its characteristics (the result of a full discovery).
 public struct GATTRemoteService: Hashable, Sendable {
+    /// The service.
     public var service: GATTService
+    /// Its characteristics, in handle order.
     public var characteristics: [GATTRemoteCharacteristic]
 }

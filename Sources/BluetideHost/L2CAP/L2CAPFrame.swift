@@ -4,7 +4,9 @@ import BluetideCore
 public struct L2CAPChannelID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The CID value.
     public let rawValue: UInt16
+    /// Wraps a CID.
     public init(rawValue: UInt16) { self.rawValue = rawValue }
+    /// Wraps a CID.
     public init(_ rawValue: UInt16) { self.rawValue = rawValue }
 
     /// 0x0004: Attribute Protocol.
@@ -14,6 +16,7 @@ public struct L2CAPChannelID: RawRepresentable, Hashable, Sendable, CustomString
     /// 0x0006: Security Manager Protocol.
     public static let smp = L2CAPChannelID(0x0006)
 
+    /// `0x0004` style hex.
     public var description: String {
         let hex = String(rawValue, radix: 16, uppercase: true)
         return "0x" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
@@ -28,6 +31,7 @@ public struct L2CAPFrame: Hashable, Sendable {
     /// The information payload (at most 65535 octets).
     public var payload: [UInt8]
 
+    /// A frame carrying `payload` on `channelID`.
     public init(channelID: L2CAPChannelID, payload: [UInt8]) {
         self.channelID = channelID
         self.payload = payload

@@ -19,6 +19,7 @@ public struct L2CAPRouting: Equatable, Sendable {
         case unknownChannel(L2CAPChannelID)
     }
 
+    /// A routing result; empty by default.
     public init(att: [UInt8]? = nil, outgoing: [L2CAPFrame] = [], signalingEvents: [L2CAPSignalingEvent] = [], dropped: DropReason? = nil) {
         self.att = att
         self.outgoing = outgoing
@@ -36,6 +37,7 @@ public struct L2CAPRouter: Sendable {
     /// The LE signalling state of this connection.
     public private(set) var signaling: L2CAPSignalingHandler
 
+    /// A router for a new connection where we play `role`.
     public init(role: LinkRole) {
         self.role = role
         self.signaling = L2CAPSignalingHandler(role: role)

@@ -12,6 +12,7 @@ public struct L2CAPConnectionParameters: Hashable, Sendable {
     /// Supervision timeout, units of 10 ms (valid 10...3200).
     public var supervisionTimeout: UInt16
 
+    /// Parameters in controller units (see each property).
     public init(intervalMin: UInt16, intervalMax: UInt16, peripheralLatency: UInt16, supervisionTimeout: UInt16) {
         self.intervalMin = intervalMin
         self.intervalMax = intervalMax
@@ -50,6 +51,7 @@ public enum L2CAPConnectionParameterUpdateResult: Hashable, Sendable {
         }
     }
 
+    /// From the wire value.
     public init(rawValue: UInt16) {
         switch rawValue {
         case 0: self = .accepted
@@ -61,7 +63,9 @@ public enum L2CAPConnectionParameterUpdateResult: Hashable, Sendable {
 
 /// Reason in a Command Reject (Core Vol 3 Part A 4.1).
 public struct L2CAPRejectReason: RawRepresentable, Hashable, Sendable {
+    /// The wire value.
     public let rawValue: UInt16
+    /// Wraps a wire value.
     public init(rawValue: UInt16) { self.rawValue = rawValue }
     /// 0x0000: the command code is not understood.
     public static let commandNotUnderstood = L2CAPRejectReason(rawValue: 0x0000)
@@ -89,10 +93,15 @@ public enum L2CAPSignalingCommand: Hashable, Sendable {
 
     /// Command codes this type models.
     public enum Code {
+        /// 0x01 Command Reject.
         public static let commandReject: UInt8 = 0x01
+        /// 0x12 Connection Parameter Update Request.
         public static let connectionParameterUpdateRequest: UInt8 = 0x12
+        /// 0x13 Connection Parameter Update Response.
         public static let connectionParameterUpdateResponse: UInt8 = 0x13
+        /// 0x14 LE Credit Based Connection Request.
         public static let leCreditBasedConnectionRequest: UInt8 = 0x14
+        /// 0x15 LE Credit Based Connection Response.
         public static let leCreditBasedConnectionResponse: UInt8 = 0x15
     }
 

@@ -34,6 +34,7 @@ public struct L2CAPSignalingHandler: Sendable {
     /// The LE signalling MTU (MTUsig), octets.
     public static let signalingMTU = 23
 
+    /// A handler for a new connection where we play `role`.
     public init(role: LinkRole) { self.role = role }
 
     /// (Peripheral) builds a Connection Parameter Update Request to send on CID 0x0005 and
