@@ -138,6 +138,7 @@ import Testing
         var bearer = ATTBearer()
         #expect(bearer.receive(gattHex("1D 09 00 05"), now: 0) == [.indication(handle: 9, value: [5]), .send(gattHex("1E"))])
         #expect(bearer.receive(gattHex("1B 09 00 06"), now: 0) == [.notification(handle: 9, value: [6])])
+        #expect(bearer.receive(gattHex("23 09 00 01 00 06 0A 00 00 00"), now: 0) == [.notification(handle: 9, value: [6]), .notification(handle: 10, value: [])])
     }
 
     @Test func randomizedRobustness() {

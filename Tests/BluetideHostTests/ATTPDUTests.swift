@@ -47,7 +47,13 @@ import Testing
         ("1B 03 00 48 65", .handleValueNotification(handle: 3, value: [0x48, 0x65])),
         ("1D 03 00 01", .handleValueIndication(handle: 3, value: [1])),
         ("1E", .handleValueConfirmation),
-        ("20 01 02", .unknown(opcode: ATTOpcode(0x20), parameters: [1, 2])),
+        ("20 03 00 05 00", .readMultipleVariableRequest(handles: [3, 5])),
+        ("21 01 00 01 02 00 41 03", .readMultipleVariableResponse([ATTLengthValue([1]), ATTLengthValue([0x41, 0x03])])),
+        ("21 05 00 01 02", .readMultipleVariableResponse([ATTLengthValue(length: 5, value: [1, 2])])),
+        ("23 0C 00 02 00 00 48 19 00 01 00 07", .multipleHandleValueNotification([
+            ATTHandleValue(handle: 12, value: [0x00, 0x48]), ATTHandleValue(handle: 25, value: [7]),
+        ])),
+        ("30 01 02", .unknown(opcode: ATTOpcode(0x30), parameters: [1, 2])),
         ("FF", .unknown(opcode: ATTOpcode(0xFF), parameters: [])),
     ]
 
@@ -66,7 +72,7 @@ import Testing
                      "0A 03 00", "0C 03 00 16 00", "0E 03 00 05 00", "10 01 00 FF FF 00 28", "12 03 00", "52 03 00", "18 01",
                      "16 03 00 12 00", "17 03 00 12 00", "1B 03 00", "1D 03 00",
                      "D2 03 00 01 02 03 04 05 06 07 08 09 0A 0B 0C", "05 01 03 00 02 29", "07 0A 00 0F 00", "09 03 02 00 10",
-                     "11 06 01 00 05 00 00 18"]
+                     "11 06 01 00 05 00 00 18", "20 03 00 05 00", "23 0C 00 02 00 00 48"]
         for text in fixed {
             let bytes = gattHex(text)
             #expect(throws: Never.self, "whole \(text)") { try ATTPDU(bytes: bytes) }

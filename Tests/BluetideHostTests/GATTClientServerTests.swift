@@ -88,6 +88,7 @@ import Testing
     @Test func readMultiple() async throws {
         let (_, client) = await makeLink()
         #expect(try await client.readMultiple(handles: [15, 33, 5]) == [1, 9, 0x41, 0x03])
+        #expect(try await client.readMultipleVariable(handles: [15, 5, 3]) == [[1], [0x41, 0x03], Array("Bluetide".utf8)])
     }
 
     @Test func writeShortAndLong() async throws {

@@ -115,6 +115,11 @@ enum GATTFixture {
         #expect(ask(&s, "0E 0F 00 21 00 05 00") == gattHex("0F 01 09 41 03"))
         #expect(ask(&s, "0E 0F 00 99 00") == gattHex("01 0E 99 00 01"))
         #expect(ask(&s, "0E 0F 00 17 00") == gattHex("01 0E 17 00 02"))
+        // Read Multiple Variable: length-prefixed values; the one that does not fit is cut.
+        #expect(ask(&s, "20 0F 00 21 00 05 00") == gattHex("21 01 00 01 01 00 09 02 00 41 03"))
+        #expect(ask(&s, "20 0F 00 15 00 21 00") == [0x21, 0x01, 0x00, 0x01, 0x2C, 0x01] + GATTFixture.longValue.prefix(17), "cut to fill the 23-byte MTU")
+        #expect(ask(&s, "20 0F 00 17 00") == gattHex("01 20 17 00 02"))
+        #expect(ask(&s, "20 0F 00 99 00") == gattHex("01 20 99 00 01"))
     }
 
     @Test func writesAndTheirErrors() {
@@ -131,7 +136,7 @@ enum GATTFixture {
         #expect(ask(&s, "12 0D 00 01") == gattHex("01 12 0D 00 0D"), "CCCD must be 2 bytes")
         let tooLong = ATTPDU.writeRequest(handle: 21, value: [UInt8](repeating: 0, count: 513))
         #expect(s.handle(tooLong, from: c, mtu: 517).response == .errorResponse(requestOpcode: .writeRequest, handle: 21, error: .invalidAttributeValueLength))
-        #expect(ask(&s, "20 01 00 02 00") == gattHex("01 20 00 00 06"), "Request Not Supported")
+        #expect(ask(&s, "3E 01 00") == gattHex("01 3E 00 00 06"), "Request Not Supported")
     }
 
     @Test func commandsHaveNoResponse() {

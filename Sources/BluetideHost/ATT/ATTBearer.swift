@@ -239,8 +239,11 @@ public struct ATTBearer: Sendable {
             }
         case .response: return receiveResponse(pdu, bytes, now: now)
         case .notification:
-            if case let .handleValueNotification(handle, value) = pdu { return [.notification(handle: handle, value: value)] }
-            return [.ignored(bytes, reason: .unsupported)]
+            switch pdu {
+            case let .handleValueNotification(handle, value): return [.notification(handle: handle, value: value)]
+            case let .multipleHandleValueNotification(entries): return entries.map { .notification(handle: $0.handle, value: $0.value) }
+            default: return [.ignored(bytes, reason: .unsupported)]
+            }
         case .indication:
             if case let .handleValueIndication(handle, value) = pdu {
                 return [.indication(handle: handle, value: value), .send(ATTPDU.handleValueConfirmation.bytes)]

@@ -61,6 +61,12 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let handleValueIndication = ATTOpcode(0x1D)
     /// 0x1E: Handle Value Confirmation.
     public static let handleValueConfirmation = ATTOpcode(0x1E)
+    /// 0x20: Read Multiple Variable Request.
+    public static let readMultipleVariableRequest = ATTOpcode(0x20)
+    /// 0x21: Read Multiple Variable Response.
+    public static let readMultipleVariableResponse = ATTOpcode(0x21)
+    /// 0x23: Multiple Handle Value Notification.
+    public static let multipleHandleValueNotification = ATTOpcode(0x23)
     /// 0x52: Write Command.
     public static let writeCommand = ATTOpcode(0x52)
     /// 0xD2: Signed Write Command.
@@ -95,9 +101,9 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .errorResponse, .exchangeMTUResponse, .findInformationResponse, .findByTypeValueResponse,
             .readByTypeResponse, .readResponse, .readBlobResponse, .readMultipleResponse,
             .readByGroupTypeResponse, .writeResponse, .prepareWriteResponse, .executeWriteResponse,
-            ATTOpcode(0x21):
+            .readMultipleVariableResponse:
             return .response
-        case .handleValueNotification, ATTOpcode(0x23): return .notification
+        case .handleValueNotification, .multipleHandleValueNotification: return .notification
         case .handleValueIndication: return .indication
         case .handleValueConfirmation: return .confirmation
         default:
@@ -111,7 +117,7 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
         switch self {
         case .exchangeMTURequest, .findInformationRequest, .findByTypeValueRequest, .readByTypeRequest,
             .readRequest, .readBlobRequest, .readMultipleRequest, .readByGroupTypeRequest, .writeRequest,
-            .prepareWriteRequest, .executeWriteRequest, ATTOpcode(0x20):
+            .prepareWriteRequest, .executeWriteRequest, .readMultipleVariableRequest:
             return ATTOpcode(rawValue &+ 1)
         default: return nil
         }

@@ -55,6 +55,25 @@ public struct ATTGroupValue: Hashable, Sendable {
     }
 }
 
+/// One value with its full length (Read Multiple Variable Response tuple). The value may be
+/// shorter than `length` in the last tuple when the server cut the response at the MTU.
+public struct ATTLengthValue: Hashable, Sendable {
+    /// The attribute value's full length, octets.
+    public var length: UInt16
+    /// The value bytes carried (all of them, or the first part for a cut last tuple).
+    public var value: [UInt8]
+    /// A tuple whose `length` is the value's own length.
+    public init(_ value: [UInt8]) {
+        self.length = UInt16(clamping: value.count)
+        self.value = value
+    }
+    /// A tuple with an explicit full length.
+    public init(length: UInt16, value: [UInt8]) {
+        self.length = length
+        self.value = value
+    }
+}
+
 /// Every ATT PDU (Core Vol 3 Part F 3.4) as a typed value with its parameters.
 ///
 /// `decode` never traps: a truncated or malformed PDU throws ``DecodingError`` naming the field;
@@ -95,6 +114,12 @@ public enum ATTPDU: Hashable, Sendable {
     case readByGroupTypeRequest(start: UInt16, end: UInt16, type: BluetoothUUID)
     /// 0x11: group entries, all values the same length.
     case readByGroupTypeResponse([ATTGroupValue])
+    /// 0x20: read several variable-length values (two or more handles).
+    case readMultipleVariableRequest(handles: [UInt16])
+    /// 0x21: length-prefixed values, in request order.
+    case readMultipleVariableResponse([ATTLengthValue])
+    /// 0x23: several handle/value pairs pushed at once (each value length-prefixed on the wire).
+    case multipleHandleValueNotification([ATTHandleValue])
     /// 0x12: write a value, acknowledged.
     case writeRequest(handle: UInt16, value: [UInt8])
     /// 0x13: the write succeeded.
@@ -145,6 +170,9 @@ public enum ATTPDU: Hashable, Sendable {
         case .readMultipleResponse: .readMultipleResponse
         case .readByGroupTypeRequest: .readByGroupTypeRequest
         case .readByGroupTypeResponse: .readByGroupTypeResponse
+        case .readMultipleVariableRequest: .readMultipleVariableRequest
+        case .readMultipleVariableResponse: .readMultipleVariableResponse
+        case .multipleHandleValueNotification: .multipleHandleValueNotification
         case .writeRequest: .writeRequest
         case .writeResponse: .writeResponse
         case .writeCommand: .writeCommand
@@ -203,8 +231,12 @@ public enum ATTPDU: Hashable, Sendable {
             w.write(bytes: value)
         case let .readBlobRequest(handle, offset):
             w.write(handle); w.write(offset)
-        case let .readMultipleRequest(handles):
+        case let .readMultipleRequest(handles), let .readMultipleVariableRequest(handles):
             for h in handles { w.write(h) }
+        case let .readMultipleVariableResponse(tuples):
+            for t in tuples { w.write(t.length); w.write(bytes: t.value) }
+        case let .multipleHandleValueNotification(entries):
+            for e in entries { w.write(e.handle); w.write(UInt16(clamping: e.value.count)); w.write(bytes: e.value) }
         case let .readByGroupTypeResponse(entries):
             let length = 4 + (entries.first?.value.count ?? 0)
             w.write(UInt8(truncatingIfNeeded: length))
@@ -328,11 +360,29 @@ public enum ATTPDU: Hashable, Sendable {
             return try end(.readBlobRequest(handle: handle, offset: offset), r)
         case .readBlobResponse:
             return .readBlobResponse(value: r.readRemaining())
-        case .readMultipleRequest:
+        case .readMultipleRequest, .readMultipleVariableRequest:
             var handles: [UInt16] = []
             try r.require(4, "set of handles")
             while !r.isAtEnd { handles.append(try r.read(UInt16.self, "handle")) }
-            return .readMultipleRequest(handles: handles)
+            return op == .readMultipleRequest ? .readMultipleRequest(handles: handles) : .readMultipleVariableRequest(handles: handles)
+        case .readMultipleVariableResponse:
+            var tuples: [ATTLengthValue] = []
+            while !r.isAtEnd {
+                let length = try r.read(UInt16.self, "value length")
+                // Only the last tuple may be cut short (the server stops at the MTU).
+                let value = try r.readBytes(min(Int(length), r.remaining), "value")
+                tuples.append(ATTLengthValue(length: length, value: value))
+            }
+            return .readMultipleVariableResponse(tuples)
+        case .multipleHandleValueNotification:
+            try r.require(4, "handle length value tuple list")
+            var entries: [ATTHandleValue] = []
+            while !r.isAtEnd {
+                let handle = try r.read(UInt16.self, "attribute handle")
+                let length = try r.read(UInt16.self, "value length")
+                entries.append(ATTHandleValue(handle: handle, value: try r.readBytes(Int(length), "value")))
+            }
+            return .multipleHandleValueNotification(entries)
         case .readMultipleResponse:
             return .readMultipleResponse(values: r.readRemaining())
         case .readByGroupTypeResponse:

@@ -253,6 +253,14 @@ public actor GATTClient {
         return values
     }
 
+    /// Reads several variable-length values in one request (Read Multiple Variable). A value
+    /// cut by the server at the MTU comes back short; read it alone to get all of it.
+    public func readMultipleVariable(handles: [UInt16]) async throws -> [[UInt8]] {
+        let response = try await exchange(.readMultipleVariableRequest(handles: handles))
+        guard case let .readMultipleVariableResponse(tuples) = response else { throw unexpected(response, .readMultipleVariableRequest) }
+        return tuples.map(\.value)
+    }
+
     // MARK: Writes
 
     /// Writes a value with acknowledgement: Write Request when it fits in MTU − 3 octets, else a

@@ -213,6 +213,26 @@ public struct GATTServer: Sendable {
                 }
             }
             return (.readMultipleResponse(values: Array(out.prefix(mtu - 1))), [])
+        case let .readMultipleVariableRequest(handles):
+            var values: [[UInt8]] = []
+            for h in handles {
+                guard let a = database[h] else { return error(.invalidHandle, h) }
+                switch readChecked(a, connection, offset: 0) {
+                case let .failure(code): return error(code, h)
+                case let .success(v): values.append(v)
+                }
+            }
+            // Length-prefixed values up to MTU − 1 octets; the last one that does not fit is cut.
+            var tuples: [ATTLengthValue] = []
+            var size = 1
+            for v in values {
+                guard size + 2 < mtu else { break }
+                let part = Array(v.prefix(mtu - size - 2))
+                tuples.append(ATTLengthValue(length: UInt16(clamping: v.count), value: part))
+                size += 2 + part.count
+                if part.count < v.count { break }
+            }
+            return (.readMultipleVariableResponse(tuples), [])
         case let .writeRequest(handle, value):
             switch write(handle, value, connection) {
             case let .failure(code): return error(code, handle)
