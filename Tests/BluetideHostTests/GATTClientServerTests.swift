@@ -108,6 +108,23 @@ import Testing
         }
     }
 
+    @Test func concurrentLongWritesDoNotShareAPreparedQueue() async throws {
+        // The server has one prepared-write queue per connection: a refused long write must not
+        // take a concurrent one down with it, so the client runs long writes one at a time.
+        let link = InMemoryGATTLink(server: GATTFixture.server())
+        let client = GATTClient(channel: YieldingChannel(link))
+        let good = [UInt8](repeating: 0xAA, count: 100)
+        async let refused: Void = client.write(handle: 17, value: [UInt8](repeating: 1, count: 30))
+        async let accepted: Void = client.write(handle: 21, value: good)
+        let refusal: (any Error)?
+        do { try await refused; refusal = nil } catch { refusal = error }
+        try await accepted
+        #expect(refusal as? GATTClientError == .att(.invalidAttributeValueLength, handle: 17, request: .executeWriteRequest))
+        #expect(await link.serverState().database[21]?.value == good)
+        let ops = await link.wireLog().filter(\.fromClient).map { $0.bytes[0] }
+        #expect(ops.contains(0x16))
+    }
+
     @Test func permissionAndValidationErrorsReachTheClient() async throws {
         let (_, client) = await makeLink()
         await #expect(throws: GATTClientError.att(.readNotPermitted, handle: 23, request: .readRequest)) { try await client.read(handle: 23) }
@@ -238,4 +255,16 @@ actor ScriptedATTChannel: ATTRequestChannel {
     }
     func send(command: ATTPDU) async throws { sent.append(command) }
     func currentMTU() async -> Int { 23 }
+}
+
+/// Forwards to another channel after yielding, so concurrent procedures get to interleave.
+struct YieldingChannel: ATTRequestChannel {
+    let inner: any ATTRequestChannel
+    init(_ inner: any ATTRequestChannel) { self.inner = inner }
+    func request(_ pdu: ATTPDU) async throws -> ATTPDU {
+        for _ in 0..<3 { await Task.yield() }
+        return try await inner.request(pdu)
+    }
+    func send(command: ATTPDU) async throws { try await inner.send(command: command) }
+    func currentMTU() async -> Int { await inner.currentMTU() }
 }

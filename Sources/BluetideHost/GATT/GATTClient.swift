@@ -52,6 +52,10 @@ public actor GATTClient {
     private let channel: any ATTRequestChannel
     private var subscribers: [UInt16: [Int: AsyncStream<[UInt8]>.Continuation]] = [:]
     private var nextSubscriberID = 0
+    /// The server keeps one prepared-write queue per connection, so long writes run one at a
+    /// time: a cancel or a refused execute in one must not discard another's parts.
+    private var longWriteInProgress = false
+    private var longWriteWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// A client issuing its requests on `channel`.
     public init(channel: any ATTRequestChannel) {
@@ -285,6 +289,13 @@ public actor GATTClient {
     /// Long write: queues the value in parts with Prepare Write, checking that each echo matches
     /// what was sent, then executes. On any mismatch or error the queue is cancelled.
     public func writeLong(handle: UInt16, value: [UInt8], offset: UInt16 = 0) async throws {
+        if longWriteInProgress {
+            await withCheckedContinuation { longWriteWaiters.append($0) }
+        }
+        longWriteInProgress = true
+        defer {
+            if longWriteWaiters.isEmpty { longWriteInProgress = false } else { longWriteWaiters.removeFirst().resume() }
+        }
         let chunk = max(await channel.currentMTU() - 5, 1)
         var position = 0
         do {
