@@ -268,3 +268,44 @@ struct YieldingChannel: ATTRequestChannel {
     func send(command: ATTPDU) async throws { try await inner.send(command: command) }
     func currentMTU() async -> Int { await inner.currentMTU() }
 }
+
+/// Answers every request with a random PDU (half of them shaped like the expected response).
+actor RandomATTChannel: ATTRequestChannel {
+    private var rng: GATTSeededRandom
+    private(set) var requests = 0
+    init(seed: UInt64) { rng = GATTSeededRandom(seed: seed) }
+    func request(_ pdu: ATTPDU) async throws -> ATTPDU {
+        requests += 1
+        var bytes = rng.bytes(upTo: 22)
+        if Bool.random(using: &rng), let expected = pdu.opcode.responseOpcode {
+            bytes = [expected.rawValue] + bytes
+        }
+        if let decoded = try? ATTPDU(bytes: bytes) { return decoded }
+        return .errorResponse(requestOpcode: pdu.opcode, handle: 0, error: .attributeNotFound)
+    }
+    func send(command: ATTPDU) async throws {}
+    func currentMTU() async -> Int { 23 }
+}
+
+@Suite struct GATTClientRobustnessTests {
+    /// A server answering nonsense: every procedure ends with a value or an error, never a trap
+    /// or an endless loop.
+    @Test func randomResponsesNeverTrapOrHang() async throws {
+        for seed in 0..<300 as Range<UInt64> {
+            let channel = RandomATTChannel(seed: seed)
+            let client = GATTClient(channel: channel)
+            let service = GATTService(uuid: .heartRate, startHandle: 1, endHandle: 0xFFFF)
+            let characteristic = GATTCharacteristic(uuid: .heartRateMeasurement, declarationHandle: 1, valueHandle: 2, endHandle: 0xFFFF, properties: [.notify, .indicate])
+            _ = try? await client.discoverPrimaryServices()
+            _ = try? await client.discoverPrimaryServices(uuid: .heartRate)
+            _ = try? await client.findIncludedServices(in: service)
+            _ = try? await client.discoverCharacteristics(in: service)
+            _ = try? await client.discoverDescriptors(of: characteristic)
+            _ = try? await client.read(handle: 2)
+            _ = try? await client.readMultipleVariable(handles: [1, 2])
+            _ = try? await client.write(handle: 2, value: [UInt8](repeating: 1, count: 50))
+            _ = try? await client.subscribe(to: characteristic)
+            #expect(await channel.requests < 200_000)
+        }
+    }
+}
