@@ -226,6 +226,14 @@ enum GATTFixture {
         #expect(Array(r.bearer.dropFirst()) == [.send(gattHex("1D 19 00 02"))], "the queued indication follows the confirmation")
     }
 
+    @Test func serviceChangedIsIndicatedToSubscribers() {
+        var s = GATTFixture.server()
+        #expect(s.indicateServiceChanged().isEmpty)
+        #expect(ask(&s, "12 09 00 02 00") == gattHex("13"))
+        #expect(s.indicateServiceChanged(start: 0x0A, end: 0x27)
+                == [GATTServerPush(connection: c, kind: .indication, handle: 8, value: gattHex("0A 00 27 00"))])
+    }
+
     @Test func randomizedRequests() {
         var rng = GATTSeededRandom(seed: 0x5E)
         var s = GATTFixture.server()

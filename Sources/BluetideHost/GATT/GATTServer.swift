@@ -112,6 +112,13 @@ public struct GATTServer: Sendable {
         return pushes
     }
 
+    /// Indicates a Service Changed range (0x2A05: start and end handle, little-endian) to every
+    /// client that enabled indications on it, e.g. after the database was rebuilt.
+    public mutating func indicateServiceChanged(start: UInt16 = 0x0001, end: UInt16 = 0xFFFF) -> [GATTServerPush] {
+        guard let handle = database.valueHandle(of: .serviceChanged, in: .genericAttribute) else { return [] }
+        return indicate(valueHandle: handle, value: [UInt8(start & 0xFF), UInt8(start >> 8), UInt8(end & 0xFF), UInt8(end >> 8)])
+    }
+
     /// The client on `connection` confirmed (or failed to confirm) the indication in flight:
     /// returns the next queued one, if any.
     public mutating func indicationConfirmed(by connection: UInt16) -> [GATTServerPush] {
