@@ -207,4 +207,81 @@ import Testing
         #expect(serverEvents.contains(.valueWritten(connection: 0x40, handle: 23, uuid: GATTFixture.uuid(3), value: [0xAB])))
         #expect(serverEvents.contains(.subscriptionChanged(connection: 0x40, valueHandle: 25, configuration: .indication)))
     }
+
+    /// Bumble's own PDU classes encode the same fields to the same bytes as ours.
+    @Test(.enabled(if: bumbleAvailable)) func pduEncodingsMatchBumble() throws {
+        let script = #"""
+        from bumble import att
+        from bumble.core import UUID
+        nus = UUID('6E400001-B5A3-F393-E0A9-E50E24DCCA9E')
+        pdus = [
+         att.ATT_Error_Response(request_opcode_in_error=0x0A, attribute_handle_in_error=3, error_code=2),
+         att.ATT_Exchange_MTU_Request(client_rx_mtu=247),
+         att.ATT_Exchange_MTU_Response(server_rx_mtu=517),
+         att.ATT_Find_Information_Request(starting_handle=1, ending_handle=0xFFFF),
+         att.ATT_Find_By_Type_Value_Request(starting_handle=1, ending_handle=0xFFFF, attribute_type=UUID.from_16_bits(0x2800), attribute_value=bytes([0x0D,0x18])),
+         att.ATT_Read_By_Type_Request(starting_handle=1, ending_handle=0xFFFF, attribute_type=UUID.from_16_bits(0x2803)),
+         att.ATT_Read_By_Type_Request(starting_handle=10, ending_handle=20, attribute_type=nus),
+         att.ATT_Read_Request(attribute_handle=3),
+         att.ATT_Read_Blob_Request(attribute_handle=3, value_offset=22),
+         att.ATT_Read_Multiple_Request(set_of_handles=[3,5]),
+         att.ATT_Read_By_Group_Type_Request(starting_handle=1, ending_handle=0xFFFF, attribute_group_type=UUID.from_16_bits(0x2800)),
+         att.ATT_Write_Request(attribute_handle=3, attribute_value=bytes([1,0])),
+         att.ATT_Write_Response(),
+         att.ATT_Write_Command(attribute_handle=3, attribute_value=bytes([0xAB])),
+         att.ATT_Prepare_Write_Request(attribute_handle=3, value_offset=18, part_attribute_value=bytes([1,2,3])),
+         att.ATT_Prepare_Write_Response(attribute_handle=3, value_offset=18, part_attribute_value=bytes([1,2,3])),
+         att.ATT_Execute_Write_Request(flags=1),
+         att.ATT_Execute_Write_Response(),
+         att.ATT_Handle_Value_Notification(attribute_handle=3, attribute_value=bytes([0x48,0x65])),
+         att.ATT_Handle_Value_Indication(attribute_handle=3, attribute_value=bytes([1])),
+         att.ATT_Handle_Value_Confirmation(),
+         att.ATT_Read_Multiple_Variable_Request(set_of_handles=[3,5]),
+        ]
+        for p in pdus:
+            print(bytes(p).hex())
+        """#
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bluetide-att-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("vectors.py")
+        try script.write(to: path, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", path.path]
+        process.currentDirectoryURL = dir
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        let nus = GATTFixture.service
+        let ours: [ATTPDU] = [
+            .errorResponse(requestOpcode: .readRequest, handle: 3, error: .readNotPermitted),
+            .exchangeMTURequest(clientMTU: 247),
+            .exchangeMTUResponse(serverMTU: 517),
+            .findInformationRequest(start: 1, end: 0xFFFF),
+            .findByTypeValueRequest(start: 1, end: 0xFFFF, type: 0x2800, value: [0x0D, 0x18]),
+            .readByTypeRequest(start: 1, end: 0xFFFF, type: .characteristicDeclaration),
+            .readByTypeRequest(start: 10, end: 20, type: nus),
+            .readRequest(handle: 3),
+            .readBlobRequest(handle: 3, offset: 22),
+            .readMultipleRequest(handles: [3, 5]),
+            .readByGroupTypeRequest(start: 1, end: 0xFFFF, type: .primaryService),
+            .writeRequest(handle: 3, value: [1, 0]),
+            .writeResponse,
+            .writeCommand(handle: 3, value: [0xAB]),
+            .prepareWriteRequest(handle: 3, offset: 18, value: [1, 2, 3]),
+            .prepareWriteResponse(handle: 3, offset: 18, value: [1, 2, 3]),
+            .executeWriteRequest(flags: 1),
+            .executeWriteResponse,
+            .handleValueNotification(handle: 3, value: [0x48, 0x65]),
+            .handleValueIndication(handle: 3, value: [1]),
+            .handleValueConfirmation,
+            .readMultipleVariableRequest(handles: [3, 5]),
+        ]
+        #expect(lines == ours.map(\.bytes.hexString))
+    }
 }
