@@ -1,0 +1,331 @@
+import BluetideCore
+import BluetideHCI
+
+// How a virtual controller answers its host's HCI commands.
+extension VirtualLink {
+    /// Handles one host-to-controller packet of controller `id`.
+    func handleFromHost(_ id: Int, _ packet: HCIPacket) {
+        guard controllers[id] != nil else { return }
+        switch packet {
+        case let .command(opcode, parameters):
+            handleCommand(id, opcode: opcode, parameters: parameters)
+        case let .acl(handle, boundary, _, data):
+            handleACL(id, handle: handle, boundary: boundary, data: data)
+        case .event, .sco, .iso:
+            break  // not something a host sends to an LE controller
+        }
+    }
+
+    // MARK: Replies
+
+    private func complete<C: HCICommand>(_ id: Int, _ command: C.Type, _ value: C.ReturnParameters) {
+        emit(id, HCIEvent.commandComplete(HCICommandComplete(command, returning: value)))
+    }
+
+    private func complete(_ id: Int, _ opcode: HCIOpcode, _ status: HCIStatus = .success) {
+        emit(id, HCIEvent.commandComplete(HCICommandComplete(opcode: opcode, status: status)))
+    }
+
+    private func commandStatus(_ id: Int, _ opcode: HCIOpcode, _ status: HCIStatus) {
+        emit(id, HCIEvent.commandStatus(HCICommandStatus(status: status, opcode: opcode)))
+    }
+
+    /// Decodes a command's parameters; on failure answers 0x12 invalid parameters and returns nil.
+    private func decode<C: HCICommand>(_ type: C.Type, _ id: Int, _ parameters: [UInt8]) -> C? {
+        do {
+            return try C(parameters: parameters)
+        } catch {
+            switch C.completion {
+            case .commandComplete: complete(id, C.opcode, .invalidParameters)
+            case .commandStatus: commandStatus(id, C.opcode, .invalidParameters)
+            }
+            return nil
+        }
+    }
+
+    /// The connection and both ends for a handle of controller `id`.
+    private func connection(_ id: Int, _ handle: UInt16) -> (id: Int, local: LinkConnection.End, remote: LinkConnection.End)? {
+        guard let connectionID = controllers[id]?.connections[handle],
+              let ends = connections[connectionID]?.ends(from: id) else { return nil }
+        return (connectionID, ends.local, ends.remote)
+    }
+
+    // MARK: Commands
+
+    private func handleCommand(_ id: Int, opcode: HCIOpcode, parameters: [UInt8]) {
+        guard let state = controllers[id] else { return }
+        switch opcode {
+        case HCIReset.opcode:
+            clearState(of: id)
+            complete(id, HCIReset.self, HCIStatusReturn())
+
+        case HCISetEventMask.opcode:
+            guard let command = decode(HCISetEventMask.self, id, parameters) else { return }
+            controllers[id]?.eventMask = command.mask
+            complete(id, opcode)
+
+        case LESetEventMask.opcode:
+            guard let command = decode(LESetEventMask.self, id, parameters) else { return }
+            controllers[id]?.leEventMask = command.mask
+            complete(id, opcode)
+
+        case HCIReadLocalVersionInformation.opcode:
+            complete(id, HCIReadLocalVersionInformation.self, VirtualControllerProfile.version)
+
+        case HCIReadLocalSupportedCommands.opcode:
+            complete(id, HCIReadLocalSupportedCommands.self, .init(commands: VirtualControllerProfile.supportedCommands))
+
+        case HCIReadLocalSupportedFeatures.opcode:
+            complete(id, HCIReadLocalSupportedFeatures.self, .init(features: VirtualControllerProfile.lmpFeatures))
+
+        case HCIReadBufferSize.opcode:
+            complete(id, HCIReadBufferSize.self, .init(
+                aclDataPacketLength: VirtualControllerProfile.aclDataPacketLength,
+                totalNumACLDataPackets: UInt16(VirtualControllerProfile.totalNumACLDataPackets)))
+
+        case HCIReadBDADDR.opcode:
+            complete(id, HCIReadBDADDR.self, .init(address: state.publicAddress))
+
+        case HCIReadRSSI.opcode:
+            guard let command = decode(HCIReadRSSI.self, id, parameters) else { return }
+            if let link = connection(id, command.handle) {
+                complete(id, HCIReadRSSI.self, .init(handle: command.handle, rssi: rssi(id, link.remote.controller)))
+            } else {
+                complete(id, HCIReadRSSI.self, .init(status: .unknownConnectionIdentifier, handle: command.handle, rssi: 127))
+            }
+
+        case LEReadBufferSize.opcode:
+            complete(id, LEReadBufferSize.self, .init(
+                leACLDataPacketLength: VirtualControllerProfile.aclDataPacketLength,
+                totalNumLEACLDataPackets: VirtualControllerProfile.totalNumACLDataPackets))
+
+        case LEReadBufferSizeV2.opcode:
+            complete(id, LEReadBufferSizeV2.self, .init(
+                leACLDataPacketLength: VirtualControllerProfile.aclDataPacketLength,
+                totalNumLEACLDataPackets: VirtualControllerProfile.totalNumACLDataPackets))
+
+        case LEReadLocalSupportedFeatures.opcode:
+            complete(id, LEReadLocalSupportedFeatures.self, .init(features: VirtualControllerProfile.leFeatures))
+
+        case LESetRandomAddress.opcode:
+            guard let command = decode(LESetRandomAddress.self, id, parameters) else { return }
+            guard !state.advertising, !state.scanning, state.initiating == nil else {
+                return complete(id, opcode, .commandDisallowed)
+            }
+            controllers[id]?.randomAddress = command.address
+            complete(id, opcode)
+
+        case LESetAdvertisingParameters.opcode:
+            guard let command = decode(LESetAdvertisingParameters.self, id, parameters) else { return }
+            guard !state.advertising else { return complete(id, opcode, .commandDisallowed) }
+            if command.advertisingType != .connectableDirectedHighDuty,
+               command.intervalMin > command.intervalMax || command.advertisingType.rawValue > 4 {
+                return complete(id, opcode, .invalidParameters)
+            }
+            controllers[id]?.advertisingParameters = command
+            complete(id, opcode)
+
+        case LESetAdvertisingData.opcode:
+            guard let command = decode(LESetAdvertisingData.self, id, parameters) else { return }
+            controllers[id]?.advertisingData = command.data
+            complete(id, opcode)
+
+        case LESetScanResponseData.opcode:
+            guard let command = decode(LESetScanResponseData.self, id, parameters) else { return }
+            controllers[id]?.scanResponseData = command.data
+            complete(id, opcode)
+
+        case LESetAdvertisingEnable.opcode:
+            guard let command = decode(LESetAdvertisingEnable.self, id, parameters) else { return }
+            setAdvertising(id, enable: command.enable)
+
+        case LESetScanParameters.opcode:
+            guard let command = decode(LESetScanParameters.self, id, parameters) else { return }
+            guard !state.scanning else { return complete(id, opcode, .commandDisallowed) }
+            controllers[id]?.scanParameters = command
+            complete(id, opcode)
+
+        case LESetScanEnable.opcode:
+            guard let command = decode(LESetScanEnable.self, id, parameters) else { return }
+            setScanning(id, command)
+
+        case LECreateConnection.opcode:
+            guard let command = decode(LECreateConnection.self, id, parameters) else { return }
+            createConnection(id, command)
+
+        case LECreateConnectionCancel.opcode:
+            guard let pending = state.initiating else { return complete(id, opcode, .commandDisallowed) }
+            controllers[id]?.initiating = nil
+            complete(id, opcode)
+            emitConnectionComplete(id, status: .unknownConnectionIdentifier, handle: 0, role: .central,
+                                   peer: pending.peerAddress, connection: nil)
+
+        case HCIDisconnect.opcode:
+            guard let command = decode(HCIDisconnect.self, id, parameters) else { return }
+            guard let link = connection(id, command.handle) else {
+                return commandStatus(id, opcode, .unknownConnectionIdentifier)
+            }
+            let allowedReasons: Set<UInt8> = [0x05, 0x13, 0x14, 0x15, 0x1A, 0x29, 0x3B]
+            guard allowedReasons.contains(command.reason.rawValue) else {
+                return commandStatus(id, opcode, .invalidParameters)
+            }
+            commandStatus(id, opcode, .success)
+            endConnection(link.id, reasonForInitiator: .localHostTerminated, reasonForPeer: command.reason, initiator: id)
+
+        case LEConnectionUpdate.opcode:
+            guard let command = decode(LEConnectionUpdate.self, id, parameters) else { return }
+            guard let link = connection(id, command.handle) else {
+                return commandStatus(id, opcode, .unknownConnectionIdentifier)
+            }
+            commandStatus(id, opcode, .success)
+            connections[link.id]?.interval = command.connection.intervalMin
+            connections[link.id]?.latency = command.connection.maxLatency
+            connections[link.id]?.supervisionTimeout = command.connection.supervisionTimeout
+            for end in [link.local, link.remote] {
+                emit(end.controller, LEMetaEvent.connectionUpdateComplete(.init(
+                    handle: end.handle, interval: command.connection.intervalMin, latency: command.connection.maxLatency,
+                    supervisionTimeout: command.connection.supervisionTimeout)))
+            }
+
+        case LEReadRemoteFeatures.opcode:
+            guard let command = decode(LEReadRemoteFeatures.self, id, parameters) else { return }
+            guard connection(id, command.handle) != nil else {
+                return commandStatus(id, opcode, .unknownConnectionIdentifier)
+            }
+            commandStatus(id, opcode, .success)
+            emit(id, LEMetaEvent.readRemoteFeaturesComplete(.init(handle: command.handle, features: VirtualControllerProfile.leFeatures)))
+
+        case LESetDataLength.opcode:
+            guard let command = decode(LESetDataLength.self, id, parameters) else { return }
+            setDataLength(id, command)
+
+        case LEReadPHY.opcode:
+            guard let command = decode(LEReadPHY.self, id, parameters) else { return }
+            if let link = connection(id, command.handle) {
+                complete(id, LEReadPHY.self, .init(handle: command.handle, txPHY: link.local.txPHY, rxPHY: link.remote.txPHY))
+            } else {
+                complete(id, LEReadPHY.self, .init(status: .unknownConnectionIdentifier, handle: command.handle, txPHY: .le1M, rxPHY: .le1M))
+            }
+
+        case LESetPHY.opcode:
+            guard let command = decode(LESetPHY.self, id, parameters) else { return }
+            setPHY(id, command)
+
+        case HCIOpcode(rawValue: 0x0C63),  // Set Event Mask Page 2
+             HCIOpcode(rawValue: 0x0C6D),  // Write LE Host Support
+             HCIOpcode(rawValue: 0x0C31),  // Set Controller To Host Flow Control (accepted, not applied)
+             HCIOpcode(rawValue: 0x0C33),  // Host Buffer Size (accepted, not applied)
+             HCIOpcode(rawValue: 0x2024),  // LE Write Suggested Default Data Length
+             HCIOpcode(rawValue: 0x2031):  // LE Set Default PHY
+            complete(id, opcode)
+
+        case HCIOpcode(rawValue: 0x2023):  // LE Read Suggested Default Data Length: 27 octets, 328 µs
+            emit(id, HCIEvent.commandComplete(HCICommandComplete(opcode: opcode, returnParameters: [0x00, 27, 0, 0x48, 0x01])))
+
+        case HCIOpcode(rawValue: 0x202F):  // LE Read Maximum Data Length: 251 octets, 2120 µs each way
+            emit(id, HCIEvent.commandComplete(HCICommandComplete(
+                opcode: opcode, returnParameters: [0x00, 251, 0, 0x48, 0x08, 251, 0, 0x48, 0x08])))
+
+        case HCIOpcode(rawValue: 0x0C35):
+            break  // Host Number Of Completed Packets: no answer, as specified
+
+        default:
+            complete(id, opcode, .unknownCommand)
+        }
+    }
+
+    private func setAdvertising(_ id: Int, enable: Bool) {
+        guard let state = controllers[id] else { return }
+        let opcode = LESetAdvertisingEnable.opcode
+        guard enable else {
+            controllers[id]?.advertising = false
+            controllers[id]?.advertisingGeneration += 1
+            return complete(id, opcode)
+        }
+        guard !state.advertising else { return complete(id, opcode) }
+        guard state.ownAddress(state.advertisingParameters.ownAddressType) != nil else {
+            return complete(id, opcode, .invalidParameters)
+        }
+        controllers[id]?.advertising = true
+        controllers[id]?.advertisingGeneration += 1
+        complete(id, opcode)
+        advertisingEvent(id)
+        if controllers[id]?.advertising == true { startAdvertisingTimer(id) }
+    }
+
+    private func setScanning(_ id: Int, _ command: LESetScanEnable) {
+        guard let state = controllers[id] else { return }
+        let opcode = LESetScanEnable.opcode
+        guard command.enable else {
+            controllers[id]?.scanning = false
+            return complete(id, opcode)
+        }
+        guard state.ownAddress(state.scanParameters.ownAddressType) != nil else {
+            return complete(id, opcode, .invalidParameters)
+        }
+        if !state.scanning { controllers[id]?.reportedThisScan = [] }
+        controllers[id]?.scanning = true
+        controllers[id]?.filterDuplicates = command.filterDuplicates
+        complete(id, opcode)
+        for advertiser in controllers.keys.sorted() where advertiser != id {
+            deliverReports(from: advertiser, to: id)
+        }
+    }
+
+    private func createConnection(_ id: Int, _ command: LECreateConnection) {
+        guard let state = controllers[id] else { return }
+        let opcode = LECreateConnection.opcode
+        guard state.initiating == nil else { return commandStatus(id, opcode, .commandDisallowed) }
+        guard state.ownAddress(command.ownAddressType) != nil else {
+            return commandStatus(id, opcode, .invalidParameters)
+        }
+        let alreadyConnected = state.connections.values.contains { connectionID in
+            connections[connectionID]?.ends(from: id)?.remote.address == command.peerAddress
+        }
+        guard !alreadyConnected else { return commandStatus(id, opcode, .connectionAlreadyExists) }
+        commandStatus(id, opcode, .success)
+        controllers[id]?.initiating = command
+        tryConnect(id)
+    }
+
+    private func setDataLength(_ id: Int, _ command: LESetDataLength) {
+        guard let link = connection(id, command.handle) else {
+            return complete(id, LESetDataLength.self, .init(status: .unknownConnectionIdentifier, handle: command.handle))
+        }
+        complete(id, LESetDataLength.self, .init(handle: command.handle))
+        let octets = min(max(command.txOctets, 27), VirtualControllerProfile.aclDataPacketLength)
+        guard octets != link.local.txOctets else { return }
+        connections[link.id]?.update(id) { $0.txOctets = octets }
+        let localTime = VirtualControllerProfile.airTime(octets: octets)
+        let remoteTime = VirtualControllerProfile.airTime(octets: link.remote.txOctets)
+        emit(id, LEMetaEvent.dataLengthChange(.init(
+            handle: link.local.handle, maxTxOctets: octets, maxTxTime: localTime,
+            maxRxOctets: link.remote.txOctets, maxRxTime: remoteTime)))
+        emit(link.remote.controller, LEMetaEvent.dataLengthChange(.init(
+            handle: link.remote.handle, maxTxOctets: link.remote.txOctets, maxTxTime: remoteTime,
+            maxRxOctets: octets, maxRxTime: localTime)))
+    }
+
+    private func setPHY(_ id: Int, _ command: LESetPHY) {
+        let opcode = LESetPHY.opcode
+        guard let link = connection(id, command.handle) else {
+            return commandStatus(id, opcode, .unknownConnectionIdentifier)
+        }
+        commandStatus(id, opcode, .success)
+        func choose(_ preferred: UInt8, noPreference: Bool, current: LEPHY) -> LEPHY {
+            if noPreference { return current }
+            if preferred & 0b010 != 0 { return .le2M }
+            if preferred & 0b001 != 0 { return .le1M }
+            return current  // Coded PHY is not offered
+        }
+        let tx = choose(command.txPHYs, noPreference: command.allPHYs & 1 != 0, current: link.local.txPHY)
+        let rx = choose(command.rxPHYs, noPreference: command.allPHYs & 2 != 0, current: link.remote.txPHY)
+        let changed = tx != link.local.txPHY || rx != link.remote.txPHY
+        connections[link.id]?.update(id) { $0.txPHY = tx }
+        connections[link.id]?.update(link.remote.controller) { $0.txPHY = rx }
+        emit(id, LEMetaEvent.phyUpdateComplete(.init(handle: link.local.handle, txPHY: tx, rxPHY: rx)))
+        if changed {
+            emit(link.remote.controller, LEMetaEvent.phyUpdateComplete(.init(handle: link.remote.handle, txPHY: rx, rxPHY: tx)))
+        }
+    }
+}
