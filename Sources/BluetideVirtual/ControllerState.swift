@@ -94,6 +94,10 @@ struct LinkConnection {
     var interval: UInt16
     var latency: UInt16
     var supervisionTimeout: UInt16
+    /// Whether LE Enable Encryption succeeded (keys matched).
+    var encrypted = false
+    /// The key the central started encryption with, until the peripheral's host answers.
+    var pendingKey: HCIKey128?
 
     /// The end belonging to `controller`, and the other one.
     func ends(from controller: Int) -> (local: End, remote: End)? {

@@ -12,9 +12,9 @@ public enum VirtualControllerProfile {
         hciVersion: 0x0C, hciSubversion: 0, lmpVersion: 0x0C, companyIdentifier: 0xFFFF, lmpSubversion: 0)
     /// LMP features page 0: LE supported (controller), BR/EDR not supported.
     public static let lmpFeatures: UInt64 = 1 << 38 | 1 << 37
-    /// LE features: data length extension, 2M PHY, peripheral-initiated feature exchange.
+    /// LE features: encryption, data length extension, 2M PHY, peripheral-initiated feature exchange.
     /// Extended advertising is not offered, so hosts use legacy advertising and reports.
-    public static let leFeatures: LEFeatures = [.dataPacketLengthExtension, .le2MPHY, .peripheralInitiatedFeaturesExchange]
+    public static let leFeatures: LEFeatures = [.encryption, .dataPacketLengthExtension, .le2MPHY, .peripheralInitiatedFeaturesExchange]
 
     /// The supported commands bitmap (octet, bit) of every command the controller implements.
     public static let supportedCommandBits: [(octet: Int, bit: Int)] = [
@@ -27,6 +27,7 @@ public enum VirtualControllerProfile {
         (25, 0), (25, 1), (25, 2), (25, 4), (25, 5), (25, 7),  // LE Set Event Mask ... LE Set Advertising Data
         (26, 0), (26, 1), (26, 2), (26, 3), (26, 4), (26, 5),  // LE Set Scan Response Data ... LE Create Connection Cancel
         (27, 2), (27, 5),  // LE Connection Update, LE Read Remote Features
+        (28, 0), (28, 1), (28, 2),  // LE Enable Encryption, LE Long Term Key Request (Negative) Reply
         (33, 6), (33, 7), (34, 0),  // LE Set Data Length, LE Read/Write Suggested Default Data Length
         (35, 3), (35, 4), (35, 5), (35, 6),  // LE Read Maximum Data Length, Read PHY, Set Default PHY, Set PHY
         (41, 5),  // LE Read Buffer Size v2

@@ -199,6 +199,18 @@ extension VirtualLink {
             guard let command = decode(LESetDataLength.self, id, parameters) else { return }
             setDataLength(id, command)
 
+        case LEEnableEncryption.opcode:
+            guard let command = decode(LEEnableEncryption.self, id, parameters) else { return }
+            enableEncryption(id, command)
+
+        case LELongTermKeyRequestReply.opcode:
+            guard let command = decode(LELongTermKeyRequestReply.self, id, parameters) else { return }
+            answerKeyRequest(id, handle: command.handle, key: command.longTermKey)
+
+        case LELongTermKeyRequestNegativeReply.opcode:
+            guard let command = decode(LELongTermKeyRequestNegativeReply.self, id, parameters) else { return }
+            answerKeyRequest(id, handle: command.handle, key: nil)
+
         case LEReadPHY.opcode:
             guard let command = decode(LEReadPHY.self, id, parameters) else { return }
             if let link = connection(id, command.handle) {
@@ -327,5 +339,50 @@ extension VirtualLink {
         if changed {
             emit(link.remote.controller, LEMetaEvent.phyUpdateComplete(.init(handle: link.remote.handle, txPHY: rx, rxPHY: tx)))
         }
+    }
+
+    /// The central starts encryption: the peripheral's host is asked for the key.
+    private func enableEncryption(_ id: Int, _ command: LEEnableEncryption) {
+        let opcode = LEEnableEncryption.opcode
+        guard let link = connection(id, command.handle) else {
+            return commandStatus(id, opcode, .unknownConnectionIdentifier)
+        }
+        guard connections[link.id]?.central.controller == id, connections[link.id]?.pendingKey == nil else {
+            return commandStatus(id, opcode, .commandDisallowed)
+        }
+        commandStatus(id, opcode, .success)
+        connections[link.id]?.pendingKey = command.longTermKey
+        emit(link.remote.controller, LEMetaEvent.longTermKeyRequest(.init(
+            handle: link.remote.handle, randomNumber: command.randomNumber, encryptedDiversifier: command.encryptedDiversifier)))
+    }
+
+    /// The peripheral's host answers the key request (`key` nil for a negative reply). The same
+    /// key as the central's turns encryption on at both ends; a different key ends the
+    /// connection with 0x3D MIC failure, as a real link would; no key fails the central's
+    /// request with 0x06 PIN or key missing.
+    private func answerKeyRequest(_ id: Int, handle: UInt16, key: HCIKey128?) {
+        let opcode = key == nil ? LELongTermKeyRequestNegativeReply.opcode : LELongTermKeyRequestReply.opcode
+        func reply(_ status: HCIStatus) {
+            emit(id, HCIEvent.commandComplete(HCICommandComplete(
+                opcode: opcode, returnParameters: HCIHandleReturn(status: status, handle: handle).parameterBytes)))
+        }
+        guard let link = connection(id, handle) else { return reply(.unknownConnectionIdentifier) }
+        guard let expected = connections[link.id]?.pendingKey, connections[link.id]?.peripheral.controller == id else {
+            return reply(.commandDisallowed)
+        }
+        reply(.success)
+        connections[link.id]?.pendingKey = nil
+        guard let key else {
+            emit(link.remote.controller, HCIEvent.encryptionChange(.init(
+                status: .pinOrKeyMissing, handle: link.remote.handle, encryptionEnabled: 0)))
+            return
+        }
+        guard key == expected else {
+            endConnection(link.id, reasonForInitiator: .micFailure, reasonForPeer: .micFailure, initiator: id)
+            return
+        }
+        connections[link.id]?.encrypted = true
+        emit(link.remote.controller, HCIEvent.encryptionChange(.init(handle: link.remote.handle, encryptionEnabled: 1)))
+        emit(id, HCIEvent.encryptionChange(.init(handle: link.local.handle, encryptionEnabled: 1)))
     }
 }
