@@ -11,6 +11,10 @@ public enum HCICommandCatalog {
         LECreateConnection.self, LECreateConnectionCancel.self, LEConnectionUpdate.self, LEReadRemoteFeatures.self,
         LEEnableEncryption.self, LELongTermKeyRequestReply.self, LELongTermKeyRequestNegativeReply.self,
         LESetDataLength.self, LEReadPHY.self, LESetPHY.self,
+        LESetAdvertisingSetRandomAddress.self, LESetExtendedAdvertisingParameters.self, LESetExtendedAdvertisingData.self,
+        LESetExtendedScanResponseData.self, LESetExtendedAdvertisingEnable.self, LEReadMaximumAdvertisingDataLength.self,
+        LEReadNumberOfSupportedAdvertisingSets.self, LERemoveAdvertisingSet.self, LEClearAdvertisingSets.self,
+        LESetExtendedScanParameters.self, LESetExtendedScanEnable.self, LEExtendedCreateConnection.self,
     ]
 
     private static let byOpcode: [HCIOpcode: any HCICommand.Type] = Dictionary(

@@ -15,15 +15,7 @@ struct SplitMix64: RandomNumberGenerator {
 }
 
 @Suite struct HCIRobustnessTests {
-    static let commandTypes: [any HCICommand.Type] = [
-        HCIReset.self, HCISetEventMask.self, HCIReadLocalVersionInformation.self, HCIReadLocalSupportedCommands.self,
-        HCIReadLocalSupportedFeatures.self, HCIReadBufferSize.self, HCIReadBDADDR.self, HCIReadRSSI.self, HCIDisconnect.self,
-        LESetEventMask.self, LEReadBufferSize.self, LEReadBufferSizeV2.self, LEReadLocalSupportedFeatures.self,
-        LESetRandomAddress.self, LESetAdvertisingParameters.self, LESetAdvertisingData.self, LESetScanResponseData.self,
-        LESetAdvertisingEnable.self, LESetScanParameters.self, LESetScanEnable.self, LECreateConnection.self,
-        LECreateConnectionCancel.self, LEConnectionUpdate.self, LEReadRemoteFeatures.self, LESetDataLength.self,
-        LEReadPHY.self, LESetPHY.self,
-    ]
+    static let commandTypes: [any HCICommand.Type] = HCICommandCatalog.all
 
     @Test func opcodesAreDistinct() {
         let opcodes = Self.commandTypes.map { $0.opcode }

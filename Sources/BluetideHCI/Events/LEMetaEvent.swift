@@ -21,6 +21,7 @@ public enum LEMetaEvent: Sendable, Equatable {
     case enhancedConnectionComplete(LEEnhancedConnectionComplete)
     case phyUpdateComplete(LEPHYUpdateComplete)
     case extendedAdvertisingReport(LEExtendedAdvertisingReport)
+    case advertisingSetTerminated(LEAdvertisingSetTerminated)
     /// Any other subevent, kept as raw bytes (after the subevent code).
     case unknown(subevent: UInt8, parameters: [UInt8])
 
@@ -40,6 +41,7 @@ public enum LEMetaEvent: Sendable, Equatable {
             case LEEnhancedConnectionComplete.subeventCode: self = .enhancedConnectionComplete(try .init(parameters: rest))
             case LEPHYUpdateComplete.subeventCode: self = .phyUpdateComplete(try .init(parameters: rest))
             case LEExtendedAdvertisingReport.subeventCode: self = .extendedAdvertisingReport(try .init(parameters: rest))
+            case LEAdvertisingSetTerminated.subeventCode: self = .advertisingSetTerminated(try .init(parameters: rest))
             default: self = .unknown(subevent: code, parameters: rest)
             }
         } catch {
@@ -59,6 +61,7 @@ public enum LEMetaEvent: Sendable, Equatable {
         case .enhancedConnectionComplete: LEEnhancedConnectionComplete.subeventCode
         case .phyUpdateComplete: LEPHYUpdateComplete.subeventCode
         case .extendedAdvertisingReport: LEExtendedAdvertisingReport.subeventCode
+        case .advertisingSetTerminated: LEAdvertisingSetTerminated.subeventCode
         case let .unknown(code, _): code
         }
     }
@@ -75,6 +78,7 @@ public enum LEMetaEvent: Sendable, Equatable {
         case let .enhancedConnectionComplete(e): e.parameterBytes
         case let .phyUpdateComplete(e): e.parameterBytes
         case let .extendedAdvertisingReport(e): e.parameterBytes
+        case let .advertisingSetTerminated(e): e.parameterBytes
         case let .unknown(_, parameters): parameters
         }
         return [subeventCode] + body
@@ -553,5 +557,35 @@ public struct LEExtendedAdvertisingReport: LEMetaSubevent, Equatable {
             writer.write(UInt8(data.count))
             writer.write(bytes: data)
         }
+    }
+}
+
+/// LE Advertising Set Terminated (subevent 0x12): an extended advertising set stopped because
+/// a connection was made from it (status 0) or its duration or event count ran out.
+public struct LEAdvertisingSetTerminated: LEMetaSubevent, Equatable {
+    public static let subeventCode: UInt8 = 0x12
+    public var status: HCIStatus
+    public var advertisingHandle: UInt8
+    /// The connection made from the set (valid when status is 0).
+    public var connectionHandle: UInt16
+    public var completedExtendedAdvertisingEvents: UInt8
+    public init(status: HCIStatus = .success, advertisingHandle: UInt8, connectionHandle: UInt16,
+                completedExtendedAdvertisingEvents: UInt8 = 0) {
+        self.status = status
+        self.advertisingHandle = advertisingHandle
+        self.connectionHandle = connectionHandle
+        self.completedExtendedAdvertisingEvents = completedExtendedAdvertisingEvents
+    }
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        status = try HCIStatus(from: &reader)
+        advertisingHandle = try reader.readUInt8("advertising handle")
+        connectionHandle = try reader.readHandle()
+        completedExtendedAdvertisingEvents = try reader.readUInt8("num completed extended advertising events")
+    }
+    public func encode(to writer: inout ByteWriter) {
+        status.encode(to: &writer)
+        writer.write(advertisingHandle)
+        writer.write(connectionHandle)
+        writer.write(completedExtendedAdvertisingEvents)
     }
 }
