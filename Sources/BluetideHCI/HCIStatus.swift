@@ -69,6 +69,8 @@ public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let micFailure = HCIStatus(0x3D)
     /// 0x3E: the connection could not be established.
     public static let failedToEstablish = HCIStatus(0x3E)
+    /// 0x42: no advertising set has this handle.
+    public static let unknownAdvertisingIdentifier = HCIStatus(0x42)
     /// 0x44: operation cancelled by host.
     public static let cancelledByHost = HCIStatus(0x44)
 

@@ -11,15 +11,17 @@ struct ControllerState {
     var eventMask = HCISetEventMask.defaultMask
     var leEventMask = LESetEventMask.defaultMask
 
-    var advertisingParameters = LESetAdvertisingParameters()
-    var advertisingData: [UInt8] = []
-    var scanResponseData: [UInt8] = []
-    var advertising = false
-    /// Bumped whenever advertising starts or stops, so an old advertising timer stops itself.
-    var advertisingGeneration = 0
+    /// Advertising sets by handle; the legacy commands drive the set ``legacySet``.
+    var sets: [UInt8: AdvertisingSet] = [legacySet: AdvertisingSet(legacy: LESetAdvertisingParameters())]
+    /// Source of advertising generations, so an old advertising timer stops itself.
+    var generationCounter = 0
+    /// Legacy and extended advertising/scanning commands may not be mixed until Reset.
+    var commandMode: CommandMode = .unset
 
     var scanParameters = LESetScanParameters(active: false)
     var scanning = false
+    /// Scanning was enabled with the extended command: reports are Extended Advertising Reports.
+    var extendedScanning = false
     var filterDuplicates = false
     /// Reports already sent in this scan when filtering duplicates.
     var reportedThisScan: Set<ReportKey> = []
@@ -38,6 +40,22 @@ struct ControllerState {
         self.id = id
         self.publicAddress = publicAddress
         self.output = output
+    }
+
+    /// Key of the set the legacy advertising commands use (not a valid extended handle).
+    static let legacySet: UInt8 = 0xFF
+    /// Most extended advertising sets a controller keeps.
+    static let maximumSets = 4
+
+    /// Whether any advertising set is on.
+    var isAdvertising: Bool { sets.values.contains { $0.enabled } }
+
+    /// The address a set advertises from: public, or its random address (the controller's
+    /// random address for the legacy set); nil when that random address was never set.
+    func address(ofSet key: UInt8) -> BluetoothAddress? {
+        guard let set = sets[key] else { return nil }
+        guard set.ownAddressType.addressType == .random else { return publicAddress }
+        return key == Self.legacySet ? randomAddress : set.randomAddress
     }
 
     /// The address used for an own address type (2/3, "RPA else …", fall back to 0/1), or nil
@@ -70,10 +88,73 @@ struct ControllerState {
     }
 }
 
+/// Which family of advertising commands a host has used since Reset.
+enum CommandMode {
+    case unset, legacy, extended
+}
+
+/// One advertising set: what it sends and whether it is on.
+struct AdvertisingSet {
+    var properties: LEAdvertisingEventProperties
+    /// Advertising interval, 0.625 ms units.
+    var intervalUnits: UInt32
+    var ownAddressType: LEAddressType
+    /// The target of directed advertising.
+    var peerAddress: BluetoothAddress
+    var primaryPHY: LEPHY = .le1M
+    var secondaryPHY: LEPHY = .le1M
+    var sid: UInt8 = 0
+    /// The set's own random address (extended sets only).
+    var randomAddress: BluetoothAddress?
+    var data: [UInt8] = []
+    var scanResponseData: [UInt8] = []
+    var enabled = false
+    var generation = 0
+
+    init(legacy parameters: LESetAdvertisingParameters) {
+        properties = Self.properties(of: parameters.advertisingType)
+        intervalUnits = UInt32(parameters.intervalMin)
+        ownAddressType = parameters.ownAddressType
+        peerAddress = parameters.peerAddress
+    }
+
+    init(extended parameters: LESetExtendedAdvertisingParameters) {
+        properties = parameters.properties
+        intervalUnits = parameters.primaryIntervalMin
+        ownAddressType = parameters.ownAddressType
+        peerAddress = parameters.peerAddress
+        primaryPHY = parameters.primaryPHY
+        secondaryPHY = parameters.secondaryPHY
+        sid = parameters.sid
+    }
+
+    /// The event properties matching a legacy advertising type.
+    static func properties(of type: LEAdvertisingType) -> LEAdvertisingEventProperties {
+        switch type {
+        case .connectableUndirected: [.connectable, .scannable, .legacy]
+        case .connectableDirectedHighDuty: [.connectable, .directed, .highDutyCycleDirected, .legacy]
+        case .scannableUndirected: [.scannable, .legacy]
+        case .connectableDirectedLowDuty: [.connectable, .directed, .legacy]
+        default: [.legacy]
+        }
+    }
+
+    var isLegacy: Bool { properties.contains(.legacy) }
+    var isConnectable: Bool { properties.contains(.connectable) }
+    var isScannable: Bool { properties.contains(.scannable) }
+    var isDirected: Bool { properties.contains(.directed) }
+
+    /// The legacy report type of this set's PDUs.
+    var legacyReportType: LEAdvertisingReportType {
+        if isConnectable { return isDirected ? .advDirectInd : .advInd }
+        return isScannable ? .advScanInd : .advNonconnInd
+    }
+}
+
 /// Identifies one advertising report for duplicate filtering.
 struct ReportKey: Hashable {
     let address: BluetoothAddress
-    let eventType: UInt8
+    let eventType: UInt16
 }
 
 /// One LE connection between two controllers of the link.

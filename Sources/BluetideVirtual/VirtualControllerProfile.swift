@@ -12,9 +12,12 @@ public enum VirtualControllerProfile {
         hciVersion: 0x0C, hciSubversion: 0, lmpVersion: 0x0C, companyIdentifier: 0xFFFF, lmpSubversion: 0)
     /// LMP features page 0: LE supported (controller), BR/EDR not supported.
     public static let lmpFeatures: UInt64 = 1 << 38 | 1 << 37
-    /// LE features: encryption, data length extension, 2M PHY, peripheral-initiated feature exchange.
-    /// Extended advertising is not offered, so hosts use legacy advertising and reports.
-    public static let leFeatures: LEFeatures = [.encryption, .dataPacketLengthExtension, .le2MPHY, .peripheralInitiatedFeaturesExchange]
+    /// LE features: encryption, data length extension, 2M PHY, peripheral-initiated feature
+    /// exchange, extended advertising (sets, extended scanning and reports). A host may use the
+    /// legacy or the extended commands, not both until Reset.
+    public static let leFeatures: LEFeatures = [
+        .encryption, .dataPacketLengthExtension, .le2MPHY, .peripheralInitiatedFeaturesExchange, .extendedAdvertising,
+    ]
 
     /// The supported commands bitmap (octet, bit) of every command the controller implements.
     public static let supportedCommandBits: [(octet: Int, bit: Int)] = [
@@ -30,6 +33,8 @@ public enum VirtualControllerProfile {
         (28, 0), (28, 1), (28, 2),  // LE Enable Encryption, LE Long Term Key Request (Negative) Reply
         (33, 6), (33, 7), (34, 0),  // LE Set Data Length, LE Read/Write Suggested Default Data Length
         (35, 3), (35, 4), (35, 5), (35, 6),  // LE Read Maximum Data Length, Read PHY, Set Default PHY, Set PHY
+        (36, 1), (36, 2), (36, 3), (36, 4), (36, 5), (36, 6), (36, 7),  // advertising sets ... number of sets
+        (37, 0), (37, 1), (37, 5), (37, 6), (37, 7),  // remove/clear sets, extended scan, extended create connection
         (41, 5),  // LE Read Buffer Size v2
     ]
 

@@ -109,49 +109,125 @@ extension VirtualLink {
 
         case LESetRandomAddress.opcode:
             guard let command = decode(LESetRandomAddress.self, id, parameters) else { return }
-            guard !state.advertising, !state.scanning, state.initiating == nil else {
+            guard !state.isAdvertising, !state.scanning, state.initiating == nil else {
                 return complete(id, opcode, .commandDisallowed)
             }
             controllers[id]?.randomAddress = command.address
             complete(id, opcode)
 
         case LESetAdvertisingParameters.opcode:
-            guard let command = decode(LESetAdvertisingParameters.self, id, parameters) else { return }
-            guard !state.advertising else { return complete(id, opcode, .commandDisallowed) }
+            guard let command = decode(LESetAdvertisingParameters.self, id, parameters), use(.legacy, id, opcode) else { return }
+            guard state.sets[ControllerState.legacySet]?.enabled != true else { return complete(id, opcode, .commandDisallowed) }
             if command.advertisingType != .connectableDirectedHighDuty,
                command.intervalMin > command.intervalMax || command.advertisingType.rawValue > 4 {
                 return complete(id, opcode, .invalidParameters)
             }
-            controllers[id]?.advertisingParameters = command
+            let old = state.sets[ControllerState.legacySet]
+            var set = AdvertisingSet(legacy: command)
+            set.data = old?.data ?? []
+            set.scanResponseData = old?.scanResponseData ?? []
+            set.generation = old?.generation ?? 0
+            controllers[id]?.sets[ControllerState.legacySet] = set
             complete(id, opcode)
 
         case LESetAdvertisingData.opcode:
-            guard let command = decode(LESetAdvertisingData.self, id, parameters) else { return }
-            controllers[id]?.advertisingData = command.data
+            guard let command = decode(LESetAdvertisingData.self, id, parameters), use(.legacy, id, opcode) else { return }
+            controllers[id]?.sets[ControllerState.legacySet]?.data = command.data
             complete(id, opcode)
 
         case LESetScanResponseData.opcode:
-            guard let command = decode(LESetScanResponseData.self, id, parameters) else { return }
-            controllers[id]?.scanResponseData = command.data
+            guard let command = decode(LESetScanResponseData.self, id, parameters), use(.legacy, id, opcode) else { return }
+            controllers[id]?.sets[ControllerState.legacySet]?.scanResponseData = command.data
             complete(id, opcode)
 
         case LESetAdvertisingEnable.opcode:
-            guard let command = decode(LESetAdvertisingEnable.self, id, parameters) else { return }
+            guard let command = decode(LESetAdvertisingEnable.self, id, parameters), use(.legacy, id, opcode) else { return }
             setAdvertising(id, enable: command.enable)
 
         case LESetScanParameters.opcode:
-            guard let command = decode(LESetScanParameters.self, id, parameters) else { return }
+            guard let command = decode(LESetScanParameters.self, id, parameters), use(.legacy, id, opcode) else { return }
             guard !state.scanning else { return complete(id, opcode, .commandDisallowed) }
             controllers[id]?.scanParameters = command
             complete(id, opcode)
 
         case LESetScanEnable.opcode:
-            guard let command = decode(LESetScanEnable.self, id, parameters) else { return }
-            setScanning(id, command)
+            guard let command = decode(LESetScanEnable.self, id, parameters), use(.legacy, id, opcode) else { return }
+            setScanning(id, enable: command.enable, filterDuplicates: command.filterDuplicates, extended: false)
 
         case LECreateConnection.opcode:
-            guard let command = decode(LECreateConnection.self, id, parameters) else { return }
+            guard let command = decode(LECreateConnection.self, id, parameters), use(.legacy, id, opcode) else { return }
             createConnection(id, command)
+
+        case LESetExtendedScanParameters.opcode:
+            guard let command = decode(LESetExtendedScanParameters.self, id, parameters), use(.extended, id, opcode) else { return }
+            guard !state.scanning else { return complete(id, opcode, .commandDisallowed) }
+            guard let phy = command.le1M ?? command.coded else { return complete(id, opcode, .invalidParameters) }
+            controllers[id]?.scanParameters = LESetScanParameters(
+                active: phy.active, interval: phy.interval, window: phy.window,
+                ownAddressType: command.ownAddressType, filterPolicy: command.filterPolicy)
+            complete(id, opcode)
+
+        case LESetExtendedScanEnable.opcode:
+            guard let command = decode(LESetExtendedScanEnable.self, id, parameters), use(.extended, id, opcode) else { return }
+            setScanning(id, enable: command.enable, filterDuplicates: command.filterDuplicates != 0, extended: true)
+
+        case LEExtendedCreateConnection.opcode:
+            guard let command = decode(LEExtendedCreateConnection.self, id, parameters), use(.extended, id, opcode) else { return }
+            guard let phy = command.primary else { return commandStatus(id, opcode, .invalidParameters) }
+            createConnection(id, LECreateConnection(
+                peerAddress: command.peerAddress, ownAddressType: command.ownAddressType, connection: phy.connection,
+                scanInterval: phy.scanInterval, scanWindow: phy.scanWindow, initiatorFilterPolicy: command.initiatorFilterPolicy),
+                opcode: opcode)
+
+        case LESetExtendedAdvertisingParameters.opcode:
+            guard let command = decode(LESetExtendedAdvertisingParameters.self, id, parameters), use(.extended, id, opcode) else { return }
+            setExtendedParameters(id, command)
+
+        case LESetAdvertisingSetRandomAddress.opcode:
+            guard let command = decode(LESetAdvertisingSetRandomAddress.self, id, parameters), use(.extended, id, opcode) else { return }
+            guard command.handle != ControllerState.legacySet, state.sets[command.handle] != nil else {
+                return complete(id, opcode, .unknownAdvertisingIdentifier)
+            }
+            controllers[id]?.sets[command.handle]?.randomAddress = command.address
+            complete(id, opcode)
+
+        case LESetExtendedAdvertisingData.opcode:
+            guard let command = decode(LESetExtendedAdvertisingData.self, id, parameters), use(.extended, id, opcode) else { return }
+            setExtendedData(id, command.block, scanResponse: false, opcode: opcode)
+
+        case LESetExtendedScanResponseData.opcode:
+            guard let command = decode(LESetExtendedScanResponseData.self, id, parameters), use(.extended, id, opcode) else { return }
+            setExtendedData(id, command.block, scanResponse: true, opcode: opcode)
+
+        case LESetExtendedAdvertisingEnable.opcode:
+            guard let command = decode(LESetExtendedAdvertisingEnable.self, id, parameters), use(.extended, id, opcode) else { return }
+            setExtendedAdvertising(id, command)
+
+        case LEReadMaximumAdvertisingDataLength.opcode:
+            guard use(.extended, id, opcode) else { return }
+            complete(id, LEReadMaximumAdvertisingDataLength.self, .init(maximumLength: Self.maximumExtendedDataLength))
+
+        case LEReadNumberOfSupportedAdvertisingSets.opcode:
+            guard use(.extended, id, opcode) else { return }
+            complete(id, LEReadNumberOfSupportedAdvertisingSets.self, .init(count: UInt8(ControllerState.maximumSets)))
+
+        case LERemoveAdvertisingSet.opcode:
+            guard let command = decode(LERemoveAdvertisingSet.self, id, parameters), use(.extended, id, opcode) else { return }
+            guard command.handle != ControllerState.legacySet, let set = state.sets[command.handle] else {
+                return complete(id, opcode, .unknownAdvertisingIdentifier)
+            }
+            guard !set.enabled else { return complete(id, opcode, .commandDisallowed) }
+            controllers[id]?.sets[command.handle] = nil
+            complete(id, opcode)
+
+        case LEClearAdvertisingSets.opcode:
+            guard use(.extended, id, opcode) else { return }
+            guard !state.sets.contains(where: { $0.key != ControllerState.legacySet && $0.value.enabled }) else {
+                return complete(id, opcode, .commandDisallowed)
+            }
+            let kept = state.sets.filter { $0.key == ControllerState.legacySet }
+            controllers[id]?.sets = kept
+            complete(id, opcode)
 
         case LECreateConnectionCancel.opcode:
             guard let pending = state.initiating else { return complete(id, opcode, .commandDisallowed) }
@@ -246,29 +322,123 @@ extension VirtualLink {
         }
     }
 
+    /// Most extended advertising data a set holds, bytes.
+    static let maximumExtendedDataLength: UInt16 = 1650
+
+    /// Records which command family the host uses; a mix is refused with 0x0C (as the spec
+    /// requires), by Command Complete or Command Status as the command is answered.
+    private func use(_ mode: CommandMode, _ id: Int, _ opcode: HCIOpcode) -> Bool {
+        guard let current = controllers[id]?.commandMode else { return false }
+        if current == .unset { controllers[id]?.commandMode = mode }
+        if current == .unset || current == mode { return true }
+        if opcode == LECreateConnection.opcode || opcode == LEExtendedCreateConnection.opcode {
+            commandStatus(id, opcode, .commandDisallowed)
+        } else {
+            complete(id, opcode, .commandDisallowed)
+        }
+        return false
+    }
+
     private func setAdvertising(_ id: Int, enable: Bool) {
         guard let state = controllers[id] else { return }
         let opcode = LESetAdvertisingEnable.opcode
+        let key = ControllerState.legacySet
         guard enable else {
-            controllers[id]?.advertising = false
-            controllers[id]?.advertisingGeneration += 1
+            stopAdvertising(id, set: key)
             return complete(id, opcode)
         }
-        guard !state.advertising else { return complete(id, opcode) }
-        guard state.ownAddress(state.advertisingParameters.ownAddressType) != nil else {
-            return complete(id, opcode, .invalidParameters)
-        }
-        controllers[id]?.advertising = true
-        controllers[id]?.advertisingGeneration += 1
+        guard state.sets[key]?.enabled != true else { return complete(id, opcode) }
+        guard state.address(ofSet: key) != nil else { return complete(id, opcode, .invalidParameters) }
         complete(id, opcode)
-        advertisingEvent(id)
-        if controllers[id]?.advertising == true { startAdvertisingTimer(id) }
+        startAdvertising(id, set: key)
     }
 
-    private func setScanning(_ id: Int, _ command: LESetScanEnable) {
+    private func setExtendedParameters(_ id: Int, _ command: LESetExtendedAdvertisingParameters) {
         guard let state = controllers[id] else { return }
-        let opcode = LESetScanEnable.opcode
-        guard command.enable else {
+        let opcode = LESetExtendedAdvertisingParameters.opcode
+        guard command.handle <= 0xEF else { return complete(id, opcode, .invalidParameters) }
+        let old = state.sets[command.handle]
+        guard old?.enabled != true else { return complete(id, opcode, .commandDisallowed) }
+        guard old != nil || state.sets.count - 1 < ControllerState.maximumSets else {
+            return complete(id, opcode, .memoryCapacityExceeded)
+        }
+        let properties = command.properties
+        let legacyAllowed: [LEAdvertisingEventProperties] = [
+            [.connectable, .scannable, .legacy], [.connectable, .directed, .legacy],
+            [.connectable, .directed, .highDutyCycleDirected, .legacy], [.scannable, .legacy], [.legacy],
+        ]
+        let core = properties.intersection([.connectable, .scannable, .directed, .highDutyCycleDirected, .legacy])
+        if properties.contains(.legacy) ? !legacyAllowed.contains(core)
+            : properties.isSuperset(of: [.connectable, .scannable]) || properties.contains(.highDutyCycleDirected) {
+            return complete(id, opcode, .invalidParameters)
+        }
+        guard command.primaryIntervalMin <= command.primaryIntervalMax, command.primaryPHY != .le2M else {
+            return complete(id, opcode, .invalidParameters)
+        }
+        var set = AdvertisingSet(extended: command)
+        set.randomAddress = old?.randomAddress
+        set.data = old?.data ?? []
+        set.scanResponseData = old?.scanResponseData ?? []
+        set.generation = old?.generation ?? 0
+        controllers[id]?.sets[command.handle] = set
+        let power: Int8 = command.txPower == 127 ? 0 : min(command.txPower, 20)
+        complete(id, LESetExtendedAdvertisingParameters.self, .init(selectedTxPower: power))
+    }
+
+    private func setExtendedData(_ id: Int, _ block: LEExtendedDataBlock, scanResponse: Bool, opcode: HCIOpcode) {
+        guard block.handle != ControllerState.legacySet, let set = controllers[id]?.sets[block.handle] else {
+            return complete(id, opcode, .unknownAdvertisingIdentifier)
+        }
+        let current = scanResponse ? set.scanResponseData : set.data
+        let updated: [UInt8]
+        switch block.operation {
+        case .complete, .firstFragment: updated = block.data
+        case .intermediateFragment, .lastFragment: updated = current + block.data
+        case .unchanged: updated = current
+        default: return complete(id, opcode, .invalidParameters)
+        }
+        let limit = set.isLegacy ? 31 : Int(Self.maximumExtendedDataLength)
+        guard updated.count <= limit else { return complete(id, opcode, .invalidParameters) }
+        if scanResponse {
+            controllers[id]?.sets[block.handle]?.scanResponseData = updated
+        } else {
+            controllers[id]?.sets[block.handle]?.data = updated
+        }
+        complete(id, opcode)
+    }
+
+    /// Starts or stops the listed sets (all sets when stopping with an empty list). Duration and
+    /// event limits are accepted but not applied: a set runs until stopped or connected.
+    private func setExtendedAdvertising(_ id: Int, _ command: LESetExtendedAdvertisingEnable) {
+        guard let state = controllers[id] else { return }
+        let opcode = LESetExtendedAdvertisingEnable.opcode
+        if !command.enable, command.sets.isEmpty {
+            for key in state.sets.keys where key != ControllerState.legacySet { stopAdvertising(id, set: key) }
+            return complete(id, opcode)
+        }
+        guard !command.sets.isEmpty else { return complete(id, opcode, .invalidParameters) }
+        for entry in command.sets {
+            guard entry.handle != ControllerState.legacySet, state.sets[entry.handle] != nil else {
+                return complete(id, opcode, .unknownAdvertisingIdentifier)
+            }
+            if command.enable, state.address(ofSet: entry.handle) == nil {
+                return complete(id, opcode, .invalidParameters)
+            }
+        }
+        complete(id, opcode)
+        for entry in command.sets {
+            if !command.enable {
+                stopAdvertising(id, set: entry.handle)
+            } else if controllers[id]?.sets[entry.handle]?.enabled != true {
+                startAdvertising(id, set: entry.handle)
+            }
+        }
+    }
+
+    private func setScanning(_ id: Int, enable: Bool, filterDuplicates: Bool, extended: Bool) {
+        guard let state = controllers[id] else { return }
+        let opcode = extended ? LESetExtendedScanEnable.opcode : LESetScanEnable.opcode
+        guard enable else {
             controllers[id]?.scanning = false
             return complete(id, opcode)
         }
@@ -277,16 +447,18 @@ extension VirtualLink {
         }
         if !state.scanning { controllers[id]?.reportedThisScan = [] }
         controllers[id]?.scanning = true
-        controllers[id]?.filterDuplicates = command.filterDuplicates
+        controllers[id]?.extendedScanning = extended
+        controllers[id]?.filterDuplicates = filterDuplicates
         complete(id, opcode)
         for advertiser in controllers.keys.sorted() where advertiser != id {
-            deliverReports(from: advertiser, to: id)
+            for key in controllers[advertiser]?.sets.keys.sorted() ?? [] {
+                deliverReports(from: advertiser, set: key, to: id)
+            }
         }
     }
 
-    private func createConnection(_ id: Int, _ command: LECreateConnection) {
+    private func createConnection(_ id: Int, _ command: LECreateConnection, opcode: HCIOpcode = LECreateConnection.opcode) {
         guard let state = controllers[id] else { return }
-        let opcode = LECreateConnection.opcode
         guard state.initiating == nil else { return commandStatus(id, opcode, .commandDisallowed) }
         guard state.ownAddress(command.ownAddressType) != nil else {
             return commandStatus(id, opcode, .invalidParameters)

@@ -4,113 +4,153 @@ import BluetideHCI
 // What happens "in the air": advertising, scanning, connecting, ACL forwarding, disconnecting.
 extension VirtualLink {
     /// Advertising intervals below this (20 ms, the spec minimum) are raised to it.
-    static let minimumAdvertisingInterval: UInt16 = 0x0020
+    static let minimumAdvertisingInterval: UInt32 = 0x0020
+    /// Most advertising data carried by one extended report; longer data is split.
+    static let extendedReportDataLimit = 229
 
-    /// Starts the timer that repeats the controller's advertising every interval until its
-    /// advertising generation changes.
-    func startAdvertisingTimer(_ id: Int) {
-        guard let state = controllers[id] else { return }
-        let generation = state.advertisingGeneration
-        let units = max(state.advertisingParameters.intervalMin, Self.minimumAdvertisingInterval)
+    /// Starts the timer that repeats a set's advertising every interval until the set's
+    /// generation changes (it was stopped or restarted).
+    func startAdvertisingTimer(_ id: Int, set key: UInt8) {
+        guard let set = controllers[id]?.sets[key] else { return }
+        let generation = set.generation
+        let units = min(max(set.intervalUnits, Self.minimumAdvertisingInterval), 0xFF_FFFF)
         let interval = Duration.microseconds(Int64(units) * 625)
         Task {
             while true {
                 try? await Task.sleep(for: interval)
-                guard self.advertisingTick(id, generation: generation) else { return }
+                guard self.advertisingTick(id, set: key, generation: generation) else { return }
             }
         }
     }
 
     /// One timer tick; false once the advertising it belongs to has stopped.
-    func advertisingTick(_ id: Int, generation: Int) -> Bool {
-        guard let state = controllers[id], state.advertising, state.advertisingGeneration == generation else { return false }
-        advertisingEvent(id)
+    func advertisingTick(_ id: Int, set key: UInt8, generation: Int) -> Bool {
+        guard let set = controllers[id]?.sets[key], set.enabled, set.generation == generation else { return false }
+        advertisingEvent(id, set: key)
         return true
     }
 
-    /// The address a controller advertises from, when it is advertising.
-    func advertisingAddress(_ id: Int) -> BluetoothAddress? {
-        guard let state = controllers[id], state.advertising else { return nil }
-        return state.ownAddress(state.advertisingParameters.ownAddressType)
+    /// Starts a set: a new generation, one advertising event now, then the timer.
+    func startAdvertising(_ id: Int, set key: UInt8) {
+        guard controllers[id]?.sets[key] != nil else { return }
+        let generation = (controllers[id]?.generationCounter ?? 0) &+ 1
+        controllers[id]?.generationCounter = generation
+        controllers[id]?.sets[key]?.generation = generation
+        controllers[id]?.sets[key]?.enabled = true
+        advertisingEvent(id, set: key)
+        if controllers[id]?.sets[key]?.enabled == true { startAdvertisingTimer(id, set: key) }
     }
 
-    /// One advertising event of `advertiser`: a matching initiator connects, otherwise every
+    /// Stops a set (its timer ends at its next tick).
+    func stopAdvertising(_ id: Int, set key: UInt8) {
+        controllers[id]?.sets[key]?.enabled = false
+    }
+
+    /// The address a set advertises from, when it is on.
+    func advertisingAddress(_ id: Int, set key: UInt8) -> BluetoothAddress? {
+        guard let state = controllers[id], state.sets[key]?.enabled == true else { return nil }
+        return state.address(ofSet: key)
+    }
+
+    /// One advertising event of a set: a matching initiator connects, otherwise every
     /// scanning controller gets its reports.
-    func advertisingEvent(_ advertiser: Int) {
-        guard let state = controllers[advertiser], let address = advertisingAddress(advertiser) else { return }
-        if state.advertisingParameters.advertisingType.isConnectable {
+    func advertisingEvent(_ advertiser: Int, set key: UInt8) {
+        guard let set = controllers[advertiser]?.sets[key], let address = advertisingAddress(advertiser, set: key) else { return }
+        if set.isConnectable {
             for id in controllers.keys.sorted() where id != advertiser {
                 guard let request = controllers[id]?.initiating, request.peerAddress == address else { continue }
-                if isDirected(state.advertisingParameters.advertisingType),
-                   controllers[id]?.ownAddress(request.ownAddressType) != state.advertisingParameters.peerAddress {
-                    continue
-                }
-                establish(central: id, peripheral: advertiser, request: request, peripheralAddress: address)
+                if set.isDirected, controllers[id]?.ownAddress(request.ownAddressType) != set.peerAddress { continue }
+                establish(central: id, peripheral: advertiser, set: key, request: request, peripheralAddress: address)
                 return
             }
         }
         for id in controllers.keys.sorted() where id != advertiser {
-            deliverReports(from: advertiser, to: id)
+            deliverReports(from: advertiser, set: key, to: id)
         }
     }
 
-    func isDirected(_ type: LEAdvertisingType) -> Bool {
-        type == .connectableDirectedHighDuty || type == .connectableDirectedLowDuty
-    }
-
-    /// Reports `advertiser`'s advertising (and scan response, when actively scanning a
-    /// scannable advertiser) to `scanner` if it is scanning.
-    func deliverReports(from advertiser: Int, to scanner: Int) {
-        guard let adv = controllers[advertiser], let scan = controllers[scanner], scan.scanning,
-              let address = advertisingAddress(advertiser) else { return }
-        let type = adv.advertisingParameters.advertisingType
-        let reportType: LEAdvertisingReportType
-        var data = adv.advertisingData
-        switch type {
-        case .connectableUndirected: reportType = .advInd
-        case .scannableUndirected: reportType = .advScanInd
-        case .nonConnectableUndirected: reportType = .advNonconnInd
-        default:
-            // Directed advertising is only seen by the device it is aimed at, and has no data.
-            guard scan.ownAddress(scan.scanParameters.ownAddressType) == adv.advertisingParameters.peerAddress else { return }
-            reportType = .advDirectInd
-            data = []
+    /// Reports one set's advertising (and scan response, when actively scanning a scannable
+    /// set) to `scanner` if it is scanning: legacy reports for legacy scanning (which only sees
+    /// legacy PDUs), extended reports for extended scanning.
+    func deliverReports(from advertiser: Int, set key: UInt8, to scanner: Int) {
+        guard let set = controllers[advertiser]?.sets[key], let scan = controllers[scanner], scan.scanning,
+              let address = advertisingAddress(advertiser, set: key) else { return }
+        if set.isDirected, scan.ownAddress(scan.scanParameters.ownAddressType) != set.peerAddress { return }
+        let data = set.isDirected && set.isLegacy ? [] : set.data
+        let rssi = rssi(scanner, advertiser)
+        let active = scan.scanParameters.active && set.isScannable
+        if !scan.extendedScanning {
+            guard set.isLegacy else { return }
+            sendLegacyReport(to: scanner, type: set.legacyReportType, address: address, data: data, rssi: rssi)
+            if active { sendLegacyReport(to: scanner, type: .scanResponse, address: address, data: set.scanResponseData, rssi: rssi) }
+            return
         }
-        sendReport(to: scanner, from: advertiser, type: reportType, address: address, data: data)
-        if scan.scanParameters.active, type.isScannable {
-            sendReport(to: scanner, from: advertiser, type: .scanResponse, address: address, data: adv.scanResponseData)
+        var type = LEExtendedAdvertisingEventType(rawValue: set.properties.rawValue & 0b111)
+        if set.isLegacy { type.insert(.legacy) }
+        sendExtendedReport(to: scanner, set: set, type: type, address: address, data: data, rssi: rssi)
+        if active {
+            type.insert(.scanResponse)
+            sendExtendedReport(to: scanner, set: set, type: type, address: address, data: set.scanResponseData, rssi: rssi)
         }
     }
 
-    private func sendReport(to scanner: Int, from advertiser: Int, type: LEAdvertisingReportType,
-                            address: BluetoothAddress, data: [UInt8]) {
-        guard let scan = controllers[scanner] else { return }
-        let key = ReportKey(address: address, eventType: type.rawValue)
-        if scan.filterDuplicates, scan.reportedThisScan.contains(key) { return }
-        if airLoses() { return }
+    /// Applies duplicate filtering and packet loss; true when the report goes out.
+    private func reportPasses(_ scanner: Int, _ key: ReportKey) -> Bool {
+        guard let scan = controllers[scanner] else { return false }
+        if scan.filterDuplicates, scan.reportedThisScan.contains(key) { return false }
+        if airLoses() { return false }
         if scan.filterDuplicates { controllers[scanner]?.reportedThisScan.insert(key) }
-        let report = LEAdvertisingReport.Report(eventType: type, address: address, data: data, rssi: rssi(scanner, advertiser))
+        return true
+    }
+
+    private func sendLegacyReport(to scanner: Int, type: LEAdvertisingReportType, address: BluetoothAddress,
+                                  data: [UInt8], rssi: Int8) {
+        guard reportPasses(scanner, ReportKey(address: address, eventType: UInt16(type.rawValue))) else { return }
+        let report = LEAdvertisingReport.Report(eventType: type, address: address, data: data, rssi: rssi)
         deliverOverAir(scanner, LEMetaEvent.advertisingReport(LEAdvertisingReport(reports: [report])))
+    }
+
+    private func sendExtendedReport(to scanner: Int, set: AdvertisingSet, type: LEExtendedAdvertisingEventType,
+                                    address: BluetoothAddress, data: [UInt8], rssi: Int8) {
+        guard reportPasses(scanner, ReportKey(address: address, eventType: type.rawValue)) else { return }
+        // Long data goes out in several reports; all but the last say "incomplete, more to come".
+        var offset = 0
+        repeat {
+            let end = min(offset + Self.extendedReportDataLimit, data.count)
+            var fragmentType = type
+            if end < data.count { fragmentType.insert(LEExtendedAdvertisingEventType(rawValue: 0b01 << 5)) }
+            let report = LEExtendedAdvertisingReport.Report(
+                eventType: fragmentType, addressType: LEAddressType(address.type), address: address,
+                primaryPHY: set.isLegacy ? .le1M : set.primaryPHY,
+                secondaryPHY: set.isLegacy ? LEPHY(rawValue: 0) : set.secondaryPHY,
+                advertisingSID: set.isLegacy ? 0xFF : set.sid, txPower: 127, rssi: rssi,
+                directAddressType: LEAddressType(set.peerAddress.type),
+                directAddress: set.isDirected ? set.peerAddress : BluetoothAddress(value: 0),
+                data: Array(data[offset..<end]))
+            deliverOverAir(scanner, LEMetaEvent.extendedAdvertisingReport(LEExtendedAdvertisingReport(reports: [report])))
+            offset = end
+        } while offset < data.count
     }
 
     func deliverOverAir(_ id: Int, _ event: LEMetaEvent) {
         deliverOverAir(id, HCIEvent.leMeta(event).packet)
     }
 
-    /// Looks for an advertiser matching the initiator's pending request and connects to it.
+    /// Looks for an advertising set matching the initiator's pending request and connects to it.
     func tryConnect(_ initiator: Int) {
         guard let request = controllers[initiator]?.initiating else { return }
         for id in controllers.keys.sorted() where id != initiator {
-            if advertisingAddress(id) == request.peerAddress {
-                advertisingEvent(id)
-                return
+            for key in (controllers[id]?.sets.keys.sorted() ?? []) where advertisingAddress(id, set: key) == request.peerAddress {
+                advertisingEvent(id, set: key)
+                if controllers[initiator]?.initiating == nil { return }
             }
         }
     }
 
-    /// Creates the connection: handles on both sides, advertising stops, both hosts get
-    /// (Enhanced) LE Connection Complete with the same parameters.
-    func establish(central: Int, peripheral: Int, request: LECreateConnection, peripheralAddress: BluetoothAddress) {
+    /// Creates the connection: handles on both sides, the set stops advertising, both hosts get
+    /// (Enhanced) LE Connection Complete with the same parameters; an extended set's host also
+    /// gets LE Advertising Set Terminated.
+    func establish(central: Int, peripheral: Int, set key: UInt8, request: LECreateConnection, peripheralAddress: BluetoothAddress) {
         guard let c = controllers[central], let p = controllers[peripheral] else { return }
         let centralAddress = c.ownAddress(request.ownAddressType) ?? c.publicAddress
         let connectionID = nextConnectionNumber()
@@ -123,12 +163,15 @@ extension VirtualLink {
         controllers[central]?.connections[connection.central.handle] = connectionID
         controllers[central]?.initiating = nil
         controllers[peripheral]?.connections[connection.peripheral.handle] = connectionID
-        controllers[peripheral]?.advertising = false
-        controllers[peripheral]?.advertisingGeneration += 1
+        stopAdvertising(peripheral, set: key)
         emitConnectionComplete(central, status: .success, handle: connection.central.handle, role: .central,
                                peer: peripheralAddress, connection: connection)
         emitConnectionComplete(peripheral, status: .success, handle: connection.peripheral.handle, role: .peripheral,
                                peer: centralAddress, connection: connection)
+        if key != ControllerState.legacySet {
+            emit(peripheral, LEMetaEvent.advertisingSetTerminated(.init(
+                advertisingHandle: key, connectionHandle: connection.peripheral.handle)))
+        }
     }
 
     /// Sends LE Enhanced Connection Complete when the host unmasked it (LE mask bit 9), else

@@ -88,7 +88,7 @@ public actor VirtualLink {
         }
         let fresh = ControllerState(id: id, publicAddress: state.publicAddress, output: state.output)
         controllers[id] = fresh
-        controllers[id]?.advertisingGeneration = state.advertisingGeneration + 1
+        controllers[id]?.generationCounter = state.generationCounter + 1
     }
 
     // MARK: Fault injection and radio conditions

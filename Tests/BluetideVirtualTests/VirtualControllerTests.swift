@@ -23,7 +23,7 @@ import Testing
         #expect(lmp.features & (1 << 38) != 0)
         let le = try await host.succeed(LEReadLocalSupportedFeatures())
         #expect(le.features.contains(.dataPacketLengthExtension))
-        #expect(!le.features.contains(.extendedAdvertising))
+        #expect(le.features.contains(.extendedAdvertising))
         try await host.succeed(HCISetEventMask(mask: 0x3FFF_BFFF_FFFF_FFFF))
         try await host.succeed(LESetEventMask(mask: 0x1F))
         let buffers = try await host.succeed(LEReadBufferSize())

@@ -95,11 +95,11 @@ final class HostProbe {
         }
     }
 
-    /// Reset, event masks with every LE subevent we use, and a random static address.
+    /// Reset, event masks with the LE subevents 0x01-0x07, 0x0C and 0x0D, and a random static address.
     func initialize(random: BluetoothAddress? = nil) async throws {
         try await succeed(HCIReset())
         try await succeed(HCISetEventMask(mask: 0x3FFF_BFFF_FFFF_FFFF))
-        try await succeed(LESetEventMask(mask: 0x0000_0000_0000_087F))
+        try await succeed(LESetEventMask(mask: 0x0000_0000_0000_187F))
         if let random { try await succeed(LESetRandomAddress(address: random)) }
     }
 }
