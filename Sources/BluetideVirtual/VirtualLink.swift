@@ -158,8 +158,11 @@ public actor VirtualLink {
 
     private func runDelayPump(_ id: Int) async {
         while let next = controllers[id]?.delayed.first {
-            if ContinuousClock.now < next.due {
-                try? await Task.sleep(until: next.due, clock: .continuous)
+            let now = ContinuousClock.now
+            if now < next.due {
+                // Short naps, so a queue that changed meanwhile (items dropped when a connection
+                // ended) is looked at again soon.
+                try? await Task.sleep(until: min(next.due, now + .milliseconds(5)), clock: .continuous)
                 continue
             }
             controllers[id]?.delayed.removeFirst()

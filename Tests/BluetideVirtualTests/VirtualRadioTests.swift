@@ -311,7 +311,9 @@ import Testing
         for i in 0..<5 {
             #expect(await pair.a.next() == .acl(handle: handles.a, boundary: .firstFlushable, broadcast: 0, data: [UInt8(i)]))
         }
-        // Data still in the air when the link is lost never arrives.
+        // Data still in the air when the link is lost never arrives. (The latency is long so the
+        // link loss surely happens first; fresh data later waits behind anything still queued.)
+        await pair.link.setLatency(.seconds(2))
         await pair.b.controller.send(.acl(handle: handles.b, boundary: .firstFlushable, broadcast: 0, data: [0x55]))
         guard case .numberOfCompletedPackets = try await pair.b.nextEvent() else { Issue.record("no NOCP"); return }
         await pair.link.linkLoss(pair.b.controller, pair.a.controller)
