@@ -43,6 +43,7 @@ public protocol HCIReturnParameters: HCIParameters {
 
 /// Return parameters made of the status byte only (most setter commands).
 public struct HCIStatusReturn: HCIReturnParameters, Equatable {
+    /// Outcome (0x00 success).
     public var status: HCIStatus
     public init(status: HCIStatus = .success) { self.status = status }
     public init(from reader: inout ByteReader) throws(DecodingError) {
@@ -54,6 +55,7 @@ public struct HCIStatusReturn: HCIReturnParameters, Equatable {
 /// Status followed by the connection handle it applies to (Read RSSI style commands without
 /// further values, LE Set Data Length).
 public struct HCIHandleReturn: HCIReturnParameters, Equatable {
+    /// Outcome (0x00 success).
     public var status: HCIStatus
     /// Connection handle (12 bits).
     public var handle: UInt16
@@ -74,6 +76,7 @@ public struct HCIHandleReturn: HCIReturnParameters, Equatable {
 /// An LE address type byte as HCI carries it: 0 public, 1 random, and in some parameters 2/3
 /// (resolvable private address or public/random identity). Any byte is accepted.
 public struct LEAddressType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The value as sent over HCI.
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// 0: public device address.
@@ -104,6 +107,7 @@ public struct LEAddressType: RawRepresentable, Hashable, Sendable, CustomStringC
 
 /// A connection's role byte in connection complete events.
 public struct HCIRole: RawRepresentable, Hashable, Sendable {
+    /// The value as sent over HCI.
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// 0: this device initiated the connection.
@@ -114,6 +118,7 @@ public struct HCIRole: RawRepresentable, Hashable, Sendable {
 
 /// An LE PHY number (1 = LE 1M, 2 = LE 2M, 3 = LE Coded).
 public struct LEPHY: RawRepresentable, Hashable, Sendable {
+    /// The value as sent over HCI.
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// LE 1M, the default PHY.

@@ -5,6 +5,7 @@ import BluetideCore
 /// Any byte is accepted (unknown codes are kept and described by number), so decoding never fails
 /// on a status a newer controller invents.
 public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The value as sent over HCI.
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     public init(_ rawValue: UInt8) { self.rawValue = rawValue }

@@ -30,14 +30,17 @@ public struct HCIReadLocalVersionInformation: HCIParameterlessCommand, Equatable
 
     /// The controller's HCI and LMP/LL versions and manufacturer.
     public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
         public var status: HCIStatus
         /// HCI version (0x09 = Core 5.0, 0x0C = 5.3, 0x0D = 5.4).
         public var hciVersion: UInt8
+        /// Manufacturer-specific HCI revision.
         public var hciSubversion: UInt16
         /// LMP/LL version (same numbering as `hciVersion`).
         public var lmpVersion: UInt8
         /// Bluetooth SIG company identifier (0xFFFF = none/test).
         public var companyIdentifier: UInt16
+        /// Manufacturer-specific LMP/LL revision.
         public var lmpSubversion: UInt16
         public init(status: HCIStatus = .success, hciVersion: UInt8, hciSubversion: UInt16, lmpVersion: UInt8,
                     companyIdentifier: UInt16, lmpSubversion: UInt16) {
@@ -75,6 +78,7 @@ public struct HCIReadLocalSupportedCommands: HCIParameterlessCommand, Equatable 
 
     /// The supported-commands bitmap (octet n, bit b as in the Core spec table).
     public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
         public var status: HCIStatus
         /// 64 octets.
         public var commands: [UInt8]
@@ -106,7 +110,9 @@ public struct HCIReadLocalSupportedFeatures: HCIParameterlessCommand, Equatable 
     public static let name = "Read Local Supported Features"
     public init() {}
 
+    /// What Command Complete returns for this command (status first).
     public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
         public var status: HCIStatus
         /// The 64-bit LMP features, little-endian.
         public var features: UInt64
@@ -131,7 +137,9 @@ public struct HCIReadBufferSize: HCIParameterlessCommand, Equatable {
     public static let name = "Read Buffer Size"
     public init() {}
 
+    /// What Command Complete returns for this command (status first).
     public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
         public var status: HCIStatus
         /// Maximum ACL payload per packet, bytes.
         public var aclDataPacketLength: UInt16
@@ -139,6 +147,7 @@ public struct HCIReadBufferSize: HCIParameterlessCommand, Equatable {
         public var synchronousDataPacketLength: UInt8
         /// Number of ACL packets the controller can buffer.
         public var totalNumACLDataPackets: UInt16
+        /// Number of SCO packets the controller can buffer.
         public var totalNumSynchronousDataPackets: UInt16
         public init(status: HCIStatus = .success, aclDataPacketLength: UInt16, synchronousDataPacketLength: UInt8 = 0,
                     totalNumACLDataPackets: UInt16, totalNumSynchronousDataPackets: UInt16 = 0) {
@@ -171,7 +180,9 @@ public struct HCIReadBDADDR: HCIParameterlessCommand, Equatable {
     public static let name = "Read BD_ADDR"
     public init() {}
 
+    /// What Command Complete returns for this command (status first).
     public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
         public var status: HCIStatus
         /// The public address (type `.public`).
         public var address: BluetoothAddress
@@ -200,8 +211,11 @@ public struct HCIReadRSSI: HCICommand, Equatable {
     public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readHandle() }
     public func encode(to writer: inout ByteWriter) { writer.write(handle) }
 
+    /// What Command Complete returns for this command (status first).
     public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
         public var status: HCIStatus
+        /// Connection handle (12 bits).
         public var handle: UInt16
         /// Signal strength, dBm (LE: absolute, -127...20; 127 = not available).
         public var rssi: Int8
@@ -229,6 +243,7 @@ public struct HCIDisconnect: HCICommand, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x0406)
     public static let name = "Disconnect"
     public static var completion: HCICommandCompletion { .commandStatus }
+    /// Connection handle (12 bits).
     public var handle: UInt16
     /// Reason told to the peer (usually 0x13 remote user terminated).
     public var reason: HCIStatus

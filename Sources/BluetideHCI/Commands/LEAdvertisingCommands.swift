@@ -4,6 +4,7 @@ import BluetideCore
 
 /// The legacy advertising PDU type chosen by LE Set Advertising Parameters.
 public struct LEAdvertisingType: RawRepresentable, Hashable, Sendable {
+    /// The value as sent over HCI.
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// 0: connectable and scannable undirected (ADV_IND).
@@ -31,11 +32,13 @@ public struct LESetAdvertisingParameters: HCICommand, Equatable {
     public var intervalMin: UInt16
     /// Maximum interval, units of 0.625 ms.
     public var intervalMax: UInt16
+    /// Which legacy PDU to send (connectable, scannable, directed...).
     public var advertisingType: LEAdvertisingType
     /// Which own address to advertise from (public, or the random address set before).
     public var ownAddressType: LEAddressType
     /// For directed advertising: the peer's address type and address.
     public var peerAddressType: LEAddressType
+    /// The peer's device address (its type follows the peer address type).
     public var peerAddress: BluetoothAddress
     /// Channels 37, 38, 39 as bits 0-2 (0x07 = all).
     public var channelMap: UInt8
@@ -117,6 +120,7 @@ public struct LESetAdvertisingData: HCICommand, Equatable {
 public struct LESetScanResponseData: HCICommand, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2009)
     public static let name = "LE Set Scan Response Data"
+    /// The AD structures.
     public var data: [UInt8]
     public init(data: [UInt8]) { self.data = data }
     public init(from reader: inout ByteReader) throws(DecodingError) {
@@ -129,6 +133,7 @@ public struct LESetScanResponseData: HCICommand, Equatable {
 public struct LESetAdvertisingEnable: HCICommand, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x200A)
     public static let name = "LE Set Advertising Enable"
+    /// True to start, false to stop.
     public var enable: Bool
     public init(enable: Bool) { self.enable = enable }
     public init(from reader: inout ByteReader) throws(DecodingError) {
@@ -147,6 +152,7 @@ public struct LESetScanParameters: HCICommand, Equatable {
     public var interval: UInt16
     /// Scan window, units of 0.625 ms (at most the interval).
     public var window: UInt16
+    /// Which own address to use: 0 public, 1 the random address set before (2/3: resolvable private, else 0/1).
     public var ownAddressType: LEAddressType
     /// Scanning filter policy (0 = accept all).
     public var filterPolicy: UInt8
@@ -178,6 +184,7 @@ public struct LESetScanParameters: HCICommand, Equatable {
 public struct LESetScanEnable: HCICommand, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x200C)
     public static let name = "LE Set Scan Enable"
+    /// True to start, false to stop.
     public var enable: Bool
     /// When true the controller reports each advertiser once per scan.
     public var filterDuplicates: Bool

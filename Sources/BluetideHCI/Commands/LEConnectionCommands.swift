@@ -56,13 +56,17 @@ public struct LECreateConnection: HCICommand, Equatable {
     public static var completion: HCICommandCompletion { .commandStatus }
     /// Scan interval and window while initiating, 0.625 ms units.
     public var scanInterval: UInt16
+    /// Scan window while initiating, 0.625 ms units.
     public var scanWindow: UInt16
     /// 0: connect to `peerAddress`; 1: to any device on the filter accept list.
     public var initiatorFilterPolicy: UInt8
+    /// The peer address type as sent (0 public, 1 random, 2/3 identity addresses).
     public var peerAddressType: LEAddressType
     /// The peer's address; its type must match the one it advertises with.
     public var peerAddress: BluetoothAddress
+    /// Which own address to use: 0 public, 1 the random address set before (2/3: resolvable private, else 0/1).
     public var ownAddressType: LEAddressType
+    /// The requested connection parameters.
     public var connection: LEConnectionParameters
 
     public init(peerAddress: BluetoothAddress, ownAddressType: LEAddressType = .public,
@@ -110,7 +114,9 @@ public struct LEConnectionUpdate: HCICommand, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2013)
     public static let name = "LE Connection Update"
     public static var completion: HCICommandCompletion { .commandStatus }
+    /// Connection handle (12 bits).
     public var handle: UInt16
+    /// The requested connection parameters.
     public var connection: LEConnectionParameters
     public init(handle: UInt16, connection: LEConnectionParameters) {
         self.handle = handle
@@ -131,6 +137,7 @@ public struct LEReadRemoteFeatures: HCICommand, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2016)
     public static let name = "LE Read Remote Features"
     public static var completion: HCICommandCompletion { .commandStatus }
+    /// Connection handle (12 bits).
     public var handle: UInt16
     public init(handle: UInt16) { self.handle = handle }
     public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readHandle() }
@@ -140,9 +147,11 @@ public struct LEReadRemoteFeatures: HCICommand, Equatable {
 /// LE Set Data Length (0x2022): suggest a larger link-layer payload for a connection; Command
 /// Complete now, LE Data Length Change when the effective length changes.
 public struct LESetDataLength: HCICommand, Equatable {
+    /// What Command Complete returns for this command (status first).
     public typealias ReturnParameters = HCIHandleReturn
     public static let opcode = HCIOpcode(rawValue: 0x2022)
     public static let name = "LE Set Data Length"
+    /// Connection handle (12 bits).
     public var handle: UInt16
     /// Preferred maximum payload per LL packet, bytes (27-251).
     public var txOctets: UInt16
@@ -169,15 +178,21 @@ public struct LESetDataLength: HCICommand, Equatable {
 public struct LEReadPHY: HCICommand, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2030)
     public static let name = "LE Read PHY"
+    /// Connection handle (12 bits).
     public var handle: UInt16
     public init(handle: UInt16) { self.handle = handle }
     public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readHandle() }
     public func encode(to writer: inout ByteWriter) { writer.write(handle) }
 
+    /// What Command Complete returns for this command (status first).
     public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
         public var status: HCIStatus
+        /// Connection handle (12 bits).
         public var handle: UInt16
+        /// PHY this side transmits on.
         public var txPHY: LEPHY
+        /// PHY this side receives on.
         public var rxPHY: LEPHY
         public init(status: HCIStatus = .success, handle: UInt16, txPHY: LEPHY, rxPHY: LEPHY) {
             self.status = status
@@ -206,11 +221,13 @@ public struct LESetPHY: HCICommand, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2032)
     public static let name = "LE Set PHY"
     public static var completion: HCICommandCompletion { .commandStatus }
+    /// Connection handle (12 bits).
     public var handle: UInt16
     /// Bit 0: no TX preference; bit 1: no RX preference.
     public var allPHYs: UInt8
     /// Preferred PHYs as bits: 0 = 1M, 1 = 2M, 2 = Coded.
     public var txPHYs: UInt8
+    /// Preferred receiver PHYs as bits: 0 = 1M, 1 = 2M, 2 = Coded.
     public var rxPHYs: UInt8
     /// Coded PHY coding preference (0 none, 1 S=2, 2 S=8).
     public var phyOptions: UInt16

@@ -24,10 +24,13 @@ public struct LEEnableEncryption: HCICommand, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2019)
     public static let name = "LE Enable Encryption"
     public static var completion: HCICommandCompletion { .commandStatus }
+    /// Connection handle (12 bits).
     public var handle: UInt16
     /// Rand and EDIV identify a legacy-pairing key; both 0 for LE Secure Connections.
     public var randomNumber: UInt64
+    /// EDIV of a legacy-pairing key (0 for LE Secure Connections).
     public var encryptedDiversifier: UInt16
+    /// The 128-bit long-term key from pairing.
     public var longTermKey: HCIKey128
     public init(handle: UInt16, randomNumber: UInt64 = 0, encryptedDiversifier: UInt16 = 0, longTermKey: HCIKey128) {
         self.handle = handle
@@ -51,10 +54,13 @@ public struct LEEnableEncryption: HCICommand, Equatable {
 
 /// LE Long Term Key Request Reply (0x201A): the peripheral's host supplies the key.
 public struct LELongTermKeyRequestReply: HCICommand, Equatable {
+    /// What Command Complete returns for this command (status first).
     public typealias ReturnParameters = HCIHandleReturn
     public static let opcode = HCIOpcode(rawValue: 0x201A)
     public static let name = "LE Long Term Key Request Reply"
+    /// Connection handle (12 bits).
     public var handle: UInt16
+    /// The 128-bit long-term key from pairing.
     public var longTermKey: HCIKey128
     public init(handle: UInt16, longTermKey: HCIKey128) {
         self.handle = handle
@@ -72,9 +78,11 @@ public struct LELongTermKeyRequestReply: HCICommand, Equatable {
 
 /// LE Long Term Key Request Negative Reply (0x201B): the peripheral's host has no key.
 public struct LELongTermKeyRequestNegativeReply: HCICommand, Equatable {
+    /// What Command Complete returns for this command (status first).
     public typealias ReturnParameters = HCIHandleReturn
     public static let opcode = HCIOpcode(rawValue: 0x201B)
     public static let name = "LE Long Term Key Request Negative Reply"
+    /// Connection handle (12 bits).
     public var handle: UInt16
     public init(handle: UInt16) { self.handle = handle }
     public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readHandle() }

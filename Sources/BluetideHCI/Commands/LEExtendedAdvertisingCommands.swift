@@ -4,15 +4,22 @@ import BluetideCore
 
 /// Advertising event properties of an extended advertising set.
 public struct LEAdvertisingEventProperties: OptionSet, Hashable, Sendable {
+    /// The value as sent over HCI.
     public let rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
+    /// A central may connect.
     public static let connectable = LEAdvertisingEventProperties(rawValue: 1 << 0)
+    /// Answers scan requests with scan response data.
     public static let scannable = LEAdvertisingEventProperties(rawValue: 1 << 1)
+    /// Aimed at one peer address.
     public static let directed = LEAdvertisingEventProperties(rawValue: 1 << 2)
+    /// Directed advertising at a high duty cycle (legacy, short).
     public static let highDutyCycleDirected = LEAdvertisingEventProperties(rawValue: 1 << 3)
     /// Use legacy PDUs (ADV_IND etc.), visible to legacy scanners.
     public static let legacy = LEAdvertisingEventProperties(rawValue: 1 << 4)
+    /// Omit the advertiser's address.
     public static let anonymous = LEAdvertisingEventProperties(rawValue: 1 << 5)
+    /// Put the TX power in the extended header.
     public static let includeTxPower = LEAdvertisingEventProperties(rawValue: 1 << 6)
 
     /// Legacy ADV_IND: connectable, scannable, legacy PDUs.
@@ -26,7 +33,9 @@ public struct LESetExtendedAdvertisingParameters: HCICommand, Equatable {
 
     /// The TX power the controller chose, dBm.
     public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
         public var status: HCIStatus
+        /// The TX power the controller chose, dBm.
         public var selectedTxPower: Int8
         public init(status: HCIStatus = .success, selectedTxPower: Int8) {
             self.status = status
@@ -44,25 +53,33 @@ public struct LESetExtendedAdvertisingParameters: HCICommand, Equatable {
 
     /// Advertising set handle (0x00-0xEF).
     public var handle: UInt8
+    /// Advertising event properties (connectable, scannable, legacy PDUs...).
     public var properties: LEAdvertisingEventProperties
     /// Primary advertising interval, 0.625 ms units (24-bit).
     public var primaryIntervalMin: UInt32
+    /// Maximum primary advertising interval, 0.625 ms units (24-bit).
     public var primaryIntervalMax: UInt32
     /// Channels 37, 38, 39 as bits 0-2.
     public var primaryChannelMap: UInt8
+    /// Which own address to use: 0 public, 1 the random address set before (2/3: resolvable private, else 0/1).
     public var ownAddressType: LEAddressType
+    /// The peer address type as sent (0 public, 1 random, 2/3 identity addresses).
     public var peerAddressType: LEAddressType
+    /// The peer's device address (its type follows the peer address type).
     public var peerAddress: BluetoothAddress
+    /// Filter policy (0 = accept all).
     public var filterPolicy: UInt8
     /// Requested TX power, dBm (127 = no preference).
     public var txPower: Int8
     /// PHY of the primary advertising channels (1M or Coded).
     public var primaryPHY: LEPHY
+    /// Primary advertising events the secondary channel may skip.
     public var secondaryMaxSkip: UInt8
     /// PHY of the secondary channel (AUX packets).
     public var secondaryPHY: LEPHY
     /// Advertising SID (0x0-0xF), reported to scanners.
     public var sid: UInt8
+    /// 1 to get a Scan Request Received event per scan request.
     public var scanRequestNotificationEnable: UInt8
 
     public init(handle: UInt8 = 0, properties: LEAdvertisingEventProperties = .legacyConnectableScannable,
@@ -126,10 +143,14 @@ public struct LESetExtendedAdvertisingParameters: HCICommand, Equatable {
 
 /// Which part of the set's data an extended data command carries.
 public struct LEAdvertisingDataOperation: RawRepresentable, Hashable, Sendable {
+    /// The value as sent over HCI.
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// A middle fragment of data longer than one command.
     public static let intermediateFragment = LEAdvertisingDataOperation(rawValue: 0)
+    /// The first fragment (replaces the old data).
     public static let firstFragment = LEAdvertisingDataOperation(rawValue: 1)
+    /// The last fragment.
     public static let lastFragment = LEAdvertisingDataOperation(rawValue: 2)
     /// The whole data in this one command (the usual case).
     public static let complete = LEAdvertisingDataOperation(rawValue: 3)
@@ -139,7 +160,9 @@ public struct LEAdvertisingDataOperation: RawRepresentable, Hashable, Sendable {
 
 /// The shared layout of LE Set Extended Advertising Data and Scan Response Data.
 public struct LEExtendedDataBlock: Hashable, Sendable {
+    /// Advertising set handle (0x00-0xEF).
     public var handle: UInt8
+    /// Whether the command carries all of the data or one fragment.
     public var operation: LEAdvertisingDataOperation
     /// 0: the controller may fragment; 1: it should not.
     public var fragmentPreference: UInt8
@@ -175,6 +198,7 @@ public struct LEExtendedDataBlock: Hashable, Sendable {
 public struct LESetExtendedAdvertisingData: HCICommand, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2037)
     public static let name = "LE Set Extended Advertising Data"
+    /// The set handle, operation and data.
     public var block: LEExtendedDataBlock
     public init(handle: UInt8, operation: LEAdvertisingDataOperation = .complete, data: [UInt8]) {
         block = LEExtendedDataBlock(handle: handle, operation: operation, data: data)
@@ -187,6 +211,7 @@ public struct LESetExtendedAdvertisingData: HCICommand, Equatable {
 public struct LESetExtendedScanResponseData: HCICommand, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2038)
     public static let name = "LE Set Extended Scan Response Data"
+    /// The set handle, operation and data.
     public var block: LEExtendedDataBlock
     public init(handle: UInt8, operation: LEAdvertisingDataOperation = .complete, data: [UInt8]) {
         block = LEExtendedDataBlock(handle: handle, operation: operation, data: data)
@@ -203,6 +228,7 @@ public struct LESetExtendedAdvertisingEnable: HCICommand, Equatable {
 
     /// One set to start or stop.
     public struct SetEntry: Hashable, Sendable {
+        /// Advertising set handle (0x00-0xEF).
         public var handle: UInt8
         /// How long to advertise, 10 ms units (0 = until stopped).
         public var duration: UInt16
@@ -215,7 +241,9 @@ public struct LESetExtendedAdvertisingEnable: HCICommand, Equatable {
         }
     }
 
+    /// True to start, false to stop.
     public var enable: Bool
+    /// The sets to start or stop.
     public var sets: [SetEntry]
     public init(enable: Bool, sets: [SetEntry]) {
         self.enable = enable
@@ -254,7 +282,9 @@ public struct LESetExtendedAdvertisingEnable: HCICommand, Equatable {
 public struct LESetAdvertisingSetRandomAddress: HCICommand, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2035)
     public static let name = "LE Set Advertising Set Random Address"
+    /// Advertising set handle (0x00-0xEF).
     public var handle: UInt8
+    /// The device address.
     public var address: BluetoothAddress
     public init(handle: UInt8, address: BluetoothAddress) {
         self.handle = handle
@@ -276,7 +306,9 @@ public struct LEReadMaximumAdvertisingDataLength: HCIParameterlessCommand, Equat
     public static let name = "LE Read Maximum Advertising Data Length"
     public init() {}
 
+    /// What Command Complete returns for this command (status first).
     public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
         public var status: HCIStatus
         /// Most advertising (or scan response) data one set can hold, bytes (31-1650).
         public var maximumLength: UInt16
@@ -301,8 +333,11 @@ public struct LEReadNumberOfSupportedAdvertisingSets: HCIParameterlessCommand, E
     public static let name = "LE Read Number Of Supported Advertising Sets"
     public init() {}
 
+    /// What Command Complete returns for this command (status first).
     public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
         public var status: HCIStatus
+        /// How many advertising sets the controller supports.
         public var count: UInt8
         public init(status: HCIStatus = .success, count: UInt8) {
             self.status = status
@@ -323,6 +358,7 @@ public struct LEReadNumberOfSupportedAdvertisingSets: HCIParameterlessCommand, E
 public struct LERemoveAdvertisingSet: HCICommand, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x203C)
     public static let name = "LE Remove Advertising Set"
+    /// Advertising set handle (0x00-0xEF).
     public var handle: UInt8
     public init(handle: UInt8) { self.handle = handle }
     public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readUInt8("advertising handle") }

@@ -26,6 +26,7 @@ public struct LESetExtendedScanParameters: HCICommand, Equatable {
         public var active: Bool
         /// Scan interval and window, 0.625 ms units.
         public var interval: UInt16
+        /// Scan window, 0.625 ms units (at most the interval).
         public var window: UInt16
         public init(active: Bool = true, interval: UInt16 = 0x0010, window: UInt16 = 0x0010) {
             self.active = active
@@ -34,7 +35,9 @@ public struct LESetExtendedScanParameters: HCICommand, Equatable {
         }
     }
 
+    /// Which own address to use: 0 public, 1 the random address set before (2/3: resolvable private, else 0/1).
     public var ownAddressType: LEAddressType
+    /// Filter policy (0 = accept all).
     public var filterPolicy: UInt8
     /// Scanning on LE 1M (nil: not scanned).
     public var le1M: PHYScan?
@@ -77,6 +80,7 @@ public struct LESetExtendedScanParameters: HCICommand, Equatable {
 public struct LESetExtendedScanEnable: HCICommand, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2042)
     public static let name = "LE Set Extended Scan Enable"
+    /// True to start, false to stop.
     public var enable: Bool
     /// 0 off, 1 on, 2 on and reset for each scan period.
     public var filterDuplicates: UInt8
@@ -115,7 +119,9 @@ public struct LEExtendedCreateConnection: HCICommand, Equatable {
     public struct PHYParameters: Hashable, Sendable {
         /// Scan interval and window, 0.625 ms units.
         public var scanInterval: UInt16
+        /// Scan window while initiating, 0.625 ms units.
         public var scanWindow: UInt16
+        /// The requested connection parameters.
         public var connection: LEConnectionParameters
         public init(scanInterval: UInt16 = 0x0060, scanWindow: UInt16 = 0x0060, connection: LEConnectionParameters = LEConnectionParameters()) {
             self.scanInterval = scanInterval
@@ -124,13 +130,19 @@ public struct LEExtendedCreateConnection: HCICommand, Equatable {
         }
     }
 
+    /// 0: connect to the given peer; 1: to any device on the filter accept list.
     public var initiatorFilterPolicy: UInt8
+    /// Which own address to use: 0 public, 1 the random address set before (2/3: resolvable private, else 0/1).
     public var ownAddressType: LEAddressType
+    /// The peer address type as sent (0 public, 1 random, 2/3 identity addresses).
     public var peerAddressType: LEAddressType
+    /// The peer's device address (its type follows the peer address type).
     public var peerAddress: BluetoothAddress
     /// Parameters for LE 1M, LE 2M and LE Coded; nil ones are not used (at least one must be set).
     public var le1M: PHYParameters?
+    /// Parameters for initiating on LE 2M (nil: not used).
     public var le2M: PHYParameters?
+    /// Parameters for LE Coded (nil: not used).
     public var coded: PHYParameters?
 
     public init(peerAddress: BluetoothAddress, ownAddressType: LEAddressType = .public, initiatorFilterPolicy: UInt8 = 0,

@@ -29,10 +29,15 @@ public enum HCIEvent: Sendable, Equatable {
 
     /// Event codes.
     public static let disconnectionCompleteCode: UInt8 = 0x05
+    /// Event code of Encryption Change.
     public static let encryptionChangeCode: UInt8 = 0x08
+    /// Event code of Command Complete.
     public static let commandCompleteCode: UInt8 = 0x0E
+    /// Event code of Command Status.
     public static let commandStatusCode: UInt8 = 0x0F
+    /// Event code of Number Of Completed Packets.
     public static let numberOfCompletedPacketsCode: UInt8 = 0x13
+    /// Event code of LE Meta events.
     public static let leMetaCode: UInt8 = 0x3E
 
     /// Decodes an event from its code and parameter bytes.
@@ -162,7 +167,9 @@ public struct HCICommandComplete: HCIEventParameters, Equatable {
 /// Command Status (0x0F): a command was accepted (or refused) and will complete with its own event.
 public struct HCICommandStatus: HCIEventParameters, Equatable {
     public static let eventCode: UInt8 = 0x0F
+    /// Outcome (0x00 success).
     public var status: HCIStatus
+    /// Commands the host may send now (command credits).
     public var numHCICommandPackets: UInt8
     public var opcode: HCIOpcode
     public init(status: HCIStatus, numHCICommandPackets: UInt8 = 1, opcode: HCIOpcode) {
@@ -185,7 +192,9 @@ public struct HCICommandStatus: HCIEventParameters, Equatable {
 /// Disconnection Complete (0x05): a connection ended (or a Disconnect failed, when status ≠ 0).
 public struct HCIDisconnectionComplete: HCIEventParameters, Equatable {
     public static let eventCode: UInt8 = 0x05
+    /// Outcome (0x00 success).
     public var status: HCIStatus
+    /// Connection handle (12 bits).
     public var handle: UInt16
     /// Why the connection ended (e.g. 0x08 timeout, 0x13 remote user, 0x16 local host).
     public var reason: HCIStatus
@@ -209,7 +218,9 @@ public struct HCIDisconnectionComplete: HCIEventParameters, Equatable {
 /// Encryption Change v1 (0x08): encryption of a connection was switched on or off.
 public struct HCIEncryptionChange: HCIEventParameters, Equatable {
     public static let eventCode: UInt8 = 0x08
+    /// Outcome (0x00 success).
     public var status: HCIStatus
+    /// Connection handle (12 bits).
     public var handle: UInt16
     /// 0 off, 1 on (AES-CCM on LE).
     public var encryptionEnabled: UInt8
@@ -237,7 +248,9 @@ public struct HCINumberOfCompletedPackets: HCIEventParameters, Equatable {
 
     /// One handle and the number of its packets completed since the last event.
     public struct Entry: Hashable, Sendable {
+        /// Connection handle (12 bits).
         public var handle: UInt16
+        /// Packets of this handle completed since the last event.
         public var completedPackets: UInt16
         public init(handle: UInt16, completedPackets: UInt16) {
             self.handle = handle
@@ -245,6 +258,7 @@ public struct HCINumberOfCompletedPackets: HCIEventParameters, Equatable {
         }
     }
 
+    /// One entry per connection handle.
     public var entries: [Entry]
     public init(entries: [Entry]) { self.entries = entries }
 

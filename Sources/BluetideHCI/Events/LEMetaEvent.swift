@@ -107,10 +107,15 @@ public enum LEMetaEvent: Sendable, Equatable {
 /// LE Connection Complete (subevent 0x01).
 public struct LEConnectionComplete: LEMetaSubevent, Equatable {
     public static let subeventCode: UInt8 = 0x01
+    /// Outcome (0x00 success).
     public var status: HCIStatus
+    /// Connection handle (12 bits).
     public var handle: UInt16
+    /// Whether this side is the central or the peripheral.
     public var role: HCIRole
+    /// The peer address type as sent (0 public, 1 random, 2/3 identity addresses).
     public var peerAddressType: LEAddressType
+    /// The peer's device address (its type follows the peer address type).
     public var peerAddress: BluetoothAddress
     /// Connection interval, 1.25 ms units.
     public var interval: UInt16
@@ -161,19 +166,27 @@ public struct LEConnectionComplete: LEMetaSubevent, Equatable {
 /// resolvable private addresses in use.
 public struct LEEnhancedConnectionComplete: LEMetaSubevent, Equatable {
     public static let subeventCode: UInt8 = 0x0A
+    /// Outcome (0x00 success).
     public var status: HCIStatus
+    /// Connection handle (12 bits).
     public var handle: UInt16
+    /// Whether this side is the central or the peripheral.
     public var role: HCIRole
     /// 0-3: public, random, public identity, random identity.
     public var peerAddressType: LEAddressType
+    /// The peer's device address (its type follows the peer address type).
     public var peerAddress: BluetoothAddress
     /// Our resolvable private address for this connection (all zero when none).
     public var localResolvablePrivateAddress: BluetoothAddress
     /// The peer's resolvable private address (all zero when none).
     public var peerResolvablePrivateAddress: BluetoothAddress
+    /// Connection interval, 1.25 ms units.
     public var interval: UInt16
+    /// Peripheral latency, connection events.
     public var latency: UInt16
+    /// Supervision timeout, 10 ms units.
     public var supervisionTimeout: UInt16
+    /// Central clock accuracy code (0 = 500 ppm ... 7 = 20 ppm).
     public var centralClockAccuracy: UInt8
 
     public init(status: HCIStatus = .success, handle: UInt16, role: HCIRole, peerAddressType: LEAddressType,
@@ -223,6 +236,7 @@ public struct LEEnhancedConnectionComplete: LEMetaSubevent, Equatable {
 
 /// The PDU type of a legacy advertising report.
 public struct LEAdvertisingReportType: RawRepresentable, Hashable, Sendable {
+    /// The value as sent over HCI.
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// ADV_IND: connectable, scannable.
@@ -244,8 +258,11 @@ public struct LEAdvertisingReport: LEMetaSubevent, Equatable {
 
     /// One received advertising or scan response PDU.
     public struct Report: Hashable, Sendable {
+        /// The kind of PDU reported.
         public var eventType: LEAdvertisingReportType
+        /// Address type as sent (0 public, 1 random, 2/3 identity, 0xFF anonymous).
         public var addressType: LEAddressType
+        /// The device address.
         public var address: BluetoothAddress
         /// AD structures, at most 31 bytes.
         public var data: [UInt8]
@@ -268,6 +285,7 @@ public struct LEAdvertisingReport: LEMetaSubevent, Equatable {
         }
     }
 
+    /// The reports, in the order received.
     public var reports: [Report]
     public init(reports: [Report]) { self.reports = reports }
 
@@ -307,10 +325,13 @@ public struct LEAdvertisingReport: LEMetaSubevent, Equatable {
 /// LE Connection Update Complete (subevent 0x03).
 public struct LEConnectionUpdateComplete: LEMetaSubevent, Equatable {
     public static let subeventCode: UInt8 = 0x03
+    /// Outcome (0x00 success).
     public var status: HCIStatus
+    /// Connection handle (12 bits).
     public var handle: UInt16
     /// Connection interval, 1.25 ms units.
     public var interval: UInt16
+    /// Peripheral latency, connection events.
     public var latency: UInt16
     /// Supervision timeout, 10 ms units.
     public var supervisionTimeout: UInt16
@@ -340,7 +361,9 @@ public struct LEConnectionUpdateComplete: LEMetaSubevent, Equatable {
 /// LE Read Remote Features Complete (subevent 0x04).
 public struct LEReadRemoteFeaturesComplete: LEMetaSubevent, Equatable {
     public static let subeventCode: UInt8 = 0x04
+    /// Outcome (0x00 success).
     public var status: HCIStatus
+    /// Connection handle (12 bits).
     public var handle: UInt16
     /// The peer's LE features.
     public var features: LEFeatures
@@ -365,6 +388,7 @@ public struct LEReadRemoteFeaturesComplete: LEMetaSubevent, Equatable {
 /// answer with the key (or a negative reply).
 public struct LELongTermKeyRequest: LEMetaSubevent, Equatable {
     public static let subeventCode: UInt8 = 0x05
+    /// Connection handle (12 bits).
     public var handle: UInt16
     /// Random number from the central (0 for LE Secure Connections).
     public var randomNumber: UInt64
@@ -390,11 +414,15 @@ public struct LELongTermKeyRequest: LEMetaSubevent, Equatable {
 /// LE Data Length Change (subevent 0x07): the link-layer payload limits of a connection changed.
 public struct LEDataLengthChange: LEMetaSubevent, Equatable {
     public static let subeventCode: UInt8 = 0x07
+    /// Connection handle (12 bits).
     public var handle: UInt16
     /// Octets per LL packet we send / receive (27-251) and their air time in µs.
     public var maxTxOctets: UInt16
+    /// Longest air time of a packet we send, µs.
     public var maxTxTime: UInt16
+    /// Octets per LL packet we receive.
     public var maxRxOctets: UInt16
+    /// Longest air time of a packet we receive, µs.
     public var maxRxTime: UInt16
     public init(handle: UInt16, maxTxOctets: UInt16, maxTxTime: UInt16, maxRxOctets: UInt16, maxRxTime: UInt16) {
         self.handle = handle
@@ -422,9 +450,13 @@ public struct LEDataLengthChange: LEMetaSubevent, Equatable {
 /// LE PHY Update Complete (subevent 0x0C).
 public struct LEPHYUpdateComplete: LEMetaSubevent, Equatable {
     public static let subeventCode: UInt8 = 0x0C
+    /// Outcome (0x00 success).
     public var status: HCIStatus
+    /// Connection handle (12 bits).
     public var handle: UInt16
+    /// PHY this side transmits on.
     public var txPHY: LEPHY
+    /// PHY this side receives on.
     public var rxPHY: LEPHY
     public init(status: HCIStatus = .success, handle: UInt16, txPHY: LEPHY, rxPHY: LEPHY) {
         self.status = status
@@ -448,11 +480,16 @@ public struct LEPHYUpdateComplete: LEMetaSubevent, Equatable {
 
 /// Event type bits of an extended advertising report.
 public struct LEExtendedAdvertisingEventType: OptionSet, Hashable, Sendable {
+    /// The value as sent over HCI.
     public let rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
+    /// A central may connect.
     public static let connectable = LEExtendedAdvertisingEventType(rawValue: 1 << 0)
+    /// Answers scan requests with scan response data.
     public static let scannable = LEExtendedAdvertisingEventType(rawValue: 1 << 1)
+    /// Aimed at one peer address.
     public static let directed = LEExtendedAdvertisingEventType(rawValue: 1 << 2)
+    /// The PDU is a scan response.
     public static let scanResponse = LEExtendedAdvertisingEventType(rawValue: 1 << 3)
     /// The PDU was a legacy one (ADV_IND etc.).
     public static let legacy = LEExtendedAdvertisingEventType(rawValue: 1 << 4)
@@ -467,10 +504,13 @@ public struct LEExtendedAdvertisingReport: LEMetaSubevent, Equatable {
 
     /// One extended report.
     public struct Report: Hashable, Sendable {
+        /// The kind of PDU reported.
         public var eventType: LEExtendedAdvertisingEventType
         /// 0-3 as for connections, 0xFF anonymous.
         public var addressType: LEAddressType
+        /// The device address.
         public var address: BluetoothAddress
+        /// PHY of the primary advertising channels.
         public var primaryPHY: LEPHY
         /// 0 = no packets on the secondary channel.
         public var secondaryPHY: LEPHY
@@ -482,7 +522,9 @@ public struct LEExtendedAdvertisingReport: LEMetaSubevent, Equatable {
         public var rssi: Int8
         /// Periodic advertising interval, 1.25 ms units (0 = none).
         public var periodicAdvertisingInterval: UInt16
+        /// Type of the address directed advertising targets.
         public var directAddressType: LEAddressType
+        /// The address directed advertising targets (zero otherwise).
         public var directAddress: BluetoothAddress
         /// AD structures (up to 229 bytes per report).
         public var data: [UInt8]
@@ -507,6 +549,7 @@ public struct LEExtendedAdvertisingReport: LEMetaSubevent, Equatable {
         }
     }
 
+    /// The reports, in the order received.
     public var reports: [Report]
     public init(reports: [Report]) { self.reports = reports }
 
@@ -564,10 +607,13 @@ public struct LEExtendedAdvertisingReport: LEMetaSubevent, Equatable {
 /// a connection was made from it (status 0) or its duration or event count ran out.
 public struct LEAdvertisingSetTerminated: LEMetaSubevent, Equatable {
     public static let subeventCode: UInt8 = 0x12
+    /// Outcome (0x00 success).
     public var status: HCIStatus
+    /// The advertising set that stopped.
     public var advertisingHandle: UInt8
     /// The connection made from the set (valid when status is 0).
     public var connectionHandle: UInt16
+    /// Advertising events the set completed.
     public var completedExtendedAdvertisingEvents: UInt8
     public init(status: HCIStatus = .success, advertisingHandle: UInt8, connectionHandle: UInt16,
                 completedExtendedAdvertisingEvents: UInt8 = 0) {
