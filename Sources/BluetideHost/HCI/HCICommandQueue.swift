@@ -176,8 +176,8 @@ public struct HCICommandQueue: Sendable {
         return output
     }
 
-    /// Fails every command whose deadline is at or before `now`, then sends what the freed
-    /// credits allow.
+    /// Fails every command whose deadline is at or before `now` and sends what the freed credits
+    /// allow (a command waiting for a credit is sent rather than failed if one frees up now).
     public mutating func expire(now: Double) -> HCICommandQueueOutput {
         var output = HCICommandQueueOutput()
         let (expiredSent, keptSent) = split(outstanding, now: now)
@@ -190,6 +190,8 @@ public struct HCICommandQueue: Sendable {
                 ticket: entry.ticket, opcode: entry.opcode,
                 result: .failure(HCICommandError(opcode: entry.opcode, reason: .timedOut(seconds: entry.timeout, sent: true)))))
         }
+        // Credits freed above go to waiting commands first; only those still stuck time out.
+        sendWhileCredits(now: now, into: &output)
         let (expiredWaiting, keptWaiting) = split(waiting, now: now)
         waiting = keptWaiting
         for entry in expiredWaiting {
