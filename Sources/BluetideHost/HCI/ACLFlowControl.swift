@@ -98,6 +98,10 @@ public struct ACLFlowControl: Sendable {
         return dropped
     }
 
+    /// Sends what credits allow of the fragments still queued (after ``disconnected(_:)`` freed
+    /// credits that other handles can use).
+    public mutating func sendQueued() -> [HCIPacket] { drain() }
+
     /// Sends queued fragments while credits last, one per handle in turn.
     private mutating func drain() -> [HCIPacket] {
         var sent: [HCIPacket] = []

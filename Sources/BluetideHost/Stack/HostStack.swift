@@ -1,0 +1,633 @@
+import BluetideCore
+import BluetideHCI
+import BluetideTransport
+
+/// One Bluetooth LE host: HCI, L2CAP, ATT and GATT (client and server) over one transport.
+///
+/// The actor is the single owner of the stack's mutable state (principle 2). The protocol layers
+/// it drives are value-type state machines without I/O (``HCICommandQueue``, ``ACLFlowControl``,
+/// ``ACLReassembler``, ``L2CAPRouter``, ``ATTBearer``, ``GATTServer``); the actor feeds them
+/// packets and the time, and carries out what they return. Packets leave through one ordered
+/// outbox drained by a single writer task, so fragments of one PDU are never interleaved.
+public actor HostStack {
+    /// How the stack sets itself up.
+    public struct Configuration: Sendable {
+        /// A random static address to use as our own (recommended: Bumble's controllers all share
+        /// the public address 00:00:00:00:00:00). Nil uses the controller's public address.
+        public var randomAddress: BluetoothAddress?
+        /// GAP device name served in 0x2A00.
+        public var deviceName: String
+        /// GAP appearance served in 0x2A01.
+        public var appearance: UInt16
+        /// Services of the local GATT server (GAP and GATT services are added automatically).
+        public var services: [GATTServiceDefinition]
+        /// Seconds an HCI command may wait for its Command Complete / Status.
+        public var commandTimeout: Double
+        /// Seconds an ATT transaction may wait for its response (30 s in the specification).
+        public var attTransactionTimeout: Double
+        /// Our ATT MTU (the largest the peer may use towards us), 23…517.
+        public var localMTU: Int
+
+        public init(
+            randomAddress: BluetoothAddress? = nil, deviceName: String = "Bluetide", appearance: UInt16 = 0,
+            services: [GATTServiceDefinition] = [], commandTimeout: Double = 10, attTransactionTimeout: Double = 30,
+            localMTU: Int = 517
+        ) {
+            self.randomAddress = randomAddress
+            self.deviceName = deviceName
+            self.appearance = appearance
+            self.services = services
+            self.commandTimeout = commandTimeout
+            self.attTransactionTimeout = attTransactionTimeout
+            self.localMTU = min(max(localMTU, 23), 517)
+        }
+    }
+
+    /// Something that happened to the local GATT server.
+    public struct ServerEvent: Sendable, Equatable {
+        /// The connection (HCI handle) of the client.
+        public var connection: UInt16
+        /// What it did.
+        public var event: GATTServerEvent
+    }
+
+    /// Facts about the controller read at start-up.
+    public struct ControllerInfo: Sendable, Equatable {
+        /// Our own address (the random one when configured, else the public one).
+        public var address: BluetoothAddress
+        /// The controller's public address.
+        public var publicAddress: BluetoothAddress
+        /// ACL data bytes per packet and packet count the controller buffers.
+        public var aclBufferLength: Int
+        public var aclBufferCount: Int
+        /// HCI version (9 = Core 5.0, 0x0C = 5.3, …).
+        public var hciVersion: UInt8
+    }
+
+    private enum State { case idle, running, stopped(HostError) }
+
+    let transport: any HCITransport
+    public let configuration: Configuration
+    private var state: State = .idle
+    private let clock = ContinuousClock()
+    private let origin: ContinuousClock.Instant
+
+    private var commands: HCICommandQueue
+    private var commandWaiters: [HCICommandTicket: CheckedContinuation<HCICommandResponse, any Error>] = [:]
+    private var flow: ACLFlowControl?
+    private var flowWaiters: [UInt16: [CheckedContinuation<Void, any Error>]] = [:]
+    private var reassembler = ACLReassembler()
+    private var server: GATTServer
+    private var links: [UInt16: Link] = [:]
+    private var pendingConnect: PendingConnect?
+    private var scanners: [Int: AsyncStream<AdvertisementReport>.Continuation] = [:]
+    private var nextScannerID = 0
+    private var scanning = false
+    private var scanTransition: Task<Void, Never>?
+    private var incomingContinuation: AsyncStream<HostConnection>.Continuation
+    /// Connections peers made to us (peripheral role), in order.
+    public nonisolated let incomingConnections: AsyncStream<HostConnection>
+    private var serverEventContinuation: AsyncStream<ServerEvent>.Continuation
+    /// Writes and subscription changes made by remote clients to the local GATT server.
+    public nonisolated let serverEvents: AsyncStream<ServerEvent>
+    private var outbox: AsyncStream<HCIPacket>.Continuation
+    private let outboxStream: AsyncStream<HCIPacket>
+    private var tasks: [Task<Void, Never>] = []
+    /// Controller facts, available after ``start()``.
+    public private(set) var controller: ControllerInfo?
+
+    private struct PendingConnect {
+        let address: BluetoothAddress
+        let deadline: Double
+        let timeout: Double
+        let continuation: CheckedContinuation<HostConnection, any Error>
+    }
+
+    /// Per-connection state.
+    private struct Link {
+        let connection: HostConnection
+        var router: L2CAPRouter
+        var bearer: ATTBearer
+        var attWaiters: [ATTTransactionID: CheckedContinuation<ATTPDU, any Error>] = [:]
+        var disconnectWaiters: [CheckedContinuation<HCIStatus, Never>] = []
+        var parameters: HostConnection.Parameters
+    }
+
+    /// A stack on `transport`; nothing is sent until ``start()``.
+    public init(transport: any HCITransport, configuration: Configuration = Configuration()) {
+        self.transport = transport
+        self.configuration = configuration
+        self.origin = clock.now
+        var queue = HCICommandQueue(defaultTimeout: configuration.commandTimeout)
+        queue.defaultTimeout = configuration.commandTimeout
+        self.commands = queue
+        var server = GATTServer(
+            deviceName: configuration.deviceName, appearance: configuration.appearance, services: configuration.services)
+        server.localMTU = configuration.localMTU
+        self.server = server
+        (incomingConnections, incomingContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        (serverEvents, serverEventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        (outboxStream, outbox) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// Seconds since the stack was created: the time fed to the protocol state machines.
+    private func now() -> Double {
+        let elapsed = clock.now - origin
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    // MARK: - Life cycle
+
+    /// Starts the reader, writer and timer tasks and initialises the controller: Reset, version,
+    /// addresses, buffer sizes, event masks, our random address; advertising and scanning off.
+    public func start() async throws {
+        guard case .idle = state else { throw HostError.notRunning }
+        state = .running
+        let packets = transport.packets
+        tasks.append(Task { [weak self] in
+            do {
+                for try await packet in packets { await self?.receive(packet) }
+                await self?.stop(.transportFailed("the controller closed the transport"))
+            } catch {
+                await self?.stop(.transportFailed("\(error)"))
+            }
+        })
+        let outgoing = outboxStream
+        let transport = self.transport
+        tasks.append(Task { [weak self] in
+            for await packet in outgoing {
+                do { try await transport.send(packet) } catch {
+                    await self?.stop(.transportFailed("\(error)"))
+                    return
+                }
+            }
+        })
+        tasks.append(Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(50))
+                guard let self, await self.tick() else { return }
+            }
+        })
+        try await initialise()
+    }
+
+    private func initialise() async throws {
+        _ = try await run(HCIReset())
+        let version = try await run(HCIReadLocalVersionInformation())
+        let publicAddress = try await run(HCIReadBDADDR()).address
+        _ = try await run(HCISetEventMask(mask: 0x3FFF_FFFF_FFFF_FFFF))
+        // LE events: connection complete, advertising report, connection update, remote
+        // features, LTK request, data length change, PHY update, extended advertising report.
+        _ = try await run(LESetEventMask(mask: 0x1F | 0x40 | 0x800 | 0x1000))
+        var length = 0
+        var count = 0
+        if let le = try? await run(LEReadBufferSize()), le.leACLDataPacketLength > 0, le.totalNumLEACLDataPackets > 0 {
+            length = Int(le.leACLDataPacketLength)
+            count = Int(le.totalNumLEACLDataPackets)
+        } else {
+            let shared = try await run(HCIReadBufferSize())
+            length = Int(shared.aclDataPacketLength)
+            count = Int(shared.totalNumACLDataPackets)
+        }
+        flow = ACLFlowControl(bufferSize: ACLBufferSize(packetLength: max(length, 27), packetCount: max(count, 1)))
+        if let random = configuration.randomAddress {
+            _ = try await run(LESetRandomAddress(address: random))
+        }
+        // A controller left advertising or scanning by an earlier host refuses new parameters.
+        _ = try? await run(LESetAdvertisingEnable(enable: false))
+        _ = try? await run(LESetScanEnable(enable: false))
+        controller = ControllerInfo(
+            address: configuration.randomAddress ?? publicAddress, publicAddress: publicAddress,
+            aclBufferLength: max(length, 27), aclBufferCount: max(count, 1), hciVersion: version.hciVersion)
+    }
+
+    /// Stops everything: open connections are abandoned (not disconnected), waiters fail, streams
+    /// finish and the transport is closed.
+    public func close() async {
+        stop(.notRunning)
+        await transport.close()
+    }
+
+    private func stop(_ error: HostError) {
+        if case .stopped = state { return }
+        state = .stopped(error)
+        for completion in commands.failAll("\(error)") { resumeCommand(completion) }
+        for (handle, _) in links { tearDown(handle, reason: .localHostTerminated, error: error) }
+        if let pending = pendingConnect {
+            pendingConnect = nil
+            pending.continuation.resume(throwing: error)
+        }
+        for (_, scanner) in scanners { scanner.finish() }
+        scanners.removeAll()
+        for waiters in flowWaiters.values { for waiter in waiters { waiter.resume(throwing: error) } }
+        flowWaiters.removeAll()
+        incomingContinuation.finish()
+        serverEventContinuation.finish()
+        outbox.finish()
+        for task in tasks { task.cancel() }
+    }
+
+    private var runningError: HostError? {
+        switch state {
+        case .running: nil
+        case .idle: .notRunning
+        case let .stopped(error): error
+        }
+    }
+
+    // MARK: - HCI commands
+
+    /// Sends a command and waits for its Command Complete (or Command Status for commands
+    /// answered that way), failing on a non-zero status or a timeout.
+    @discardableResult
+    public func execute<C: HCICommand>(_ command: C, timeout: Double? = nil) async throws -> HCICommandResponse {
+        if let error = runningError { throw error }
+        let (ticket, output) = commands.enqueue(
+            C.opcode, parameters: command.parameterBytes, now: now(), timeout: timeout)
+        return try await withCheckedThrowingContinuation { continuation in
+            commandWaiters[ticket] = continuation
+            apply(output)
+        }
+    }
+
+    /// Sends a command answered by Command Complete and decodes its return parameters.
+    public func run<C: HCICommand>(_ command: C, timeout: Double? = nil) async throws -> C.ReturnParameters {
+        let response = try await execute(command, timeout: timeout)
+        guard case let .complete(bytes) = response else {
+            throw HostError.malformed("HCI \(C.name) was answered with Command Status, expected Command Complete")
+        }
+        do {
+            return try C.ReturnParameters(parameters: bytes)
+        } catch {
+            throw HostError.malformed("HCI \(C.name) return parameters: \(error)")
+        }
+    }
+
+    private func apply(_ output: HCICommandQueueOutput) {
+        for packet in output.packets { outbox.yield(packet) }
+        for completion in output.completions { resumeCommand(completion) }
+    }
+
+    private func resumeCommand(_ completion: HCICommandCompletion) {
+        guard let waiter = commandWaiters.removeValue(forKey: completion.ticket) else { return }
+        switch completion.result {
+        case let .success(response): waiter.resume(returning: response)
+        case let .failure(error): waiter.resume(throwing: HostError.command(error.description))
+        }
+    }
+
+    // MARK: - Timers
+
+    /// Runs the timeouts of every state machine; false once the stack has stopped.
+    private func tick() -> Bool {
+        guard case .running = state else { return false }
+        let t = now()
+        apply(commands.expire(now: t))
+        for handle in Array(links.keys) {
+            guard var link = links[handle] else { continue }
+            let events = link.bearer.tick(now: t)
+            links[handle] = link
+            handleBearerEvents(events, on: handle)
+        }
+        if let pending = pendingConnect, t >= pending.deadline {
+            pendingConnect = nil
+            pending.continuation.resume(throwing: HostError.connectTimedOut(pending.address, seconds: pending.timeout))
+            // Ask the controller to stop trying; a controller that never answers is tolerated.
+            Task { _ = try? await self.execute(LECreateConnectionCancel(), timeout: 2) }
+        }
+        return true
+    }
+
+    // MARK: - Incoming packets
+
+    private func receive(_ packet: HCIPacket) {
+        guard case .running = state else { return }
+        switch packet {
+        case .event:
+            receiveEvent(packet)
+        case let .acl(handle, boundary, _, data):
+            let output = reassembler.receive(handle: handle, boundary: boundary, data: data)
+            if let pdu = output.pdu { receivePDU(pdu.bytes, on: pdu.handle) }
+        default:
+            break
+        }
+    }
+
+    private func receiveEvent(_ packet: HCIPacket) {
+        let t = now()
+        if let hostEvent = try? HCIHostEvent(packet) {
+            apply(commands.handle(hostEvent, now: t))
+            if var flow {
+                for out in flow.handle(hostEvent) { outbox.yield(out) }
+                self.flow = flow
+                releaseFlowWaiters()
+            }
+        }
+        guard let event = try? HCIEvent(packet: packet) else { return }
+        switch event {
+        case let .disconnectionComplete(done) where done.status == .success:
+            tearDown(done.handle, reason: done.reason, error: .disconnected(done.handle, reason: done.reason))
+        case let .leMeta(meta):
+            receiveMeta(meta)
+        default:
+            break
+        }
+    }
+
+    private func receiveMeta(_ meta: LEMetaEvent) {
+        switch meta {
+        case let .connectionComplete(c):
+            connectionCompleted(
+                status: c.status, handle: c.handle, role: c.role, peer: c.peerAddress, interval: c.interval,
+                latency: c.latency, timeout: c.supervisionTimeout)
+        case let .enhancedConnectionComplete(c):
+            connectionCompleted(
+                status: c.status, handle: c.handle, role: c.role, peer: c.peerAddress, interval: c.interval,
+                latency: c.latency, timeout: c.supervisionTimeout)
+        case let .connectionUpdateComplete(update) where update.status == .success:
+            links[update.handle]?.parameters = HostConnection.Parameters(
+                intervalMilliseconds: Double(update.interval) * 1.25, latency: update.latency,
+                supervisionTimeoutMilliseconds: Double(update.supervisionTimeout) * 10)
+        case .advertisingReport, .extendedAdvertisingReport:
+            let reports = AdvertisementReport.reports(in: meta)
+            for report in reports { for (_, scanner) in scanners { scanner.yield(report) } }
+        default:
+            break
+        }
+    }
+
+    private func connectionCompleted(
+        status: HCIStatus, handle: UInt16, role: HCIRole, peer: BluetoothAddress, interval: UInt16, latency: UInt16,
+        timeout: UInt16
+    ) {
+        let isCentral = role == .central
+        guard status == .success else {
+            if isCentral, let pending = pendingConnect {
+                pendingConnect = nil
+                pending.continuation.resume(throwing: HostError.connectFailed(pending.address, status: status))
+            }
+            return
+        }
+        let connection = HostConnection(
+            stack: self, handle: handle, peer: peer, role: isCentral ? .central : .peripheral)
+        var bearer = ATTBearer(localMTU: configuration.localMTU, transactionTimeout: configuration.attTransactionTimeout)
+        _ = bearer.tick(now: now())
+        links[handle] = Link(
+            connection: connection, router: L2CAPRouter(role: isCentral ? .central : .peripheral), bearer: bearer,
+            parameters: HostConnection.Parameters(
+                intervalMilliseconds: Double(interval) * 1.25, latency: latency,
+                supervisionTimeoutMilliseconds: Double(timeout) * 10))
+        server.connect(handle)
+        if isCentral {
+            if let pending = pendingConnect {
+                pendingConnect = nil
+                pending.continuation.resume(returning: connection)
+            } else {
+                // A connection that completed after its attempt timed out: nobody wants it.
+                Task { try? await connection.disconnect() }
+            }
+        } else {
+            incomingContinuation.yield(connection)
+        }
+    }
+
+    private func tearDown(_ handle: UInt16, reason: HCIStatus, error: HostError) {
+        guard var link = links.removeValue(forKey: handle) else { return }
+        _ = link.bearer.close()
+        for (_, waiter) in link.attWaiters { waiter.resume(throwing: error) }
+        link.attWaiters.removeAll()
+        for waiter in link.disconnectWaiters { waiter.resume(returning: reason) }
+        server.disconnect(handle)
+        reassembler.disconnected(handle)
+        if var flow {
+            _ = flow.disconnected(handle)
+            for out in flow.sendQueued() { outbox.yield(out) }
+            self.flow = flow
+        }
+        for waiter in flowWaiters.removeValue(forKey: handle) ?? [] { waiter.resume(throwing: error) }
+        releaseFlowWaiters()
+        let client = link.connection.gatt
+        Task { await client.connectionClosed() }
+        link.connection.closed(reason: reason)
+    }
+
+    private func receivePDU(_ pdu: [UInt8], on handle: UInt16) {
+        guard var link = links[handle] else { return }
+        let routing = link.router.receive(pdu)
+        links[handle] = link
+        for frame in routing.outgoing { sendFrame(frame, on: handle) }
+        for event in routing.signalingEvents {
+            if case let .connectionParameterUpdateRequested(p, accepted: true) = event {
+                let update = LEConnectionUpdate(
+                    handle: handle,
+                    connection: LEConnectionParameters(
+                        intervalMin: p.intervalMin, intervalMax: p.intervalMax, maxLatency: p.latency,
+                        supervisionTimeout: p.supervisionTimeout))
+                Task { _ = try? await self.execute(update) }
+            }
+        }
+        guard let att = routing.att else { return }
+        let served = links[handle]!.bearer.receive(att, now: now(), server: &server, connection: handle)
+        for event in served.server { serverEventContinuation.yield(ServerEvent(connection: handle, event: event)) }
+        handleBearerEvents(served.bearer, on: handle)
+    }
+
+    private func handleBearerEvents(_ events: [ATTBearerEvent], on handle: UInt16) {
+        for event in events {
+            switch event {
+            case let .send(bytes):
+                sendFrame(L2CAPRouter.attFrame(bytes), on: handle)
+            case let .response(id, pdu):
+                links[handle]?.attWaiters.removeValue(forKey: id)?.resume(returning: pdu)
+            case let .failed(id, error):
+                links[handle]?.attWaiters.removeValue(forKey: id)?.resume(throwing: error)
+            case let .notification(valueHandle, value):
+                guard let client = links[handle]?.connection.gatt else { continue }
+                Task { await client.receiveNotification(handle: valueHandle, value: value) }
+            case let .indication(valueHandle, value):
+                guard let client = links[handle]?.connection.gatt else { continue }
+                Task { await client.receiveIndication(handle: valueHandle, value: value) }
+            case let .closed(error):
+                if let waiters = links[handle]?.attWaiters {
+                    links[handle]?.attWaiters.removeAll()
+                    for (_, waiter) in waiters { waiter.resume(throwing: error) }
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    private func sendFrame(_ frame: L2CAPFrame, on handle: UInt16) {
+        guard var flow else { return }
+        for packet in flow.send(frame.bytes, on: handle) { outbox.yield(packet) }
+        self.flow = flow
+    }
+
+    // MARK: - Flow control back-pressure
+
+    /// Fragments queued on a handle beyond which ``waitForBuffers(on:)`` waits.
+    private let backlogLimit = 8
+
+    /// Waits until the handle's queue of ACL fragments is short, so a sender that loops on
+    /// write-without-response is paced by the controller's buffers instead of growing memory.
+    func waitForBuffers(on handle: UInt16) async throws {
+        if let error = runningError { throw error }
+        guard links[handle] != nil else { throw HostError.noSuchConnection(handle) }
+        guard let flow, flow.queuedFragments(on: handle) > backlogLimit else { return }
+        try await withCheckedThrowingContinuation { continuation in
+            flowWaiters[handle, default: []].append(continuation)
+        }
+    }
+
+    private func releaseFlowWaiters() {
+        guard let flow else { return }
+        for (handle, waiters) in flowWaiters where flow.queuedFragments(on: handle) <= backlogLimit {
+            flowWaiters[handle] = nil
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    // MARK: - ATT for connections
+
+    func attRequest(_ pdu: ATTPDU, on handle: UInt16) async throws -> ATTPDU {
+        if let error = runningError { throw error }
+        guard links[handle] != nil else { throw HostError.noSuchConnection(handle) }
+        return try await withCheckedThrowingContinuation { continuation in
+            var link = links[handle]!
+            let (id, events) = link.bearer.enqueue(request: pdu, now: now())
+            link.attWaiters[id] = continuation
+            links[handle] = link
+            handleBearerEvents(events, on: handle)
+        }
+    }
+
+    func attCommand(_ pdu: ATTPDU, on handle: UInt16) async throws {
+        try await waitForBuffers(on: handle)
+        guard let link = links[handle] else { throw HostError.noSuchConnection(handle) }
+        let events = try link.bearer.send(command: pdu)
+        handleBearerEvents(events, on: handle)
+    }
+
+    func attMTU(on handle: UInt16) -> Int {
+        links[handle]?.bearer.mtu ?? 23
+    }
+
+    func parameters(of handle: UInt16) -> HostConnection.Parameters? {
+        links[handle]?.parameters
+    }
+
+    func waitForDisconnection(of handle: UInt16) async -> HCIStatus {
+        guard links[handle] != nil else { return .unknownConnectionIdentifier }
+        return await withCheckedContinuation { continuation in
+            links[handle]!.disconnectWaiters.append(continuation)
+        }
+    }
+
+    func isOpen(_ handle: UInt16) -> Bool { links[handle] != nil }
+
+    // MARK: - Central role
+
+    /// Connects to an advertising device. Throws ``HostError/connectTimedOut(_:seconds:)`` when
+    /// it does not answer within `timeout` seconds (the attempt is then cancelled).
+    public func connect(
+        to address: BluetoothAddress, timeout: Double = 10,
+        parameters: LEConnectionParameters = LEConnectionParameters()
+    ) async throws -> HostConnection {
+        if let error = runningError { throw error }
+        guard pendingConnect == nil else { throw HostError.connectInProgress }
+        let own: LEAddressType = configuration.randomAddress == nil ? .public : .random
+        try await execute(LECreateConnection(peerAddress: address, ownAddressType: own, connection: parameters))
+        return try await withCheckedThrowingContinuation { continuation in
+            pendingConnect = PendingConnect(
+                address: address, deadline: now() + timeout, timeout: timeout, continuation: continuation)
+        }
+    }
+
+    /// Scans for advertisements until the returned stream is dropped or cancelled. Several
+    /// scans share one controller scan; it stops when the last one ends.
+    public func scan(active: Bool = true) async throws -> AsyncStream<AdvertisementReport> {
+        if let error = runningError { throw error }
+        let id = nextScannerID
+        nextScannerID += 1
+        let (stream, continuation) = AsyncStream<AdvertisementReport>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        scanners[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.scannerEnded(id) }
+        }
+        if !scanning {
+            scanning = true
+            let own: LEAddressType = configuration.randomAddress == nil ? .public : .random
+            do {
+                try await execute(LESetScanParameters(active: active, ownAddressType: own))
+                try await execute(LESetScanEnable(enable: true, filterDuplicates: false))
+            } catch {
+                scanning = false
+                scanners[id] = nil
+                continuation.finish()
+                throw error
+            }
+        }
+        return stream
+    }
+
+    private func scannerEnded(_ id: Int) async {
+        scanners[id] = nil
+        guard scanners.isEmpty, scanning, case .running = state else { return }
+        scanning = false
+        _ = try? await execute(LESetScanEnable(enable: false))
+    }
+
+    // MARK: - Peripheral role
+
+    /// Starts connectable undirected advertising with `data` (and `scanResponse`, if any),
+    /// every `intervalMilliseconds` (20…10240 ms).
+    public func startAdvertising(
+        _ data: AdvertisingData, scanResponse: AdvertisingData? = nil, intervalMilliseconds: Double = 100
+    ) async throws {
+        let units = UInt16(min(max(intervalMilliseconds / 0.625, 0x20), 0x4000))
+        let own: LEAddressType = configuration.randomAddress == nil ? .public : .random
+        _ = try? await execute(LESetAdvertisingEnable(enable: false))
+        try await execute(LESetAdvertisingParameters(intervalMin: units, intervalMax: units, ownAddressType: own))
+        try await execute(LESetAdvertisingData(data: data.bytes))
+        if let scanResponse { try await execute(LESetScanResponseData(data: scanResponse.bytes)) }
+        try await execute(LESetAdvertisingEnable(enable: true))
+    }
+
+    /// Stops advertising.
+    public func stopAdvertising() async throws {
+        try await execute(LESetAdvertisingEnable(enable: false))
+    }
+
+    // MARK: - Local GATT server
+
+    /// The value handle of a characteristic in the local server.
+    public func valueHandle(of characteristic: BluetoothUUID, in service: BluetoothUUID? = nil) -> UInt16? {
+        server.database.valueHandle(of: characteristic, in: service)
+    }
+
+    /// The current value of a local attribute.
+    public func localValue(at handle: UInt16) -> [UInt8]? {
+        server.database.attributes(in: handle, handle).first?.value
+    }
+
+    /// Sets a local characteristic's value and notifies every subscribed client (or indicates,
+    /// for clients that subscribed to indications). Returns how many clients it was sent to.
+    @discardableResult
+    public func updateValue(_ value: [UInt8], at handle: UInt16) -> Int {
+        server.setValue(value, at: handle)
+        var pushes = server.notify(valueHandle: handle, value: value)
+        pushes += server.indicate(valueHandle: handle, value: value)
+        let t = now()
+        for push in pushes {
+            guard var link = links[push.connection] else { continue }
+            let events = link.bearer.send(push, now: t)
+            links[push.connection] = link
+            handleBearerEvents(events, on: push.connection)
+        }
+        return Set(pushes.map(\.connection)).count
+    }
+
+    /// Connections currently open, by handle.
+    public var openConnections: [HostConnection] { links.values.map(\.connection).sorted { $0.handle < $1.handle } }
+}
