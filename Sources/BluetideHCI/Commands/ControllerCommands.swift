@@ -1,0 +1,262 @@
+import BluetideCore
+
+// Controller and baseband, informational and status commands (Core spec Vol 4 Part E 7.3-7.5).
+
+/// HCI Reset (0x0C03): returns the controller to its power-on state.
+public struct HCIReset: HCIParameterlessCommand, Equatable {
+    public static let opcode = HCIOpcode(rawValue: 0x0C03)
+    public static let name = "Reset"
+    public init() {}
+}
+
+/// Set Event Mask (0x0C01): which events the controller may send (bit n = event code n+1).
+public struct HCISetEventMask: HCICommand, Equatable {
+    public static let opcode = HCIOpcode(rawValue: 0x0C01)
+    public static let name = "Set Event Mask"
+    /// The 64-bit mask.
+    public var mask: UInt64
+    /// The default after Reset (`0x00001FFFFFFFFFFF`).
+    public static let defaultMask: UInt64 = 0x0000_1FFF_FFFF_FFFF
+    public init(mask: UInt64) { self.mask = mask }
+    public init(from reader: inout ByteReader) throws(DecodingError) { mask = try reader.read(UInt64.self, "event mask") }
+    public func encode(to writer: inout ByteWriter) { writer.write(mask) }
+}
+
+/// Read Local Version Information (0x1001).
+public struct HCIReadLocalVersionInformation: HCIParameterlessCommand, Equatable {
+    public static let opcode = HCIOpcode(rawValue: 0x1001)
+    public static let name = "Read Local Version Information"
+    public init() {}
+
+    /// The controller's HCI and LMP/LL versions and manufacturer.
+    public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
+        public var status: HCIStatus
+        /// HCI version (0x09 = Core 5.0, 0x0C = 5.3, 0x0D = 5.4).
+        public var hciVersion: UInt8
+        /// Manufacturer-specific HCI revision.
+        public var hciSubversion: UInt16
+        /// LMP/LL version (same numbering as `hciVersion`).
+        public var lmpVersion: UInt8
+        /// Bluetooth SIG company identifier (0xFFFF = none/test).
+        public var companyIdentifier: UInt16
+        /// Manufacturer-specific LMP/LL revision.
+        public var lmpSubversion: UInt16
+        public init(status: HCIStatus = .success, hciVersion: UInt8, hciSubversion: UInt16, lmpVersion: UInt8,
+                    companyIdentifier: UInt16, lmpSubversion: UInt16) {
+            self.status = status
+            self.hciVersion = hciVersion
+            self.hciSubversion = hciSubversion
+            self.lmpVersion = lmpVersion
+            self.companyIdentifier = companyIdentifier
+            self.lmpSubversion = lmpSubversion
+        }
+        public init(from reader: inout ByteReader) throws(DecodingError) {
+            status = try HCIStatus(from: &reader)
+            hciVersion = try reader.readUInt8("HCI version")
+            hciSubversion = try reader.read(UInt16.self, "HCI subversion")
+            lmpVersion = try reader.readUInt8("LMP version")
+            companyIdentifier = try reader.read(UInt16.self, "company identifier")
+            lmpSubversion = try reader.read(UInt16.self, "LMP subversion")
+        }
+        public func encode(to writer: inout ByteWriter) {
+            status.encode(to: &writer)
+            writer.write(hciVersion)
+            writer.write(hciSubversion)
+            writer.write(lmpVersion)
+            writer.write(companyIdentifier)
+            writer.write(lmpSubversion)
+        }
+    }
+}
+
+/// Read Local Supported Commands (0x1002): a 64-byte bitmap of the commands the controller knows.
+public struct HCIReadLocalSupportedCommands: HCIParameterlessCommand, Equatable {
+    public static let opcode = HCIOpcode(rawValue: 0x1002)
+    public static let name = "Read Local Supported Commands"
+    public init() {}
+
+    /// The supported-commands bitmap (octet n, bit b as in the Core spec table).
+    public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
+        public var status: HCIStatus
+        /// 64 octets.
+        public var commands: [UInt8]
+        public init(status: HCIStatus = .success, commands: [UInt8]) {
+            self.status = status
+            self.commands = commands
+        }
+        public init(from reader: inout ByteReader) throws(DecodingError) {
+            status = try HCIStatus(from: &reader)
+            commands = try reader.readBytes(64, "supported commands")
+        }
+        public func encode(to writer: inout ByteWriter) {
+            status.encode(to: &writer)
+            writer.write(bytes: commands.prefix(64))
+            writer.pad(64 - min(commands.count, 64))
+        }
+        /// Whether octet `octet`, bit `bit` is set.
+        public func supports(octet: Int, bit: Int) -> Bool {
+            guard octet >= 0, octet < commands.count, bit >= 0, bit < 8 else { return false }
+            return commands[octet] & (1 << UInt8(bit)) != 0
+        }
+    }
+}
+
+/// Read Local Supported Features (0x1003): the LMP feature page 0 (bit 38 = LE supported,
+/// bit 37 = BR/EDR not supported).
+public struct HCIReadLocalSupportedFeatures: HCIParameterlessCommand, Equatable {
+    public static let opcode = HCIOpcode(rawValue: 0x1003)
+    public static let name = "Read Local Supported Features"
+    public init() {}
+
+    /// What Command Complete returns for this command (status first).
+    public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
+        public var status: HCIStatus
+        /// The 64-bit LMP features, little-endian.
+        public var features: UInt64
+        public init(status: HCIStatus = .success, features: UInt64) {
+            self.status = status
+            self.features = features
+        }
+        public init(from reader: inout ByteReader) throws(DecodingError) {
+            status = try HCIStatus(from: &reader)
+            features = try reader.read(UInt64.self, "LMP features")
+        }
+        public func encode(to writer: inout ByteWriter) {
+            status.encode(to: &writer)
+            writer.write(features)
+        }
+    }
+}
+
+/// Read Buffer Size (0x1005): the shared ACL buffers (used on LE when LE Read Buffer Size returns 0).
+public struct HCIReadBufferSize: HCIParameterlessCommand, Equatable {
+    public static let opcode = HCIOpcode(rawValue: 0x1005)
+    public static let name = "Read Buffer Size"
+    public init() {}
+
+    /// What Command Complete returns for this command (status first).
+    public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
+        public var status: HCIStatus
+        /// Maximum ACL payload per packet, bytes.
+        public var aclDataPacketLength: UInt16
+        /// Maximum SCO payload per packet, bytes.
+        public var synchronousDataPacketLength: UInt8
+        /// Number of ACL packets the controller can buffer.
+        public var totalNumACLDataPackets: UInt16
+        /// Number of SCO packets the controller can buffer.
+        public var totalNumSynchronousDataPackets: UInt16
+        public init(status: HCIStatus = .success, aclDataPacketLength: UInt16, synchronousDataPacketLength: UInt8 = 0,
+                    totalNumACLDataPackets: UInt16, totalNumSynchronousDataPackets: UInt16 = 0) {
+            self.status = status
+            self.aclDataPacketLength = aclDataPacketLength
+            self.synchronousDataPacketLength = synchronousDataPacketLength
+            self.totalNumACLDataPackets = totalNumACLDataPackets
+            self.totalNumSynchronousDataPackets = totalNumSynchronousDataPackets
+        }
+        public init(from reader: inout ByteReader) throws(DecodingError) {
+            status = try HCIStatus(from: &reader)
+            aclDataPacketLength = try reader.read(UInt16.self, "ACL data packet length")
+            synchronousDataPacketLength = try reader.readUInt8("synchronous data packet length")
+            totalNumACLDataPackets = try reader.read(UInt16.self, "total ACL data packets")
+            totalNumSynchronousDataPackets = try reader.read(UInt16.self, "total synchronous data packets")
+        }
+        public func encode(to writer: inout ByteWriter) {
+            status.encode(to: &writer)
+            writer.write(aclDataPacketLength)
+            writer.write(synchronousDataPacketLength)
+            writer.write(totalNumACLDataPackets)
+            writer.write(totalNumSynchronousDataPackets)
+        }
+    }
+}
+
+/// Read BD_ADDR (0x1009): the controller's public address.
+public struct HCIReadBDADDR: HCIParameterlessCommand, Equatable {
+    public static let opcode = HCIOpcode(rawValue: 0x1009)
+    public static let name = "Read BD_ADDR"
+    public init() {}
+
+    /// What Command Complete returns for this command (status first).
+    public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
+        public var status: HCIStatus
+        /// The public address (type `.public`).
+        public var address: BluetoothAddress
+        public init(status: HCIStatus = .success, address: BluetoothAddress) {
+            self.status = status
+            self.address = address
+        }
+        public init(from reader: inout ByteReader) throws(DecodingError) {
+            status = try HCIStatus(from: &reader)
+            address = try reader.readAddress("BD_ADDR", type: .public)
+        }
+        public func encode(to writer: inout ByteWriter) {
+            status.encode(to: &writer)
+            writer.write(address: address)
+        }
+    }
+}
+
+/// Read RSSI (0x1405): the received signal strength of a connection.
+public struct HCIReadRSSI: HCICommand, Equatable {
+    public static let opcode = HCIOpcode(rawValue: 0x1405)
+    public static let name = "Read RSSI"
+    /// Connection handle.
+    public var handle: UInt16
+    public init(handle: UInt16) { self.handle = handle }
+    public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readHandle() }
+    public func encode(to writer: inout ByteWriter) { writer.write(handle) }
+
+    /// What Command Complete returns for this command (status first).
+    public struct ReturnParameters: HCIReturnParameters, Equatable {
+        /// Outcome (0x00 success).
+        public var status: HCIStatus
+        /// Connection handle (12 bits).
+        public var handle: UInt16
+        /// Signal strength, dBm (LE: absolute, -127...20; 127 = not available).
+        public var rssi: Int8
+        public init(status: HCIStatus = .success, handle: UInt16, rssi: Int8) {
+            self.status = status
+            self.handle = handle
+            self.rssi = rssi
+        }
+        public init(from reader: inout ByteReader) throws(DecodingError) {
+            status = try HCIStatus(from: &reader)
+            handle = try reader.readHandle()
+            rssi = try reader.read(Int8.self, "RSSI")
+        }
+        public func encode(to writer: inout ByteWriter) {
+            status.encode(to: &writer)
+            writer.write(handle)
+            writer.write(rssi)
+        }
+    }
+}
+
+/// Disconnect (0x0406): ends a connection; answered with Command Status, then Disconnection
+/// Complete (reason 0x16 locally, the given reason at the peer).
+public struct HCIDisconnect: HCICommand, Equatable {
+    public static let opcode = HCIOpcode(rawValue: 0x0406)
+    public static let name = "Disconnect"
+    public static var completion: HCICommandCompletion { .commandStatus }
+    /// Connection handle (12 bits).
+    public var handle: UInt16
+    /// Reason told to the peer (usually 0x13 remote user terminated).
+    public var reason: HCIStatus
+    public init(handle: UInt16, reason: HCIStatus = .remoteUserTerminated) {
+        self.handle = handle
+        self.reason = reason
+    }
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        handle = try reader.readHandle()
+        reason = HCIStatus(try reader.readUInt8("reason"))
+    }
+    public func encode(to writer: inout ByteWriter) {
+        writer.write(handle)
+        writer.write(reason.rawValue)
+    }
+}
