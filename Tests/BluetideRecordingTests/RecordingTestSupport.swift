@@ -25,6 +25,11 @@ final class InstantTestClock: Clock, @unchecked Sendable {
     /// Every deadline passed to `sleep(until:)`, in order.
     var deadlines: [Instant] { lock.withLock { sleepDeadlines } }
 
+    /// Moves virtual time forward by `seconds`.
+    func advance(by seconds: Double) {
+        lock.withLock { current = current.advanced(by: .seconds(seconds)) }
+    }
+
     func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         try Task.checkCancellation()
         lock.withLock {

@@ -60,7 +60,7 @@ struct ValueLogReaderTests {
         let error = try #require(lineError(lines(#"{"format":"bluetide-values","version":1"#)))
         #expect(error.line == 1)
         #expect(error.field == "JSON")
-        #expect(error.found == "expected ',' or '}', found end of line at column 40")
+        #expect(error.found == "invalid JSON at column 40: expected ',' or '}', found end of line")
     }
 
     @Test func badStartedAtIsRefused() throws {
@@ -93,11 +93,11 @@ struct ValueLogReaderTests {
         (#"{"t":1,"wall_time":"2026-02-30T00:00:00Z","device":"d","characteristic":"2A37","operation":"notify","value":"00"}"#, "wall_time", "\"2026-02-30T00:00:00Z\""),
         (#"[1,2]"#, "record", "an array"),
         (#""text""#, "record", "\"text\""),
-        (#"{"t":1,"t":2}"#, "JSON", "field \"t\" appears twice at column 8"),
-        (#"{"t":1,}"#, "JSON", "expected a field name in quotes, found '}' at column 8"),
-        (#"{"t":01}"#, "JSON", "expected ',' or '}', found '1' at column 7"),
-        (#"{"t":1} x"#, "JSON", "unexpected 'x' after the end of the value at column 9"),
-        (#"{"a":"\q"}"#, "JSON", "unknown escape \\'q' at column 8"),
+        (#"{"t":1,"t":2}"#, "JSON", "invalid JSON at column 8: field \"t\" appears twice"),
+        (#"{"t":1,}"#, "JSON", "invalid JSON at column 8: expected a field name in quotes, found '}'"),
+        (#"{"t":01}"#, "JSON", "invalid JSON at column 7: expected ',' or '}', found '1'"),
+        (#"{"t":1} x"#, "JSON", "invalid JSON at column 9: unexpected 'x' after the end of the value"),
+        (#"{"a":"\q"}"#, "JSON", "invalid JSON at column 8: unknown escape \\'q'"),
     ])
     func malformedLineNamesLineAndField(line: String, field: String, found: String) throws {
         let bytes = lines(headerLine, recordLine("0.25"), line, recordLine("1.5"))

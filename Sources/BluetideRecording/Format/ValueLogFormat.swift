@@ -160,7 +160,7 @@ public enum ValueLogFormat {
         } catch {
             throw ValueLogLineError(
                 line: lineNumber, field: "JSON", expected: "\(role) as one JSON object",
-                found: "\(error.message) at column \(error.column)")
+                found: "invalid JSON at column \(error.column): \(error.message)")
         }
         guard case .object = value else {
             throw ValueLogLineError(line: lineNumber, field: "record", expected: "\(role) as one JSON object", found: value.shortDescription)
