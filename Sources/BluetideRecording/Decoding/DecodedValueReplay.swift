@@ -9,6 +9,7 @@ public struct DecodedValueReplay<C: Clock>: AsyncSequence, Sendable where C.Dura
     /// The decoder each iteration starts from.
     public let decoder: ValueLogDecoder
 
+    /// `replay`'s records, each decoded by (a copy of) `decoder`.
     public init(replay: ValueReplay<C>, decoder: ValueLogDecoder = ValueLogDecoder()) {
         self.replay = replay
         self.decoder = decoder

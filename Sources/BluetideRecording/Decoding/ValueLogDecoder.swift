@@ -20,6 +20,7 @@ public struct DecodedValueRecord: Sendable {
     /// The result.
     public var outcome: Outcome
 
+    /// A record with its decoding result.
     public init(record: ValueRecord, profile: String?, outcome: Outcome) {
         self.record = record
         self.profile = profile

@@ -11,6 +11,7 @@ public struct ValueLogLineError: Error, Sendable, Hashable, CustomStringConverti
     /// What the line holds instead.
     public var found: String
 
+    /// An error at 1-based `line` in `field`.
     public init(line: Int, field: String, expected: String, found: String) {
         self.line = line
         self.field = field

@@ -33,6 +33,7 @@ public struct DeviceIdentity: Sendable, Hashable, CustomStringConvertible {
     /// The advertised or GAP name, when known, e.g. `KICKR CORE 1234`.
     public var name: String?
 
+    /// A device known by an address string (or another stable identifier) and maybe a name.
     public init(address: String, name: String? = nil) {
         self.address = address
         self.name = name
@@ -77,6 +78,7 @@ public struct ValueRecord: Sendable, Hashable {
     /// e.g. `csc`; replays prefer it over a lookup by characteristic.
     public var profile: String?
 
+    /// A record; see the properties for units.
     public init(
         timestamp: Double, wallClock: WallClockTime? = nil, device: DeviceIdentity, service: BluetoothUUID? = nil,
         characteristic: BluetoothUUID, operation: ValueOperation, value: [UInt8], profile: String? = nil

@@ -137,6 +137,9 @@ public struct WallClockTime: Hashable, Comparable, Sendable, CustomStringConvert
         let days = Self.days(fromYear: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60
         self.init(millisecondsSince1970: seconds * 1000 + millisecond)
+        // A zone offset can move a time at the edge of year 0000 or 9999 out of the range the
+        // text form carries; refuse it rather than read a time that cannot be written back.
+        guard isRepresentable else { throw fail("outside years 0000-9999 in UTC") }
     }
 
     // MARK: Calendar arithmetic (proleptic Gregorian, day 0 = 1970-01-01)

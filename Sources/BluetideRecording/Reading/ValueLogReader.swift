@@ -10,6 +10,7 @@ public struct ValueLog: Sendable, Hashable {
     /// interrupted by a crash or a full disk leaves it. The records before it are kept.
     public var truncatedLastLine: ValueLogLineError?
 
+    /// A log with these parts (readers make them; tests and tools may too).
     public init(
         header: ValueLogHeader, records: [ValueRecord], skippedLines: [ValueLogLineError] = [],
         truncatedLastLine: ValueLogLineError? = nil
@@ -39,6 +40,7 @@ public enum ValueLogReader {
         /// instead of failing. A bad header still fails.
         public var skipMalformedLines: Bool
 
+        /// Strict by default.
         public init(skipMalformedLines: Bool = false) {
             self.skipMalformedLines = skipMalformedLines
         }

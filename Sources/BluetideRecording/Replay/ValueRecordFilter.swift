@@ -10,6 +10,7 @@ public struct ValueRecordFilter: Sendable, Hashable {
     /// Operations to keep, e.g. only `notify` and `indicate`.
     public var operations: Set<ValueOperation>?
 
+    /// A filter; nil criteria keep everything.
     public init(
         devices: Set<String>? = nil, characteristics: Set<BluetoothUUID>? = nil, operations: Set<ValueOperation>? = nil
     ) {

@@ -57,6 +57,7 @@ public final class MemoryValueLogSink: ValueLogSink {
     /// Whether ``close()`` was called.
     public private(set) var isClosed = false
 
+    /// An empty sink.
     public init() {}
 
     /// The bytes as text.
