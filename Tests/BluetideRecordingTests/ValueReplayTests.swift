@@ -142,3 +142,76 @@ struct ValueReplayTests {
         #expect(times.map(\.1) == [0, 0.5, 1.5, 3.25])
     }
 }
+
+@Suite("Replay streams")
+struct ReplayStreamTests {
+    static let records = [
+        record(0, device: "AA:AA:AA:AA:AA:AA", name: "KICKR", characteristic: 0x2A5B, value: "01"),
+        record(1, device: "BB:BB:BB:BB:BB:BB", characteristic: 0x2A5B, value: "02"),
+        record(2, device: "AA:AA:AA:AA:AA:AA", characteristic: 0x2A37, value: "03"),
+        record(3, device: "AA:AA:AA:AA:AA:AA", characteristic: 0x2A5B, value: "04"),
+    ]
+
+    @Test func streamCarriesEveryRecordInOrder() async {
+        let replay = ValueReplay(records: Self.records, clock: InstantTestClock())
+        var times: [Double] = []
+        for await item in replay.stream() { times.append(item.timestamp) }
+        #expect(times == [0, 1, 2, 3])
+    }
+
+    @Test func valuesOfACharacteristicLookLikeLiveNotifications() async {
+        let replay = ValueReplay(records: Self.records, clock: InstantTestClock())
+        var values: [[UInt8]] = []
+        let notifications: AsyncStream<[UInt8]> = replay.values(of: .cscMeasurement, device: "aa:aa:aa:aa:aa:aa")
+        for await value in notifications { values.append(value) }
+        #expect(values == [[0x01], [0x04]])
+
+        var everyDevice: [[UInt8]] = []
+        for await value in replay.values(of: .cscMeasurement) { everyDevice.append(value) }
+        #expect(everyDevice == [[0x01], [0x02], [0x04]])
+
+        var named: [[UInt8]] = []
+        for await value in replay.values(of: .cscMeasurement, device: "KICKR") { named.append(value) }
+        #expect(named == [[0x01]])
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func leavingTheStreamEarlyCancelsTheReplay() async {
+        // An hour between records: the wait for the second one ends only by cancellation.
+        let clock = CancellationProbeClock()
+        let replay = ValueReplay(records: [record(0), record(3600)], clock: clock)
+        var count = 0
+        for await _ in replay.stream() {
+            count += 1
+            break
+        }
+        #expect(count == 1)
+        var cancelledWaits = 0
+        for await _ in clock.cancellations {
+            cancelledWaits += 1
+            break
+        }
+        #expect(cancelledWaits == 1)
+    }
+}
+
+/// A real monotonic clock that reports every sleep ended by cancellation on ``cancellations``.
+struct CancellationProbeClock: Clock {
+    let base = ContinuousClock()
+    let cancellations: AsyncStream<Void>
+    private let cancelled: AsyncStream<Void>.Continuation
+
+    init() { (cancellations, cancelled) = AsyncStream.makeStream(of: Void.self) }
+
+    var now: ContinuousClock.Instant { base.now }
+    var minimumResolution: Duration { base.minimumResolution }
+
+    func sleep(until deadline: ContinuousClock.Instant, tolerance: Duration?) async throws {
+        do {
+            try await base.sleep(until: deadline, tolerance: tolerance)
+        } catch {
+            cancelled.yield()
+            throw error
+        }
+    }
+}
