@@ -154,3 +154,49 @@ import Darwin
         #expect(received == packets)
     }
 }
+
+/// The serial transport over a pseudo-terminal: the real open, termios and framing path.
+#if os(Linux)
+@Suite struct SerialOverPTYTests {
+    /// Opens a pseudo-terminal pair through /dev/ptmx; returns the master fd and the slave's path.
+    static func openPTY() throws -> (Int32, String) {
+        let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        try #require(master >= 0)
+        var unlock: Int32 = 0
+        var number: UInt32 = 0
+        let TIOCSPTLCK: UInt = 0x4004_5431
+        let TIOCGPTN: UInt = 0x8004_5430
+        #expect(ioctl(master, TIOCSPTLCK, &unlock) == 0)
+        #expect(ioctl(master, TIOCGPTN, &number) == 0)
+        return (master, "/dev/pts/\(number)")
+    }
+
+    @Test func serialTransportOverAPseudoTerminal() async throws {
+        let (master, path) = try Self.openPTY()
+        defer { close(master) }
+        let transport = try SerialTransport.open(path: path, baudRate: 115_200, rtsCts: false)
+        #expect(transport.name == "serial:\(path),115200")
+
+        // Controller to host: an event written in two pieces arrives as one packet.
+        let event = HCIPacket.event(code: 0x0E, parameters: [0x01, 0x03, 0x0C, 0x00])
+        let bytes = event.h4Bytes
+        #expect(write(master, bytes, 3) == 3)
+        #expect(bytes.dropFirst(3).withUnsafeBufferPointer { write(master, $0.baseAddress, $0.count) } == 4)
+        var packets = transport.packets.makeAsyncIterator()
+        #expect(try await packets.next() == event)
+
+        // Host to controller: raw bytes, no line-discipline translation (0x0A stays 0x0A).
+        let command = HCIPacket.command(opcode: HCIOpcode(rawValue: 0x0C0A), parameters: [0x0A, 0x0D, 0x00])
+        try await transport.send(command)
+        var reply = [UInt8](repeating: 0, count: 16)
+        var received: [UInt8] = []
+        while received.count < command.h4Bytes.count {
+            let n = read(master, &reply, reply.count)
+            try #require(n > 0)
+            received += reply[0..<n]
+        }
+        #expect(received == command.h4Bytes)
+        await transport.close()
+    }
+}
+#endif

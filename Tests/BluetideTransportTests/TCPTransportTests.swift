@@ -122,6 +122,19 @@ import Testing
         }
     }
 
+    @Test func portInUseIsReported() async throws {
+        let first = try await TCPServerTransport.listen(host: "127.0.0.1", port: 0)
+        do {
+            let second = try await TCPServerTransport.listen(host: "127.0.0.1", port: first.localPort)
+            await second.close()
+            Issue.record("bound a port twice")
+        } catch let error as TransportError {
+            #expect(error.description.hasPrefix("tcp-server:127.0.0.1:\(first.localPort): cannot listen"))
+            #expect(error.description.contains("already in use"))
+        }
+        await first.close()
+    }
+
     @Test func sendingWithoutAClientSaysSo() async throws {
         let server = try await TCPServerTransport.listen(host: nil, port: 0)
         do {
