@@ -200,3 +200,36 @@ import Darwin
     }
 }
 #endif
+
+@Suite struct ReceiverRobustnessTests {
+    @Test func randomByteStreamsNeverTrapAndEndCleanly() async throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let (stream, continuation) = AsyncThrowingStream<HCIPacket, any Error>.makeStream()
+            var receiver = H4PacketReceiver(continuation: continuation)
+            // Mostly valid packets with random damage, fed in random chunks.
+            var bytes: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...6, using: &generator) {
+                let data = (0..<Int.random(in: 0...40, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                bytes += HCIPacket.acl(handle: 1, boundary: .firstFlushable, broadcast: 0, data: data).h4Bytes
+            }
+            if !bytes.isEmpty, Bool.random(using: &generator) {
+                bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+            }
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(bytes.count, offset + Int.random(in: 1...9, using: &generator))
+                receiver.receive(bytes[offset..<end])
+                offset = end
+            }
+            receiver.finish()
+            var count = 0
+            do {
+                for try await _ in stream { count += 1 }
+            } catch is H4FramingError {
+                // garbage: the stream ended with the framing error
+            }
+            #expect(count <= 6)
+        }
+    }
+}

@@ -33,6 +33,7 @@ public struct HCICommandError: Error, Sendable, Equatable, CustomStringConvertib
     /// Why it failed.
     public let reason: Reason
 
+    /// The failure of `opcode`, for `reason`.
     public init(opcode: HCIOpcode, reason: Reason) {
         self.opcode = opcode
         self.reason = reason
@@ -71,8 +72,11 @@ enum HCIStatusNames {
 
 /// The end of one command: its ticket, opcode and result.
 public struct HCICommandCompletion: Sendable, Equatable {
+    /// The ticket ``HCICommandQueue/enqueue(_:parameters:now:timeout:)`` returned.
     public let ticket: HCICommandTicket
+    /// The command.
     public let opcode: HCIOpcode
+    /// Its response, or why it failed.
     public let result: Result<HCICommandResponse, HCICommandError>
 }
 
@@ -83,6 +87,7 @@ public struct HCICommandQueueOutput: Sendable, Equatable {
     /// Commands that have finished (answered, failed or timed out).
     public var completions: [HCICommandCompletion] = []
 
+    /// An output; empty by default.
     public init(packets: [HCIPacket] = [], completions: [HCICommandCompletion] = []) {
         self.packets = packets
         self.completions = completions
@@ -122,6 +127,7 @@ public struct HCICommandQueue: Sendable {
     private var outstanding: [Entry] = []
     private var nextID: UInt64 = 1
 
+    /// An idle queue with one credit (the host may send one command before the controller speaks).
     public init(defaultTimeout: Double = HCICommandQueue.defaultTimeout) {
         self.defaultTimeout = defaultTimeout
     }
