@@ -56,6 +56,8 @@ import Testing
             }
             #expect(what.hasPrefix("tcp-server:127.0.0.1:0 (client "))
         }
+        // The listener closed with its client: waiting for another one fails at once.
+        await #expect(throws: TransportError.closed("tcp-server:127.0.0.1:0")) { try await server.waitForClient() }
         // The client's own stream finished normally.
         #expect(try await fromController.next() == nil)
         await #expect(throws: TransportError.closed("tcp-client:127.0.0.1:\(server.localPort)")) {
