@@ -1,0 +1,119 @@
+import BluetideHCI
+
+/// Host-to-controller ACL flow control, as a pure state machine: fragments L2CAP PDUs to the
+/// controller's buffer length and sends no more packets than the controller has buffers.
+///
+/// - Credits (the controller's ACL buffer count) and the fragment length come from LE Read
+///   Buffer Size, or from Read Buffer Size when LE reports 0 (shared buffers): see ``ACLBufferSize``.
+/// - Each ACL packet sent takes a credit; Number Of Completed Packets gives credits back
+///   (never more than that handle has outstanding, so a bogus event cannot inflate them).
+/// - Disconnection Complete gives back every credit of its handle (the controller drops ACL for
+///   a dead handle without reporting it completed) and drops that handle's queued fragments.
+/// - Out of credits, fragments wait in a queue per handle, in order; handles with waiting data
+///   are served in turn, so one busy link cannot starve another.
+///
+/// First fragments use PB 0b00 (first non-automatically-flushable), the only start flag the Core
+/// specification allows from host to controller on an LE-U link (0b10 is for BR/EDR or for
+/// controller-to-host); continuations use 0b01. Bumble accepts either start flag.
+public struct ACLFlowControl: Sendable {
+    /// Maximum data bytes per ACL packet (the controller's buffer length).
+    public let bufferLength: Int
+    /// The controller's buffer count: credits when nothing is outstanding.
+    public let totalCredits: Int
+    /// Packets the host may send now.
+    public private(set) var availableCredits: Int
+    private var outstanding: [UInt16: Int] = [:]
+    private var queues: [UInt16: [HCIPacket]] = [:]
+    /// Handles with queued fragments, in service order.
+    private var rotation: [UInt16] = []
+
+    /// A flow controller for `bufferSize` (length clamped to 1...65535, count to at least 1).
+    public init(bufferSize: ACLBufferSize) {
+        bufferLength = min(max(bufferSize.packetLength, 1), 0xFFFF)
+        totalCredits = max(bufferSize.packetCount, 1)
+        availableCredits = totalCredits
+    }
+
+    /// Packets sent on `handle` and not yet reported completed.
+    public func outstandingPackets(on handle: UInt16) -> Int { outstanding[handle & 0x0FFF] ?? 0 }
+    /// Fragments waiting for a credit on `handle`.
+    public func queuedFragments(on handle: UInt16) -> Int { queues[handle & 0x0FFF]?.count ?? 0 }
+
+    /// Splits `pdu` (a whole L2CAP PDU, basic header included) into ACL packets for `handle`.
+    /// Pure: no credits are taken.
+    public func fragments(of pdu: [UInt8], handle: UInt16) -> [HCIPacket] {
+        let handle = handle & 0x0FFF
+        guard !pdu.isEmpty else { return [.acl(handle: handle, boundary: .firstNonFlushable, broadcast: 0, data: [])] }
+        var packets: [HCIPacket] = []
+        var start = 0
+        while start < pdu.count {
+            let end = min(start + bufferLength, pdu.count)
+            packets.append(.acl(
+                handle: handle, boundary: start == 0 ? .firstNonFlushable : .continuing, broadcast: 0,
+                data: Array(pdu[start..<end])))
+            start = end
+        }
+        return packets
+    }
+
+    /// Fragments `pdu` and returns the packets that may be sent now; the rest wait for credits.
+    public mutating func send(_ pdu: [UInt8], on handle: UInt16) -> [HCIPacket] {
+        let handle = handle & 0x0FFF
+        if queues[handle, default: []].isEmpty { rotation.append(handle) }
+        queues[handle, default: []].append(contentsOf: fragments(of: pdu, handle: handle))
+        return drain()
+    }
+
+    /// Feeds a controller event: credits from Number Of Completed Packets, reclaim on
+    /// Disconnection Complete. Returns the packets the freed credits let through.
+    public mutating func handle(_ event: HCIHostEvent) -> [HCIPacket] {
+        switch event {
+        case let .numberOfCompletedPackets(pairs):
+            for (handle, count) in pairs {
+                let returned = min(Int(count), outstanding[handle] ?? 0)
+                guard returned > 0 else { continue }
+                outstanding[handle] = (outstanding[handle] ?? 0) - returned
+                if outstanding[handle] == 0 { outstanding[handle] = nil }
+                availableCredits = min(availableCredits + returned, totalCredits)
+            }
+        case let .disconnectionComplete(status, handle, _):
+            guard status == 0 else { return [] }
+            disconnected(handle)
+        case .commandComplete, .commandStatus:
+            return []
+        }
+        return drain()
+    }
+
+    /// Forgets `handle`: its outstanding packets' credits come back and its queued fragments are
+    /// dropped. Returns how many queued fragments were dropped.
+    @discardableResult
+    public mutating func disconnected(_ handle: UInt16) -> Int {
+        let handle = handle & 0x0FFF
+        if let count = outstanding.removeValue(forKey: handle) {
+            availableCredits = min(availableCredits + count, totalCredits)
+        }
+        let dropped = queues.removeValue(forKey: handle)?.count ?? 0
+        rotation.removeAll { $0 == handle }
+        return dropped
+    }
+
+    /// Sends queued fragments while credits last, one per handle in turn.
+    private mutating func drain() -> [HCIPacket] {
+        var sent: [HCIPacket] = []
+        while availableCredits > 0, !rotation.isEmpty {
+            let handle = rotation.removeFirst()
+            guard var queue = queues[handle], !queue.isEmpty else { continue }
+            sent.append(queue.removeFirst())
+            availableCredits -= 1
+            outstanding[handle, default: 0] += 1
+            if queue.isEmpty {
+                queues[handle] = nil
+            } else {
+                queues[handle] = queue
+                rotation.append(handle)
+            }
+        }
+        return sent
+    }
+}

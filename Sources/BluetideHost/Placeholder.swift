@@ -1,2 +1,0 @@
-// BluetideHost: see docs/ARCHITECTURE-NOTES.md. Filled in by its own issue work.
-enum _BluetideHostPlaceholder {}

@@ -1,2 +1,0 @@
-// BluetideTransport: see docs/ARCHITECTURE-NOTES.md. Filled in by its own issue work.
-enum _BluetideTransportPlaceholder {}

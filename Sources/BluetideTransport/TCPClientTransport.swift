@@ -1,0 +1,64 @@
+import BluetideHCI
+import NIOCore
+import NIOPosix
+
+/// H4 over a TCP connection to a controller (`tcp-client:HOST:PORT`), e.g. a Bumble virtual
+/// controller (`python -m bumble.apps.controllers tcp-server:_:9000 tcp-server:_:9001`) or an
+/// emulator. TCP_NODELAY is on, so each packet leaves at once.
+public final class TCPClientTransport: HCITransport {
+    public let packets: AsyncThrowingStream<HCIPacket, any Error>
+    private let continuation: AsyncThrowingStream<HCIPacket, any Error>.Continuation
+    private let channel: any Channel
+    /// The spec this transport was opened with, for messages.
+    public let name: String
+
+    private init(
+        channel: any Channel, name: String,
+        packets: AsyncThrowingStream<HCIPacket, any Error>,
+        continuation: AsyncThrowingStream<HCIPacket, any Error>.Continuation
+    ) {
+        self.channel = channel
+        self.name = name
+        self.packets = packets
+        self.continuation = continuation
+    }
+
+    /// Connects to `host`:`port`. Throws ``TransportError/openFailed(_:)`` naming the address and
+    /// the reason (refused, unknown host, ...).
+    public static func connect(host: String, port: Int) async throws -> TCPClientTransport {
+        let name = "tcp-client:\(host):\(port)"
+        let (packets, continuation) = AsyncThrowingStream<HCIPacket, any Error>.makeStream()
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(.seconds(10))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        H4ChannelHandler(name: name, continuation: continuation))
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: host, port: port).get()
+        } catch {
+            continuation.finish(throwing: error)
+            throw TransportError.openFailed(
+                "\(name): cannot connect (\(error)). Is the controller listening there? For a Bumble virtual "
+                    + "controller run: python -m bumble.apps.controllers tcp-server:_:9000 tcp-server:_:9001")
+        }
+        return TCPClientTransport(channel: channel, name: name, packets: packets, continuation: continuation)
+    }
+
+    public func send(_ packet: HCIPacket) async throws {
+        try await ChannelWriter.write(packet.h4Bytes, to: channel, name: name)
+    }
+
+    /// Writes raw bytes as they are (tests use it to split packets and to inject garbage).
+    func sendRaw(_ bytes: [UInt8]) async throws {
+        try await ChannelWriter.write(bytes, to: channel, name: name)
+    }
+
+    public func close() async {
+        continuation.finish()
+        try? await channel.close().get()
+    }
+}

@@ -1,0 +1,144 @@
+import BluetideHCI
+import NIOCore
+import NIOPosix
+
+/// H4 over TCP where the controller connects to us (`tcp-server:HOST:PORT`): listens, accepts
+/// **one client at a time** (a second connection while one is active is closed at once), and
+/// frames each client with its own parser, so a client that dies mid-packet cannot garble the
+/// next one. When the client disconnects the transport has lost its controller: `packets`
+/// finishes with ``TransportError/closedByPeer(_:)`` and the listener closes.
+public final class TCPServerTransport: HCITransport {
+    /// What the event loop knows about the accepted client; touched on `loop` only.
+    private struct ClientSlot {
+        var client: (any Channel)?
+        var closed = false
+        var waiters: [EventLoopPromise<Void>] = []
+    }
+
+    public let packets: AsyncThrowingStream<HCIPacket, any Error>
+    private let continuation: AsyncThrowingStream<HCIPacket, any Error>.Continuation
+    private let serverChannel: any Channel
+    private let loop: any EventLoop
+    private let slot: NIOLoopBoundBox<ClientSlot>
+    /// The spec this transport was opened with, for messages.
+    public let name: String
+    /// The TCP port actually listened on (useful after asking for port 0).
+    public let localPort: Int
+
+    private init(
+        serverChannel: any Channel, loop: any EventLoop, slot: NIOLoopBoundBox<ClientSlot>, name: String,
+        packets: AsyncThrowingStream<HCIPacket, any Error>,
+        continuation: AsyncThrowingStream<HCIPacket, any Error>.Continuation
+    ) {
+        self.serverChannel = serverChannel
+        self.loop = loop
+        self.slot = slot
+        self.name = name
+        self.packets = packets
+        self.continuation = continuation
+        self.localPort = serverChannel.localAddress?.port ?? 0
+    }
+
+    /// Starts listening on `host` (nil = all interfaces) and `port` (0 = any free port; see
+    /// ``localPort``). Returns at once; use ``waitForClient()`` to wait for the controller.
+    public static func listen(host: String?, port: Int) async throws -> TCPServerTransport {
+        let name = "tcp-server:\(host ?? "_"):\(port)"
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let slot = try await loop.submit { NIOLoopBoundBox(ClientSlot(), eventLoop: loop) }.get()
+        let (packets, continuation) = AsyncThrowingStream<HCIPacket, any Error>.makeStream()
+        // One event loop for the listener and its clients, so `slot` is only touched there.
+        let bootstrap = ServerBootstrap(group: loop)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { child in
+                child.eventLoop.makeCompletedFuture {
+                    if slot.value.client != nil || slot.value.closed {
+                        child.close(promise: nil)  // one client at a time
+                        return
+                    }
+                    let peer = child.remoteAddress.map { "\($0)" } ?? "?"
+                    try child.pipeline.syncOperations.addHandler(
+                        H4ChannelHandler(name: "\(name) (client \(peer))", continuation: continuation))
+                    slot.value.client = child
+                    let waiters = slot.value.waiters
+                    slot.value.waiters = []
+                    waiters.forEach { $0.succeed() }
+                    child.closeFuture.whenComplete { _ in
+                        slot.value.client = nil
+                        child.parent?.close(promise: nil)
+                    }
+                }
+            }
+        let serverChannel: any Channel
+        do {
+            serverChannel = try await bootstrap.bind(host: host ?? "0.0.0.0", port: port).get()
+        } catch {
+            continuation.finish(throwing: error)
+            throw TransportError.openFailed(
+                "\(name): cannot listen (\(error)). Is the port already in use? Pick another one, or 0 for any free port.")
+        }
+        // Once the listener is gone (closed, or its client left) nobody else can connect.
+        serverChannel.closeFuture.whenComplete { _ in
+            slot.value.closed = true
+            let waiters = slot.value.waiters
+            slot.value.waiters = []
+            waiters.forEach { $0.fail(TransportError.closed(name)) }
+        }
+        return TCPServerTransport(
+            serverChannel: serverChannel, loop: loop, slot: slot, name: name,
+            packets: packets, continuation: continuation)
+    }
+
+    /// Returns once a client is connected (at once if one already is). Throws
+    /// ``TransportError/closed(_:)`` if the transport is closed first. Cancel the task to stop waiting.
+    public func waitForClient() async throws {
+        let loop = self.loop
+        let slot = self.slot
+        let name = self.name
+        let future: EventLoopFuture<Void> = loop.flatSubmit {
+            if slot.value.client != nil { return loop.makeSucceededVoidFuture() }
+            if slot.value.closed { return loop.makeFailedFuture(TransportError.closed(name)) }
+            let promise = loop.makePromise(of: Void.self)
+            slot.value.waiters.append(promise)
+            return promise.futureResult
+        }
+        try await withTaskCancellationHandler {
+            try await future.get()
+        } onCancel: {
+            loop.execute {
+                let waiters = slot.value.waiters
+                slot.value.waiters = []
+                waiters.forEach { $0.fail(CancellationError()) }
+            }
+        }
+    }
+
+    public func send(_ packet: HCIPacket) async throws {
+        try await sendRaw(packet.h4Bytes)
+    }
+
+    /// Writes raw bytes to the current client as they are (tests use it to split packets).
+    func sendRaw(_ bytes: [UInt8]) async throws {
+        let slot = self.slot
+        let state = try await loop.submit { (slot.value.client, slot.value.closed) }.get()
+        if state.1 { throw TransportError.closed(name) }
+        guard let client = state.0 else {
+            throw TransportError.ioFailed("\(name): no controller has connected yet (nothing to send to)")
+        }
+        try await ChannelWriter.write(bytes, to: client, name: name)
+    }
+
+    public func close() async {
+        continuation.finish()
+        let slot = self.slot
+        let name = self.name
+        let client = try? await loop.submit {
+            slot.value.closed = true
+            let waiters = slot.value.waiters
+            slot.value.waiters = []
+            waiters.forEach { $0.fail(TransportError.closed(name)) }
+            return slot.value.client
+        }.get()
+        if let client = client ?? nil { try? await client.close().get() }
+        try? await serverChannel.close().get()
+    }
+}

@@ -1,2 +1,0 @@
-// Tests for this layer are added with its implementation.
-import Testing
