@@ -57,7 +57,7 @@ public struct BatteryModel: DeviceModel {
     public var services: [EmulatedService] { [battery.service] }
     public var tickInterval: Double { 1 }
 
-    public mutating func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? {
+    public func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? {
         characteristic == .batteryLevel ? battery.value : nil
     }
 

@@ -62,7 +62,7 @@ public struct CSCModel: DeviceModel {
                 cumulativeRevolutions: UInt16(truncatingIfNeeded: crank.revolutions), lastEventTimeTicks: crank.lastEventTicks))
     }
 
-    public mutating func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? {
+    public func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? {
         switch characteristic {
         case .cscFeature: return Self.feature.bytes
         case .sensorLocation: return SensorLocation.rearWheel.bytes

@@ -73,10 +73,10 @@ public struct CyclingPowerModel: DeviceModel {
                 cumulativeRevolutions: UInt32(truncatingIfNeeded: wheel.revolutions), lastEventTimeTicks: wheel.lastEventTicks),
             crank: CrankRevolutionData(
                 cumulativeRevolutions: UInt16(truncatingIfNeeded: crank.revolutions), lastEventTimeTicks: crank.lastEventTicks),
-            accumulatedEnergyKilojoules: UInt16(truncatingIfNeeded: Int(energyJoules / 1000)))
+            accumulatedEnergyKilojoules: UInt16(truncatingIfNeeded: Int((energyJoules / 1000 + 1e-6).rounded(.down))))
     }
 
-    public mutating func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? {
+    public func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? {
         switch characteristic {
         case .cyclingPowerFeature: return Self.feature.bytes
         case .sensorLocation: return SensorLocation.rearHub.bytes

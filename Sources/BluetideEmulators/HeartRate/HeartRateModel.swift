@@ -60,7 +60,7 @@ public struct HeartRateModel: DeviceModel {
 
     public var tickInterval: Double { 0.1 }
 
-    public mutating func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? {
+    public func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? {
         switch characteristic {
         case .bodySensorLocation: return BodySensorLocation.chest.bytes
         case .batteryLevel: return battery.value

@@ -162,7 +162,7 @@ public protocol DeviceModel: Sendable {
     var tickInterval: Double { get }
     /// The current value of a readable characteristic; nil when the model has no such
     /// characteristic (the server answers Attribute Not Found / Read Not Permitted).
-    mutating func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]?
+    func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]?
     /// Handles a write (request or command) of `bytes` to `characteristic` at `now`.
     mutating func write(_ characteristic: BluetoothUUID, _ bytes: [UInt8], now: Double) -> WriteOutcome
     /// Advances the model to `now` and returns the values to notify or indicate, oldest first.

@@ -74,7 +74,7 @@ public struct FTMSBikeModel: DeviceModel {
 
     public var tickInterval: Double { 0.25 }
 
-    public mutating func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? {
+    public func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? {
         switch characteristic {
         case .fitnessMachineFeature: return Self.feature.bytes
         case .trainingStatus: return trainingStatus.bytes

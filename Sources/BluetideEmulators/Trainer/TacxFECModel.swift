@@ -66,7 +66,7 @@ public struct TacxFECModel: DeviceModel {
 
     public var tickInterval: Double { 0.25 }
 
-    public mutating func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? { nil }
+    public func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? { nil }
 
     public mutating func write(_ characteristic: BluetoothUUID, _ bytes: [UInt8], now: Double) -> WriteOutcome {
         guard characteristic == .tacxFECWrite else { return .rejected(attError: EmulatedATTError.writeNotPermitted) }
