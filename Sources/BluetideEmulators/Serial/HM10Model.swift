@@ -78,7 +78,7 @@ public struct HM10Model: DeviceModel {
 
     private mutating func answer(_ raw: String, connected: Bool) -> String? {
         var text = Substring(raw)
-        while let last = text.last, last == "\r" || last == "\n" { text = text.dropLast() }
+        while let last = text.last, last.isNewline { text = text.dropLast() }
         guard text.hasPrefix("AT") else { return nil }
         let command = String(text)
         if command == "AT" { return connected ? "OK+LOST" : "OK" }
