@@ -29,8 +29,12 @@ public struct BatteryDrain: Hashable, Sendable {
 
     /// Advances to `now`; returns a notification when the level changed.
     public mutating func tick(now: Double) -> [EmulatedOutput] {
-        defer { lastTime = now }
-        guard let last = lastTime, now > last else { return [] }
+        guard let last = lastTime else {
+            lastTime = now
+            return []
+        }
+        guard now > last else { return [] }
+        lastTime = now
         accumulated += now - last
         var changed = false
         while accumulated >= secondsPerPercent {

@@ -55,7 +55,6 @@ public struct COLMIRingModel: DeviceModel {
     private var rawSensor: Stream?
     private var rawSensorCount = 0
     private var lastRingMinute: Int64?
-    private var lastTime: Double?
 
     /// Default toggles: everything on.
     public static let defaultAutoMeasurements: [COLMIAutoMeasurementKind: Bool] = [.spo2: true, .stress: true, .hrv: true, .temperature: true]
@@ -367,7 +366,6 @@ public struct COLMIRingModel: DeviceModel {
         }
         lastRingMinute = minute
         packets += realTimeReadings(now: now)
-        lastTime = now
         return packets.map(v1)
     }
 

@@ -118,7 +118,8 @@ public struct CyclingPowerModel: DeviceModel {
     }
 
     private mutating func advance(to now: Double) {
-        if let last = lastTime, now > last {
+        if let last = lastTime {
+            guard now > last else { return }
             physics.advance(seconds: now - last, watts: targetPowerWatts)
             energyJoules += targetPowerWatts * (now - last)
         }

@@ -97,6 +97,7 @@ public struct HeartRateModel: DeviceModel {
             nextTargetChange = now + 30
             return
         }
+        guard now > last else { return }
         var t = last
         while t < now {
             let dt = min(0.1, now - t)

@@ -33,9 +33,10 @@ public struct RevolutionCounter: Hashable, Sendable {
             lastEventSeconds = now
             return 0
         }
+        guard now > last else { return 0 }  // time standing still or going back: nothing turns
         lastTime = now
         let dt = now - last
-        guard dt > 0, rate > 0, rate.isFinite else { return 0 }
+        guard rate > 0, rate.isFinite else { return 0 }
         let total = phase + rate * dt
         let whole = Int(total.rounded(.down))
         if whole > 0 {

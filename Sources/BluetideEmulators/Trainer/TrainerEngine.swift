@@ -83,8 +83,12 @@ public struct TrainerEngine: Hashable, Sendable {
 
     /// Advances to `now` (seconds on the model's clock).
     public mutating func advance(to now: Double) {
-        defer { lastTime = now }
-        guard let last = lastTime, now > last else { return }
+        guard let last = lastTime else {
+            lastTime = now
+            return
+        }
+        guard now > last else { return }
+        lastTime = now
         let dt = now - last
         let target = targetPowerWatts
         powerWatts += (target - powerWatts) * (1 - exp(-dt / Self.powerTimeConstant))
