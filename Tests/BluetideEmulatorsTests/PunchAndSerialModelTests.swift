@@ -174,3 +174,19 @@ import Testing
         }
     }
 }
+
+@Suite struct EmulatorOptionsTests {
+    @Test func textOptionsAreParsedAndChecked() throws {
+        var options = EmulatorOptions()
+        try options.set("power", to: "250")
+        try options.set("miss", to: "0.2")
+        try options.set("name", to: "Kickr")
+        #expect(options.powerWatts == 250 && options.missProbability == 0.2 && options.localName == "Kickr")
+        #expect(throws: EmulatorOptionError.self) { try options.set("power", to: "lots") }
+        #expect(throws: EmulatorOptionError.self) { try options.set("miss", to: "2") }
+        #expect(throws: EmulatorOptionError.self) { try options.set("colour", to: "red") }
+        #expect(Set(EmulatorOptions.keys.map(\.key)).count == EmulatorOptions.keys.count)
+        let model = try #require(EmulatorCatalog.make(name: "ftms-bike", options: options))
+        #expect(model.advertising.localName == "Kickr")
+    }
+}

@@ -12,6 +12,7 @@ public struct BatteryDrain: Hashable, Sendable {
     private var accumulated: Double = 0
     private var lastTime: Double?
 
+    /// Memberwise initialiser.
     public init(percent: UInt8 = 100, secondsPerPercent: Double = 120) {
         self.percent = min(percent, 100)
         self.secondsPerPercent = max(secondsPerPercent, 0.001)
@@ -48,10 +49,13 @@ public struct BatteryDrain: Hashable, Sendable {
 
 /// `battery`: a Battery service whose level drains slowly and is notified on change.
 public struct BatteryModel: DeviceModel {
+    /// Catalog name.
     public let name = "battery"
+    /// The battery.
     public var battery: BatteryDrain
     private let localName: String
 
+    /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
     public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions()) {
         battery = BatteryDrain(percent: options.batteryPercent, secondsPerPercent: options.batterySecondsPerPercent)
         localName = options.localName ?? "Bluetide Battery"

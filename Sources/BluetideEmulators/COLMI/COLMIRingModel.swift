@@ -27,6 +27,7 @@ import BluetideProfiles
 /// Unknown V1 opcodes are acknowledged by echoing the packet; packets with a bad checksum are
 /// ignored like the ring does.
 public struct COLMIRingModel: DeviceModel {
+    /// Catalog name.
     public let name = "colmi-r02"
     private var random: SeededGenerator
     private let localName: String
@@ -73,6 +74,7 @@ public struct COLMIRingModel: DeviceModel {
         var sent = 0
     }
 
+    /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
     public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions()) {
         random = SeededGenerator(seed: seed)
         data = COLMISyntheticData(seed: seed)

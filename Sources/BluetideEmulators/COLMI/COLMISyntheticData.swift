@@ -9,6 +9,7 @@ public struct COLMISyntheticData: Hashable, Sendable {
     /// Seed of the person's data.
     public let seed: UInt64
 
+    /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
     public init(seed: UInt64) { self.seed = seed }
 
     private func noise(_ values: Int...) -> Double {

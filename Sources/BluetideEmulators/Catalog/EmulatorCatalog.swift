@@ -7,6 +7,7 @@ public struct EmulatorDescriptor: Sendable {
     /// Builds a fresh model.
     public let make: @Sendable (_ seed: UInt64, _ options: EmulatorOptions) -> any DeviceModel
 
+    /// Memberwise initialiser.
     public init(name: String, summary: String, make: @escaping @Sendable (UInt64, EmulatorOptions) -> any DeviceModel) {
         self.name = name
         self.summary = summary

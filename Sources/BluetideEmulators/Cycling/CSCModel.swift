@@ -8,6 +8,7 @@ import BluetideProfiles
 /// Location (rear wheel), SC Control Point (set cumulative value, answered by indication) and
 /// a Battery service.
 public struct CSCModel: DeviceModel {
+    /// Catalog name.
     public let name = "csc"
     private let localName: String
     /// Speed the rider holds, km/h (may be changed while running).
@@ -24,6 +25,7 @@ public struct CSCModel: DeviceModel {
     public var battery: BatteryDrain
     private var nextNotification: Double?
 
+    /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
     public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions()) {
         localName = options.localName ?? "Bluetide CSC"
         speedKilometresPerHour = options.speedKilometresPerHour

@@ -8,6 +8,7 @@ import BluetideProfiles
 /// CP Feature, Sensor Location (rear hub), CP Control Point (set cumulative value) and a
 /// Battery service.
 public struct CyclingPowerModel: DeviceModel {
+    /// Catalog name.
     public let name = "cycling-power"
     private var random: SeededGenerator
     private let localName: String
@@ -35,6 +36,7 @@ public struct CyclingPowerModel: DeviceModel {
     /// Features this meter reports.
     public static let feature: CyclingPowerFeature = [.wheelRevolutionData, .crankRevolutionData, .accumulatedEnergy]
 
+    /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
     public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions()) {
         random = SeededGenerator(seed: seed)
         localName = options.localName ?? "Bluetide Power"

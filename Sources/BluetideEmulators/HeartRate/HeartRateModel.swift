@@ -15,6 +15,7 @@ import BluetideProfiles
 /// notification. Also: Body Sensor Location (chest), Heart Rate Control Point (reset energy
 /// expended; anything else is refused with ATT 0x80) and a draining Battery service.
 public struct HeartRateModel: DeviceModel {
+    /// Catalog name.
     public let name = "heart-rate"
     private var random: SeededGenerator
     private let localName: String
@@ -35,6 +36,7 @@ public struct HeartRateModel: DeviceModel {
     /// The most recent measurement sent.
     public private(set) var lastMeasurement = HeartRateMeasurement(beatsPerMinute: 70, sensorContact: .detected)
 
+    /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
     public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions()) {
         random = SeededGenerator(seed: seed)
         localName = options.localName ?? "Bluetide HRM"

@@ -3,7 +3,9 @@ import BluetideCore
 /// GATT characteristic properties an emulated characteristic declares (the bits of the
 /// characteristic declaration, Core Vol 3 Part G 3.3.1.1).
 public struct EmulatedProperties: OptionSet, Hashable, Sendable {
+    /// The property bits.
     public let rawValue: UInt8
+    /// Memberwise initialiser.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// 0x02: the value can be read.
     public static let read = Self(rawValue: 0x02)
@@ -26,6 +28,7 @@ public struct EmulatedCharacteristic: Hashable, Sendable {
     /// Value before the first read, write or notification (reads go to the model anyway).
     public var initialValue: [UInt8]
 
+    /// Memberwise initialiser.
     public init(_ uuid: BluetoothUUID, _ properties: EmulatedProperties, initialValue: [UInt8] = []) {
         self.uuid = uuid
         self.properties = properties
@@ -40,6 +43,7 @@ public struct EmulatedService: Hashable, Sendable {
     /// Characteristics in handle order.
     public var characteristics: [EmulatedCharacteristic]
 
+    /// Memberwise initialiser.
     public init(_ uuid: BluetoothUUID, _ characteristics: [EmulatedCharacteristic]) {
         self.uuid = uuid
         self.characteristics = characteristics
@@ -63,6 +67,7 @@ public struct EmulatedOutput: Hashable, Sendable, CustomStringConvertible {
     /// Notification or indication.
     public var delivery: EmulatedDelivery
 
+    /// Memberwise initialiser.
     public init(_ characteristic: BluetoothUUID, _ bytes: [UInt8], _ delivery: EmulatedDelivery = .notify) {
         self.characteristic = characteristic
         self.bytes = bytes
@@ -113,8 +118,11 @@ public struct AdvertisingHints: Hashable, Sendable {
 
     /// Manufacturer Specific Data: company ID (little-endian on air) and the bytes after it.
     public struct ManufacturerData: Hashable, Sendable {
+        /// Bluetooth SIG company identifier.
         public var companyID: UInt16
+        /// Bytes after the identifier.
         public var data: [UInt8]
+        /// Memberwise initialiser.
         public init(companyID: UInt16, data: [UInt8]) {
             self.companyID = companyID
             self.data = data
@@ -123,14 +131,18 @@ public struct AdvertisingHints: Hashable, Sendable {
 
     /// One Service Data field.
     public struct ServiceDataField: Hashable, Sendable {
+        /// Service UUID.
         public var uuid: BluetoothUUID
+        /// Bytes after the identifier.
         public var data: [UInt8]
+        /// Memberwise initialiser.
         public init(uuid: BluetoothUUID, data: [UInt8]) {
             self.uuid = uuid
             self.data = data
         }
     }
 
+    /// Memberwise initialiser.
     public init(
         localName: String, serviceUUIDs: [BluetoothUUID], manufacturerData: ManufacturerData? = nil,
         serviceData: [ServiceDataField] = [], appearance: UInt16? = nil

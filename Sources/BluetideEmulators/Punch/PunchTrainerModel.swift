@@ -12,6 +12,7 @@ import BluetideProfiles
 /// step times out, with the reaction time then equal to the step's interval); the next target
 /// lights as soon as the previous step ends. After the last step `12` + steps done is notified.
 public struct PunchTrainerModel: DeviceModel {
+    /// Catalog name.
     public let name = "punch"
     private var random: SeededGenerator
     private let localName: String
@@ -36,6 +37,7 @@ public struct PunchTrainerModel: DeviceModel {
         case running(program: PunchProgram, step: Int, litAt: Double, endsAt: Double, attempt: SimulatedAthlete.Attempt)
     }
 
+    /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
     public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions()) {
         random = SeededGenerator(seed: seed)
         var naming = SeededGenerator(seed: seed ^ 0x5EED)

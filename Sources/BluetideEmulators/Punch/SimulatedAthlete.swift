@@ -12,6 +12,7 @@ public struct SimulatedAthlete: Hashable, Sendable {
     /// Fastest plausible reaction, ms.
     public static let fastestMilliseconds = 120.0
 
+    /// Memberwise initialiser.
     public init(
         reactionMeanMilliseconds: Double = 450, reactionStandardDeviationMilliseconds: Double = 120,
         missProbability: Double = 0.05, wrongTargetProbability: Double = 0.05

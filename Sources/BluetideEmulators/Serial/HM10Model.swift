@@ -14,6 +14,7 @@ import BluetideProfiles
 /// (A real module parses AT only from its UART while not connected; over the air it is
 /// transparent. ``uartCommand(_:connected:)`` gives that exact behaviour for the host side.)
 public struct HM10Model: DeviceModel {
+    /// Catalog name.
     public let name = "hm10"
     /// Whether AT commands written over the air are answered (else everything is echoed).
     public var answersATCommands = true
@@ -32,6 +33,7 @@ public struct HM10Model: DeviceModel {
     private var lastValue: [UInt8] = []
     private let chunker = SerialChunker()
 
+    /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
     public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions()) {
         moduleName = options.localName ?? SerialUUID.hm10DefaultName
         var g = SeededGenerator(seed: seed)

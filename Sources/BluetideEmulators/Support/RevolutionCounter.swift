@@ -15,6 +15,7 @@ public struct RevolutionCounter: Hashable, Sendable {
     private var phase: Double = 0
     private var lastTime: Double?
 
+    /// Memberwise initialiser.
     public init(ticksPerSecond: Double) { self.ticksPerSecond = ticksPerSecond }
 
     /// The event time as a wrapped uint16 in `ticksPerSecond` units.

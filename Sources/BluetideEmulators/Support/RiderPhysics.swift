@@ -17,6 +17,7 @@ public struct RoadConditions: Hashable, Sendable {
     /// Head wind speed in m/s (negative = tail wind).
     public var windSpeedMetersPerSecond: Double
 
+    /// Memberwise initialiser.
     public init(
         gradePercent: Double = 0, rollingResistance: Double = 0.004, windResistanceKgPerMeter: Double = 0.51,
         windSpeedMetersPerSecond: Double = 0
@@ -43,6 +44,7 @@ public struct RiderPhysics: Hashable, Sendable {
     /// Distance covered, metres.
     public private(set) var distanceMeters: Double = 0
 
+    /// Memberwise initialiser.
     public init(massKilograms: Double = 83, road: RoadConditions = .flat, speedMetersPerSecond: Double = 0) {
         self.massKilograms = massKilograms
         self.road = road

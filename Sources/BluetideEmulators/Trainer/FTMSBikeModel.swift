@@ -13,6 +13,7 @@ import BluetideProfiles
 /// inclination drive ``RiderPhysics`` at the rider's own power; resistance level loads the rider
 /// as a climb; start/stop/pause start and stop the rider.
 public struct FTMSBikeModel: DeviceModel {
+    /// Catalog name.
     public let name = "ftms-bike"
     private var random: SeededGenerator
     private let localName: String
@@ -41,6 +42,7 @@ public struct FTMSBikeModel: DeviceModel {
     /// Supported power range: 0–2000 W in 1 W steps.
     public static let powerRange = SupportedPowerRange(minimumWatts: 0, maximumWatts: 2000, incrementWatts: 1)
 
+    /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
     public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions()) {
         random = SeededGenerator(seed: seed)
         localName = options.localName ?? "Bluetide FTMS"

@@ -12,6 +12,7 @@ import BluetideProfiles
 /// command bumps the command sequence number reported in page 71. Page 70 requests are answered
 /// with the requested page (16, 17, 25, 54, 55, 71, 80, 81) in the next 4 Hz slots.
 public struct TacxFECModel: DeviceModel {
+    /// Catalog name.
     public let name = "tacx-fec"
     private let localName: String
     /// The trainer's physics.
@@ -39,6 +40,7 @@ public struct TacxFECModel: DeviceModel {
     public static let capabilities = FECCapabilities(
         maximumResistanceNewtons: 2000, supportedModes: [.basicResistance, .targetPower, .simulation])
 
+    /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
     public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions()) {
         var generator = SeededGenerator(seed: seed)
         serialNumber = UInt32(truncatingIfNeeded: generator.next() % 100_000)

@@ -48,6 +48,7 @@ public struct TrainerEngine: Hashable, Sendable {
     /// Power lag time constant, seconds.
     public static let powerTimeConstant = 1.5
 
+    /// Memberwise initialiser.
     public init(riderPowerWatts: Double, riderCadenceRPM: Double, massKilograms: Double) {
         self.riderPowerWatts = riderPowerWatts
         self.riderCadenceRPM = riderCadenceRPM
