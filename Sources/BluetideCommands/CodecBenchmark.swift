@@ -23,5 +23,14 @@ enum CodecBenchmark {
         return results
     }
 
-    static func trainerResults(count: Int) -> [BenchResult] { [] }
+    /// Indoor Bike Data: speed + cadence + power (fitness.md §4.2 shapes), and every field.
+    static let indoorBikePackets: [[UInt8]] = [
+        IndoorBikeData(instantaneousSpeedHundredthKmh: 2950, instantaneousCadenceHalfRpm: 180, instantaneousPowerWatts: 250).bytes,
+        IndoorBikeData(instantaneousSpeedHundredthKmh: 3120, instantaneousCadenceHalfRpm: 176, totalDistanceMeters: 12_345,
+                       resistanceLevel: 20, instantaneousPowerWatts: 231, heartRateBpm: 142, elapsedTimeSeconds: 600).bytes,
+    ]
+
+    static func trainerResults(count: Int) -> [BenchResult] {
+        [measure("ftms-indoor-bike", count: count, inputs: indoorBikePackets) { (try? IndoorBikeData(bytes: $0)) != nil }]
+    }
 }

@@ -1,0 +1,532 @@
+#!/usr/bin/env python3
+"""Bumble GATT peripheral used as an interop peer for Bluetide's tests.
+
+It connects to an HCI controller (normally one of `controllers.py`), advertises
+a name with a random static address, and offers:
+
+* Heart Rate (0x180D): Heart Rate Measurement (0x2A37, notify) and Body Sensor
+  Location (0x2A38, read).
+* Battery (0x180F): Battery Level (0x2A19, read + notify).
+* The Bluetide test service (128-bit UUIDs, see README.md) with a 300-byte
+  readable value, an echo value (write with response, long writes allowed,
+  readable), an indicate and a notify characteristic that send numbered
+  sequences once subscribed, a write-only value (read gives ATT error 0x02)
+  and a read-only value (write gives ATT error 0x03).
+
+Every event is one JSON object per line on stdout (see README.md). The process
+exits with status 0 when the link is disconnected, 3 when the timeout expires
+first, 1 on a setup error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import struct
+import sys
+import threading
+import time
+
+from bumble import att, hci
+from bumble.core import AdvertisingData
+from bumble.device import Device, DeviceConfiguration
+from bumble.gatt import Characteristic, CharacteristicValue, Service
+from bumble.transport import open_transport
+
+# --------------------------------------------------------------------------
+# UUIDs of the Bluetide test service (documented in README.md).
+# --------------------------------------------------------------------------
+def bluetide_uuid(short: int) -> str:
+    """Expand a 16-bit suffix into the Bluetide test UUID family."""
+    return f"B1DE{short:04X}-0000-4000-8000-00000000B1DE"
+
+
+TEST_SERVICE_UUID = bluetide_uuid(0x0001)
+LONG_READ_UUID = bluetide_uuid(0x0002)
+ECHO_UUID = bluetide_uuid(0x0003)
+INDICATE_UUID = bluetide_uuid(0x0004)
+NOTIFY_UUID = bluetide_uuid(0x0005)
+WRITE_ONLY_UUID = bluetide_uuid(0x0006)
+READ_ONLY_UUID = bluetide_uuid(0x0007)
+
+HEART_RATE_SERVICE_UUID = "180D"
+HEART_RATE_MEASUREMENT_UUID = "2A37"
+BODY_SENSOR_LOCATION_UUID = "2A38"
+BATTERY_SERVICE_UUID = "180F"
+BATTERY_LEVEL_UUID = "2A19"
+
+LONG_READ_LENGTH = 300
+MAX_ECHO_LENGTH = 512
+READ_ONLY_VALUE = b"read-only"
+BODY_SENSOR_LOCATION_CHEST = 0x01
+
+# Names used in the JSON output for each characteristic.
+CHARACTERISTIC_NAMES = {
+    HEART_RATE_MEASUREMENT_UUID: "heart-rate-measurement",
+    BODY_SENSOR_LOCATION_UUID: "body-sensor-location",
+    BATTERY_LEVEL_UUID: "battery-level",
+    LONG_READ_UUID: "long-read",
+    ECHO_UUID: "echo",
+    INDICATE_UUID: "indicate",
+    NOTIFY_UUID: "notify",
+    WRITE_ONLY_UUID: "write-only",
+    READ_ONLY_UUID: "read-only",
+}
+
+
+def long_read_value() -> bytes:
+    """The deterministic 300-byte value: byte i is i % 256."""
+    return bytes(i % 256 for i in range(LONG_READ_LENGTH))
+
+
+def sequence_payload(index: int, total: int) -> bytes:
+    """Payload of numbered notifications and indications: index u16 LE, total u16 LE."""
+    return struct.pack("<HH", index, total)
+
+
+# --------------------------------------------------------------------------
+# Output
+# --------------------------------------------------------------------------
+START = time.monotonic()
+
+
+def emit(event: str, **fields) -> None:
+    """Print one JSON event line and flush so a harness sees it at once."""
+    record = {"event": event, "t": round(time.monotonic() - START, 3)}
+    record.update(fields)
+    sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
+    sys.stdout.flush()
+
+
+def address_text(address: hci.Address) -> str:
+    """`AA:BB:CC:DD:EE:FF/P` for public addresses, `/R` for random ones."""
+    text = address.to_string(with_type_qualifier=False)
+    is_public = address.address_type in (
+        hci.Address.PUBLIC_DEVICE_ADDRESS,
+        hci.Address.PUBLIC_IDENTITY_ADDRESS,
+    )
+    return text + ("/P" if is_public else "/R")
+
+
+# --------------------------------------------------------------------------
+# The peripheral
+# --------------------------------------------------------------------------
+class TestPeripheral:
+    """Owns the Bumble device, its GATT database and the event output."""
+
+    def __init__(self, arguments: argparse.Namespace, device: Device) -> None:
+        self.arguments = arguments
+        self.device = device
+        self.finished = asyncio.get_running_loop().create_future()
+        self.echo_value = b""
+        self.write_only_value = b""
+        self.battery_level = arguments.battery_level
+        self.tasks: set[asyncio.Task] = set()
+        self.characteristics: dict[str, Characteristic] = {}
+        self._build_database()
+        device.on("connection", self.on_connection)
+        device.on("characteristic_subscription", self.on_subscription)
+
+    # ---- database -------------------------------------------------------
+    def _characteristic(
+        self, uuid: str, properties, permissions, value
+    ) -> Characteristic:
+        characteristic = Characteristic(uuid, properties, permissions, value)
+        self.characteristics[uuid] = characteristic
+        return characteristic
+
+    def _build_database(self) -> None:
+        P = Characteristic.Properties
+        readable = Characteristic.READABLE
+        writeable = Characteristic.WRITEABLE
+
+        heart_rate = Service(
+            HEART_RATE_SERVICE_UUID,
+            [
+                self._characteristic(
+                    HEART_RATE_MEASUREMENT_UUID, P.NOTIFY, 0, bytes([0x00, 60])
+                ),
+                self._characteristic(
+                    BODY_SENSOR_LOCATION_UUID,
+                    P.READ,
+                    readable,
+                    bytes([BODY_SENSOR_LOCATION_CHEST]),
+                ),
+            ],
+        )
+        battery = Service(
+            BATTERY_SERVICE_UUID,
+            [
+                self._characteristic(
+                    BATTERY_LEVEL_UUID,
+                    P.READ | P.NOTIFY,
+                    readable,
+                    CharacteristicValue(read=lambda _: bytes([self.battery_level])),
+                )
+            ],
+        )
+        test_service = Service(
+            TEST_SERVICE_UUID,
+            [
+                self._characteristic(
+                    LONG_READ_UUID, P.READ, readable, long_read_value()
+                ),
+                self._characteristic(
+                    ECHO_UUID,
+                    P.READ | P.WRITE,
+                    readable | writeable,
+                    CharacteristicValue(
+                        read=lambda _: self.echo_value, write=self.on_echo_write
+                    ),
+                ),
+                self._characteristic(INDICATE_UUID, P.INDICATE, 0, b""),
+                self._characteristic(NOTIFY_UUID, P.NOTIFY, 0, b""),
+                self._characteristic(
+                    WRITE_ONLY_UUID,
+                    P.WRITE,
+                    writeable,
+                    CharacteristicValue(
+                        read=self.refuse_read, write=self.on_write_only_write
+                    ),
+                ),
+                self._characteristic(
+                    READ_ONLY_UUID,
+                    P.READ,
+                    readable,
+                    CharacteristicValue(
+                        read=lambda _: READ_ONLY_VALUE, write=self.refuse_write
+                    ),
+                ),
+            ],
+        )
+        self.device.add_services([heart_rate, battery, test_service])
+
+    def handles(self) -> dict[str, int]:
+        """Value handle of each characteristic, by its JSON name."""
+        return {
+            CHARACTERISTIC_NAMES[uuid]: characteristic.handle
+            for uuid, characteristic in self.characteristics.items()
+        }
+
+    # ---- attribute callbacks ---------------------------------------------
+    def on_echo_write(self, connection, value: bytes) -> None:
+        if len(value) > MAX_ECHO_LENGTH:
+            raise att.ATT_Error(att.ErrorCode.INVALID_ATTRIBUTE_LENGTH)
+        self.echo_value = bytes(value)
+        emit(
+            "written",
+            characteristic="echo",
+            uuid=ECHO_UUID,
+            length=len(value),
+            hex=value.hex(),
+        )
+
+    def on_write_only_write(self, connection, value: bytes) -> None:
+        self.write_only_value = bytes(value)
+        emit(
+            "written",
+            characteristic="write-only",
+            uuid=WRITE_ONLY_UUID,
+            length=len(value),
+            hex=value.hex(),
+        )
+
+    @staticmethod
+    def refuse_read(connection) -> bytes:
+        # Bumble's server does not enforce the READABLE permission itself.
+        raise att.ATT_Error(att.ErrorCode.READ_NOT_PERMITTED)
+
+    @staticmethod
+    def refuse_write(connection, value: bytes) -> None:
+        # Bumble's server does not enforce the WRITEABLE permission itself.
+        raise att.ATT_Error(att.ErrorCode.WRITE_NOT_PERMITTED)
+
+    # ---- connection events -------------------------------------------------
+    def on_connection(self, connection) -> None:
+        emit(
+            "connected",
+            peer=address_text(connection.peer_address),
+            handle=connection.handle,
+            role="peripheral",
+        )
+        connection.on(
+            "disconnection", lambda reason: self.on_disconnection(connection, reason)
+        )
+        connection.on(
+            "connection_att_mtu_update",
+            lambda: emit("mtu", mtu=connection.att_mtu),
+        )
+
+    def on_disconnection(self, connection, reason: int) -> None:
+        emit("disconnected", handle=connection.handle, reason=int(reason))
+        if not self.finished.done():
+            self.finished.set_result(0)
+
+    def on_subscription(
+        self, connection, characteristic, notify_enabled: bool, indicate_enabled: bool
+    ) -> None:
+        uuid = characteristic.uuid.to_hex_str("-")
+        name = CHARACTERISTIC_NAMES.get(uuid, uuid)
+        emit(
+            "subscribed",
+            characteristic=name,
+            uuid=uuid,
+            notify=bool(notify_enabled),
+            indicate=bool(indicate_enabled),
+        )
+        job = None
+        if uuid == NOTIFY_UUID and notify_enabled:
+            job = self.send_notifications(
+                connection, characteristic, self.arguments.notify_count, name
+            )
+        elif uuid == INDICATE_UUID and indicate_enabled:
+            job = self.send_indications(
+                connection, characteristic, self.arguments.indicate_count, name
+            )
+        elif uuid == HEART_RATE_MEASUREMENT_UUID and notify_enabled:
+            job = self.send_heart_rate(connection, characteristic)
+        elif uuid == BATTERY_LEVEL_UUID and notify_enabled:
+            job = self.send_battery(connection, characteristic)
+        if job is not None:
+            task = asyncio.ensure_future(self.guard(job, name))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    async def guard(self, job, name: str) -> None:
+        try:
+            await job
+        except Exception as error:  # reported, never fatal for the peripheral
+            emit("error", during=f"sending to {name}", message=repr(error))
+
+    async def send_notifications(self, connection, characteristic, count, name):
+        for index in range(count):
+            await self.device.notify_subscriber(
+                connection, characteristic, sequence_payload(index, count)
+            )
+        emit("sent", characteristic=name, kind="notify", count=count)
+
+    async def send_indications(self, connection, characteristic, count, name):
+        for index in range(count):
+            # Returns once the client's Handle Value Confirmation has arrived.
+            await self.device.indicate_subscriber(
+                connection, characteristic, sequence_payload(index, count)
+            )
+        emit("sent", characteristic=name, kind="indicate", count=count)
+
+    async def send_heart_rate(self, connection, characteristic):
+        count = self.arguments.heart_rate_count
+        for index in range(count):
+            # Flags 0x00: 8-bit heart rate, no contact/energy/RR fields.
+            await self.device.notify_subscriber(
+                connection, characteristic, bytes([0x00, (60 + index) % 256])
+            )
+        emit(
+            "sent", characteristic="heart-rate-measurement", kind="notify", count=count
+        )
+
+    async def send_battery(self, connection, characteristic):
+        await self.device.notify_subscriber(
+            connection, characteristic, bytes([self.battery_level])
+        )
+        emit("sent", characteristic="battery-level", kind="notify", count=1)
+
+
+# --------------------------------------------------------------------------
+# Main
+# --------------------------------------------------------------------------
+def transport_moniker(text: str) -> str:
+    """A bare port number means `tcp-client:127.0.0.1:<port>`."""
+    return f"tcp-client:127.0.0.1:{text}" if text.isdigit() else text
+
+
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Bumble test GATT peripheral.")
+    parser.add_argument(
+        "transport",
+        help="HCI transport moniker, or a bare TCP port meaning "
+        "tcp-client:127.0.0.1:PORT",
+    )
+    parser.add_argument("--name", default="Bluetide Peer", help="advertised name")
+    parser.add_argument(
+        "--address",
+        default="C6:C5:C4:C3:C2:C1",
+        help="random static address (the top two bits must be 11)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds to run before giving up if nobody disconnects (exit 3)",
+    )
+    parser.add_argument(
+        "--notify-count", type=int, default=5, help="notifications per subscription"
+    )
+    parser.add_argument(
+        "--indicate-count", type=int, default=3, help="indications per subscription"
+    )
+    parser.add_argument(
+        "--heart-rate-count",
+        type=int,
+        default=3,
+        help="heart rate measurements per subscription",
+    )
+    parser.add_argument("--battery-level", type=int, default=87)
+    parser.add_argument(
+        "--public",
+        action="store_true",
+        help="advertise with the controller's public address instead of --address",
+    )
+    parser.add_argument(
+        "--advertising-interval",
+        type=float,
+        default=50.0,
+        help="advertising interval in milliseconds",
+    )
+    parser.add_argument(
+        "--exit-on-stdin-eof",
+        action="store_true",
+        help="exit when stdin reaches end of file",
+    )
+    parser.add_argument(
+        "--log-level",
+        default=os.environ.get("BUMBLE_LOGLEVEL", "WARNING"),
+        help="Python log level for Bumble's messages on stderr",
+    )
+    return parser.parse_args(argv)
+
+
+def stdin_eof_future() -> asyncio.Future:
+    """A future that completes when stdin reaches end of file.
+
+    A daemon thread does the blocking read, so it never holds up the interpreter's exit
+    (an executor thread would: asyncio.run waits for those at shutdown).
+    """
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def read_until_eof() -> None:
+        try:
+            while sys.stdin.buffer.read1(1024):
+                pass
+        except (OSError, ValueError):
+            pass
+        try:
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(None))
+        except RuntimeError:
+            pass  # the loop has already closed
+
+    threading.Thread(target=read_until_eof, name="stdin-eof", daemon=True).start()
+    return future
+
+
+async def run(arguments: argparse.Namespace) -> int:
+    try:
+        address = hci.Address(arguments.address, hci.Address.RANDOM_DEVICE_ADDRESS)
+    except Exception as error:
+        emit("error", during="arguments", message=f"bad address: {error}")
+        return 1
+    try:
+        transport = await asyncio.wait_for(
+            open_transport(transport_moniker(arguments.transport)), 10.0
+        )
+    except Exception as error:
+        emit("error", during="transport", message=repr(error))
+        return 1
+
+    async with transport:
+        config = DeviceConfiguration()
+        config.name = arguments.name
+        config.address = address
+        config.advertising_interval_min = arguments.advertising_interval
+        config.advertising_interval_max = arguments.advertising_interval
+        config.advertising_data = bytes(
+            AdvertisingData(
+                [
+                    (
+                        AdvertisingData.FLAGS,
+                        bytes([0x06]),  # LE General Discoverable, BR/EDR not supported
+                    ),
+                    (
+                        AdvertisingData.COMPLETE_LOCAL_NAME,
+                        arguments.name.encode("utf-8"),
+                    ),
+                ]
+            )
+        )
+        device = Device.from_config_with_hci(config, transport.source, transport.sink)
+        peripheral = TestPeripheral(arguments, device)
+        try:
+            await asyncio.wait_for(device.power_on(), 15.0)
+            own_address_type = (
+                hci.OwnAddressType.PUBLIC
+                if arguments.public
+                else hci.OwnAddressType.RANDOM
+            )
+            await asyncio.wait_for(
+                device.start_advertising(
+                    own_address_type=own_address_type, auto_restart=False
+                ),
+                10.0,
+            )
+        except Exception as error:
+            emit("error", during="power on / advertising", message=repr(error))
+            return 1
+
+        emit(
+            "ready",
+            name=arguments.name,
+            address=address_text(
+                device.public_address if arguments.public else device.random_address
+            ),
+            handles=peripheral.handles(),
+        )
+
+        loop = asyncio.get_running_loop()
+        for signal_number in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(
+                signal_number,
+                lambda: peripheral.finished.done()
+                or peripheral.finished.set_result(4),
+            )
+        waiters = [peripheral.finished]
+        if arguments.exit_on_stdin_eof:
+            waiters.append(stdin_eof_future())
+        done, _ = await asyncio.wait(
+            waiters, timeout=arguments.timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        if peripheral.finished in done:
+            code = peripheral.finished.result()
+            if code == 4:
+                emit("stopped", reason="signal")
+        elif done:
+            emit("stopped", reason="stdin closed")
+            code = 4
+        else:
+            emit("timeout", seconds=arguments.timeout)
+            code = 3
+        return code
+
+
+def main() -> None:
+    arguments = parse_arguments(sys.argv[1:])
+    logging.basicConfig(
+        level=arguments.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        code = asyncio.run(run(arguments))
+    except Exception as error:
+        emit("error", during="run", message=repr(error))
+        code = 1
+    sys.stdout.flush()
+    # A stdin watcher thread may still block in read(): leave at once.
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()

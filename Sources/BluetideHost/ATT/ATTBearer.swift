@@ -1,0 +1,342 @@
+import BluetideCore
+
+/// Identifies one request (or indication) queued on an ``ATTBearer``, so its answer can be
+/// matched by the owner.
+public struct ATTTransactionID: Hashable, Sendable, CustomStringConvertible {
+    /// Sequence number, unique per bearer.
+    public let rawValue: UInt64
+    /// Wraps a sequence number.
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    /// `#12` style text.
+    public var description: String { "#\(rawValue)" }
+}
+
+/// Why a bearer could not complete a transaction.
+public enum ATTBearerError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// No answer within the 30 s transaction timeout; the bearer is now closed.
+    case timedOut
+    /// The bearer is closed (an earlier timeout, or the link went down): nothing more is sent.
+    case bearerClosed
+    /// The PDU is longer than the current ATT MTU.
+    case pduTooLong(length: Int, mtu: Int)
+    /// The PDU is not of the kind the call expects (e.g. a response passed as a request).
+    case wrongKind(ATTOpcode)
+
+    /// A sentence for logs and CLI output.
+    public var description: String {
+        switch self {
+        case .timedOut: "ATT transaction timed out (30 s); the bearer is closed"
+        case .bearerClosed: "ATT bearer closed"
+        case let .pduTooLong(length, mtu): "ATT PDU of \(length) bytes exceeds the MTU of \(mtu)"
+        case let .wrongKind(op): "ATT opcode \(op) cannot be sent this way"
+        }
+    }
+}
+
+/// What an ``ATTBearer`` asks its owner to do or tells it.
+public enum ATTBearerEvent: Equatable, Sendable {
+    /// Send these bytes as one ATT PDU (L2CAP CID 0x0004).
+    case send([UInt8])
+    /// The answer to our request (a response or an Error Response).
+    case response(ATTTransactionID, ATTPDU)
+    /// Our request or indication failed without an answer.
+    case failed(ATTTransactionID, ATTBearerError)
+    /// The peer's client sent a request for our server; answer it with ``ATTBearer/respond(_:)``.
+    case serverRequest(ATTPDU)
+    /// The peer's client sent a command (Write Command, Signed Write Command) for our server.
+    case serverCommand(ATTPDU)
+    /// The peer's server notified a value.
+    case notification(handle: UInt16, value: [UInt8])
+    /// The peer's server indicated a value; the confirmation has already been queued in `send`.
+    case indication(handle: UInt16, value: [UInt8])
+    /// The peer confirmed our indication.
+    case indicationConfirmed(ATTTransactionID)
+    /// The effective ATT MTU changed (octets).
+    case mtuChanged(Int)
+    /// An incoming PDU was not acted on.
+    case ignored([UInt8], reason: ATTIgnoreReason)
+    /// The bearer closed after a transaction timeout; no further PDU is sent or accepted.
+    case closed(ATTBearerError)
+}
+
+/// Why an incoming PDU was dropped.
+public enum ATTIgnoreReason: Equatable, Sendable {
+    /// It could not be decoded.
+    case malformed(DecodingError)
+    /// It is longer than the ATT MTU.
+    case tooLong(mtu: Int)
+    /// A response or confirmation that answers nothing outstanding.
+    case unexpected
+    /// A request while the previous one has not been answered yet.
+    case requestWhileBusy
+    /// A command, notification or other PDU we do not handle.
+    case unsupported
+    /// The bearer is closed.
+    case closed
+}
+
+/// The ATT bearer of one connection, in both roles at once (Core Vol 3 Part F 3.3): at most one
+/// outstanding request per direction (further ones are queued), responses matched to requests,
+/// one outstanding indication, the 30 s transaction timeout and the MTU exchange.
+///
+/// Pure state machine: bytes and time (`now`, seconds on any monotonic clock) come in, events
+/// come out. Exchange MTU requests and unknown requests are answered here; every other request
+/// is handed to the owner as ``ATTBearerEvent/serverRequest(_:)``.
+public struct ATTBearer: Sendable {
+    /// The default ATT MTU on LE (octets).
+    public static let defaultMTU = 23
+    /// The largest ATT MTU Bluetide offers (octets): a 512-octet value plus the 5-octet Prepare Write header.
+    public static let maximumMTU = 517
+
+    /// The MTU we offer and accept (octets, 23...517).
+    public let localMTU: Int
+    /// The transaction timeout, seconds.
+    public let transactionTimeout: Double
+    /// The effective ATT MTU (octets): 23 until an exchange, then the smaller of both sides.
+    public private(set) var mtu: Int = ATTBearer.defaultMTU
+    /// True once an MTU exchange has completed (it happens at most once per connection).
+    public private(set) var mtuExchanged = false
+    /// Set when the bearer closed (timeout or link loss): nothing more is sent.
+    public private(set) var closedReason: ATTBearerError?
+
+    private struct Pending: Sendable {
+        var id: ATTTransactionID
+        var pdu: ATTPDU
+        var deadline: Double
+    }
+
+    private var nextID: UInt64 = 1
+    private var requestQueue: [(ATTTransactionID, ATTPDU)] = []
+    private var outstandingRequest: Pending?
+    private var indicationQueue: [(ATTTransactionID, ATTPDU)] = []
+    private var outstandingIndication: Pending?
+    private var serverRequestInProgress: ATTOpcode?
+
+    /// - Parameters:
+    ///   - localMTU: our receive MTU, clamped to 23...517.
+    ///   - transactionTimeout: seconds to wait for a response or confirmation (30 in the spec).
+    public init(localMTU: Int = ATTBearer.maximumMTU, transactionTimeout: Double = 30) {
+        self.localMTU = min(max(localMTU, Self.defaultMTU), Self.maximumMTU)
+        self.transactionTimeout = transactionTimeout
+    }
+
+    /// True once the bearer has closed.
+    public var isClosed: Bool { closedReason != nil }
+
+    /// The earliest time (seconds) at which ``tick(now:)`` has something to time out.
+    public var nextDeadline: Double? {
+        [outstandingRequest?.deadline, outstandingIndication?.deadline].compactMap { $0 }.min()
+    }
+
+    /// Number of our requests waiting behind the outstanding one.
+    public var queuedRequestCount: Int { requestQueue.count }
+
+    private mutating func allocateID() -> ATTTransactionID {
+        defer { nextID &+= 1 }
+        return ATTTransactionID(rawValue: nextID)
+    }
+
+    // MARK: Client side
+
+    /// Queues a request to the peer's server. It is sent at once when nothing is outstanding.
+    public mutating func enqueue(request: ATTPDU, now: Double) -> (ATTTransactionID, [ATTBearerEvent]) {
+        let id = allocateID()
+        if let closedReason { return (id, [.failed(id, closedReason == .timedOut ? .bearerClosed : closedReason)]) }
+        guard request.opcode.kind == .request else { return (id, [.failed(id, .wrongKind(request.opcode))]) }
+        let length = request.bytes.count
+        guard length <= mtu else { return (id, [.failed(id, .pduTooLong(length: length, mtu: mtu))]) }
+        requestQueue.append((id, request))
+        return (id, pumpRequests(now: now))
+    }
+
+    /// Builds an Exchange MTU Request offering ``localMTU``.
+    public mutating func exchangeMTU(now: Double) -> (ATTTransactionID, [ATTBearerEvent]) {
+        enqueue(request: .exchangeMTURequest(clientMTU: UInt16(localMTU)), now: now)
+    }
+
+    /// Sends a command (Write Command or Signed Write Command) at once; commands have no answer.
+    public func send(command: ATTPDU) throws(ATTBearerError) -> [ATTBearerEvent] {
+        if closedReason != nil { throw .bearerClosed }
+        guard command.opcode.kind == .command else { throw .wrongKind(command.opcode) }
+        let bytes = command.bytes
+        guard bytes.count <= mtu else { throw .pduTooLong(length: bytes.count, mtu: mtu) }
+        return [.send(bytes)]
+    }
+
+    private mutating func pumpRequests(now: Double) -> [ATTBearerEvent] {
+        guard outstandingRequest == nil, !requestQueue.isEmpty else { return [] }
+        let (id, pdu) = requestQueue.removeFirst()
+        outstandingRequest = Pending(id: id, pdu: pdu, deadline: now + transactionTimeout)
+        return [.send(pdu.bytes)]
+    }
+
+    // MARK: Server side
+
+    /// Answers the request handed over in ``ATTBearerEvent/serverRequest(_:)``. Value responses
+    /// longer than the MTU are cut to it; other responses are sent as built.
+    public mutating func respond(_ response: ATTPDU) -> [ATTBearerEvent] {
+        guard closedReason == nil, serverRequestInProgress != nil else { return [] }
+        serverRequestInProgress = nil
+        var bytes = response.bytes
+        switch response {
+        case .readResponse, .readBlobResponse, .readMultipleResponse:
+            if bytes.count > mtu { bytes = Array(bytes.prefix(mtu)) }
+        default: break
+        }
+        return [.send(bytes)]
+    }
+
+    /// Sends a notification, the value cut to MTU − 3 octets.
+    public func notify(handle: UInt16, value: [UInt8]) throws(ATTBearerError) -> [ATTBearerEvent] {
+        if closedReason != nil { throw .bearerClosed }
+        return [.send(ATTPDU.handleValueNotification(handle: handle, value: Array(value.prefix(mtu - 3))).bytes)]
+    }
+
+    /// Queues an indication (value cut to MTU − 3 octets); one is outstanding at a time until
+    /// the peer confirms it.
+    public mutating func indicate(handle: UInt16, value: [UInt8], now: Double) -> (ATTTransactionID, [ATTBearerEvent]) {
+        let id = allocateID()
+        if closedReason != nil { return (id, [.failed(id, .bearerClosed)]) }
+        indicationQueue.append((id, .handleValueIndication(handle: handle, value: Array(value.prefix(mtu - 3)))))
+        return (id, pumpIndications(now: now))
+    }
+
+    private mutating func pumpIndications(now: Double) -> [ATTBearerEvent] {
+        guard outstandingIndication == nil, !indicationQueue.isEmpty else { return [] }
+        let (id, pdu) = indicationQueue.removeFirst()
+        outstandingIndication = Pending(id: id, pdu: pdu, deadline: now + transactionTimeout)
+        return [.send(pdu.bytes)]
+    }
+
+    // MARK: Incoming
+
+    /// Handles one incoming ATT PDU (the payload of an L2CAP frame on CID 0x0004).
+    public mutating func receive(_ bytes: [UInt8], now: Double) -> [ATTBearerEvent] {
+        guard closedReason == nil else { return [.ignored(bytes, reason: .closed)] }
+        guard let first = bytes.first else {
+            return [.ignored(bytes, reason: .malformed(.truncated("ATT opcode", needed: 1, present: 0, at: 0)))]
+        }
+        let opcode = ATTOpcode(first)
+        if bytes.count > mtu {
+            if opcode.kind == .request { return [.send(ATTPDU.errorResponse(requestOpcode: opcode, handle: 0, error: .invalidPDU).bytes)] }
+            return [.ignored(bytes, reason: .tooLong(mtu: mtu))]
+        }
+        let pdu: ATTPDU
+        do {
+            pdu = try ATTPDU(bytes: bytes)
+        } catch {
+            if opcode.kind == .request {
+                return [.send(ATTPDU.errorResponse(requestOpcode: opcode, handle: 0, error: .invalidPDU).bytes)]
+            }
+            return [.ignored(bytes, reason: .malformed(error))]
+        }
+        switch opcode.kind {
+        case .request: return receiveRequest(pdu, bytes)
+        case .command:
+            switch pdu {
+            case .writeCommand, .signedWriteCommand: return [.serverCommand(pdu)]
+            default: return [.ignored(bytes, reason: .unsupported)]
+            }
+        case .response: return receiveResponse(pdu, bytes, now: now)
+        case .notification:
+            switch pdu {
+            case let .handleValueNotification(handle, value): return [.notification(handle: handle, value: value)]
+            case let .multipleHandleValueNotification(entries): return entries.map { .notification(handle: $0.handle, value: $0.value) }
+            default: return [.ignored(bytes, reason: .unsupported)]
+            }
+        case .indication:
+            if case let .handleValueIndication(handle, value) = pdu {
+                return [.indication(handle: handle, value: value), .send(ATTPDU.handleValueConfirmation.bytes)]
+            }
+            return [.ignored(bytes, reason: .unsupported)]
+        case .confirmation:
+            guard let pending = outstandingIndication else { return [.ignored(bytes, reason: .unexpected)] }
+            outstandingIndication = nil
+            return [.indicationConfirmed(pending.id)] + pumpIndications(now: now)
+        }
+    }
+
+    private mutating func receiveRequest(_ pdu: ATTPDU, _ bytes: [UInt8]) -> [ATTBearerEvent] {
+        if case let .exchangeMTURequest(clientMTU) = pdu {
+            var events: [ATTBearerEvent] = [.send(ATTPDU.exchangeMTUResponse(serverMTU: UInt16(localMTU)).bytes)]
+            if !mtuExchanged {
+                mtuExchanged = true
+                let new = min(localMTU, max(Self.defaultMTU, Int(clientMTU)))
+                if new != mtu {
+                    mtu = new
+                    events.append(.mtuChanged(new))
+                }
+            }
+            return events
+        }
+        if case let .unknown(opcode, _) = pdu {
+            return [.send(ATTPDU.errorResponse(requestOpcode: opcode, handle: 0, error: .requestNotSupported).bytes)]
+        }
+        if serverRequestInProgress != nil { return [.ignored(bytes, reason: .requestWhileBusy)] }
+        serverRequestInProgress = pdu.opcode
+        return [.serverRequest(pdu)]
+    }
+
+    private mutating func receiveResponse(_ pdu: ATTPDU, _ bytes: [UInt8], now: Double) -> [ATTBearerEvent] {
+        guard let pending = outstandingRequest else { return [.ignored(bytes, reason: .unexpected)] }
+        let matches: Bool
+        if case let .errorResponse(requestOpcode, _, _) = pdu {
+            matches = requestOpcode == pending.pdu.opcode
+        } else {
+            matches = pending.pdu.opcode.responseOpcode == pdu.opcode
+        }
+        guard matches else { return [.ignored(bytes, reason: .unexpected)] }
+        outstandingRequest = nil
+        var events: [ATTBearerEvent] = []
+        if case let .exchangeMTUResponse(serverMTU) = pdu, !mtuExchanged {
+            mtuExchanged = true
+            let new = min(localMTU, max(Self.defaultMTU, Int(serverMTU)))
+            if new != mtu {
+                mtu = new
+                events.append(.mtuChanged(new))
+            }
+        }
+        events.append(.response(pending.id, pdu))
+        return events + pumpRequests(now: now)
+    }
+
+    // MARK: Time and teardown
+
+    /// Times out a request or indication whose 30 s have passed. After a timeout the bearer is
+    /// closed (Core Vol 3 Part F 3.3.3): every queued transaction fails and nothing more is sent.
+    public mutating func tick(now: Double) -> [ATTBearerEvent] {
+        guard closedReason == nil else { return [] }
+        let expired = [outstandingRequest, outstandingIndication].compactMap { $0 }.filter { $0.deadline <= now }
+        guard !expired.isEmpty else { return [] }
+        var events: [ATTBearerEvent] = []
+        for p in expired { events.append(.failed(p.id, .timedOut)) }
+        if let r = outstandingRequest, r.deadline > now { events.append(.failed(r.id, .bearerClosed)) }
+        if let i = outstandingIndication, i.deadline > now { events.append(.failed(i.id, .bearerClosed)) }
+        outstandingRequest = nil
+        outstandingIndication = nil
+        events += failQueued(.bearerClosed)
+        closedReason = .timedOut
+        events.append(.closed(.timedOut))
+        return events
+    }
+
+    /// Closes the bearer because the link went down: every transaction fails with `bearerClosed`.
+    public mutating func close() -> [ATTBearerEvent] {
+        guard closedReason == nil else { return [] }
+        var events: [ATTBearerEvent] = []
+        if let r = outstandingRequest { events.append(.failed(r.id, .bearerClosed)) }
+        if let i = outstandingIndication { events.append(.failed(i.id, .bearerClosed)) }
+        outstandingRequest = nil
+        outstandingIndication = nil
+        events += failQueued(.bearerClosed)
+        closedReason = .bearerClosed
+        return events
+    }
+
+    private mutating func failQueued(_ error: ATTBearerError) -> [ATTBearerEvent] {
+        let events = (requestQueue + indicationQueue).map { ATTBearerEvent.failed($0.0, error) }
+        requestQueue = []
+        indicationQueue = []
+        return events
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+/// Where the Bumble interop kit lives and whether it can run on this machine.
+///
+/// Set `BLUETIDE_SKIP_BUMBLE=1` to skip the interop tests; otherwise a missing Python or Bumble
+/// makes them fail with the install command. `BLUETIDE_PYTHON` overrides the interpreter and
+/// `BLUETIDE_INTEROP_DIR` the scripts folder.
+enum BumbleEnvironment {
+    /// The Bumble release the scripts are written and tested against.
+    static let expectedVersion = "0.0.236"
+    /// What to run when Bumble is missing.
+    static let installHint = "python3 -m pip install bumble==\(expectedVersion)"
+
+    /// True when `BLUETIDE_SKIP_BUMBLE=1` asks to skip the interop tests.
+    static var isSkipRequested: Bool {
+        ProcessInfo.processInfo.environment["BLUETIDE_SKIP_BUMBLE"] == "1"
+    }
+
+    /// `Interop/bumble` at the repository root, found from this file's path.
+    static var scriptsDirectory: URL {
+        if let override = ProcessInfo.processInfo.environment["BLUETIDE_INTEROP_DIR"], !override.isEmpty {
+            return URL(fileURLWithPath: override, isDirectory: true)
+        }
+        // This file is <root>/Tests/BluetideHostTests/Support/BumbleEnvironment.swift.
+        return URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent()  // Support
+            .deletingLastPathComponent()  // BluetideHostTests
+            .deletingLastPathComponent()  // Tests
+            .deletingLastPathComponent()  // repository root
+            .appendingPathComponent("Interop", isDirectory: true)
+            .appendingPathComponent("bumble", isDirectory: true)
+    }
+
+    /// The result of probing Python and Bumble once per test process.
+    struct Probe: Sendable {
+        /// The interpreter, when one was found.
+        let python: URL?
+        /// Bumble's version string, when `import bumble` worked.
+        let bumbleVersion: String?
+        /// Why the kit cannot run, or `nil` when it can.
+        let problem: String?
+    }
+
+    /// Probed on first use: finds python3 and runs `import bumble`.
+    static let probe: Probe = runProbe()
+
+    /// The Python interpreter and scripts folder, or a clear error (with the install command).
+    static func requireAvailable() throws -> (python: URL, scripts: URL) {
+        if let problem = probe.problem {
+            throw BumbleHarnessError(description: problem)
+        }
+        guard let python = probe.python else {
+            throw BumbleHarnessError(description: "python3 not found; then run: \(installHint)")
+        }
+        let scripts = scriptsDirectory
+        for script in ["controllers.py", "peripheral.py", "central.py"] {
+            let path = scripts.appendingPathComponent(script).path
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw BumbleHarnessError(description: "missing interop script \(path)")
+            }
+        }
+        return (python, scripts)
+    }
+
+    private static func findPython() -> URL? {
+        let environment = ProcessInfo.processInfo.environment
+        if let override = environment["BLUETIDE_PYTHON"], !override.isEmpty {
+            return URL(fileURLWithPath: override)
+        }
+        let searchPath = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in searchPath.split(separator: ":") where !directory.isEmpty {
+            let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent("python3")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return nil
+    }
+
+    private static func runProbe() -> Probe {
+        guard let python = findPython() else {
+            return Probe(
+                python: nil, bumbleVersion: nil,
+                problem: "python3 was not found on PATH (set BLUETIDE_PYTHON); install Bumble with: \(installHint)")
+        }
+        let process = Process()
+        process.executableURL = python
+        process.arguments = [
+            "-c", "import bumble, importlib.metadata as m; print(m.version('bumble'))",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        do {
+            try process.run()
+        } catch {
+            return Probe(
+                python: python, bumbleVersion: nil,
+                problem: "cannot run \(python.path): \(error); install Bumble with: \(installHint)")
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let lastLine = text.split(separator: "\n").last.map(String.init) ?? ""
+        guard process.terminationStatus == 0 else {
+            return Probe(
+                python: python, bumbleVersion: nil,
+                problem: """
+                    `import bumble` failed with \(python.path). Install it with: \(installHint) \
+                    (or set BLUETIDE_SKIP_BUMBLE=1 to skip the Bumble interop tests). Python said: \(lastLine)
+                    """)
+        }
+        return Probe(python: python, bumbleVersion: lastLine, problem: nil)
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Skips a test or suite when `BLUETIDE_SKIP_BUMBLE=1`; otherwise it runs (and fails with the
+    /// install command if Bumble is missing).
+    static var bumbleInterop: Self {
+        .enabled(
+            if: !BumbleEnvironment.isSkipRequested,
+            "Bumble interop tests skipped because BLUETIDE_SKIP_BUMBLE=1")
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// Records a child process's exit status and lets tasks wait for it with a timeout.
+actor ExitMonitor {
+    private var status: Int32?
+    private var waiters: [UInt64: CheckedContinuation<Int32?, Never>] = [:]
+    private var nextWaiterID: UInt64 = 0
+
+    /// The exit status, or `nil` while the process runs.
+    var exitStatus: Int32? { status }
+
+    /// Called once when the process has exited.
+    func record(_ exitStatus: Int32) {
+        status = exitStatus
+        let pending = waiters
+        waiters = [:]
+        for waiter in pending.values { waiter.resume(returning: exitStatus) }
+    }
+
+    /// The exit status once the process exits, or `nil` if it is still running after `timeout`.
+    func wait(timeout: Duration) async -> Int32? {
+        if let status { return status }
+        let id = nextWaiterID
+        nextWaiterID &+= 1
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            await self?.expire(id)
+        }
+        defer { timer.cancel() }
+        // A cancelled caller gets `nil` at once (as if the wait had timed out).
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(returning: nil)
+                } else {
+                    waiters[id] = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.expire(id) }
+        }
+    }
+
+    private func expire(_ id: UInt64) {
+        waiters.removeValue(forKey: id)?.resume(returning: nil)
+    }
+}
