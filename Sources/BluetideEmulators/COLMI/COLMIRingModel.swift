@@ -166,7 +166,6 @@ public struct COLMIRingModel: DeviceModel {
             default: return echo(packet)
             }
         case .battery:
-            _ = battery.tick(now: now)
             return [COLMIResponse.battery(COLMIBattery(levelPercent: battery.percent, isCharging: false)).packet]
         case .phoneName:
             return reply(COLMIOpcode.phoneName)
