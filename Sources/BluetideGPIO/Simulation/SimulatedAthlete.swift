@@ -83,6 +83,15 @@ public actor SimulatedAthlete<C: Clock> where C.Duration == Duration {
         decisionContinuation.finish()
     }
 
+    /// Returns when every hit in progress has finished (on a ``ManualClock``, advance it past
+    /// the pending deadlines first, or this waits for ever).
+    public func waitUntilIdle() async {
+        while let task = actions.values.first {
+            await task.value
+            actions = actions.filter { !$0.value.isCancelled && $0.value != task }
+        }
+    }
+
     private func outputChanged(_ change: SimulatedOutputChange) {
         guard change.value, let target = targets.first(where: { $0.ledLine == change.offset }) else { return }
         let response = model.respond(toLit: target.index)
