@@ -182,3 +182,20 @@ import Testing
         }
     }
 }
+
+#if canImport(Foundation)
+import Foundation
+
+@Suite struct GPIOConfigurationDocumentationTests {
+    /// docs/gpio-config.md shows the default file exactly as `fileText` writes it.
+    @Test func documentedDefaultFileIsCurrent() throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/gpio-config.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        let marker = "## The default file\n\n```\n"
+        let start = try #require(text.range(of: marker)).upperBound
+        let end = try #require(text.range(of: "```", range: start..<text.endIndex)).lowerBound
+        #expect(String(text[start..<end]) == GPIOConfiguration.reflexDefault.fileText)
+    }
+}
+#endif
