@@ -199,3 +199,19 @@ import Foundation
     }
 }
 #endif
+
+@Suite struct GPIOConfigurationRobustnessTests {
+    /// Random text built from the file's own vocabulary: a configuration or an error, never a trap.
+    @Test func randomFilesNeverTrap() {
+        let pieces = ["backend", "chip", "=", "[sim]", "[target.", "]", "led", "sensor", "17", "-1", "\"", "#", "\n",
+                      " ", "0.5", "target.3.led", "sim.seed", "99999999999999999999", "é", "\\", ".", "debounce-ms", "\r\n"]
+        var rng = SplitMix64(seed: 11)
+        var parsed = 0
+        for _ in 0..<3_000 {
+            let count = Int(rng.next() % 40)
+            let text = (0..<count).map { _ in pieces[Int(rng.next() % UInt64(pieces.count))] }.joined()
+            if (try? GPIOConfiguration.parse(text)) != nil { parsed += 1 }
+        }
+        #expect(parsed > 0)
+    }
+}

@@ -173,3 +173,38 @@ import Testing
         await athlete.stop()
     }
 }
+
+@Suite struct GPIOBackendFactoryTests {
+    @Test func simBackendGivesAChipWithARunningAthlete() async throws {
+        var config = GPIOConfiguration.reflexDefault
+        config.backend = .sim
+        config.simulationSeed = 5
+        config.athlete = AthleteBehaviour(missProbability: 0, wrongTargetProbability: 0)
+        let clock = ManualClock()
+        let opened = try await config.openGPIO(clock: clock)
+        let athlete = try #require(opened.athlete)
+        #expect(opened.chip.chipDescription == "sim:/dev/gpiochip0")
+        let lines = try await opened.chip.request(config.lineRequest(consumer: "reflex"))
+        var decisions = athlete.decisions.makeAsyncIterator()
+        try await lines.setValue(true, for: 24)
+        #expect(await decisions.next()?.litTarget == 4)
+        await clock.waitForSleepers(1)
+        clock.advanceToNextDeadline()
+        var edges = lines.edges.makeAsyncIterator()
+        let edge = try #require(await edges.next())
+        #expect(edge.offset == 26 && edge.kind == .rising)
+        await athlete.stop()
+        await lines.release()
+    }
+
+    #if os(Linux)
+    @Test(.enabled(if: LinuxGPIOChip.availableChips().isEmpty))
+    func linuxBackendWithoutHardwareSaysSo() async {
+        let error = await #expect(throws: GPIOError.self) {
+            try await GPIOConfiguration.reflexDefault.openGPIO(clock: ContinuousClock())
+        }
+        #expect(error?.description == "GPIO chip /dev/gpiochip0 does not exist: no GPIO chips exist on this machine "
+            + "(is this a Raspberry Pi? use --gpio sim to simulate)")
+    }
+    #endif
+}
