@@ -54,7 +54,8 @@ import Testing
             GPIORequestedLine(offset: 17, settings: .output()),
             GPIORequestedLine(offset: 5, settings: .input(bias: .pullUp, edges: .both, activeLow: true)),
         ])
-        let lines = LinuxGPIOLineRequest(chip: "pipe", request: request, lineFD: fds[0])
+        let wake = try #require(try? LinuxGPIOLineRequest.makeWakePipe().get())
+        let lines = LinuxGPIOLineRequest(chip: "pipe", request: request, lineFD: fds[0], wakePipe: wake)
         let sent = [
             GPIOEdge(offset: 5, kind: .rising, timestampNanoseconds: 1_000, sequenceNumber: 1, lineSequenceNumber: 1),
             GPIOEdge(offset: 5, kind: .falling, timestampNanoseconds: 151_000, sequenceNumber: 2, lineSequenceNumber: 2),
@@ -76,6 +77,19 @@ import Testing
         for await edge in lines.edges { after.append(edge) }
         #expect(after.isEmpty)
         #expect(throws: GPIOError.released(chip: "pipe")) { try lines.setValues([17: true]) }
+        close(fds[1])
+    }
+
+    @Test func requestWithoutEdgesEndsItsStreamOnRelease() async throws {
+        var fds: [Int32] = [-1, -1]
+        #expect(fds.withUnsafeMutableBufferPointer { pipe($0.baseAddress) } == 0)
+        let request = GPIORequest(consumer: "leds", lines: [GPIORequestedLine(offset: 17, settings: .output())])
+        let lines = LinuxGPIOLineRequest(chip: "pipe", request: request, lineFD: fds[0], wakePipe: nil)
+        lines.release()
+        var count = 0
+        for await _ in lines.edges { count += 1 }
+        #expect(count == 0)
+        #expect(throws: GPIOError.released(chip: "pipe")) { try lines.values([]) }
         close(fds[1])
     }
 

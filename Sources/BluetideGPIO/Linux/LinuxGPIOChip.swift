@@ -125,7 +125,17 @@ public final class LinuxGPIOChip: GPIOChip {
         guard lineFD >= 0 else {
             throw .systemCall(chip: path, operation: "GPIO_V2_GET_LINE_IOCTL", errno: 0, message: "the kernel returned no line fd")
         }
-        return LinuxGPIOLineRequest(chip: path, request: request, lineFD: lineFD)
+        var wakePipe: (read: Int32, write: Int32)?
+        if request.lines.contains(where: { $0.settings.edges != .none }) {
+            switch LinuxGPIOLineRequest.makeWakePipe() {
+            case .success(let pipe): wakePipe = pipe
+            case .failure(let error):
+                close(lineFD)
+                throw .systemCall(chip: path, operation: "pipe (edge reader wake-up)", errno: error.code,
+                                  message: LinuxSystemCalls.message(error.code))
+            }
+        }
+        return LinuxGPIOLineRequest(chip: path, request: request, lineFD: lineFD, wakePipe: wakePipe)
     }
 }
 #endif

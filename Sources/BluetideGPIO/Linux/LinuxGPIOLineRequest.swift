@@ -20,33 +20,32 @@ public final class LinuxGPIOLineRequest: GPIOLineRequest {
     private let outputs: [Bool]
     private let handle: LinuxLineHandle
 
-    init(chip: String, request: GPIORequest, lineFD: Int32) {
+    /// Takes ownership of `lineFD`. When any line detects edges, `wakePipe` (read end, write
+    /// end) must be a fresh pipe: the reader thread polls its read end and closes both.
+    init(chip: String, request: GPIORequest, lineFD: Int32, wakePipe: (read: Int32, write: Int32)?) {
         chipDescription = chip
         offsets = request.offsets
         outputs = request.lines.map(\.settings.isOutput)
         let (stream, continuation) = AsyncStream.makeStream(of: GPIOEdge.self, bufferingPolicy: .bufferingNewest(4096))
         edges = stream
-        let watchesEdges = request.lines.contains { $0.settings.edges != .none }
-        var pipeFDs: [Int32] = [-1, -1]
-        if watchesEdges {
-            let made = pipeFDs.withUnsafeMutableBufferPointer { pipe($0.baseAddress) } == 0
-            if made {
-                _ = fcntl(pipeFDs[0], F_SETFD, FD_CLOEXEC)
-                _ = fcntl(pipeFDs[1], F_SETFD, FD_CLOEXEC)
-            } else {
-                pipeFDs = [-1, -1]
-            }
-        }
-        handle = LinuxLineHandle(lineFD: lineFD, wakeWrite: pipeFDs[1], continuation: continuation)
-        if pipeFDs[0] >= 0 {
+        handle = LinuxLineHandle(lineFD: lineFD, wakeWrite: wakePipe?.write ?? -1, continuation: continuation)
+        if let wakePipe {
             let handle = self.handle
-            let wakeRead = pipeFDs[0]
-            let thread = Thread { handle.readEdges(lineFD: lineFD, wakeRead: wakeRead) }
+            let thread = Thread { handle.readEdges(lineFD: lineFD, wakeRead: wakePipe.read) }
             thread.name = "gpio-edges \(chip)"
             thread.start()
-        } else if watchesEdges {
-            // No pipe: no way to wake a reader, so edges are not delivered; the stream still ends on release.
         }
+    }
+
+    /// Makes the wake-up pipe of an edge reader (close-on-exec), or the errno of `pipe()`.
+    static func makeWakePipe() -> Result<(read: Int32, write: Int32), LinuxSystemCalls.Errno> {
+        var fds: [Int32] = [-1, -1]
+        guard fds.withUnsafeMutableBufferPointer({ pipe($0.baseAddress) }) == 0 else {
+            return .failure(LinuxSystemCalls.Errno(code: errno))
+        }
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        return .success((fds[0], fds[1]))
     }
 
     deinit {
