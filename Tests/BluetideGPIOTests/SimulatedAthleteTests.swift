@@ -197,6 +197,28 @@ import Testing
         await lines.release()
     }
 
+    /// On the real clock with time scaled down a thousandfold, a sequence runs in milliseconds.
+    @Test func scaledRealTimeRunsASequenceQuickly() async throws {
+        let config = GPIOConfiguration.reflexDefault
+        let clock = ContinuousClock()
+        let chip = SimulatedGPIOChip(clock: clock)
+        let athlete = SimulatedAthlete(chip: chip, targets: config.targets,
+            behaviour: AthleteBehaviour(missProbability: 0, wrongTargetProbability: 0), seed: 8, clock: clock, timeScale: 0.001)
+        await athlete.start()
+        let lines = try await chip.request(config.lineRequest(consumer: "reflex"))
+        var edges = lines.edges.makeAsyncIterator()
+        for lit in [2, 5, 1] {
+            try await lines.setValue(true, for: config.targets[lit].ledLine)
+            let press = try #require(await edges.next())
+            #expect(press.offset == config.targets[lit].sensorLine && press.kind == .rising)
+            let letGo = try #require(await edges.next())
+            #expect(letGo.offset == press.offset && letGo.kind == .falling)
+            try await lines.setValue(false, for: config.targets[lit].ledLine)
+        }
+        await athlete.stop()
+        await lines.release()
+    }
+
     #if os(Linux)
     @Test(.enabled(if: LinuxGPIOChip.availableChips().isEmpty))
     func linuxBackendWithoutHardwareSaysSo() async {

@@ -172,6 +172,7 @@ public actor SimulatedGPIOChip: GPIOChip {
 
     /// Drives an input line's physical level (`true` = high), or stops driving it (`nil`: the
     /// bias decides). A transition of an edge-detecting requested input yields a ``GPIOEdge``.
+    /// Driving a line held as an output has no effect (the output wins).
     public func drive(_ offset: UInt32, level: Bool?) throws(GPIOError) {
         _ = try existing(offset)
         let index = Int(offset)
