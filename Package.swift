@@ -8,7 +8,7 @@ let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "Bluetide",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "BluetideCore", targets: ["BluetideCore"]),
         .library(name: "BluetideProfiles", targets: ["BluetideProfiles"]),
