@@ -8,7 +8,7 @@ let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "Bluetide",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "BluetideCore", targets: ["BluetideCore"]),
         .library(name: "BluetideProfiles", targets: ["BluetideProfiles"]),
@@ -49,7 +49,7 @@ let package = Package(
         .executableTarget(name: "bluetide", dependencies: ["BluetideCommands"], swiftSettings: strict),
         .testTarget(name: "BluetideCoreTests", dependencies: ["BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideProfilesTests", dependencies: ["BluetideProfiles"], swiftSettings: strict),
-        .testTarget(name: "BluetideRecordingTests", dependencies: ["BluetideRecording"], swiftSettings: strict),
+        .testTarget(name: "BluetideRecordingTests", dependencies: ["BluetideRecording", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideEmulatorsTests", dependencies: ["BluetideEmulators"], swiftSettings: strict),
         .testTarget(name: "BluetideGPIOTests", dependencies: ["BluetideGPIO"], swiftSettings: strict),
         .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI"], swiftSettings: strict),

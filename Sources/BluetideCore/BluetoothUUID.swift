@@ -85,21 +85,25 @@ public struct BluetoothUUID: Hashable, Sendable, Comparable, CustomStringConvert
         var body = Substring(text.trimmingWhitespace)
         if body.hasPrefix("0x") || body.hasPrefix("0X") { body = body.dropFirst(2) }
         let digits = body.filter { $0 != "-" }
-        guard digits.allSatisfy(\.isHexDigit) else { throw ParseError(input: text) }
+        // ASCII only: `Character.isHexDigit` also accepts full-width digits, which `radix:` parsing rejects.
+        guard digits.allSatisfy({ $0.isASCII && $0.isHexDigit }) else { throw ParseError(input: text) }
         switch digits.count {
         case 4 where !body.contains("-"):
-            self.init(UInt16(digits, radix: 16)!)
+            guard let value = UInt16(digits, radix: 16) else { throw ParseError(input: text) }
+            self.init(value)
         case 8 where !body.contains("-"):
-            self.init(uuid32: UInt32(digits, radix: 16)!)
+            guard let value = UInt32(digits, radix: 16) else { throw ParseError(input: text) }
+            self.init(uuid32: value)
         case 32:
             if body.contains("-") {
                 let groups = body.split(separator: "-", omittingEmptySubsequences: false).map(\.count)
                 guard groups == [8, 4, 4, 4, 12] else { throw ParseError(input: text) }
             }
             let chars = Array(digits)
-            self.init(
-                high: UInt64(String(chars[0..<16]), radix: 16)!,
-                low: UInt64(String(chars[16..<32]), radix: 16)!)
+            guard let high = UInt64(String(chars[0..<16]), radix: 16),
+                  let low = UInt64(String(chars[16..<32]), radix: 16)
+            else { throw ParseError(input: text) }
+            self.init(high: high, low: low)
         default:
             throw ParseError(input: text)
         }

@@ -51,7 +51,7 @@ public enum Hex {
                 i += 1
                 continue
             }
-            guard let nibble = c.hexDigitValue else {
+            guard c.isASCII, let nibble = c.hexDigitValue else {
                 throw ParseError(input: text, reason: "'\(c)' at position \(i) is not a hex digit")
             }
             if let h = high {

@@ -83,6 +83,7 @@ public struct BTSnoopRecord: Sendable, Equatable {
     /// Packets the capturing side lost before this one, as recorded.
     public var cumulativeDrops: UInt32
 
+    /// A record; `timestamp` in microseconds since 0000-01-01.
     public init(direction: SnoopDirection, timestamp: Int64, packet: HCIPacket, cumulativeDrops: UInt32 = 0) {
         self.direction = direction
         self.timestamp = timestamp

@@ -76,6 +76,13 @@ public final class TCPServerTransport: HCITransport {
             throw TransportError.openFailed(
                 "\(name): cannot listen (\(error)). Is the port already in use? Pick another one, or 0 for any free port.")
         }
+        // Once the listener is gone (closed, or its client left) nobody else can connect.
+        serverChannel.closeFuture.whenComplete { _ in
+            slot.value.closed = true
+            let waiters = slot.value.waiters
+            slot.value.waiters = []
+            waiters.forEach { $0.fail(TransportError.closed(name)) }
+        }
         return TCPServerTransport(
             serverChannel: serverChannel, loop: loop, slot: slot, name: name,
             packets: packets, continuation: continuation)

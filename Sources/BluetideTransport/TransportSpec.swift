@@ -30,6 +30,7 @@ public struct TransportSpec: Sendable, Equatable, CustomStringConvertible {
     /// btsnoop file that records every packet both ways, if any.
     public var snoopPath: String?
 
+    /// A spec for `kind`, recorded to `snoopPath` when given.
     public init(_ kind: Kind, snoopPath: String? = nil) {
         self.kind = kind
         self.snoopPath = snoopPath
@@ -189,6 +190,7 @@ public struct TransportSpecError: Error, Sendable, Equatable, CustomStringConver
 
 /// UART speeds the serial transport can set (bits/s), the standard termios rates up to 3 Mbaud.
 public enum SerialBaudRate {
+    /// The accepted rates, ascending.
     public static let supported: [Int] = [
         9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 500_000, 576_000, 921_600,
         1_000_000, 1_152_000, 1_500_000, 2_000_000, 2_500_000, 3_000_000,

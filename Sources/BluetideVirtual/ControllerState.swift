@@ -6,6 +6,8 @@ struct ControllerState {
     let id: Int
     let publicAddress: BluetoothAddress
     let output: AsyncStream<HCIPacket>.Continuation
+    /// The LE features this controller offers (and answers Read Remote Features with).
+    let leFeatures: LEFeatures
 
     var randomAddress: BluetoothAddress?
     var eventMask = HCISetEventMask.defaultMask
@@ -36,10 +38,11 @@ struct ControllerState {
     var delayed: [(due: ContinuousClock.Instant, packet: HCIPacket)] = []
     var delayPumpRunning = false
 
-    init(id: Int, publicAddress: BluetoothAddress, output: AsyncStream<HCIPacket>.Continuation) {
+    init(id: Int, publicAddress: BluetoothAddress, output: AsyncStream<HCIPacket>.Continuation, leFeatures: LEFeatures) {
         self.id = id
         self.publicAddress = publicAddress
         self.output = output
+        self.leFeatures = leFeatures
     }
 
     /// Key of the set the legacy advertising commands use (not a valid extended handle).

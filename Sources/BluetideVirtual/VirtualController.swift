@@ -36,6 +36,12 @@ public final class VirtualController: Sendable {
         }
     }
 
+    /// Attaches a new controller to the link with this name (created on first use): what a
+    /// `virtual:NAME` transport opens.
+    public static func attach(toLinkNamed name: String = "default") async -> VirtualController {
+        await VirtualLink.named(name).attachController()
+    }
+
     deinit {
         input.finish()
     }

@@ -19,7 +19,23 @@ public enum VirtualControllerProfile {
         .encryption, .dataPacketLengthExtension, .le2MPHY, .peripheralInitiatedFeaturesExchange, .extendedAdvertising,
     ]
 
-    /// The supported commands bitmap (octet, bit) of every command the controller implements.
+    /// Bits of the extended advertising, scanning and create connection commands.
+    static let extendedCommandBits: [(octet: Int, bit: Int)] = [
+        (36, 1), (36, 2), (36, 3), (36, 4), (36, 5), (36, 6), (36, 7),  // advertising sets ... number of sets
+        (37, 0), (37, 1), (37, 5), (37, 6), (37, 7),  // remove/clear sets, extended scan, extended create connection
+    ]
+
+    /// Opcodes of the extended advertising, scanning and create connection commands.
+    static let extendedOpcodes: Set<HCIOpcode> = [
+        LESetAdvertisingSetRandomAddress.opcode, LESetExtendedAdvertisingParameters.opcode,
+        LESetExtendedAdvertisingData.opcode, LESetExtendedScanResponseData.opcode,
+        LESetExtendedAdvertisingEnable.opcode, LEReadMaximumAdvertisingDataLength.opcode,
+        LEReadNumberOfSupportedAdvertisingSets.opcode, LERemoveAdvertisingSet.opcode, LEClearAdvertisingSets.opcode,
+        LESetExtendedScanParameters.opcode, LESetExtendedScanEnable.opcode, LEExtendedCreateConnection.opcode,
+    ]
+
+    /// The supported commands bitmap (octet, bit) of every command the controller implements
+    /// (the extended ones only when the controller offers extended advertising).
     public static let supportedCommandBits: [(octet: Int, bit: Int)] = [
         (0, 5),  // Disconnect
         (5, 6), (5, 7),  // Set Event Mask, Reset
@@ -33,15 +49,14 @@ public enum VirtualControllerProfile {
         (28, 0), (28, 1), (28, 2),  // LE Enable Encryption, LE Long Term Key Request (Negative) Reply
         (33, 6), (33, 7), (34, 0),  // LE Set Data Length, LE Read/Write Suggested Default Data Length
         (35, 3), (35, 4), (35, 5), (35, 6),  // LE Read Maximum Data Length, Read PHY, Set Default PHY, Set PHY
-        (36, 1), (36, 2), (36, 3), (36, 4), (36, 5), (36, 6), (36, 7),  // advertising sets ... number of sets
-        (37, 0), (37, 1), (37, 5), (37, 6), (37, 7),  // remove/clear sets, extended scan, extended create connection
         (41, 5),  // LE Read Buffer Size v2
     ]
 
-    /// The 64-octet bitmap built from ``supportedCommandBits``.
-    public static var supportedCommands: [UInt8] {
+    /// The 64-octet bitmap for a controller with these LE features.
+    public static func supportedCommands(features: LEFeatures = leFeatures) -> [UInt8] {
         var bitmap = [UInt8](repeating: 0, count: 64)
-        for (octet, bit) in supportedCommandBits { bitmap[octet] |= 1 << UInt8(bit) }
+        let extended = features.contains(.extendedAdvertising) ? extendedCommandBits : []
+        for (octet, bit) in supportedCommandBits + extended { bitmap[octet] |= 1 << UInt8(bit) }
         return bitmap
     }
 

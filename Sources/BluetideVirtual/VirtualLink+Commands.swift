@@ -54,6 +54,9 @@ extension VirtualLink {
 
     private func handleCommand(_ id: Int, opcode: HCIOpcode, parameters: [UInt8]) {
         guard let state = controllers[id] else { return }
+        if !state.leFeatures.contains(.extendedAdvertising), VirtualControllerProfile.extendedOpcodes.contains(opcode) {
+            return complete(id, opcode, .unknownCommand)
+        }
         switch opcode {
         case HCIReset.opcode:
             clearState(of: id)
@@ -73,7 +76,7 @@ extension VirtualLink {
             complete(id, HCIReadLocalVersionInformation.self, VirtualControllerProfile.version)
 
         case HCIReadLocalSupportedCommands.opcode:
-            complete(id, HCIReadLocalSupportedCommands.self, .init(commands: VirtualControllerProfile.supportedCommands))
+            complete(id, HCIReadLocalSupportedCommands.self, .init(commands: VirtualControllerProfile.supportedCommands(features: state.leFeatures)))
 
         case HCIReadLocalSupportedFeatures.opcode:
             complete(id, HCIReadLocalSupportedFeatures.self, .init(features: VirtualControllerProfile.lmpFeatures))
@@ -105,7 +108,7 @@ extension VirtualLink {
                 totalNumLEACLDataPackets: VirtualControllerProfile.totalNumACLDataPackets))
 
         case LEReadLocalSupportedFeatures.opcode:
-            complete(id, LEReadLocalSupportedFeatures.self, .init(features: VirtualControllerProfile.leFeatures))
+            complete(id, LEReadLocalSupportedFeatures.self, .init(features: state.leFeatures))
 
         case LESetRandomAddress.opcode:
             guard let command = decode(LESetRandomAddress.self, id, parameters) else { return }
@@ -265,11 +268,12 @@ extension VirtualLink {
 
         case LEReadRemoteFeatures.opcode:
             guard let command = decode(LEReadRemoteFeatures.self, id, parameters) else { return }
-            guard connection(id, command.handle) != nil else {
+            guard let link = connection(id, command.handle) else {
                 return commandStatus(id, opcode, .unknownConnectionIdentifier)
             }
             commandStatus(id, opcode, .success)
-            emit(id, LEMetaEvent.readRemoteFeaturesComplete(.init(handle: command.handle, features: VirtualControllerProfile.leFeatures)))
+            let features = controllers[link.remote.controller]?.leFeatures ?? []
+            emit(id, LEMetaEvent.readRemoteFeaturesComplete(.init(handle: command.handle, features: features)))
 
         case LESetDataLength.opcode:
             guard let command = decode(LESetDataLength.self, id, parameters) else { return }

@@ -51,14 +51,17 @@ public actor VirtualLink {
     // MARK: Attaching
 
     /// Attaches a new controller with a fresh host connection. Its public address defaults to
-    /// `00:00:00:00:00:NN` (NN = its attach number on this link).
-    public func attachController(publicAddress: BluetoothAddress? = nil) -> VirtualController {
+    /// `00:00:00:00:00:NN` (NN = its attach number on this link). Leaving `.extendedAdvertising`
+    /// out of `leFeatures` makes a legacy-only controller (extended commands are unknown to it).
+    public func attachController(
+        publicAddress: BluetoothAddress? = nil, leFeatures: LEFeatures = VirtualControllerProfile.leFeatures
+    ) -> VirtualController {
         let id = nextControllerID
         nextControllerID += 1
         let address = publicAddress.map { BluetoothAddress(value: $0.value, type: .public) }
             ?? BluetoothAddress(value: UInt64(id), type: .public)
         let (stream, continuation) = AsyncStream<HCIPacket>.makeStream()
-        controllers[id] = ControllerState(id: id, publicAddress: address, output: continuation)
+        controllers[id] = ControllerState(id: id, publicAddress: address, output: continuation, leFeatures: leFeatures)
         return VirtualController(link: self, id: id, publicAddress: address, packets: stream)
     }
 
@@ -86,7 +89,7 @@ public actor VirtualLink {
         for connectionID in Set(state.connections.values) {
             endConnection(connectionID, reasonForInitiator: nil, reasonForPeer: .connectionTimeout, initiator: id)
         }
-        let fresh = ControllerState(id: id, publicAddress: state.publicAddress, output: state.output)
+        let fresh = ControllerState(id: id, publicAddress: state.publicAddress, output: state.output, leFeatures: state.leFeatures)
         controllers[id] = fresh
         controllers[id]?.generationCounter = state.generationCounter + 1
     }

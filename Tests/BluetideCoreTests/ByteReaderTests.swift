@@ -58,6 +58,7 @@ import Testing
         #expect(try Hex.parse("a4:09") == [0xA4, 0x09])
         #expect(throws: Hex.ParseError.self) { try Hex.parse("1G") }
         #expect(throws: Hex.ParseError.self) { try Hex.parse("123") }
+        #expect(throws: Hex.ParseError.self) { try Hex.parse("\u{FF10}\u{FF12}") }
         #expect([0x16, 0x4E].hexString == "164e")
     }
 
@@ -95,6 +96,7 @@ import Testing
         #expect(try BluetoothUUID(littleEndian: nus.littleEndianBytes) == nus)
         #expect(nus.name == "Nordic UART")
         #expect(throws: BluetoothUUID.ParseError.self) { try BluetoothUUID("18D") }
+        #expect(throws: BluetoothUUID.ParseError.self) { try BluetoothUUID("\u{FF10}\u{FF12}A3") }
         #expect(throws: BluetoothUUID.ParseError.self) { try BluetoothUUID("6E400001-B5A3F393-E0A9-E50E24DCCA9E") }
         #expect(throws: DecodingError.self) { try BluetoothUUID(littleEndian: [1, 2, 3]) }
     }

@@ -28,7 +28,7 @@ import Testing
 
         // Reset's Command Complete (bytes from a Bumble controller) grants 1 credit: Read Version goes.
         let afterReset = try Self.feed(&queue, [0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00], now: 0.01)
-        #expect(afterReset.completions == [HCICommandCompletion(
+        #expect(afterReset.completions == [HCICommandOutcome(
             ticket: resetTicket, opcode: Self.reset, result: .success(.complete(returnParameters: [0x00])))])
         #expect(afterReset.packets == [.command(opcode: Self.readVersion, parameters: [])])
 
@@ -76,7 +76,7 @@ import Testing
         let (ticket, out) = queue.enqueue(Self.leCreateConnection, parameters: create, now: 0)
         #expect(out.packets.first?.h4Bytes.prefix(4) == [0x01, 0x0D, 0x20, 0x19])
         let accepted = try Self.feed(&queue, [0x0F, 0x04, 0x00, 0x01, 0x0D, 0x20], now: 0.1)
-        #expect(accepted.completions == [HCICommandCompletion(ticket: ticket, opcode: Self.leCreateConnection, result: .success(.pending))])
+        #expect(accepted.completions == [HCICommandOutcome(ticket: ticket, opcode: Self.leCreateConnection, result: .success(.pending))])
 
         // Bumble with a stale pending connection answers CS 0x0C Command Disallowed.
         _ = queue.enqueue(Self.leCreateConnection, parameters: create, now: 1)
@@ -110,7 +110,7 @@ import Testing
         #expect(queue.nextDeadline == 110)
         #expect(queue.expire(now: 109.999) == HCICommandQueueOutput())
         let out = queue.expire(now: 110)
-        #expect(out.completions == [HCICommandCompletion(
+        #expect(out.completions == [HCICommandOutcome(
             ticket: phyTicket, opcode: Self.leSetPHY,
             result: .failure(HCICommandError(opcode: Self.leSetPHY, reason: .timedOut(seconds: 10, sent: true))))])
         #expect(out.completions.first.map { "\($0.result)" }?.contains("LE Set PHY (0x2032)") == true)
@@ -137,7 +137,7 @@ import Testing
         _ = try Self.feed(&queue, [0x0E, 0x04, 0x00, 0x03, 0x0C, 0x00], now: 0)  // pause
         let (ticket, _) = queue.enqueue(Self.readVersion, now: 1, timeout: 5)
         let out = queue.expire(now: 6)
-        #expect(out.completions == [HCICommandCompletion(
+        #expect(out.completions == [HCICommandOutcome(
             ticket: ticket, opcode: Self.readVersion,
             result: .failure(HCICommandError(opcode: Self.readVersion, reason: .timedOut(seconds: 5, sent: false))))])
         #expect(out.packets.isEmpty)

@@ -162,6 +162,29 @@ import Testing
         #expect(records[0].timestamp > BTSnoop.timestamp(unixMicroseconds: 1_600_000_000_000_000))
     }
 
+    @Test func openWithSnoopRecordsATCPSession() async throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let controller = try await TCPServerTransport.listen(host: "127.0.0.1", port: 0)
+        let host = try await Transport.open("tcp-client:127.0.0.1:\(controller.localPort)+snoop:\(path)")
+        #expect(host is SnoopingTransport)
+        try await controller.waitForClient()
+        try await host.send(Self.reset)
+        var atController = controller.packets.makeAsyncIterator()
+        #expect(try await atController.next() == Self.reset)
+        try await controller.send(Self.resetComplete)
+        try await controller.send(Self.aclIn)
+        var atHost = host.packets.makeAsyncIterator()
+        #expect(try await atHost.next() == Self.resetComplete)
+        #expect(try await atHost.next() == Self.aclIn)
+        await host.close()
+        await controller.close()
+        let records = try BTSnoopReader.records(atPath: path)
+        #expect(records.map(\.packet) == [Self.reset, Self.resetComplete, Self.aclIn])
+        #expect(records.map { BTSnoop.flags(for: $0.packet, direction: $0.direction) } == [2, 3, 1])
+        #expect(records.map(\.timestamp) == records.map(\.timestamp).sorted())
+    }
+
     @Test func unwritableSnoopPathFailsBeforeOpening() async {
         do {
             _ = try await Transport.open("virtual+snoop:/nonexistent-dir/x.btsnoop")

@@ -154,3 +154,82 @@ import Darwin
         #expect(received == packets)
     }
 }
+
+/// The serial transport over a pseudo-terminal: the real open, termios and framing path.
+#if os(Linux)
+@Suite struct SerialOverPTYTests {
+    /// Opens a pseudo-terminal pair through /dev/ptmx; returns the master fd and the slave's path.
+    static func openPTY() throws -> (Int32, String) {
+        let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        try #require(master >= 0)
+        var unlock: Int32 = 0
+        var number: UInt32 = 0
+        let TIOCSPTLCK: UInt = 0x4004_5431
+        let TIOCGPTN: UInt = 0x8004_5430
+        #expect(ioctl(master, TIOCSPTLCK, &unlock) == 0)
+        #expect(ioctl(master, TIOCGPTN, &number) == 0)
+        return (master, "/dev/pts/\(number)")
+    }
+
+    @Test func serialTransportOverAPseudoTerminal() async throws {
+        let (master, path) = try Self.openPTY()
+        defer { close(master) }
+        let transport = try SerialTransport.open(path: path, baudRate: 115_200, rtsCts: false)
+        #expect(transport.name == "serial:\(path),115200")
+
+        // Controller to host: an event written in two pieces arrives as one packet.
+        let event = HCIPacket.event(code: 0x0E, parameters: [0x01, 0x03, 0x0C, 0x00])
+        let bytes = event.h4Bytes
+        #expect(write(master, bytes, 3) == 3)
+        #expect(bytes.dropFirst(3).withUnsafeBufferPointer { write(master, $0.baseAddress, $0.count) } == 4)
+        var packets = transport.packets.makeAsyncIterator()
+        #expect(try await packets.next() == event)
+
+        // Host to controller: raw bytes, no line-discipline translation (0x0A stays 0x0A).
+        let command = HCIPacket.command(opcode: HCIOpcode(rawValue: 0x0C0A), parameters: [0x0A, 0x0D, 0x00])
+        try await transport.send(command)
+        var reply = [UInt8](repeating: 0, count: 16)
+        var received: [UInt8] = []
+        while received.count < command.h4Bytes.count {
+            let n = read(master, &reply, reply.count)
+            try #require(n > 0)
+            received += reply[0..<n]
+        }
+        #expect(received == command.h4Bytes)
+        await transport.close()
+    }
+}
+#endif
+
+@Suite struct ReceiverRobustnessTests {
+    @Test func randomByteStreamsNeverTrapAndEndCleanly() async throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let (stream, continuation) = AsyncThrowingStream<HCIPacket, any Error>.makeStream()
+            var receiver = H4PacketReceiver(continuation: continuation)
+            // Mostly valid packets with random damage, fed in random chunks.
+            var bytes: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...6, using: &generator) {
+                let data = (0..<Int.random(in: 0...40, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                bytes += HCIPacket.acl(handle: 1, boundary: .firstFlushable, broadcast: 0, data: data).h4Bytes
+            }
+            if !bytes.isEmpty, Bool.random(using: &generator) {
+                bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+            }
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(bytes.count, offset + Int.random(in: 1...9, using: &generator))
+                receiver.receive(bytes[offset..<end])
+                offset = end
+            }
+            receiver.finish()
+            var count = 0
+            do {
+                for try await _ in stream { count += 1 }
+            } catch is H4FramingError {
+                // garbage: the stream ended with the framing error
+            }
+            #expect(count <= 6)
+        }
+    }
+}

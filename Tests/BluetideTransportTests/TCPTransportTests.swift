@@ -56,6 +56,8 @@ import Testing
             }
             #expect(what.hasPrefix("tcp-server:127.0.0.1:0 (client "))
         }
+        // The listener closed with its client: waiting for another one fails at once.
+        await #expect(throws: TransportError.closed("tcp-server:127.0.0.1:0")) { try await server.waitForClient() }
         // The client's own stream finished normally.
         #expect(try await fromController.next() == nil)
         await #expect(throws: TransportError.closed("tcp-client:127.0.0.1:\(server.localPort)")) {
@@ -120,6 +122,19 @@ import Testing
             #expect(text.hasPrefix("tcp-client:127.0.0.1:\(port): cannot connect"))
             #expect(text.contains("bumble.apps.controllers"))
         }
+    }
+
+    @Test func portInUseIsReported() async throws {
+        let first = try await TCPServerTransport.listen(host: "127.0.0.1", port: 0)
+        do {
+            let second = try await TCPServerTransport.listen(host: "127.0.0.1", port: first.localPort)
+            await second.close()
+            Issue.record("bound a port twice")
+        } catch let error as TransportError {
+            #expect(error.description.hasPrefix("tcp-server:127.0.0.1:\(first.localPort): cannot listen"))
+            #expect(error.description.contains("already in use"))
+        }
+        await first.close()
     }
 
     @Test func sendingWithoutAClientSaysSo() async throws {

@@ -120,3 +120,42 @@ import Testing
         try await pair.a.succeed(LESetAdvertisingEnable(enable: false))
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct VirtualLegacyOnlyControllerTests {
+    @Test func aLegacyOnlyControllerDoesNotKnowTheExtendedCommands() async throws {
+        let link = VirtualLink()
+        var features = VirtualControllerProfile.leFeatures
+        features.remove(.extendedAdvertising)
+        let old = HostProbe(await link.attachController(leFeatures: features))
+        let new = HostProbe(await link.attachController())
+        try await old.initialize()
+        try await new.initialize()
+        #expect(!(try await old.succeed(LEReadLocalSupportedFeatures())).features.contains(.extendedAdvertising))
+        let bitmap = try await old.succeed(HCIReadLocalSupportedCommands())
+        #expect(!bitmap.supports(octet: 37, bit: 6) && bitmap.supports(octet: 26, bit: 3))
+        #expect(try await new.succeed(HCIReadLocalSupportedCommands()).supports(octet: 37, bit: 6))
+        #expect(try await old.run(LESetExtendedScanEnable(enable: true)).status == .unknownCommand)
+        #expect(try await old.run(LEReadNumberOfSupportedAdvertisingSets()).status == .unknownCommand)
+        // Remote features are the peer's own.
+        try await old.succeed(LESetAdvertisingEnable(enable: true))
+        #expect(try await new.start(LECreateConnection(peerAddress: old.controller.publicAddress)) == .success)
+        guard case let .connectionComplete(central) = try await new.nextLEEvent() else { Issue.record("no connection"); return }
+        _ = try await new.start(LEReadRemoteFeatures(handle: central.handle))
+        guard case let .readRemoteFeaturesComplete(remote) = try await new.nextLEEvent() else { Issue.record("no features"); return }
+        #expect(remote.features == features)
+    }
+
+    @Test func attachingByLinkNameSharesTheRadio() async throws {
+        let a = HostProbe(await VirtualController.attach(toLinkNamed: "attach-by-name"))
+        let b = HostProbe(await VirtualController.attach(toLinkNamed: "attach-by-name"))
+        #expect(a.controller.link === b.controller.link)
+        try await a.initialize()
+        try await b.initialize()
+        try await a.succeed(LESetAdvertisingEnable(enable: true))
+        try await b.succeed(LESetScanEnable(enable: true, filterDuplicates: true))
+        guard case let .advertisingReport(report) = try await b.nextLEEvent(reports: true) else { Issue.record("no report"); return }
+        #expect(report.reports.first?.address == a.controller.publicAddress)
+        await a.controller.detachHost()
+        await b.controller.detachHost()
+    }
+}

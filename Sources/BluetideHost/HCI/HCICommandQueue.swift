@@ -33,6 +33,7 @@ public struct HCICommandError: Error, Sendable, Equatable, CustomStringConvertib
     /// Why it failed.
     public let reason: Reason
 
+    /// The failure of `opcode`, for `reason`.
     public init(opcode: HCIOpcode, reason: Reason) {
         self.opcode = opcode
         self.reason = reason
@@ -70,9 +71,12 @@ enum HCIStatusNames {
 }
 
 /// The end of one command: its ticket, opcode and result.
-public struct HCICommandCompletion: Sendable, Equatable {
+public struct HCICommandOutcome: Sendable, Equatable {
+    /// The ticket ``HCICommandQueue/enqueue(_:parameters:now:timeout:)`` returned.
     public let ticket: HCICommandTicket
+    /// The command.
     public let opcode: HCIOpcode
+    /// Its response, or why it failed.
     public let result: Result<HCICommandResponse, HCICommandError>
 }
 
@@ -81,9 +85,10 @@ public struct HCICommandQueueOutput: Sendable, Equatable {
     /// Command packets to write to the transport now, in order.
     public var packets: [HCIPacket] = []
     /// Commands that have finished (answered, failed or timed out).
-    public var completions: [HCICommandCompletion] = []
+    public var completions: [HCICommandOutcome] = []
 
-    public init(packets: [HCIPacket] = [], completions: [HCICommandCompletion] = []) {
+    /// An output; empty by default.
+    public init(packets: [HCIPacket] = [], completions: [HCICommandOutcome] = []) {
         self.packets = packets
         self.completions = completions
     }
@@ -122,6 +127,7 @@ public struct HCICommandQueue: Sendable {
     private var outstanding: [Entry] = []
     private var nextID: UInt64 = 1
 
+    /// An idle queue with one credit (the host may send one command before the controller speaks).
     public init(defaultTimeout: Double = HCICommandQueue.defaultTimeout) {
         self.defaultTimeout = defaultTimeout
     }
@@ -159,7 +165,7 @@ public struct HCICommandQueue: Sendable {
                 } else {
                     result = .success(.complete(returnParameters: returnParameters))
                 }
-                output.completions.append(HCICommandCompletion(ticket: entry.ticket, opcode: opcode, result: result))
+                output.completions.append(HCICommandOutcome(ticket: entry.ticket, opcode: opcode, result: result))
             }
         case let .commandStatus(status, numCommandPackets, opcode):
             credits = Int(numCommandPackets)
@@ -167,7 +173,7 @@ public struct HCICommandQueue: Sendable {
                 let result: Result<HCICommandResponse, HCICommandError> = status == 0
                     ? .success(.pending)
                     : .failure(HCICommandError(opcode: opcode, reason: .failed(status: status, returnParameters: [status])))
-                output.completions.append(HCICommandCompletion(ticket: entry.ticket, opcode: opcode, result: result))
+                output.completions.append(HCICommandOutcome(ticket: entry.ticket, opcode: opcode, result: result))
             }
         case .numberOfCompletedPackets, .disconnectionComplete:
             return output
@@ -186,7 +192,7 @@ public struct HCICommandQueue: Sendable {
             // The controller dropped it: take its credit back, or the queue would stall for good.
             credits += 1
             guard entry.ticket.id != 0 else { continue }  // cancelled: nobody to tell
-            output.completions.append(HCICommandCompletion(
+            output.completions.append(HCICommandOutcome(
                 ticket: entry.ticket, opcode: entry.opcode,
                 result: .failure(HCICommandError(opcode: entry.opcode, reason: .timedOut(seconds: entry.timeout, sent: true)))))
         }
@@ -195,7 +201,7 @@ public struct HCICommandQueue: Sendable {
         let (expiredWaiting, keptWaiting) = split(waiting, now: now)
         waiting = keptWaiting
         for entry in expiredWaiting {
-            output.completions.append(HCICommandCompletion(
+            output.completions.append(HCICommandOutcome(
                 ticket: entry.ticket, opcode: entry.opcode,
                 result: .failure(HCICommandError(opcode: entry.opcode, reason: .timedOut(seconds: entry.timeout, sent: false)))))
         }
@@ -206,10 +212,10 @@ public struct HCICommandQueue: Sendable {
     /// Gives up on one command: removed if still waiting; if already sent, its answer will be
     /// ignored (its credit comes back with that answer or at its timeout). Returns its completion,
     /// or nil for an unknown or finished ticket.
-    public mutating func cancel(_ ticket: HCICommandTicket) -> HCICommandCompletion? {
+    public mutating func cancel(_ ticket: HCICommandTicket) -> HCICommandOutcome? {
         if let index = waiting.firstIndex(where: { $0.ticket == ticket }) {
             let entry = waiting.remove(at: index)
-            return HCICommandCompletion(
+            return HCICommandOutcome(
                 ticket: ticket, opcode: entry.opcode,
                 result: .failure(HCICommandError(opcode: entry.opcode, reason: .abandoned("cancelled"))))
         }
@@ -217,7 +223,7 @@ public struct HCICommandQueue: Sendable {
             // Keep the slot so the answer still matches this entry, but forget who asked.
             let entry = outstanding[index]
             outstanding[index].ticket = HCICommandTicket(id: 0)
-            return HCICommandCompletion(
+            return HCICommandOutcome(
                 ticket: ticket, opcode: entry.opcode,
                 result: .failure(HCICommandError(opcode: entry.opcode, reason: .abandoned("cancelled"))))
         }
@@ -225,13 +231,13 @@ public struct HCICommandQueue: Sendable {
     }
 
     /// Fails every waiting and outstanding command (the transport is gone) and resets credits to 1.
-    public mutating func failAll(_ why: String) -> [HCICommandCompletion] {
+    public mutating func failAll(_ why: String) -> [HCICommandOutcome] {
         let all = outstanding + waiting
         outstanding = []
         waiting = []
         credits = 1
         return all.filter { $0.ticket.id != 0 }.map {
-            HCICommandCompletion(
+            HCICommandOutcome(
                 ticket: $0.ticket, opcode: $0.opcode,
                 result: .failure(HCICommandError(opcode: $0.opcode, reason: .abandoned(why))))
         }

@@ -15,10 +15,13 @@ public enum HCIHostEvent: Sendable, Equatable {
     /// 0x05 Disconnection Complete: status, handle, reason.
     case disconnectionComplete(status: UInt8, handle: UInt16, reason: UInt8)
 
-    /// Event codes this file decodes.
+    /// Event code of Command Complete.
     public static let commandCompleteCode: UInt8 = 0x0E
+    /// Event code of Command Status.
     public static let commandStatusCode: UInt8 = 0x0F
+    /// Event code of Number Of Completed Packets.
     public static let numberOfCompletedPacketsCode: UInt8 = 0x13
+    /// Event code of Disconnection Complete.
     public static let disconnectionCompleteCode: UInt8 = 0x05
 
     /// Decodes `code`/`parameters`; nil for events this layer does not handle. Throws
@@ -79,14 +82,17 @@ public struct ACLBufferSize: Sendable, Equatable {
     /// Packets the controller can buffer: the host's ACL credits.
     public var packetCount: Int
 
+    /// Sizes as given (bytes per packet, packets).
     public init(packetLength: Int, packetCount: Int) {
         self.packetLength = packetLength
         self.packetCount = packetCount
     }
 
-    /// Opcodes of the commands whose return parameters carry buffer sizes.
+    /// LE Read Buffer Size [v1], whose return parameters carry the LE buffer sizes.
     public static let leReadBufferSize = HCIOpcode(rawValue: 0x2002)
+    /// LE Read Buffer Size v2 (adds ISO buffers after the same ACL fields).
     public static let leReadBufferSizeV2 = HCIOpcode(rawValue: 0x2060)
+    /// Read Buffer Size (the shared BR/EDR buffers, used when LE reports none).
     public static let readBufferSize = HCIOpcode(rawValue: 0x1005)
 
     /// From LE Read Buffer Size (v1 or v2) return parameters:

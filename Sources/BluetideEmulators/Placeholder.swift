@@ -1,2 +1,0 @@
-// BluetideEmulators: filled in by its own work.
-enum _BluetideEmulatorsPlaceholder {}

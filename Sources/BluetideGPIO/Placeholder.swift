@@ -1,2 +1,0 @@
-// BluetideGPIO: filled in by its own work.
-enum _BluetideGPIOPlaceholder {}

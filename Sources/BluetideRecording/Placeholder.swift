@@ -1,2 +1,0 @@
-// BluetideRecording: filled in by its own work.
-enum _BluetideRecordingPlaceholder {}
