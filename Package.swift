@@ -54,8 +54,8 @@ let package = Package(
         .testTarget(name: "BluetideGPIOTests", dependencies: ["BluetideGPIO"], swiftSettings: strict),
         .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI"], swiftSettings: strict),
         .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual"], swiftSettings: strict),
-        .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport"], swiftSettings: strict),
-        .testTarget(name: "BluetideHostTests", dependencies: ["BluetideHost", "BluetideVirtual"], swiftSettings: strict),
+        .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport", "BluetideHCI", "BluetideVirtual"], swiftSettings: strict),
+        .testTarget(name: "BluetideHostTests", dependencies: ["BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideCLITests", dependencies: ["BluetideCommands", "bluetide"], swiftSettings: strict),
     ]
 )

@@ -41,9 +41,7 @@ public enum Transport {
         case let .hciSocket(index):
             return try HCISocketTransport.open(index: index)
         case let .virtual(name):
-            throw TransportError.unavailable(
-                "virtual\(name.map { ":" + $0 } ?? ""): the in-process virtual controller is not available yet "
-                    + "(BluetideVirtual is still being built); use tcp-client:HOST:PORT to a Bumble controller meanwhile")
+            return await VirtualTransport.attach(toLinkNamed: name ?? "default")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+import BluetideHCI
 @testable import BluetideTransport
 
 @Suite struct TransportSpecTests {
@@ -73,19 +74,15 @@ import Testing
         }
     }
 
-    @Test func virtualIsNotAvailableYetAndSaysSo() async {
-        do {
-            _ = try await Transport.open("virtual")
-            Issue.record("virtual opened")
-        } catch let error as TransportError {
-            guard case let .unavailable(text) = error else {
-                Issue.record("wrong error \(error)")
-                return
-            }
-            #expect(text.contains("not available yet"))
-            #expect(text.contains("tcp-client"))
-        } catch {
-            Issue.record("wrong error \(error)")
+    @Test func virtualOpensAControllerOnTheNamedLinkThatAnswersReset() async throws {
+        let transport = try await Transport.open("virtual:spec-test")
+        var packets = transport.packets.makeAsyncIterator()
+        try await transport.send(.command(opcode: HCIOpcode(rawValue: 0x0C03), parameters: []))
+        let answer = try await packets.next()
+        #expect(answer == .event(code: 0x0E, parameters: [0x01, 0x03, 0x0C, 0x00]))
+        await transport.close()
+        await #expect(throws: TransportError.self) {
+            try await transport.send(.command(opcode: HCIOpcode(rawValue: 0x0C03), parameters: []))
         }
     }
 }

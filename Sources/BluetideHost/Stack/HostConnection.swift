@@ -65,10 +65,9 @@ public struct HostConnection: Sendable, Hashable, CustomStringConvertible {
     public func disconnect(reason: HCIStatus = .remoteUserTerminated, timeout: Double = 5) async throws -> HCIStatus {
         guard await stack.isOpen(handle) else { return state.reason ?? .unknownConnectionIdentifier }
         try await stack.execute(HCIDisconnect(handle: handle, reason: reason), timeout: timeout)
-        let stack = self.stack
-        let handle = self.handle
+        let connection = self
         return try await withThrowingTaskGroup(of: HCIStatus?.self) { group in
-            group.addTask { await stack.waitForDisconnection(of: handle) }
+            group.addTask { await connection.waitForDisconnection() }
             group.addTask {
                 try await Task.sleep(for: .seconds(timeout))
                 return nil
@@ -84,7 +83,8 @@ public struct HostConnection: Sendable, Hashable, CustomStringConvertible {
     /// Waits until the link closes and returns the reason.
     public func waitForDisconnection() async -> HCIStatus {
         if let reason = state.reason { return reason }
-        return await stack.waitForDisconnection(of: handle)
+        if let reason = await stack.waitForDisconnection(of: handle) { return reason }
+        return state.reason ?? .unknownConnectionIdentifier
     }
 
     func closed(reason: HCIStatus) { state.set(reason) }

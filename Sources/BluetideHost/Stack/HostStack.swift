@@ -80,6 +80,8 @@ public actor HostStack {
     private var server: GATTServer
     private var links: [UInt16: Link] = [:]
     private var pendingConnect: PendingConnect?
+    private var connectCancellation: Task<Void, Never>?
+    private var expectingCancelledConnection = false
     private var scanners: [Int: AsyncStream<AdvertisementReport>.Continuation] = [:]
     private var nextScannerID = 0
     private var scanning = false
@@ -268,7 +270,7 @@ public actor HostStack {
         for completion in output.completions { resumeCommand(completion) }
     }
 
-    private func resumeCommand(_ completion: HCICommandCompletion) {
+    private func resumeCommand(_ completion: HCICommandOutcome) {
         guard let waiter = commandWaiters.removeValue(forKey: completion.ticket) else { return }
         switch completion.result {
         case let .success(response): waiter.resume(returning: response)
@@ -292,8 +294,8 @@ public actor HostStack {
         if let pending = pendingConnect, t >= pending.deadline {
             pendingConnect = nil
             pending.continuation.resume(throwing: HostError.connectTimedOut(pending.address, seconds: pending.timeout))
-            // Ask the controller to stop trying; a controller that never answers is tolerated.
-            Task { _ = try? await self.execute(LECreateConnectionCancel(), timeout: 2) }
+            expectingCancelledConnection = true
+            connectCancellation = Task { await self.cancelConnectAttempt() }
         }
         return true
     }
@@ -361,6 +363,15 @@ public actor HostStack {
         timeout: UInt16
     ) {
         let isCentral = role == .central
+        if isCentral, expectingCancelledConnection, pendingConnect == nil {
+            // The end of a cancelled attempt (status 0x02), or a connection that won the race
+            // with the cancel: nobody waits for it.
+            expectingCancelledConnection = false
+            if status == .success {
+                Task { _ = try? await self.execute(HCIDisconnect(handle: handle, reason: .remoteUserTerminated)) }
+            }
+            return
+        }
         guard status == .success else {
             if isCentral, let pending = pendingConnect {
                 pendingConnect = nil
@@ -421,7 +432,7 @@ public actor HostStack {
                 let update = LEConnectionUpdate(
                     handle: handle,
                     connection: LEConnectionParameters(
-                        intervalMin: p.intervalMin, intervalMax: p.intervalMax, maxLatency: p.latency,
+                        intervalMin: p.intervalMin, intervalMax: p.intervalMax, maxLatency: p.peripheralLatency,
                         supervisionTimeout: p.supervisionTimeout))
                 Task { _ = try? await self.execute(update) }
             }
@@ -517,8 +528,10 @@ public actor HostStack {
         links[handle]?.parameters
     }
 
-    func waitForDisconnection(of handle: UInt16) async -> HCIStatus {
-        guard links[handle] != nil else { return .unknownConnectionIdentifier }
+    /// Waits for the link's Disconnection Complete; nil when the link is already gone (its
+    /// ``HostConnection`` then holds the reason).
+    func waitForDisconnection(of handle: UInt16) async -> HCIStatus? {
+        guard links[handle] != nil else { return nil }
         return await withCheckedContinuation { continuation in
             links[handle]!.disconnectWaiters.append(continuation)
         }
@@ -535,13 +548,44 @@ public actor HostStack {
         parameters: LEConnectionParameters = LEConnectionParameters()
     ) async throws -> HostConnection {
         if let error = runningError { throw error }
+        if let cancellation = connectCancellation {
+            await cancellation.value
+            connectCancellation = nil
+        }
         guard pendingConnect == nil else { throw HostError.connectInProgress }
         let own: LEAddressType = configuration.randomAddress == nil ? .public : .random
-        try await execute(LECreateConnection(peerAddress: address, ownAddressType: own, connection: parameters))
+        let command = LECreateConnection(peerAddress: address, ownAddressType: own, connection: parameters)
+        // The attempt is recorded before the command goes out: a controller may report the
+        // connection right after its Command Status, before this task runs again.
         return try await withCheckedThrowingContinuation { continuation in
             pendingConnect = PendingConnect(
                 address: address, deadline: now() + timeout, timeout: timeout, continuation: continuation)
+            Task {
+                do { try await self.execute(command) } catch { self.failPendingConnect(to: address, error) }
+            }
         }
+    }
+
+    /// Asks the controller to stop a timed-out attempt and waits (at most 2 s) for the LE
+    /// Connection Complete that ends it, so it cannot be taken for the next attempt's answer.
+    /// A controller that never answers the cancel (Bumble, with stale state) is tolerated.
+    private func cancelConnectAttempt() async {
+        do {
+            try await execute(LECreateConnectionCancel(), timeout: 2)
+        } catch {
+            expectingCancelledConnection = false
+            return
+        }
+        for _ in 0..<100 where expectingCancelledConnection {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        expectingCancelledConnection = false
+    }
+
+    private func failPendingConnect(to address: BluetoothAddress, _ error: any Error) {
+        guard let pending = pendingConnect, pending.address == address else { return }
+        pendingConnect = nil
+        pending.continuation.resume(throwing: error)
     }
 
     /// Scans for advertisements until the returned stream is dropped or cancelled. Several

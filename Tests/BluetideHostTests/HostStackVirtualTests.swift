@@ -1,0 +1,158 @@
+import BluetideCore
+import BluetideHCI
+import BluetideTransport
+import BluetideVirtual
+import Testing
+@testable import BluetideHost
+
+/// Two Bluetide host stacks talking over the in-process virtual link.
+@Suite(.timeLimit(.minutes(1))) struct HostStackVirtualTests {
+    @Test func startReadsTheControllerAndScanFindsTheAdvertiser() async throws {
+        let pair = try await VirtualPair.start()
+        defer { Task { await pair.close() } }
+        let info = try #require(await pair.central.controller)
+        #expect(info.aclBufferLength >= 27)
+        let found: AdvertisementReport? = try await within(5, "scan") {
+            for await report in try await pair.central.scan() where report.data.localName == "Bluetide Test" {
+                return report
+            }
+            return nil
+        }
+        let report = try #require(found)
+        #expect(report.address == pair.peripheralAddress)
+        #expect(report.isConnectable)
+        #expect(report.rssi < 0)
+    }
+
+    @Test func discoverReadWriteNotifyIndicateAndDisconnect() async throws {
+        let pair = try await VirtualPair.start()
+        defer { Task { await pair.close() } }
+        let (link, peer) = try await within(10, "connect") { try await pair.connect() }
+        #expect(link.role == .central && peer.role == .peripheral)
+
+        let mtu = try await link.gatt.exchangeMTU()
+        #expect(mtu == 517)
+        let services = try await link.gatt.discoverDatabase()
+        let service = try #require(services.first { $0.service.uuid == TestService.service })
+        func characteristic(_ uuid: BluetoothUUID) throws -> GATTCharacteristic {
+            try #require(service.characteristics.first { $0.characteristic.uuid == uuid }).characteristic
+        }
+        #expect(services.contains { $0.service.uuid == .genericAccess })
+
+        // Long read at MTU 517 is one Read; the value is exact.
+        #expect(try await link.gatt.read(handle: characteristic(TestService.longValue).valueHandle) == TestService.longBytes)
+
+        // Short and long writes land in the server and appear as server events.
+        let echo = try characteristic(TestService.echo).valueHandle
+        var serverEvents = pair.peripheral.serverEvents.makeAsyncIterator()
+        try await link.gatt.write(handle: echo, value: [1, 2, 3])
+        let written = await serverEvents.next()
+        #expect(written?.event == .valueWritten(connection: peer.handle, handle: echo, uuid: TestService.echo, value: [1, 2, 3]))
+        let long = (0..<512).map { UInt8(($0 * 7) % 256) }
+        try await link.gatt.writeLong(handle: echo, value: long)
+        #expect(try await link.gatt.read(handle: echo) == long)
+
+        // Validation hook refuses with application error 0x80; the value is kept.
+        let guarded = try characteristic(TestService.guarded).valueHandle
+        await #expect(throws: GATTClientError.att(ATTErrorCode(rawValue: 0x80), handle: guarded, request: .writeRequest)) {
+            try await link.gatt.write(handle: guarded, value: [0xFF])
+        }
+        #expect(try await link.gatt.read(handle: guarded) == [1])
+
+        // Notifications reach the subscriber, in order.
+        let notifyCharacteristic = try characteristic(TestService.notify)
+        let notifications = try await link.gatt.subscribe(to: notifyCharacteristic)
+        let notifyHandle = try #require(await pair.peripheral.valueHandle(of: TestService.notify))
+        for i in 1...20 { await pair.peripheral.updateValue([UInt8(i)], at: notifyHandle) }
+        var received: [UInt8] = []
+        for await value in notifications {
+            received += value
+            if received.count == 20 { break }
+        }
+        #expect(received == (1...20).map { UInt8($0) })
+
+        // Indications arrive and are confirmed.
+        let indications = try await link.gatt.subscribe(to: characteristic(TestService.indicate))
+        let indicateHandle = try #require(await pair.peripheral.valueHandle(of: TestService.indicate))
+        for i in 1...3 { await pair.peripheral.updateValue([0xA0 + UInt8(i)], at: indicateHandle) }
+        var indicated: [[UInt8]] = []
+        for await value in indications {
+            indicated.append(value)
+            if indicated.count == 3 { break }
+        }
+        #expect(indicated == [[0xA1], [0xA2], [0xA3]])
+
+        // Central disconnects; both sides learn it.
+        let reason = try await link.disconnect()
+        #expect(reason == .localHostTerminated)
+        #expect(await peer.waitForDisconnection() == .remoteUserTerminated)
+        #expect(await pair.central.openConnections.isEmpty)
+    }
+
+    @Test func peripheralCanDisconnectToo() async throws {
+        let pair = try await VirtualPair.start()
+        defer { Task { await pair.close() } }
+        let (link, peer) = try await within(10, "connect") { try await pair.connect() }
+        try await peer.disconnect(reason: .remoteUserTerminated)
+        #expect(await link.waitForDisconnection() == .remoteUserTerminated)
+        await #expect(throws: (any Error).self) { try await link.gatt.read(handle: 1) }
+    }
+
+    @Test func linkLossFailsAPendingRequestPromptly() async throws {
+        let pair = try await VirtualPair.start()
+        defer { Task { await pair.close() } }
+        let (link, _) = try await within(10, "connect") { try await pair.connect() }
+        // Every packet now takes 2 s in the air, then the link is lost while a read waits.
+        await pair.centralTransport.controller.link.setLatency(.seconds(2))
+        let read = Task { try await link.gatt.read(handle: 3) }
+        try await Task.sleep(for: .milliseconds(100))
+        await pair.centralTransport.controller.link.linkLoss(pair.centralTransport.controller)
+        let outcome = await within5 { await read.result }
+        guard case let .failure(error) = outcome else {
+            Issue.record("read succeeded across link loss")
+            return
+        }
+        #expect("\(error)".contains("closed"))
+        #expect(await link.waitForDisconnection() == .connectionTimeout)
+    }
+
+    @Test func connectTimesOutWhenNobodyAdvertises() async throws {
+        let pair = try await VirtualPair.start()
+        defer { Task { await pair.close() } }
+        let absent = BluetoothAddress.randomStatic(0x0000_0000_0042)
+        await #expect(throws: HostError.connectTimedOut(absent, seconds: 0.5)) {
+            try await pair.central.connect(to: absent, timeout: 0.5)
+        }
+        // The controller is usable again afterwards.
+        let (link, _) = try await within(10, "connect after timeout") { try await pair.connect() }
+        #expect(await link.isOpen())
+    }
+
+    @Test func mtu23ForcesReadBlobAndPreparedWrites() async throws {
+        let pair = try await VirtualPair.start(localMTU: 23)
+        defer { Task { await pair.close() } }
+        let (link, _) = try await within(10, "connect") { try await pair.connect() }
+        #expect(try await link.gatt.exchangeMTU() == 23)
+        let services = try await link.gatt.discoverDatabase()
+        let characteristics = services.flatMap(\.characteristics).map(\.characteristic)
+        let long = try #require(characteristics.first { $0.uuid == TestService.longValue })
+        #expect(try await link.gatt.read(handle: long.valueHandle) == TestService.longBytes)
+        let echo = try #require(characteristics.first { $0.uuid == TestService.echo })
+        let value = (0..<200).map { UInt8(255 - $0) }
+        try await link.gatt.writeLong(handle: echo.valueHandle, value: value)
+        #expect(try await link.gatt.read(handle: echo.valueHandle) == value)
+    }
+
+    @Test func closingTheCentralTransportLooksLikeSupervisionTimeoutToThePeer() async throws {
+        let pair = try await VirtualPair.start()
+        defer { Task { await pair.close() } }
+        let (_, peer) = try await within(10, "connect") { try await pair.connect() }
+        await pair.central.close()
+        #expect(await within5 { await peer.waitForDisconnection() } == .connectionTimeout)
+    }
+}
+
+/// `within(5, …)` for non-throwing bodies.
+func within5<T: Sendable>(_ body: @escaping @Sendable () async -> T) async -> T? {
+    try? await within(5, "wait") { await body() }
+}
