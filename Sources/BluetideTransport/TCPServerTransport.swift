@@ -56,6 +56,12 @@ public final class TCPServerTransport: HCITransport {
                         return
                     }
                     let peer = child.remoteAddress.map { "\($0)" } ?? "?"
+                    // Ahead of the H4 handler: when the client leaves, the listener is marked
+                    // closed before `packets` ends, so nobody who saw the end can still find a
+                    // "connected" client.
+                    try child.pipeline.syncOperations.addHandler(ClientDepartureHandler {
+                        slot.value.closed = true
+                    })
                     try child.pipeline.syncOperations.addHandler(
                         H4ChannelHandler(name: "\(name) (client \(peer))", continuation: continuation))
                     slot.value.client = child
@@ -95,8 +101,8 @@ public final class TCPServerTransport: HCITransport {
         let slot = self.slot
         let name = self.name
         let future: EventLoopFuture<Void> = loop.flatSubmit {
-            if slot.value.client != nil { return loop.makeSucceededVoidFuture() }
             if slot.value.closed { return loop.makeFailedFuture(TransportError.closed(name)) }
+            if slot.value.client != nil { return loop.makeSucceededVoidFuture() }
             let promise = loop.makePromise(of: Void.self)
             slot.value.waiters.append(promise)
             return promise.futureResult
@@ -140,5 +146,17 @@ public final class TCPServerTransport: HCITransport {
         }.get()
         if let client = client ?? nil { try? await client.close().get() }
         try? await serverChannel.close().get()
+    }
+}
+
+/// Runs `onDeparture` on the event loop when the client's channel goes inactive.
+private final class ClientDepartureHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    private let onDeparture: () -> Void
+    init(_ onDeparture: @escaping () -> Void) { self.onDeparture = onDeparture }
+    func channelInactive(context: ChannelHandlerContext) {
+        onDeparture()
+        context.fireChannelInactive()
     }
 }
