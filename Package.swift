@@ -13,11 +13,13 @@ let package = Package(
         .library(name: "BluetideCore", targets: ["BluetideCore"]),
         .library(name: "BluetideProfiles", targets: ["BluetideProfiles"]),
         .library(name: "BluetideHost", targets: ["BluetideHost"]),
+        .library(name: "Bluetide", targets: ["Bluetide"]),
         .executable(name: "bluetide", targets: ["bluetide"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .target(name: "BluetideCore", swiftSettings: strict),
@@ -40,9 +42,22 @@ let package = Package(
             dependencies: ["BluetideCore", "BluetideHCI", "BluetideTransport"],
             swiftSettings: strict),
         .target(
+            name: "Bluetide",
+            dependencies: ["BluetideCore", "BluetideProfiles", "BluetideHCI", "BluetideTransport", "BluetideHost", "BluetideVirtual"],
+            swiftSettings: strict),
+        .target(
+            name: "BluetideEmulation",
+            dependencies: ["BluetideCore", "BluetideProfiles", "BluetideEmulators", "BluetideHost", "BluetideTransport", "BluetideRecording"],
+            swiftSettings: strict),
+        .target(
+            name: "BluetideReflex",
+            dependencies: ["BluetideCore", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+        .target(
             name: "BluetideCommands",
             dependencies: [
-                "BluetideCore", "BluetideProfiles", "BluetideHost",
+                "BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual",
+                "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -56,6 +71,9 @@ let package = Package(
         .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual"], swiftSettings: strict),
         .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport", "BluetideHCI", "BluetideVirtual"], swiftSettings: strict),
         .testTarget(name: "BluetideHostTests", dependencies: ["BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideCore"], swiftSettings: strict),
+        .testTarget(name: "BluetideTests", dependencies: ["Bluetide", "BluetideVirtual", "BluetideTransport", "BluetideHost"], swiftSettings: strict),
+        .testTarget(name: "BluetideEmulationTests", dependencies: ["BluetideEmulation", "BluetideHost", "BluetideTransport", "BluetideEmulators"], swiftSettings: strict),
+        .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex"], swiftSettings: strict),
         .testTarget(name: "BluetideCLITests", dependencies: ["BluetideCommands", "bluetide"], swiftSettings: strict),
     ]
 )

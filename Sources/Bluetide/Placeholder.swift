@@ -1,0 +1,2 @@
+// Bluetide: filled in by its own work.
+enum _BluetidePlaceholder {}

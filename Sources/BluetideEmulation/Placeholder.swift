@@ -1,0 +1,2 @@
+// BluetideEmulation: filled in by its own work.
+enum _BluetideEmulationPlaceholder {}

@@ -1,0 +1,2 @@
+// BluetideReflex: filled in by its own work.
+enum _BluetideReflexPlaceholder {}
