@@ -143,6 +143,26 @@ import Testing
         #expect(try await link.gatt.read(handle: echo.valueHandle) == value)
     }
 
+    @Test func servicesAddedAfterConnectingAreDiscoveredAndAnnounced() async throws {
+        let pair = try await VirtualPair.start()
+        defer { Task { await pair.close() } }
+        let (link, _) = try await within(10, "connect") { try await pair.connect() }
+        let before = try await link.gatt.discoverDatabase()
+        let gatt = try #require(before.first { $0.service.uuid == .genericAttribute })
+        let changed = try #require(gatt.characteristics.first { $0.characteristic.uuid == .serviceChanged })
+        let announcements = try await link.gatt.subscribe(to: changed.characteristic)
+        let battery = GATTServiceDefinition(uuid: .battery, characteristics: [
+            GATTCharacteristicDefinition(uuid: .batteryLevel, properties: [.read, .notify], value: [77])
+        ])
+        await pair.peripheral.setServices([TestService.definition, battery])
+        var iterator = announcements.makeAsyncIterator()
+        let range = try #require(await iterator.next())
+        #expect(range == [0x01, 0x00, 0xFF, 0xFF])
+        let after = try await link.gatt.discoverDatabase()
+        let level = try #require(after.first { $0.service.uuid == .battery }?.characteristics.first)
+        #expect(try await link.gatt.read(handle: level.characteristic.valueHandle) == [77])
+    }
+
     @Test func closingTheCentralTransportLooksLikeSupervisionTimeoutToThePeer() async throws {
         let pair = try await VirtualPair.start()
         defer { Task { await pair.close() } }

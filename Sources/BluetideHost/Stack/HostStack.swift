@@ -645,6 +645,34 @@ public actor HostStack {
 
     // MARK: - Local GATT server
 
+    /// Replaces the local GATT server's services (GAP and GATT are kept). Open connections stay
+    /// up; their subscriptions are cleared and clients that subscribed to Service Changed are
+    /// told to rediscover.
+    public func setServices(_ services: [GATTServiceDefinition]) {
+        var fresh = GATTServer(
+            deviceName: configuration.deviceName, appearance: configuration.appearance, services: services)
+        fresh.localMTU = configuration.localMTU
+        let previous = server
+        for handle in links.keys { fresh.connect(handle) }
+        // Keep who asked for Service Changed indications, so they can be told.
+        if let changed = previous.database.valueHandle(of: .serviceChanged, in: .genericAttribute),
+           let newChanged = fresh.database.valueHandle(of: .serviceChanged, in: .genericAttribute),
+           let cccd = fresh.database.attributes(in: newChanged &+ 1, newChanged &+ 2)
+               .first(where: { $0.type == .clientCharacteristicConfiguration })?.handle {
+            for handle in links.keys where previous.configuration(of: changed, for: handle).contains(.indication) {
+                _ = fresh.handle(.writeRequest(handle: cccd, value: [0x02, 0x00]), from: handle, mtu: links[handle]?.bearer.mtu ?? 23)
+            }
+        }
+        server = fresh
+        let t = now()
+        for push in server.indicateServiceChanged() {
+            guard var link = links[push.connection] else { continue }
+            let events = link.bearer.send(push, now: t)
+            links[push.connection] = link
+            handleBearerEvents(events, on: push.connection)
+        }
+    }
+
     /// The value handle of a characteristic in the local server.
     public func valueHandle(of characteristic: BluetoothUUID, in service: BluetoothUUID? = nil) -> UInt16? {
         server.database.valueHandle(of: characteristic, in: service)
