@@ -162,40 +162,10 @@ public struct SCControlPointResponse: Equatable, Sendable, Encodable, GATTCodabl
     }
 }
 
+
 /// Anything seen on the SC Control Point: a request (client → sensor) or a response (sensor →
 /// client, first byte 0x10).
-public enum SCControlPointMessage: Equatable, Sendable, Encodable, GATTCodable {
-    case request(SCControlPointRequest)
-    case response(SCControlPointResponse)
+public typealias SCControlPointMessage = ControlPointMessage<SCControlPointRequest, SCControlPointResponse>
 
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        if reader.peek() == SCControlPointResponse.responseCode {
-            self = .response(try SCControlPointResponse(from: &reader))
-        } else {
-            self = .request(try SCControlPointRequest(from: &reader))
-        }
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        switch self {
-        case let .request(request): request.encode(to: &writer)
-        case let .response(response): response.encode(to: &writer)
-        }
-    }
-
-    /// The request's or response's summary.
-    public var summary: String {
-        switch self {
-        case let .request(request): return request.summary
-        case let .response(response): return response.summary
-        }
-    }
-
-    /// JSON: the request or response object.
-    public func encode(to encoder: any Encoder) throws {
-        switch self {
-        case let .request(request): try request.encode(to: encoder)
-        case let .response(response): try response.encode(to: encoder)
-        }
-    }
-}
+extension SCControlPointResponse: ControlPointResponse {}
+extension SCControlPointRequest: ControlPointRequest {}

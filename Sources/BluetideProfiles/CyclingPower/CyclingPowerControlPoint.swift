@@ -221,40 +221,11 @@ public struct CyclingPowerControlPointResponse: Equatable, Hashable, Sendable, E
     }
 }
 
+
 /// Anything seen on the Cycling Power Control Point: a request (client → meter) or a response
 /// (meter → client, first byte 0x20).
-public enum CyclingPowerControlPointMessage: Equatable, Hashable, Sendable, Encodable, GATTCodable {
-    case request(CyclingPowerControlPointRequest)
-    case response(CyclingPowerControlPointResponse)
+public typealias CyclingPowerControlPointMessage =
+    ControlPointMessage<CyclingPowerControlPointRequest, CyclingPowerControlPointResponse>
 
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        if reader.peek() == CyclingPowerControlPointResponse.responseCode {
-            self = .response(try CyclingPowerControlPointResponse(from: &reader))
-        } else {
-            self = .request(try CyclingPowerControlPointRequest(from: &reader))
-        }
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        switch self {
-        case let .request(request): request.encode(to: &writer)
-        case let .response(response): response.encode(to: &writer)
-        }
-    }
-
-    /// The request's or response's summary.
-    public var summary: String {
-        switch self {
-        case let .request(request): return request.summary
-        case let .response(response): return response.summary
-        }
-    }
-
-    /// JSON: the request or response object.
-    public func encode(to encoder: any Encoder) throws {
-        switch self {
-        case let .request(request): try request.encode(to: encoder)
-        case let .response(response): try response.encode(to: encoder)
-        }
-    }
-}
+extension CyclingPowerControlPointResponse: ControlPointResponse {}
+extension CyclingPowerControlPointRequest: ControlPointRequest {}
