@@ -132,6 +132,7 @@ import Testing
         #expect(Set(announced.map(\.address)) == addresses)
         #expect(Set(world.peripheral.connectedCentrals.map(\.address)) == addresses)
 
+        let subscriptions = service.$response.subscriptions
         let streamA = try await linkA.gatt.subscribe(
             to: Kit.characteristic(PunchUUID.response, in: Kit.discoverPunch(on: linkA)).characteristic)
         let streamB = try await linkB.gatt.subscribe(
@@ -142,6 +143,17 @@ import Testing
         let expected = (0..<10).map { PunchResponse(reactionTimeMilliseconds: 300, target: 1, hit: true, step: UInt16($0)).bytes }
         #expect(try await Kit.within(10, "notifications A") { try await Kit.collect(10, from: streamA) } == expected)
         #expect(try await Kit.within(10, "notifications B") { try await Kit.collect(10, from: streamB) } == expected)
+
+        // Subscriptions are visible to the service, and end when a central leaves.
+        let subscribed = try await Kit.within(5, "subscriptions") { try await Kit.collect(2, from: subscriptions) }
+        #expect(subscribed.allSatisfy { $0.notifications && !$0.indications && $0.isSubscribed })
+        #expect(Set(subscribed.compactMap { $0.central?.address }) == addresses)
+        #expect(service.$response.subscriberCount == 2)
+        try await linkA.disconnect()
+        let ended = try await Kit.within(5, "subscription end") { try await Kit.collect(1, from: subscriptions) }
+        #expect(ended.map(\.isSubscribed) == [false])
+        #expect(ended.map(\.connectionHandle) == subscribed.filter { $0.central?.address == .randomStatic(0x0BAD_0000 + 4) }.map(\.connectionHandle))
+        #expect(service.$response.subscriberCount == 1)
     }
 
     @Test func advertisingResumesAfterADisconnect() async throws {

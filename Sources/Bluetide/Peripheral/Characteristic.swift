@@ -40,7 +40,10 @@ public final class Characteristic<Value: GATTCodable & Sendable>: Sendable {
         var value: Value
         var bindings: [ObjectIdentifier: PeripheralValueSink] = [:]
         var writeSubscribers: [Int: AsyncStream<CharacteristicWrite<Value>>.Continuation] = [:]
+        var subscriptionSubscribers: [Int: AsyncStream<CharacteristicSubscription>.Continuation] = [:]
         var nextSubscriber = 0
+        /// Client configuration of every subscribed connection, by peripheral and handle.
+        var subscribed: [ObjectIdentifier: [UInt16: GATTClientConfiguration]] = [:]
     }
 
     /// A characteristic of type `uuid` holding `wrappedValue` at first.
@@ -104,6 +107,30 @@ public final class Characteristic<Value: GATTCodable & Sendable>: Sendable {
         return stream
     }
 
+    /// Changes of centrals' subscriptions from now on: a central enabling or disabling
+    /// notifications or indications, and the end of a subscription when its central
+    /// disconnects. Every access makes a new subscription to these changes.
+    public var subscriptions: AsyncStream<CharacteristicSubscription> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: CharacteristicSubscription.self, bufferingPolicy: .bufferingNewest(1024))
+        let id = state.withLock { state in
+            let id = state.nextSubscriber
+            state.nextSubscriber += 1
+            state.subscriptionSubscribers[id] = continuation
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscriptionSubscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// How many centrals are subscribed now (to notifications or indications), over every
+    /// peripheral serving this characteristic.
+    public var subscriberCount: Int {
+        state.withLock { $0.subscribed.values.reduce(0) { $0 + $1.count } }
+    }
+
     /// Decodes a written value: every byte must be used. Length problems give Invalid Attribute
     /// Value Length (0x0D), unacceptable content application error 0x80.
     static func decode(_ bytes: [UInt8]) -> Result<Value, ATTErrorCode> {
@@ -155,6 +182,37 @@ extension Characteristic: CharacteristicBindable {
         _ = state.withLock { $0.bindings.removeValue(forKey: peripheral) }
     }
 
+    func subscriptionChanged(
+        on peripheral: ObjectIdentifier, connectionHandle: UInt16, configuration: GATTClientConfiguration,
+        central: ConnectedCentral?
+    ) {
+        let subscribers = state.withLock { state in
+            if configuration.isEmpty {
+                state.subscribed[peripheral]?[connectionHandle] = nil
+            } else {
+                state.subscribed[peripheral, default: [:]][connectionHandle] = configuration
+            }
+            return Array(state.subscriptionSubscribers.values)
+        }
+        let change = CharacteristicSubscription(
+            central: central, connectionHandle: connectionHandle,
+            notifications: configuration.contains(.notification), indications: configuration.contains(.indication))
+        for subscriber in subscribers { subscriber.yield(change) }
+    }
+
+    func subscriptionsEnded(on peripheral: ObjectIdentifier, connectionHandle: UInt16?) {
+        let (ended, subscribers) = state.withLock { state -> ([UInt16], [AsyncStream<CharacteristicSubscription>.Continuation]) in
+            let current = state.subscribed[peripheral] ?? [:]
+            let ended = connectionHandle.map { current[$0] == nil ? [] : [$0] } ?? current.keys.sorted()
+            for handle in ended { state.subscribed[peripheral]?[handle] = nil }
+            return (ended, Array(state.subscriptionSubscribers.values))
+        }
+        for handle in ended {
+            let change = CharacteristicSubscription(central: nil, connectionHandle: handle, notifications: false, indications: false)
+            for subscriber in subscribers { subscriber.yield(change) }
+        }
+    }
+
     func deliverWrite(_ bytes: [UInt8], from central: ConnectedCentral?, connectionHandle: UInt16) {
         guard case let .success(value) = Self.decode(bytes) else { return }
         let write = CharacteristicWrite(value: value, bytes: bytes, central: central, connectionHandle: connectionHandle)
@@ -176,6 +234,21 @@ public struct CharacteristicWrite<Value: Sendable>: Sendable {
     public let connectionHandle: UInt16
 }
 
+/// A central subscribing to or unsubscribing from a ``Characteristic``'s notifications or
+/// indications (``Characteristic/subscriptions``).
+public struct CharacteristicSubscription: Sendable, Equatable {
+    /// The central; nil when the subscription ended because its link closed.
+    public let central: ConnectedCentral?
+    /// HCI handle of the central's connection.
+    public let connectionHandle: UInt16
+    /// Notifications are enabled.
+    public let notifications: Bool
+    /// Indications are enabled.
+    public let indications: Bool
+    /// The central receives new values (notifications or indications).
+    public var isSubscribed: Bool { notifications || indications }
+}
+
 /// What a ``Peripheral`` needs from a characteristic of any value type.
 protocol CharacteristicBindable: AnyObject, Sendable {
     /// The characteristic type UUID.
@@ -188,6 +261,12 @@ protocol CharacteristicBindable: AnyObject, Sendable {
     func unbind(from peripheral: ObjectIdentifier)
     /// Hands a write the server applied to the ``Characteristic/writes`` subscribers.
     func deliverWrite(_ bytes: [UInt8], from central: ConnectedCentral?, connectionHandle: UInt16)
+    /// A central on `peripheral` changed its Client Characteristic Configuration.
+    func subscriptionChanged(
+        on peripheral: ObjectIdentifier, connectionHandle: UInt16, configuration: GATTClientConfiguration,
+        central: ConnectedCentral?)
+    /// The subscriptions of one connection (or all, for nil) on `peripheral` ended.
+    func subscriptionsEnded(on peripheral: ObjectIdentifier, connectionHandle: UInt16?)
 }
 
 /// Where a bound characteristic queues its new values: one peripheral's ordered update stream

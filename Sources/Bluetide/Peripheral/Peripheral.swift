@@ -184,6 +184,12 @@ public final class Peripheral: Sendable {
     private func register(_ services: [RegisteredService]) async {
         let definitions = services.map { $0.definition() }
         await stack.setServices(definitions)
+        // The new server starts without subscriptions.
+        for service in services {
+            for characteristic in service.characteristics {
+                characteristic.subscriptionsEnded(on: ObjectIdentifier(self), connectionHandle: nil)
+            }
+        }
         let handles = Self.valueHandles(of: definitions)
         let me = ObjectIdentifier(self)
         var byHandle: [UInt16: any CharacteristicBindable] = [:]
@@ -326,7 +332,13 @@ public final class Peripheral: Sendable {
         Task { [weak self] in
             _ = await connection.waitForDisconnection()
             guard let self else { return }
-            _ = self.state.withLock { $0.centrals.removeValue(forKey: connection.handle) }
+            let characteristics = self.state.withLock { state in
+                state.centrals.removeValue(forKey: connection.handle)
+                return Array(state.characteristicsByHandle.values)
+            }
+            for characteristic in characteristics {
+                characteristic.subscriptionsEnded(on: ObjectIdentifier(self), connectionHandle: connection.handle)
+            }
             self.control.yield(.connectionsChanged(connected: false))
         }
     }
@@ -334,13 +346,25 @@ public final class Peripheral: Sendable {
     // MARK: - Server events
 
     private func handle(_ event: HostStack.ServerEvent) async {
-        guard case let .valueWritten(connection, handle, _, value) = event.event else { return }
-        guard let characteristic = state.withLock({ $0.characteristicsByHandle[handle] }) else { return }
-        var central = state.withLock { $0.centrals[connection] }
-        if central == nil {
-            // The write overtook the connection's announcement (two different streams).
-            central = await stack.openConnections.first { $0.handle == connection }.map(ConnectedCentral.init)
+        switch event.event {
+        case let .valueWritten(connection, handle, _, value):
+            guard let characteristic = state.withLock({ $0.characteristicsByHandle[handle] }) else { return }
+            characteristic.deliverWrite(value, from: await central(on: connection), connectionHandle: connection)
+        case let .subscriptionChanged(connection, handle, configuration):
+            guard let characteristic = state.withLock({ $0.characteristicsByHandle[handle] }) else { return }
+            // A change that arrives after its link closed would leave a stale subscriber.
+            guard let central = await central(on: connection), await central.connection.isOpen() else { return }
+            characteristic.subscriptionChanged(
+                on: ObjectIdentifier(self), connectionHandle: connection, configuration: configuration, central: central)
+        default:
+            break
         }
-        characteristic.deliverWrite(value, from: central, connectionHandle: connection)
+    }
+
+    /// The central on a connection handle, also when the event overtook the connection's
+    /// announcement (they come on two different streams).
+    private func central(on connection: UInt16) async -> ConnectedCentral? {
+        if let known = state.withLock({ $0.centrals[connection] }) { return known }
+        return await stack.openConnections.first { $0.handle == connection }.map(ConnectedCentral.init)
     }
 }
