@@ -19,6 +19,14 @@ import Synchronization
 /// - with **application error 0x80** when the bytes are there but do not hold an acceptable
 ///   value (`DecodingError` kind `.invalidValue`), e.g. a ``PunchSequence`` naming target 9.
 ///
+/// Notifications and indications carry at most ATT MTU − 3 bytes of the value (20 bytes at the
+/// default MTU of 23); a central reads longer values whole with Read Blob.
+///
+/// `validate` must be a pure check: it runs inside the host stack, and for a long (prepared)
+/// write it runs when the write is executed, possibly twice. A reliable write that changes
+/// several characteristics at once and is refused by a later one may leave an earlier property
+/// updated without a ``writes`` entry.
+///
 /// The storage is guarded by a mutex, so the property may be read and assigned from any task.
 @propertyWrapper
 public final class Characteristic<Value: GATTCodable & Sendable>: Sendable {

@@ -26,5 +26,6 @@ public struct ConnectedCentral: Sendable, Hashable, CustomStringConvertible {
     /// Waits until the link closes and returns the reason.
     public func waitForDisconnection() async -> HCIStatus { await connection.waitForDisconnection() }
 
+    /// "central ADDRESS (connection 0xHANDLE)", for logs.
     public var description: String { "central \(address) (connection 0x\(String(handle, radix: 16)))" }
 }

@@ -8,6 +8,7 @@ public enum PeripheralError: Error, Sendable, Equatable, CustomStringConvertible
     /// The service object was already added to this peripheral.
     case serviceAlreadyAdded(BluetoothUUID)
 
+    /// A sentence saying what went wrong and, for advertising, what needs how many bytes.
     public var description: String {
         switch self {
         case let .advertisingDataTooLong(text): text
