@@ -80,4 +80,22 @@ final class PeripheralTestLogService: GATTService {
         let received = try await Kit.within(5, "notification") { try await Kit.collect(1, from: notifications) }
         #expect(received == [[0xDC, 0x05, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00]])
     }
+
+    @Test func maximumCentralsPausesAdvertisingUntilOneLeaves() async throws {
+        let world = try await PeripheralTestWorld.start()
+        world.peripheral.maximumCentrals = 1
+        let first = try await world.central(10)
+        let second = try await world.central(11)
+        defer { Task { await world.close(first, second) } }
+        try await world.peripheral.add(PeripheralTestPunchService())
+        try await world.peripheral.startAdvertising(name: "Reflex-TEST", interval: .milliseconds(20))
+
+        let link = try await Kit.within(10, "connect") { try await first.connect(to: world.address, timeout: 5) }
+        // The controller stopped advertising at the connection and the peripheral, full, did
+        // not resume it: the second central finds nobody to connect to.
+        await #expect(throws: HostError.self) { try await second.connect(to: world.address, timeout: 1) }
+        try await link.disconnect()
+        let late = try await Kit.within(10, "connect after the first left") { try await second.connect(to: world.address, timeout: 5) }
+        #expect(late.peer == world.address)
+    }
 }
