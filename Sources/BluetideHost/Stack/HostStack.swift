@@ -624,8 +624,8 @@ public actor HostStack {
 
     // MARK: - Peripheral role
 
-    /// Starts connectable undirected advertising with `data` (and `scanResponse`, if any),
-    /// every `intervalMilliseconds` (20…10240 ms).
+    /// Starts connectable undirected advertising with `data` and `scanResponse` (an empty scan
+    /// response when nil), every `intervalMilliseconds` (20…10240 ms).
     public func startAdvertising(
         _ data: AdvertisingData, scanResponse: AdvertisingData? = nil, intervalMilliseconds: Double = 100
     ) async throws {
@@ -634,7 +634,9 @@ public actor HostStack {
         _ = try? await execute(LESetAdvertisingEnable(enable: false))
         try await execute(LESetAdvertisingParameters(intervalMin: units, intervalMax: units, ownAddressType: own))
         try await execute(LESetAdvertisingData(data: data.bytes))
-        if let scanResponse { try await execute(LESetScanResponseData(data: scanResponse.bytes)) }
+        // Always set: controllers keep the previous scan response, which would otherwise go on
+        // answering scans after advertising without one.
+        try await execute(LESetScanResponseData(data: scanResponse?.bytes ?? []))
         try await execute(LESetAdvertisingEnable(enable: true))
     }
 

@@ -1,0 +1,31 @@
+import BluetideHCI
+
+/// A central connected to a ``Peripheral``.
+public struct ConnectedCentral: Sendable, Hashable, CustomStringConvertible {
+    /// The link, for lower-level operations (MTU, RSSI, the central's own GATT server).
+    public let connection: HostConnection
+
+    /// Wraps an incoming link.
+    init(_ connection: HostConnection) { self.connection = connection }
+
+    /// The central's address.
+    public var address: BluetoothAddress { connection.peer }
+
+    /// The HCI connection handle.
+    public var handle: UInt16 { connection.handle }
+
+    /// The effective ATT MTU, octets: notifications carry at most MTU − 3 bytes of value.
+    public func mtu() async -> Int { await connection.mtu() }
+
+    /// Disconnects the central (reason 0x13, remote user terminated) and waits until the
+    /// controller confirms, at most `timeout` seconds.
+    public func disconnect(timeout: Double = 5) async throws {
+        try await connection.disconnect(timeout: timeout)
+    }
+
+    /// Waits until the link closes and returns the reason.
+    public func waitForDisconnection() async -> HCIStatus { await connection.waitForDisconnection() }
+
+    /// "central ADDRESS (connection 0xHANDLE)", for logs.
+    public var description: String { "central \(address) (connection 0x\(String(handle, radix: 16)))" }
+}

@@ -1,0 +1,370 @@
+import Synchronization
+
+/// The peripheral role: serves ``GATTService`` objects and advertises so centrals can connect.
+///
+/// ```swift
+/// let peripheral = Peripheral(stack: stack)          // a started HostStack
+/// let punch = PunchService()
+/// try await peripheral.add(punch)
+/// try await peripheral.startAdvertising(name: "Reflex-1A2B", serviceUUIDs: [PunchUUID.service])
+/// punch.response = PunchResponse(...)                 // notifies subscribed centrals
+/// for await write in punch.$targets.writes { ... }    // values centrals wrote
+/// ```
+///
+/// Several centrals may be connected at once (up to ``maximumCentrals``). The controller stops
+/// advertising when a central connects; the peripheral starts it again, after a connection while
+/// there is room for another central and after a disconnect, unless
+/// ``readvertisesAutomatically`` is turned off.
+///
+/// The peripheral owns the stack's local GATT services (``HostStack/setServices(_:)``) and is the
+/// one consumer of ``HostStack/serverEvents`` and ``HostStack/incomingConnections``: create one
+/// `Peripheral` per stack. Its background tasks end when it is deinitialised.
+public final class Peripheral: Sendable {
+    /// The host stack this peripheral drives.
+    public let stack: HostStack
+
+    private let state: Mutex<State>
+    private let updates: AsyncStream<PeripheralValueUpdate>.Continuation
+    private let control: AsyncStream<ControlMessage>.Continuation
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+
+    private struct State {
+        var centrals: [UInt16: ConnectedCentral] = [:]
+        var characteristicsByHandle: [UInt16: any CharacteristicBindable] = [:]
+        var registered: [ObjectIdentifier] = []
+        var connectionSubscribers: [Int: AsyncStream<ConnectedCentral>.Continuation] = [:]
+        var nextSubscriber = 0
+        var readvertises = true
+        var maximumCentrals = 4
+        var advertisingWanted = false
+    }
+
+    /// A service as reflected at ``add(services:)``.
+    struct RegisteredService: Sendable {
+        let uuid: BluetoothUUID
+        let isPrimary: Bool
+        let characteristics: [any CharacteristicBindable]
+
+        func definition() -> GATTServiceDefinition {
+            GATTServiceDefinition(uuid: uuid, isPrimary: isPrimary, characteristics: characteristics.map { $0.definition() })
+        }
+    }
+
+    /// What to advertise, laid out for legacy advertising.
+    struct AdvertisingRequest: Sendable {
+        let advertising: AdvertisingData
+        let scanResponse: AdvertisingData?
+        let intervalMilliseconds: Double
+    }
+
+    /// Work done in order by the control task: service registration and advertising.
+    private enum ControlMessage: Sendable {
+        case register([RegisteredService], CheckedContinuation<Void, Never>)
+        case startAdvertising(AdvertisingRequest, CheckedContinuation<Void, any Error>)
+        case stopAdvertising(CheckedContinuation<Void, any Error>)
+        case connectionsChanged(connected: Bool)
+    }
+
+    /// A peripheral on `stack`, which must be started (``HostStack/start()``) before services
+    /// are added or advertising starts.
+    public init(stack: HostStack) {
+        self.stack = stack
+        state = Mutex(State())
+        let (updateStream, updates) = AsyncStream.makeStream(of: PeripheralValueUpdate.self, bufferingPolicy: .unbounded)
+        self.updates = updates
+        let (controlStream, control) = AsyncStream.makeStream(of: ControlMessage.self, bufferingPolicy: .unbounded)
+        self.control = control
+
+        // New values go to the server in the order they were assigned: one task, awaiting each.
+        let valueTask = Task {
+            for await update in updateStream { await stack.updateValue(update.bytes, at: update.valueHandle) }
+        }
+        let controlTask = Task { [weak self] in
+            var registered: [RegisteredService] = []
+            var advertising: AdvertisingRequest?
+            for await message in controlStream {
+                guard let self else { return }
+                await self.handle(message, registered: &registered, advertising: &advertising)
+            }
+        }
+        let eventTask = Task { [weak self] in
+            for await event in stack.serverEvents {
+                guard let self else { return }
+                await self.handle(event)
+            }
+        }
+        let connectionTask = Task { [weak self] in
+            for await connection in stack.incomingConnections {
+                guard let self else { return }
+                self.connected(connection)
+            }
+        }
+        tasks.withLock { $0 = [valueTask, controlTask, eventTask, connectionTask] }
+    }
+
+    deinit {
+        updates.finish()
+        control.finish()
+        for task in tasks.withLock({ $0 }) { task.cancel() }
+        for subscriber in state.withLock({ Array($0.connectionSubscribers.values) }) { subscriber.finish() }
+    }
+
+    // MARK: - Settings
+
+    /// Whether advertising resumes by itself after a central disconnects, and after a central
+    /// connects while fewer than ``maximumCentrals`` are connected. True by default; when false,
+    /// advertising ends at the first connection until ``startAdvertising(name:serviceUUIDs:manufacturerData:serviceData:interval:)``
+    /// is called again.
+    public var readvertisesAutomatically: Bool {
+        get { state.withLock { $0.readvertises } }
+        set { state.withLock { $0.readvertises = newValue } }
+    }
+
+    /// Most centrals connected at once (4 by default, at least 1): advertising pauses while
+    /// this many are connected. A controller that cannot advertise while connected simply
+    /// accepts one central at a time.
+    public var maximumCentrals: Int {
+        get { state.withLock { $0.maximumCentrals } }
+        set { state.withLock { $0.maximumCentrals = max(newValue, 1) } }
+    }
+
+    // MARK: - Services
+
+    /// Adds a service; see ``add(services:)``.
+    public func add(_ service: some GATTService) async throws {
+        try await add(services: [service])
+    }
+
+    /// Adds services to the local GATT server, after those added before (whose handles do not
+    /// change). Each service's ``Characteristic`` properties are found by reflection, in
+    /// declaration order, and bound to their value handles: from then on, assigning a property
+    /// updates the server and notifies subscribers.
+    ///
+    /// Centrals already connected keep their links but lose their subscriptions; those that
+    /// subscribed to Service Changed are told to rediscover.
+    /// - Throws: ``PeripheralError/serviceHasNoCharacteristics(_:)`` for a service without
+    ///   `@Characteristic` properties, ``PeripheralError/serviceAlreadyAdded(_:)`` for a service
+    ///   added twice.
+    public func add(services: [any GATTService]) async throws {
+        var fresh: [RegisteredService] = []
+        var seen = Set<ObjectIdentifier>()
+        for service in services {
+            let characteristics = service.characteristicBindings
+            guard !characteristics.isEmpty else { throw PeripheralError.serviceHasNoCharacteristics(service.uuid) }
+            let ids = characteristics.map { ObjectIdentifier($0) }
+            let known = state.withLock { state in ids.contains { state.registered.contains($0) } }
+            guard !known, ids.allSatisfy({ seen.insert($0).inserted }) else {
+                throw PeripheralError.serviceAlreadyAdded(service.uuid)
+            }
+            fresh.append(RegisteredService(uuid: service.uuid, isPrimary: service.isPrimary, characteristics: characteristics))
+        }
+        state.withLock { $0.registered += fresh.flatMap { $0.characteristics.map { ObjectIdentifier($0) } } }
+        await withCheckedContinuation { continuation in
+            if case .terminated = control.yield(.register(fresh, continuation)) { continuation.resume() }
+        }
+    }
+
+    /// Value handles of every characteristic of `services` in a server built from them, in
+    /// order: the layout the host stack's server uses (GAP and GATT services first).
+    static func valueHandles(of services: [GATTServiceDefinition]) -> [[UInt16]] {
+        let database = GATTDatabase(deviceName: "", services: services)
+        var handles: [[UInt16]] = []
+        var serviceIndex = -1
+        for attribute in database.attributes {
+            if attribute.role == .serviceDeclaration {
+                serviceIndex += 1
+                if serviceIndex >= 2 { handles.append([]) }
+            } else if case .characteristicValue = attribute.role, serviceIndex >= 2 {
+                handles[handles.count - 1].append(attribute.handle)
+            }
+        }
+        return handles
+    }
+
+    private func register(_ services: [RegisteredService]) async {
+        let definitions = services.map { $0.definition() }
+        await stack.setServices(definitions)
+        // The new server starts without subscriptions.
+        for service in services {
+            for characteristic in service.characteristics {
+                characteristic.subscriptionsEnded(on: ObjectIdentifier(self), connectionHandle: nil)
+            }
+        }
+        let handles = Self.valueHandles(of: definitions)
+        let me = ObjectIdentifier(self)
+        var byHandle: [UInt16: any CharacteristicBindable] = [:]
+        for (service, serviceHandles) in zip(services, handles) {
+            for (characteristic, handle) in zip(service.characteristics, serviceHandles) {
+                characteristic.bind(PeripheralValueSink(peripheral: me, valueHandle: handle, updates: updates))
+                byHandle[handle] = characteristic
+            }
+        }
+        state.withLock { $0.characteristicsByHandle = byHandle }
+    }
+
+    // MARK: - Advertising
+
+    /// Starts connectable advertising (legacy: 31 bytes of advertisement + 31 bytes of scan
+    /// response). The flags (general discoverable, no BR/EDR), service UUIDs, service data,
+    /// manufacturer data and the complete local name go in the advertisement when they fit;
+    /// otherwise the name, then the 128-bit UUIDs, then the data move to the scan response.
+    /// - Parameters:
+    ///   - name: the complete local name, or nil for none.
+    ///   - serviceUUIDs: services to announce (16-bit and 128-bit UUIDs in separate lists).
+    ///   - manufacturerData: manufacturer-specific data by Bluetooth SIG company identifier.
+    ///   - serviceData: service data by service UUID.
+    ///   - interval: time between advertising events, 20 ms … 10.24 s.
+    /// - Throws: ``PeripheralError/advertisingDataTooLong(_:)`` (saying what needs how many
+    ///   bytes) when it cannot fit; errors of the controller.
+    public func startAdvertising(
+        name: String? = nil, serviceUUIDs: [BluetoothUUID] = [], manufacturerData: [UInt16: [UInt8]] = [:],
+        serviceData: [BluetoothUUID: [UInt8]] = [:], interval: Duration = .milliseconds(100)
+    ) async throws {
+        let layout = try AdvertisingLayout(
+            name: name, serviceUUIDs: serviceUUIDs, manufacturerData: manufacturerData, serviceData: serviceData
+        ).layout()
+        let (seconds, attoseconds) = interval.components
+        let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        let request = AdvertisingRequest(
+            advertising: layout.advertising, scanResponse: layout.scanResponse,
+            intervalMilliseconds: min(max(milliseconds, 20), 10_240))
+        try await withCheckedThrowingContinuation { continuation in
+            if case .terminated = control.yield(.startAdvertising(request, continuation)) {
+                continuation.resume(throwing: HostError.notRunning)
+            }
+        }
+    }
+
+    /// Stops advertising, including automatic re-advertising, until the next
+    /// ``startAdvertising(name:serviceUUIDs:manufacturerData:serviceData:interval:)``.
+    public func stopAdvertising() async throws {
+        try await withCheckedThrowingContinuation { continuation in
+            if case .terminated = control.yield(.stopAdvertising(continuation)) {
+                continuation.resume(throwing: HostError.notRunning)
+            }
+        }
+    }
+
+    /// Whether advertising is wanted (started and not stopped): it may be paused while
+    /// ``maximumCentrals`` centrals are connected.
+    public var isAdvertising: Bool { state.withLock { $0.advertisingWanted } }
+
+    private func handle(
+        _ message: ControlMessage, registered: inout [RegisteredService], advertising: inout AdvertisingRequest?
+    ) async {
+        switch message {
+        case let .register(services, continuation):
+            registered += services
+            await register(registered)
+            continuation.resume()
+        case let .startAdvertising(request, continuation):
+            do {
+                try await stack.startAdvertising(
+                    request.advertising, scanResponse: request.scanResponse,
+                    intervalMilliseconds: request.intervalMilliseconds)
+                advertising = request
+                state.withLock { $0.advertisingWanted = true }
+                continuation.resume()
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        case let .stopAdvertising(continuation):
+            advertising = nil
+            state.withLock { $0.advertisingWanted = false }
+            do {
+                try await stack.stopAdvertising()
+                continuation.resume()
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        case let .connectionsChanged(connected):
+            guard let request = advertising else { return }
+            let (count, maximum, readvertises) = state.withLock { ($0.centrals.count, $0.maximumCentrals, $0.readvertises) }
+            guard readvertises else {
+                // The controller stopped advertising when the central connected.
+                if connected {
+                    advertising = nil
+                    state.withLock { $0.advertisingWanted = false }
+                }
+                return
+            }
+            if count < maximum {
+                try? await stack.startAdvertising(
+                    request.advertising, scanResponse: request.scanResponse,
+                    intervalMilliseconds: request.intervalMilliseconds)
+            } else {
+                try? await stack.stopAdvertising()
+            }
+        }
+    }
+
+    // MARK: - Connections
+
+    /// The centrals connected now, by connection handle.
+    public var connectedCentrals: [ConnectedCentral] {
+        state.withLock { $0.centrals.values.sorted { $0.handle < $1.handle } }
+    }
+
+    /// Centrals as they connect from now on. Every access makes a new subscription.
+    public var connections: AsyncStream<ConnectedCentral> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ConnectedCentral.self, bufferingPolicy: .bufferingNewest(64))
+        let id = state.withLock { state in
+            let id = state.nextSubscriber
+            state.nextSubscriber += 1
+            state.connectionSubscribers[id] = continuation
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.connectionSubscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    private func connected(_ connection: HostConnection) {
+        let central = ConnectedCentral(connection)
+        let subscribers = state.withLock { state in
+            state.centrals[connection.handle] = central
+            return Array(state.connectionSubscribers.values)
+        }
+        for subscriber in subscribers { subscriber.yield(central) }
+        control.yield(.connectionsChanged(connected: true))
+        // Ends when the link closes (also when the stack stops: it closes every link).
+        Task { [weak self] in
+            _ = await connection.waitForDisconnection()
+            guard let self else { return }
+            let characteristics = self.state.withLock { state in
+                state.centrals.removeValue(forKey: connection.handle)
+                return Array(state.characteristicsByHandle.values)
+            }
+            for characteristic in characteristics {
+                characteristic.subscriptionsEnded(on: ObjectIdentifier(self), connectionHandle: connection.handle)
+            }
+            self.control.yield(.connectionsChanged(connected: false))
+        }
+    }
+
+    // MARK: - Server events
+
+    private func handle(_ event: HostStack.ServerEvent) async {
+        switch event.event {
+        case let .valueWritten(connection, handle, _, value):
+            guard let characteristic = state.withLock({ $0.characteristicsByHandle[handle] }) else { return }
+            characteristic.deliverWrite(value, from: await central(on: connection), connectionHandle: connection)
+        case let .subscriptionChanged(connection, handle, configuration):
+            guard let characteristic = state.withLock({ $0.characteristicsByHandle[handle] }) else { return }
+            // A change that arrives after its link closed would leave a stale subscriber.
+            guard let central = await central(on: connection), await central.connection.isOpen() else { return }
+            characteristic.subscriptionChanged(
+                on: ObjectIdentifier(self), connectionHandle: connection, configuration: configuration, central: central)
+        default:
+            break
+        }
+    }
+
+    /// The central on a connection handle, also when the event overtook the connection's
+    /// announcement (they come on two different streams).
+    private func central(on connection: UInt16) async -> ConnectedCentral? {
+        if let known = state.withLock({ $0.centrals[connection] }) { return known }
+        return await stack.openConnections.first { $0.handle == connection }.map(ConnectedCentral.init)
+    }
+}
