@@ -54,10 +54,14 @@ let package = Package(
             dependencies: ["BluetideCore", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .target(
+            name: "BluetideReflexDevice",
+            dependencies: ["Bluetide", "BluetideGPIO", "BluetideProfiles", "BluetideHost"],
+            swiftSettings: strict),
+        .target(
             name: "BluetideCommands",
             dependencies: [
                 "BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual",
-                "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide",
+                "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -73,6 +77,7 @@ let package = Package(
         .testTarget(name: "BluetideHostTests", dependencies: ["BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideTests", dependencies: ["Bluetide", "BluetideVirtual", "BluetideTransport", "BluetideHost"], swiftSettings: strict),
         .testTarget(name: "BluetideEmulationTests", dependencies: ["BluetideEmulation", "BluetideHost", "BluetideTransport", "BluetideEmulators"], swiftSettings: strict),
+        .testTarget(name: "BluetideReflexDeviceTests", dependencies: ["BluetideReflexDevice", "Bluetide", "BluetideGPIO", "BluetideHost", "BluetideTransport"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex"], swiftSettings: strict),
         .testTarget(name: "BluetideCLITests", dependencies: ["BluetideCommands", "bluetide"], swiftSettings: strict),
     ]

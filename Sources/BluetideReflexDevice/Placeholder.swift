@@ -1,0 +1,2 @@
+// BluetideReflexDevice: filled in by its own work.
+enum _BluetideReflexDevicePlaceholder {}
