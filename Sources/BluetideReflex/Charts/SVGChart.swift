@@ -28,6 +28,9 @@ public enum SVGChart {
         var height: Double { bottom - top }
     }
 
+    /// Most step positions a session chart draws (the device allows 512).
+    static let maxDrawnSteps = 4096
+
     private static func plot(for options: SVGChartOptions) -> Plot {
         let width = max(options.width, 240), height = max(options.height, 180)
         return Plot(left: 64, top: 44, right: width - 20, bottom: height - 64)
@@ -52,7 +55,9 @@ public enum SVGChart {
         let p = plot(for: options)
         begin(&svg, options: options, title: title, description: description)
 
-        let stepCount = max(results.session.stepCount, (steps.map(\.stepIndex).max() ?? -1) + 1)
+        // Steps run 0..<stepCount; hand-made records with indices outside 0...4095 are not drawn.
+        let maxIndex = steps.map(\.stepIndex).filter { (0..<Self.maxDrawnSteps).contains($0) }.max() ?? -1
+        let stepCount = min(max(results.session.stepCount, maxIndex + 1), Self.maxDrawnSteps)
         let topValue = steps.map { Double($0.reactionMilliseconds) }.max() ?? 0
         let yTicks = ChartAxis.valueTicks(upTo: topValue)
         let yMax = yTicks.last ?? 1000
@@ -67,7 +72,7 @@ public enum SVGChart {
             svg.empty("line", [("x1", n(x(index))), ("y1", n(p.bottom)), ("x2", n(x(index))), ("y2", n(p.bottom + 5)), ("stroke", "#333333")])
             svg.text("text", [("x", n(x(index))), ("y", n(p.bottom + 18)), ("text-anchor", "middle"), ("font-size", "11")], "\(index)")
         }
-        svg.text("text", [("x", n(p.left + p.width / 2)), ("y", n(p.bottom + 36)), ("text-anchor", "middle"), ("font-size", "12")], "Step")
+        svg.text("text", [("x", n(p.left + p.width / 2)), ("y", n(p.bottom + 32)), ("text-anchor", "middle"), ("font-size", "12")], "Step")
         svg.close("g")
 
         if steps.isEmpty {
@@ -75,7 +80,7 @@ public enum SVGChart {
         } else {
             svg.open("g", [("class", "steps")])
             let barWidth = max(1, band * 0.7)
-            for step in steps {
+            for step in steps where (0..<stepCount).contains(step.stepIndex) {
                 let colour = TargetPalette.colour(of: step.target)
                 let fill = colour?.fill ?? "#999999", stroke = colour?.stroke ?? "#333333"
                 let colourName = colour?.name ?? "unknown"
@@ -110,7 +115,7 @@ public enum SVGChart {
         // Legend: targets present, then the miss marker.
         svg.open("g", [("class", "legend")])
         var lx = p.left
-        let ly = options.height - 16
+        let ly = max(options.height, 180) - 10
         for target in Set(steps.map(\.target)).sorted() {
             let colour = TargetPalette.colour(of: target)
             svg.empty("rect", [("x", n(lx)), ("y", n(ly - 10)), ("width", "12"), ("height", "12"),

@@ -3,13 +3,13 @@
 enum DecimalText {
     /// `value` rounded half away from zero to `digits` (0...6) fraction digits, trailing zeros kept
     /// (`fixed(412.25, 1)` = `412.3`). Non-finite values give an empty string; magnitudes beyond
-    /// 1e15 are clamped so the integer conversion cannot trap.
+    /// 1e12 are clamped so the integer conversion cannot trap.
     static func fixed(_ value: Double, _ digits: Int) -> String {
         guard value.isFinite else { return "" }
         let digits = min(max(digits, 0), 6)
         var scale: Int64 = 1
         for _ in 0..<digits { scale *= 10 }
-        let limit = 1e15
+        let limit = 1e12
         let clamped = min(max(value, -limit), limit)
         let scaled = Int64((abs(clamped) * Double(scale)).rounded(.toNearestOrAwayFromZero))
         let whole = scaled / scale

@@ -10,7 +10,9 @@ enum UTCCalendar {
 
     /// Splits `date` into UTC calendar fields (proleptic Gregorian).
     static func components(of date: Date) -> Components {
-        let totalMs = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        let raw = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        // A NaN instant (never produced by the store) reads as the epoch rather than trapping.
+        let totalMs = raw.isNaN ? 0 : raw
         // Clamp to years 0001...9999 so the integer conversion can never trap.
         let clamped = min(max(totalMs, -62_135_596_800_000), 253_402_300_799_999)
         let ms = Int64(clamped)
