@@ -105,6 +105,31 @@ struct ReflexStatisticsTests {
         #expect(completeOnly.points.map(\.sessionID) == [1])
     }
 
+    @Test func athleteStatisticsCombineSessions() throws {
+        let sessions = [
+            Fixture.results(id: 1, started: Fixture.day0, hitTimes: [500, 300], misses: 2),
+            Fixture.results(id: 2, started: Fixture.day0.addingTimeInterval(Fixture.week), hitTimes: [200]),
+            SessionResults(session: Fixture.session(id: 3, started: Fixture.day0.addingTimeInterval(2 * Fixture.week), complete: false),
+                           steps: [Fixture.step(0, target: 0, hit: true, ms: 100, session: 3)]),
+        ]
+        let all = ReflexStatistics.athlete(sessions)
+        #expect(all.sessions == 3)
+        #expect(all.overall.count == 6)
+        #expect(all.overall.hits == 4)
+        #expect(all.overall.meanMilliseconds == 275)
+        #expect(all.overall.medianMilliseconds == 250)
+        #expect(all.trend.points.map(\.meanMilliseconds) == [400, 200, 100])
+        #expect(all.trend.millisecondsPerWeek == -150)
+        let complete = ReflexStatistics.athlete(sessions, includeIncomplete: false)
+        #expect(complete.sessions == 2)
+        #expect(complete.overall.hits == 3)
+        #expect(complete.trend.millisecondsPerSession == -200)
+        #expect(ReflexStatistics.athlete([]) == AthleteStatistics(sessions: 0, overall: .empty, perTarget: [], trend: ReflexStatistics.trend(of: [])))
+        // The statistics encode to JSON for a web page.
+        let json = String(decoding: try JSONEncoder().encode(all), as: UTF8.self)
+        #expect(json.contains("\"meanMilliseconds\":275"))
+    }
+
     @Test func sessionStatisticsCountMissingSteps() {
         let results = SessionResults(session: Fixture.session(id: 1, started: Fixture.day0, steps: 8), steps: Self.steps)
         let stats = ReflexStatistics.session(results)

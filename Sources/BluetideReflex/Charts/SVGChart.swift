@@ -11,6 +11,7 @@ public struct SVGChartOptions: Hashable, Sendable {
     /// CSS font family for all text.
     public var fontFamily: String
 
+    /// Defaults: 720 × 400, ids `reflex-chart-title`/`-desc`, sans-serif.
     public init(width: Double = 720, height: Double = 400, idPrefix: String = "reflex-chart", fontFamily: String = "sans-serif") {
         self.width = width
         self.height = height

@@ -43,6 +43,7 @@ public struct CalendarDate: Hashable, Comparable, Sendable, Codable, CustomStrin
         String(format4: year) + "-" + String(format2: month) + "-" + String(format2: day)
     }
 
+    /// Same as ``iso``.
     public var description: String { iso }
 
     /// Midnight UTC at the start of this day.
@@ -50,6 +51,7 @@ public struct CalendarDate: Hashable, Comparable, Sendable, Codable, CustomStrin
         Date(timeIntervalSince1970: Double(UTCCalendar.daysFromEpoch(year: year, month: month, day: day)) * 86_400)
     }
 
+    /// Earlier day first.
     public static func < (a: CalendarDate, b: CalendarDate) -> Bool {
         (a.year, a.month, a.day) < (b.year, b.month, b.day)
     }
@@ -62,6 +64,7 @@ public struct CalendarDate: Hashable, Comparable, Sendable, Codable, CustomStrin
         }
     }
 
+    /// Decodes `YYYY-MM-DD` text.
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let date = CalendarDate(iso: text) else {
@@ -70,6 +73,7 @@ public struct CalendarDate: Hashable, Comparable, Sendable, Codable, CustomStrin
         self = date
     }
 
+    /// Encodes as `YYYY-MM-DD` text.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.singleValueContainer()
         try c.encode(iso)
@@ -80,6 +84,7 @@ extension CalendarDate: DatabaseValueConvertible {
     /// Stored as `YYYY-MM-DD` text.
     public var databaseValue: DatabaseValue { iso.databaseValue }
 
+    /// Reads `YYYY-MM-DD` text; nil for anything else.
     public static func fromDatabaseValue(_ dbValue: DatabaseValue) -> CalendarDate? {
         String.fromDatabaseValue(dbValue).flatMap(CalendarDate.init(iso:))
     }

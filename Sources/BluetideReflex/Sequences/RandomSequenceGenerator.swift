@@ -12,6 +12,7 @@ public enum SequenceGeneratorError: Error, Hashable, Sendable, CustomStringConve
     /// A time range or distribution outside 1...60 000 ms.
     case times(String)
 
+    /// The message for the user.
     public var description: String {
         switch self {
         case let .stepCount(n): return "step count \(n) is outside 1...512"

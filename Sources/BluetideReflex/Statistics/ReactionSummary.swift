@@ -27,6 +27,7 @@ public struct ReactionSummary: Hashable, Sendable, Codable {
     /// An empty summary (no steps).
     public static let empty = ReactionSummary(count: 0, hits: 0, wrongTargetFirst: 0)
 
+    /// Builds a summary; normally made by ``ReflexStatistics/summary(of:)``.
     public init(count: Int, hits: Int, wrongTargetFirst: Int, hitRate: Double? = nil, meanMilliseconds: Double? = nil,
                 medianMilliseconds: Double? = nil, bestMilliseconds: Double? = nil, worstMilliseconds: Double? = nil,
                 standardDeviationMilliseconds: Double? = nil) {
@@ -51,7 +52,7 @@ public struct TargetSummary: Hashable, Sendable, Codable {
 }
 
 /// Figures for one session, overall and per target.
-public struct SessionStatistics: Hashable, Sendable {
+public struct SessionStatistics: Hashable, Sendable, Codable {
     /// The session.
     public var session: TrainingSession
     /// All its steps together.
@@ -87,7 +88,7 @@ public struct SessionMeanPoint: Hashable, Sendable, Codable {
 
 /// An athlete's progress: session means in time order and their trends (negative slopes mean
 /// getting faster).
-public struct AthleteTrend: Hashable, Sendable {
+public struct AthleteTrend: Hashable, Sendable, Codable {
     /// Sessions with at least one hit, oldest first.
     public var points: [SessionMeanPoint]
     /// Fit of mean against session number (0, 1, 2, ...): slope in ms per session; nil with fewer than 2 points.
@@ -99,4 +100,17 @@ public struct AthleteTrend: Hashable, Sendable {
     public var millisecondsPerSession: Double? { perSession?.slope }
     /// Slope in ms per week, if defined.
     public var millisecondsPerWeek: Double? { perWeek?.slope }
+}
+
+/// Everything about one athlete's training at a glance: all steps together, per target, and the
+/// trend of session means.
+public struct AthleteStatistics: Hashable, Sendable, Codable {
+    /// Number of sessions considered.
+    public var sessions: Int
+    /// All steps of all sessions together.
+    public var overall: ReactionSummary
+    /// Per target over all sessions, by target index.
+    public var perTarget: [TargetSummary]
+    /// Session means over time and their slopes.
+    public var trend: AthleteTrend
 }

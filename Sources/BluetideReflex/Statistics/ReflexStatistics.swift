@@ -59,6 +59,15 @@ public enum ReflexStatistics {
         return AthleteTrend(points: points, perSession: perSession, perWeek: leastSquares(x: weeks, y: means))
     }
 
+    /// Overall, per-target and trend figures over an athlete's sessions (see ``trend(of:includeIncomplete:)``
+    /// for which sessions count towards the trend).
+    public static func athlete(_ sessions: [SessionResults], includeIncomplete: Bool = true) -> AthleteStatistics {
+        let counted = sessions.filter { includeIncomplete || $0.session.complete }
+        let steps = counted.flatMap(\.steps)
+        return AthleteStatistics(sessions: counted.count, overall: summary(of: steps), perTarget: perTarget(steps),
+                                 trend: trend(of: counted))
+    }
+
     /// Median of an ascending list: the middle value, or the mean of the two middle values; nil when empty.
     public static func median(ofSorted values: [Double]) -> Double? {
         guard !values.isEmpty else { return nil }

@@ -20,6 +20,7 @@ public enum CoachStoreError: Error, Hashable, Sendable, CustomStringConvertible 
     /// A step result that does not fit its session (index beyond the program, target out of range).
     case invalidStep(sessionID: Int64, step: Int, problem: String)
 
+    /// The message for the user, e.g. `sequence "Jab": step 2: target 7 is outside 0...5`.
     public var description: String {
         switch self {
         case let .emptyName(kind): return "\(kind) name is empty"

@@ -14,6 +14,7 @@ public enum Stance: String, Codable, Sendable, CaseIterable, DatabaseValueConver
 
 /// One athlete the coach trains (table `athlete`).
 public struct Athlete: Codable, Hashable, Sendable, FetchableRecord, MutablePersistableRecord {
+    /// The SQLite table.
     public static let databaseTableName = "athlete"
 
     /// Row id; nil until inserted.
@@ -31,6 +32,7 @@ public struct Athlete: Codable, Hashable, Sendable, FetchableRecord, MutablePers
     /// When the athlete was added (UTC instant; stored with millisecond precision).
     public var created: Date
 
+    /// A new athlete (id nil until inserted).
     public init(id: Int64? = nil, name: String, birthDate: CalendarDate? = nil, sex: String? = nil,
                 stance: Stance = .orthodox, notes: String = "", created: Date) {
         self.id = id
@@ -42,11 +44,13 @@ public struct Athlete: Codable, Hashable, Sendable, FetchableRecord, MutablePers
         self.created = created
     }
 
+    /// Takes the row id SQLite assigned.
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
 /// One weigh-in (table `weight`).
 public struct WeightEntry: Codable, Hashable, Sendable, FetchableRecord, MutablePersistableRecord {
+    /// The SQLite table.
     public static let databaseTableName = "weight"
 
     /// Row id; nil until inserted.
@@ -58,6 +62,7 @@ public struct WeightEntry: Codable, Hashable, Sendable, FetchableRecord, Mutable
     /// Body mass in kilograms (0 < kg < 500).
     public var kilograms: Double
 
+    /// A weigh-in (id nil until inserted).
     public init(id: Int64? = nil, athleteId: Int64, date: CalendarDate, kilograms: Double) {
         self.id = id
         self.athleteId = athleteId
@@ -65,12 +70,14 @@ public struct WeightEntry: Codable, Hashable, Sendable, FetchableRecord, Mutable
         self.kilograms = kilograms
     }
 
+    /// Takes the row id SQLite assigned.
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
 /// A sequence saved by name for reuse (table `sequence`): targets, per-step times and the
 /// maximum interval between punches. Saved only after validation (see ``CoachStore/saveSequence(name:targets:milliseconds:maxIntervalMilliseconds:at:)``).
 public struct SavedSequence: Codable, Hashable, Sendable, FetchableRecord, MutablePersistableRecord {
+    /// The SQLite table.
     public static let databaseTableName = "sequence"
 
     /// Row id; nil until inserted.
@@ -86,6 +93,7 @@ public struct SavedSequence: Codable, Hashable, Sendable, FetchableRecord, Mutab
     /// When the sequence was last saved.
     public var saved: Date
 
+    /// A sequence record; validate through the store before saving.
     public init(id: Int64? = nil, name: String, targets: [UInt8], milliseconds: [UInt16], maxIntervalMilliseconds: Int? = nil, saved: Date) {
         self.id = id
         self.name = name
@@ -101,12 +109,14 @@ public struct SavedSequence: Codable, Hashable, Sendable, FetchableRecord, Mutab
         try PunchProgram(sequence: PunchSequence(targets: targets), timeSequence: PunchTimeSequence(milliseconds: milliseconds))
     }
 
+    /// Takes the row id SQLite assigned.
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
 /// One run of a sequence by an athlete (table `session`). Keeps a snapshot of the program, so
 /// later edits to a saved sequence do not change history.
 public struct TrainingSession: Codable, Hashable, Sendable, FetchableRecord, MutablePersistableRecord {
+    /// The SQLite table.
     public static let databaseTableName = "session"
 
     /// Row id; nil until inserted.
@@ -132,6 +142,7 @@ public struct TrainingSession: Codable, Hashable, Sendable, FetchableRecord, Mut
     /// Coach's notes on this session (added by migration v2).
     public var notes: String?
 
+    /// A session record; normally created by ``CoachStore/startSession(athleteID:program:sequenceName:started:deviceName:deviceAddress:)``.
     public init(id: Int64? = nil, athleteId: Int64, sequenceName: String?, targets: [UInt8], milliseconds: [UInt16],
                 started: Date, ended: Date? = nil, complete: Bool = false, deviceName: String? = nil,
                 deviceAddress: String? = nil, notes: String? = nil) {
@@ -151,11 +162,13 @@ public struct TrainingSession: Codable, Hashable, Sendable, FetchableRecord, Mut
     /// Number of steps in the program run.
     public var stepCount: Int { targets.count }
 
+    /// Takes the row id SQLite assigned.
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
 /// The result of one step of a session (table `step_result`), as notified on punchResponse.
 public struct StepResult: Codable, Hashable, Sendable, FetchableRecord, MutablePersistableRecord {
+    /// The SQLite table.
     public static let databaseTableName = "step_result"
 
     /// Row id; nil until inserted.
@@ -173,6 +186,7 @@ public struct StepResult: Codable, Hashable, Sendable, FetchableRecord, MutableP
     /// Reaction time in milliseconds (for a miss, the step's whole interval).
     public var reactionMilliseconds: Int64
 
+    /// A step result; normally created by ``CoachStore/appendStep(sessionID:response:)``.
     public init(id: Int64? = nil, sessionId: Int64, stepIndex: Int, target: UInt8, hit: Bool, wrongTarget: Bool = false, reactionMilliseconds: Int64) {
         self.id = id
         self.sessionId = sessionId
@@ -183,6 +197,7 @@ public struct StepResult: Codable, Hashable, Sendable, FetchableRecord, MutableP
         self.reactionMilliseconds = reactionMilliseconds
     }
 
+    /// Takes the row id SQLite assigned.
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
@@ -193,6 +208,7 @@ public struct SessionResults: Hashable, Sendable {
     /// Its step results, ordered by step index.
     public var steps: [StepResult]
 
+    /// Pairs a session with its steps, sorting them by step index.
     public init(session: TrainingSession, steps: [StepResult]) {
         self.session = session
         self.steps = steps.sorted { $0.stepIndex < $1.stepIndex }
