@@ -40,7 +40,7 @@ struct RobustnessTests {
             let trend = ReflexStatistics.trend(of: sessions)
             let csv = CSVExport.sessions(sessions, athletes: []) + CSVExport.steps(sessions, athletes: [])
             #expect(csv.hasSuffix("\r\n"))
-            let charts = sessions.map { SVGChart.reactionTimes(of: $0) } + [SVGChart.meansOverTime(trend)]
+            let charts = sessions.map { SVGChart.reactionTimes(of: $0) } + [SVGChart.meansOverTime(trend), SVGChart.perTarget(ReflexStatistics.perTarget(all))]
             if round % 5 == 0 {
                 for chart in charts {
                     #expect(SVGCollector.parse(chart) != nil, "not well-formed:\n\(chart)")

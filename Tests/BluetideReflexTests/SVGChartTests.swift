@@ -132,6 +132,22 @@ struct SVGChartTests {
         #expect(sameDayDoc.all("text").map(\.text).contains("11-01 12:00"))
     }
 
+    @Test func perTargetChartShowsMeansRangesAndHitRates() throws {
+        let summaries = ReflexStatistics.perTarget(ReflexStatisticsTests.steps + [Fixture.step(5, target: 5, hit: false, ms: 900)])
+        let svg = SVGChart.perTarget(summaries)
+        let doc = try #require(SVGCollector.parse(svg))
+        #expect(doc.all("rect", class: "mean").count == 3)
+        #expect(doc.all("rect", class: "target-0").first?.attributes["fill"] == TargetPalette.colours[0].fill)
+        #expect(doc.all("path", class: "range").count == 3)
+        #expect(doc.all("text", class: "hit-rate").map(\.text) == ["100 %", "50 %", "100 %", "0 %"])
+        #expect(doc.all("desc").first?.text == "target 0 (red): mean 450 ms, 100 % hits; target 1 (blue): mean 300 ms, 50 % hits; "
+            + "target 2 (green): mean 200 ms, 100 % hits; target 5 (orange): no hits, 0 % hits.")
+        #expect(doc.all("text").map(\.text).contains("5 orange"))
+        #expect(svg == SVGChart.perTarget(summaries))
+        let empty = try #require(SVGCollector.parse(SVGChart.perTarget([])))
+        #expect(empty.all("text", class: "no-data").first?.text == "No results")
+    }
+
     @Test func paletteMatchesTheLEDs() {
         #expect(TargetPalette.colours.map(\.name) == ["red", "blue", "green", "yellow", "white", "orange"])
         #expect(TargetPalette.colours.map(\.target) == [0, 1, 2, 3, 4, 5])

@@ -21,7 +21,7 @@ public struct SVGChartOptions: Hashable, Sendable {
 }
 
 /// Our own small SVG charts (no scripts, no external resources): reaction times per step of a
-/// session, and session means over time with their trend. Output is deterministic text.
+/// session, figures per target, and session means over time with their trend. Output is deterministic text.
 public enum SVGChart {
     private struct Plot {
         let left: Double, top: Double, right: Double, bottom: Double
@@ -210,6 +210,78 @@ public enum SVGChart {
                          "trend \(DecimalText.fixed(fit.slope, 1)) ms/week")
                 svg.close("g")
             }
+        }
+        svg.close("svg")
+        return svg.document
+    }
+
+    // MARK: Per target
+
+    /// One bar per target: mean reaction time of hits, coloured like the LED, a whisker from best
+    /// to worst hit, and the hit rate above. Targets without hits show only their hit rate.
+    public static func perTarget(_ targets: [TargetSummary], title: String = "Reaction time per target",
+                                 options: SVGChartOptions = .init()) -> String {
+        let shown = targets.filter { $0.summary.count > 0 }.sorted { $0.target < $1.target }
+        let description = shown.isEmpty
+            ? "No step results recorded."
+            : shown.map { t in
+                let colour = TargetPalette.colour(of: t.target)?.name ?? "unknown"
+                let mean = t.summary.meanMilliseconds.map { "mean \(DecimalText.fixed($0, 0)) ms" } ?? "no hits"
+                let rate = t.summary.hitRate.map { "\(DecimalText.fixed($0 * 100, 0)) % hits" } ?? ""
+                return "target \(t.target) (\(colour)): \(mean), \(rate)"
+            }.joined(separator: "; ") + "."
+
+        var svg = SVGBuilder()
+        let p = plot(for: options)
+        begin(&svg, options: options, title: title, description: description)
+        let top = shown.compactMap { $0.summary.worstMilliseconds }.max() ?? 0
+        let yTicks = ChartAxis.valueTicks(upTo: top)
+        let yMax = yTicks.last ?? 1000
+        func y(_ ms: Double) -> Double { p.bottom - min(max(ms, 0), yMax) / yMax * p.height }
+        let band = p.width / Double(max(shown.count, 1))
+        func x(_ slot: Int) -> Double { p.left + (Double(slot) + 0.5) * band }
+
+        valueAxis(&svg, p, ticks: yTicks, y: y, label: "Reaction time (ms)")
+        svg.open("g", [("class", "x-axis")])
+        svg.empty("line", [("x1", n(p.left)), ("y1", n(p.bottom)), ("x2", n(p.right)), ("y2", n(p.bottom)), ("stroke", "#333333")])
+        for (slot, t) in shown.enumerated() {
+            svg.text("text", [("x", n(x(slot))), ("y", n(p.bottom + 18)), ("text-anchor", "middle"), ("font-size", "11")],
+                     "\(t.target) \(TargetPalette.colour(of: t.target)?.name ?? "")")
+        }
+        svg.text("text", [("x", n(p.left + p.width / 2)), ("y", n(p.bottom + 32)), ("text-anchor", "middle"), ("font-size", "12")], "Target")
+        svg.close("g")
+
+        if shown.isEmpty {
+            noData(&svg, p, "No results")
+        } else {
+            svg.open("g", [("class", "targets")])
+            let barWidth = max(1, min(band * 0.6, 80))
+            for (slot, t) in shown.enumerated() {
+                let colour = TargetPalette.colour(of: t.target)
+                let s = t.summary
+                let rate = s.hitRate.map { "\(DecimalText.fixed($0 * 100, 0)) %" } ?? ""
+                var labelY = p.bottom - 6
+                if let mean = s.meanMilliseconds {
+                    svg.titled("rect", [
+                        ("class", "mean target-\(t.target)"), ("x", n(x(slot) - barWidth / 2)), ("y", n(y(mean))),
+                        ("width", n(barWidth)), ("height", n(max(0, p.bottom - y(mean)))),
+                        ("fill", colour?.fill ?? "#999999"), ("stroke", colour?.stroke ?? "#333333"),
+                    ], title: "Target \(t.target): mean \(DecimalText.fixed(mean, 1)) ms over \(s.hits) hits of \(s.count) steps")
+                    labelY = y(mean) - 6
+                    if let best = s.bestMilliseconds, let worst = s.worstMilliseconds {
+                        svg.empty("path", [
+                            ("class", "range"),
+                            ("d", "M\(n(x(slot))) \(n(y(best)))L\(n(x(slot))) \(n(y(worst)))M\(n(x(slot) - 6)) \(n(y(best)))"
+                                + "L\(n(x(slot) + 6)) \(n(y(best)))M\(n(x(slot) - 6)) \(n(y(worst)))L\(n(x(slot) + 6)) \(n(y(worst)))"),
+                            ("stroke", "#333333"), ("fill", "none"),
+                        ])
+                        labelY = min(labelY, y(worst) - 6)
+                    }
+                }
+                svg.text("text", [("class", "hit-rate"), ("x", n(x(slot))), ("y", n(max(p.top + 10, labelY))), ("text-anchor", "middle"),
+                                  ("font-size", "11")], rate)
+            }
+            svg.close("g")
         }
         svg.close("svg")
         return svg.document
