@@ -1,0 +1,68 @@
+/// Writes SVG markup line by line with escaping and locale-independent numbers. Output depends
+/// only on the calls made, so the same chart is byte-for-byte identical every time.
+struct SVGBuilder {
+    private(set) var lines: [String] = []
+    private var depth = 0
+
+    /// Escapes `&`, `<`, `>`, `"` and `'` for text and attribute values; drops characters XML 1.0
+    /// does not allow (other control characters).
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
+            default:
+                let v = scalar.value
+                if v < 0x20 || v == 0xFFFE || v == 0xFFFF { continue }
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// A coordinate or length: at most two decimals, no trailing zeros.
+    static func number(_ value: Double) -> String { DecimalText.compact(value, maxDigits: 2) }
+
+    private static func attributeText(_ attributes: [(String, String)]) -> String {
+        attributes.map { " \($0.0)=\"\(escape($0.1))\"" }.joined()
+    }
+
+    private mutating func emit(_ line: String) {
+        lines.append(String(repeating: "  ", count: depth) + line)
+    }
+
+    /// `<name attrs/>`.
+    mutating func empty(_ name: String, _ attributes: [(String, String)]) {
+        emit("<\(name)\(Self.attributeText(attributes))/>")
+    }
+
+    /// `<name attrs>text</name>`.
+    mutating func text(_ name: String, _ attributes: [(String, String)] = [], _ content: String) {
+        emit("<\(name)\(Self.attributeText(attributes))>\(Self.escape(content))</\(name)>")
+    }
+
+    /// An element with a `<title>` child (a tooltip for one mark).
+    mutating func titled(_ name: String, _ attributes: [(String, String)], title: String) {
+        emit("<\(name)\(Self.attributeText(attributes))><title>\(Self.escape(title))</title></\(name)>")
+    }
+
+    /// Opens `<name attrs>`; pair with ``close(_:)``.
+    mutating func open(_ name: String, _ attributes: [(String, String)] = []) {
+        emit("<\(name)\(Self.attributeText(attributes))>")
+        depth += 1
+    }
+
+    /// Closes the element opened last.
+    mutating func close(_ name: String) {
+        depth = max(0, depth - 1)
+        emit("</\(name)>")
+    }
+
+    /// The document text, newline-terminated.
+    var document: String { lines.joined(separator: "\n") + "\n" }
+}

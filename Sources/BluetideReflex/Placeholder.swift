@@ -1,2 +1,0 @@
-// BluetideReflex: filled in by its own work.
-enum _BluetideReflexPlaceholder {}
