@@ -37,13 +37,13 @@ public enum EmulationEvent: Sendable, Hashable, CustomStringConvertible {
         case let .disconnected(c, reason):
             return ["event": "disconnected", "connection": Self.hex(c), "reason": "\(reason)"]
         case let .wrote(c, device, characteristic, value, error):
-            var f = ["event": "write", "connection": Self.hex(c), "device": device, "characteristic": "\(characteristic)",
+            var f = ["event": "write", "connection": Self.hex(c), "device": device, "characteristic": characteristic.shortString,
                      "value": value.hexString]
             if let error { f["att_error"] = "0x" + String(error, radix: 16, uppercase: true) }
             return f
         case let .subscribed(c, device, characteristic, configuration):
             return ["event": "subscribe", "connection": Self.hex(c), "device": device,
-                    "characteristic": "\(characteristic)", "configuration": String(configuration)]
+                    "characteristic": characteristic.shortString, "configuration": String(configuration)]
         case let .advertisingFailed(message): return ["event": "advertising_failed", "message": message]
         }
     }
