@@ -1,0 +1,89 @@
+import BluetideCore
+import BluetideEmulation
+import BluetideEmulators
+import BluetideHost
+import BluetideProfiles
+import Testing
+
+/// Whole sessions with a model over GATT: writes through real ATT, outputs as notifications.
+@Suite struct DeviceSessionTests {
+    @Test func punchRunsASequenceWrittenOverGATT() async throws {
+        var options = EmulatorOptions()
+        options.reactionMeanMilliseconds = 80
+        options.reactionStandardDeviationMilliseconds = 5
+        options.missProbability = 0
+        options.wrongTargetProbability = 0
+        let (rig, peripheral) = try await EmulationRig.serving([PunchTrainerModel(seed: 9, options: options)])
+        let gatt = rig.connection.gatt
+        let response = try rig.characteristic(PunchUUID.response)
+        let control = try rig.characteristic(PunchUUID.control)
+        let sequence = try rig.characteristic(PunchUUID.sequence)
+        let timeSequence = try rig.characteristic(PunchUUID.timeSequence)
+
+        // An invalid target (6) is refused with the Punch "invalid sequence" ATT error.
+        do {
+            try await gatt.write(handle: sequence.valueHandle, value: [0, 6])
+            Issue.record("target 6 was accepted")
+        } catch let GATTClientError.att(code, _, _) {
+            #expect(code.rawValue == PunchUUID.invalidSequenceATTError)
+        }
+        let targets: [UInt8] = [2, 0, 5]
+        try await gatt.write(handle: sequence.valueHandle, value: targets)
+        try await gatt.write(handle: timeSequence.valueHandle, value: [0x2C, 0x01, 0x2C, 0x01, 0x2C, 0x01])  // 300 ms each
+        #expect(try await gatt.read(handle: sequence.valueHandle) == targets)
+
+        let responses = try await gatt.subscribe(to: response)
+        let statuses = try await gatt.subscribe(to: control)
+        try await gatt.write(handle: control.valueHandle, value: [0x01])
+        let steps = try await take(3, from: responses, "three punch responses").map { try PunchResponse(exactly: $0) }
+        #expect(steps.map(\.step) == [0, 1, 2])
+        #expect(steps.map(\.target) == targets)
+        #expect(steps.allSatisfy { $0.hit && $0.reactionTimeMilliseconds < 300 })
+        let status = try await take(3, from: statuses, "armed, running, finished").map { try PunchControlStatus(exactly: $0) }
+        #expect(Array(status.prefix(2)) == [.armed, .running])
+        #expect(try await gatt.read(handle: response.valueHandle) == steps.last?.bytes)
+        await peripheral.stop()
+        await peripheral.stack.close()
+        await rig.close()
+    }
+
+    @Test func colmiBatteryRequestIsAnsweredOverTheUARTCharacteristics() async throws {
+        let (rig, peripheral) = try await EmulationRig.serving([COLMIRingModel(seed: 2)])
+        let gatt = rig.connection.gatt
+        let write = try rig.characteristic(COLMIUUID.write, in: COLMIUUID.service)
+        let notify = try rig.characteristic(COLMIUUID.notify, in: COLMIUUID.service)
+        let stream = try await gatt.subscribe(to: notify)
+        let request = COLMIRequest.battery.packet.bytes
+        if write.properties.contains(.write) {
+            try await gatt.write(handle: write.valueHandle, value: request)
+        } else {
+            try await gatt.writeWithoutResponse(handle: write.valueHandle, value: request)
+        }
+        let frames = try await take(1, from: stream, "the battery response")
+        let response = try COLMIResponse(packet: COLMIPacket(exactly: frames[0]))
+        guard case let .battery(battery) = response else {
+            Issue.record("expected a battery response, got \(response)")
+            return
+        }
+        #expect(battery.levelPercent <= 100)
+        await peripheral.stop()
+        await peripheral.stack.close()
+        await rig.close()
+    }
+
+    @Test func twoModelsOnOneStackKeepTheirOwnHandles() async throws {
+        // Both have a Battery service (0x180F); each model's values go to its own characteristic.
+        let (rig, peripheral) = try await EmulationRig.serving([HeartRateModel(seed: 1), BatteryModel(seed: 1)])
+        let batteries = rig.database.filter { $0.service.uuid == .battery }
+        #expect(batteries.count == 2)
+        #expect(peripheral.deviceNames == ["heart-rate", "battery"])
+        for service in batteries {
+            let level = try #require(service.characteristics.first { $0.characteristic.uuid == .batteryLevel })
+            let value = try await rig.connection.gatt.read(handle: level.characteristic.valueHandle)
+            #expect(value.count == 1)
+        }
+        await peripheral.stop()
+        await peripheral.stack.close()
+        await rig.close()
+    }
+}
