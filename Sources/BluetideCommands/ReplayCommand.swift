@@ -138,7 +138,9 @@ struct ReplayCommand: AsyncParsableCommand {
         do { controller = try await Transport.open(spec) } catch {
             throw CommandFailure("cannot open transport \(spec): \(error)")
         }
-        let address = BluetoothAddress.randomStatic(0xB1DE_F000_0000 &+ UInt64(truncatingIfNeeded: file.hashValue & 0xFFFF))
+        // Derived from the file name (FNV-1a), so replaying the same file keeps its address.
+        let digest = file.utf8.reduce(UInt64(0xCBF2_9CE4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
+        let address = BluetoothAddress.randomStatic(digest)
         let stack = HostStack(transport: controller, configuration: .init(randomAddress: address, deviceName: name ?? "Bluetide Replay"))
         let peripheral = ReplayPeripheral(stack: stack, log: log, pace: pace, name: name)
         do {

@@ -3,6 +3,8 @@ import BluetideEmulation
 import BluetideEmulators
 import BluetideHost
 import BluetideProfiles
+import BluetideTransport
+import Foundation
 import Testing
 
 /// Whole sessions with a model over GATT: writes through real ATT, outputs as notifications.
@@ -85,5 +87,52 @@ import Testing
         await peripheral.stop()
         await peripheral.stack.close()
         await rig.close()
+    }
+}
+
+/// Several centrals, and a central coming back after a disconnection.
+@Suite struct ConnectionLifecycleTests {
+    @Test func twoCentralsAreServedAndAReturningCentralIsAcceptedAgain() async throws {
+        let link = "emulation-\(UUID().uuidString)"
+        let address = BluetoothAddress.randomStatic(0x1234_5678_0ABC)
+        let peripheral = try await EmulatedPeripheral.launch(
+            transport: await VirtualTransport.attach(toLinkNamed: link), models: [HeartRateModel(seed: 4)], address: address)
+        var centrals: [HostStack] = []
+        for index in 0..<2 {
+            let stack = HostStack(
+                transport: await VirtualTransport.attach(toLinkNamed: link),
+                configuration: .init(randomAddress: .randomStatic(0x0BAD_0000_0000 + UInt64(index))))
+            try await stack.start()
+            centrals.append(stack)
+        }
+        var streams: [AsyncStream<[UInt8]>] = []
+        var connections: [HostConnection] = []
+        for central in centrals {
+            let connection = try await central.connect(to: address, timeout: 5)
+            let services = try await connection.gatt.discoverDatabase()
+            let measurement = try #require(services.flatMap(\.characteristics).first { $0.characteristic.uuid == .heartRateMeasurement })
+            streams.append(try await connection.gatt.subscribe(to: measurement.characteristic))
+            connections.append(connection)
+        }
+        for stream in streams {
+            let value = try await take(1, from: stream, "a notification on each central")
+            #expect(try HeartRateMeasurement(bytes: value[0]).beatsPerMinute > 0)
+        }
+        // The first central leaves and comes back: the peripheral advertises again.
+        try await connections[0].disconnect()
+        let again = try await centrals[0].connect(to: address, timeout: 5)
+        #expect(await again.isOpen())
+        let reasons = try await within(5, "connection events") {
+            var connected = 0
+            for await event in peripheral.events {
+                if case .connected = event { connected += 1 }
+                if connected == 3 { break }
+            }
+            return connected
+        }
+        #expect(reasons == 3)
+        await peripheral.stop()
+        await peripheral.stack.close()
+        for central in centrals { await central.close() }
     }
 }
