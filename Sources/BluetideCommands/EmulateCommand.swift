@@ -74,7 +74,6 @@ struct EmulateCommand: AsyncParsableCommand {
         let plan = try makePlan()
         let output = LinePrinter()
         var peripherals: [EmulatedPeripheral] = []
-        defer { _ = peripherals }
         for (index, descriptor) in plan.descriptors.enumerated() {
             let model = descriptor.make(seed &+ UInt64(index), plan.options)
             let controller: any HCITransport

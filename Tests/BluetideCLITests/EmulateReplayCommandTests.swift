@@ -71,7 +71,7 @@ import Testing
         #expect(throws: CommandFailure.self) { try ReplayCommand.parse(["x", "--profile", "nope"]).prepare() }
     }
 
-    @Test func executableExitsWithStatusTwoForAnUnknownModel() throws {
+    @Test func executableExitsWithStatusTwoForAnUnknownModel() async throws {
         let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
         let process = Process()
         process.executableURL = binary
@@ -79,9 +79,12 @@ import Testing
         let errorPipe = Pipe()
         process.standardError = errorPipe
         process.standardOutput = Pipe()
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 2)
+        // Wait without blocking a thread of the shared cooperative pool.
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(returning: -1) }
+        }
+        #expect(status == 2)
         let text = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(text.split(separator: "\n").count == 1)
         #expect(text.hasPrefix("bluetide: unknown device model \"no-such-device\""))

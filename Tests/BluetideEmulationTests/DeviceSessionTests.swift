@@ -96,12 +96,13 @@ import Testing
         let link = "emulation-\(UUID().uuidString)"
         let address = BluetoothAddress.randomStatic(0x1234_5678_0ABC)
         let peripheral = try await EmulatedPeripheral.launch(
-            transport: await VirtualTransport.attach(toLinkNamed: link), models: [HeartRateModel(seed: 4)], address: address)
+            transport: await VirtualTransport.attach(toLinkNamed: link), models: [HeartRateModel(seed: 4)], address: address,
+            commandTimeout: testCommandTimeout)
         var centrals: [HostStack] = []
         for index in 0..<2 {
             let stack = HostStack(
                 transport: await VirtualTransport.attach(toLinkNamed: link),
-                configuration: .init(randomAddress: .randomStatic(0x0BAD_0000_0000 + UInt64(index))))
+                configuration: .init(randomAddress: .randomStatic(0x0BAD_0000_0000 + UInt64(index)), commandTimeout: testCommandTimeout))
             try await stack.start()
             centrals.append(stack)
         }

@@ -25,6 +25,10 @@ func within<T: Sendable>(
     }
 }
 
+/// HCI command timeout for test stacks, seconds: generous, because the whole test run shares two
+/// cores and a starved stack must not mistake a late answer for a missing one.
+let testCommandTimeout = 30.0
+
 /// A served device and a Bluetide central connected to it, on a fresh virtual link.
 struct EmulationRig {
     let central: HostStack
@@ -40,7 +44,7 @@ struct EmulationRig {
         let peripheralTransport = await VirtualTransport.attach(toLinkNamed: link)
         let centralTransport = await VirtualTransport.attach(toLinkNamed: link)
         let served = try await serve(peripheralTransport)
-        let central = HostStack(transport: centralTransport, configuration: .init(randomAddress: .randomStatic(0x0BAD_CAFE_0002)))
+        let central = HostStack(transport: centralTransport, configuration: .init(randomAddress: .randomStatic(0x0BAD_CAFE_0002), commandTimeout: testCommandTimeout))
         try await central.start()
         let connection = try await central.connect(to: address, timeout: 5)
         _ = try await connection.gatt.exchangeMTU()
@@ -51,7 +55,7 @@ struct EmulationRig {
     /// Serves `models` with an ``EmulatedPeripheral`` and connects.
     static func serving(_ models: [any DeviceModel], address: UInt64 = 0x1234_5678_0001) async throws -> (EmulationRig, EmulatedPeripheral) {
         try await connect(address: .randomStatic(address)) { transport in
-            try await EmulatedPeripheral.launch(transport: transport, models: models, address: .randomStatic(address))
+            try await EmulatedPeripheral.launch(transport: transport, models: models, address: .randomStatic(address), commandTimeout: testCommandTimeout)
         }
     }
 

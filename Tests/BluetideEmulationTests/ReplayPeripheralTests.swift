@@ -21,7 +21,7 @@ import Testing
         let log = try ValueLogReader.read(bytes: Array(Self.exampleLog.utf8))
         let address = BluetoothAddress.randomStatic(0x1234_0000_0F0F)
         let (rig, peripheral) = try await EmulationRig.connect(address: address) { transport in
-            let stack = HostStack(transport: transport, configuration: .init(randomAddress: address, deviceName: "Replay"))
+            let stack = HostStack(transport: transport, configuration: .init(randomAddress: address, deviceName: "Replay", commandTimeout: testCommandTimeout))
             try await stack.start()
             let peripheral = ReplayPeripheral(stack: stack, log: log, pace: .speed(10))
             try await peripheral.start()

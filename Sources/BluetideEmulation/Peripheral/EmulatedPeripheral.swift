@@ -109,14 +109,16 @@ public actor EmulatedPeripheral {
     }
 
     /// A stack on `transport` advertising from `address` (a random static address; nil makes one),
-    /// started, serving `models`; the peripheral is started too.
+    /// started, serving `models`; the peripheral is started too. `commandTimeout` is the stack's
+    /// HCI command timeout, seconds.
     public static func launch(
-        transport: any HCITransport, models: [any DeviceModel], name: String? = nil, address: BluetoothAddress? = nil
+        transport: any HCITransport, models: [any DeviceModel], name: String? = nil, address: BluetoothAddress? = nil,
+        commandTimeout: Double = 10
     ) async throws -> EmulatedPeripheral {
         let hints = AdvertisingPlan.merged(models.map(\.advertising))
         let stack = HostStack(transport: transport, configuration: .init(
             randomAddress: address ?? .randomStatic(UInt64.random(in: 0...UInt64.max)),
-            deviceName: name ?? hints.localName, appearance: hints.appearance ?? 0))
+            deviceName: name ?? hints.localName, appearance: hints.appearance ?? 0, commandTimeout: commandTimeout))
         do {
             try await stack.start()
             let peripheral = EmulatedPeripheral(stack: stack, models: models, name: name)

@@ -14,6 +14,11 @@ import Synchronization
 /// the stack). Running the write inside the validator is what lets a refused write answer with
 /// the model's own ATT error code in the same ATT transaction, and an accepted one change the
 /// model before the Write Response leaves.
+///
+/// Known limit: for a long write (Prepare Write + Execute Write) the host's GATT server calls
+/// the validator twice for the same value (once while checking every part, once while applying),
+/// so such a write reaches the model twice. Models' writable values fit one Write Request, which
+/// is what clients send for them.
 final class ServedModel: Sendable {
     /// Catalog name, for events.
     let name: String
