@@ -109,7 +109,7 @@ import Testing
         var streams: [AsyncStream<[UInt8]>] = []
         var connections: [HostConnection] = []
         for central in centrals {
-            let connection = try await central.connect(to: address, timeout: 5)
+            let connection = try await central.connect(to: address, timeout: 60)
             let services = try await connection.gatt.discoverDatabase()
             let measurement = try #require(services.flatMap(\.characteristics).first { $0.characteristic.uuid == .heartRateMeasurement })
             streams.append(try await connection.gatt.subscribe(to: measurement.characteristic))
@@ -120,10 +120,10 @@ import Testing
             #expect(try HeartRateMeasurement(bytes: value[0]).beatsPerMinute > 0)
         }
         // The first central leaves and comes back: the peripheral advertises again.
-        try await connections[0].disconnect()
-        let again = try await centrals[0].connect(to: address, timeout: 5)
+        try await connections[0].disconnect(timeout: 30)
+        let again = try await centrals[0].connect(to: address, timeout: 60)
         #expect(await again.isOpen())
-        let reasons = try await within(5, "connection events") {
+        let reasons = try await within(30, "connection events") {
             var connected = 0
             for await event in peripheral.events {
                 if case .connected = event { connected += 1 }

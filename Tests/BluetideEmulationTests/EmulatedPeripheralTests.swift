@@ -46,7 +46,7 @@ import Testing
         let location = try rig.characteristic(.bodySensorLocation)
         #expect(try await rig.connection.gatt.read(handle: location.valueHandle) == BodySensorLocation.chest.bytes)
         // The peripheral saw the connection and the subscription.
-        let events = try await within(5, "connection and subscription events") {
+        let events = try await within(30, "connection and subscription events") {
             var seen: [EmulationEvent] = []
             for await event in peripheral.events {
                 seen.append(event)
@@ -72,6 +72,19 @@ import Testing
         }
         // The supported command is accepted.
         try await rig.connection.gatt.write(handle: controlPoint.valueHandle, value: [0x01])
+        // Both writes are reported, the refused one with its code.
+        let writes = try await within(30, "two write events") {
+            var seen: [UInt8?] = []
+            for await event in peripheral.events {
+                if case let .wrote(_, device, characteristic, _, code) = event {
+                    #expect(device == "heart-rate" && characteristic == .heartRateControlPoint)
+                    seen.append(code)
+                }
+                if seen.count == 2 { break }
+            }
+            return seen
+        }
+        #expect(writes == [HeartRateControlPoint.controlPointNotSupportedError, nil])
         await peripheral.stop()
         await peripheral.stack.close()
         await rig.close()
@@ -82,7 +95,7 @@ import Testing
         let controlPoint = try rig.characteristic(.fitnessMachineControlPoint)
         let indications = try await rig.connection.gatt.subscribe(to: controlPoint, preferIndications: true)
         // Collect responses in order through one iterator.
-        let responses = try await within(10, "three control point responses") {
+        let responses = try await within(30, "three control point responses") {
             var stream = indications.makeAsyncIterator()
             var out: [[UInt8]] = []
             try await rig.connection.gatt.write(handle: controlPoint.valueHandle, value: [0x05, 0xC8, 0x00])

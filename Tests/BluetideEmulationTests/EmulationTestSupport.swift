@@ -26,8 +26,9 @@ func within<T: Sendable>(
 }
 
 /// HCI command timeout for test stacks, seconds: generous, because the whole test run shares two
-/// cores and a starved stack must not mistake a late answer for a missing one.
-let testCommandTimeout = 30.0
+/// cores: a run stalled by other suites (observed: 36 s at the start of `swift test`) must not
+/// make a stack take a late answer for a missing one.
+let testCommandTimeout = 120.0
 
 /// A served device and a Bluetide central connected to it, on a fresh virtual link.
 struct EmulationRig {
@@ -46,7 +47,7 @@ struct EmulationRig {
         let served = try await serve(peripheralTransport)
         let central = HostStack(transport: centralTransport, configuration: .init(randomAddress: .randomStatic(0x0BAD_CAFE_0002), commandTimeout: testCommandTimeout))
         try await central.start()
-        let connection = try await central.connect(to: address, timeout: 5)
+        let connection = try await central.connect(to: address, timeout: 60)
         _ = try await connection.gatt.exchangeMTU()
         let database = try await connection.gatt.discoverDatabase()
         return (EmulationRig(central: central, connection: connection, database: database), served)
@@ -74,7 +75,7 @@ struct EmulationRig {
 }
 
 /// Takes `count` values from a subscription.
-func take(_ count: Int, from stream: AsyncStream<[UInt8]>, seconds: Double = 8, _ what: String) async throws -> [[UInt8]] {
+func take(_ count: Int, from stream: AsyncStream<[UInt8]>, seconds: Double = 30, _ what: String) async throws -> [[UInt8]] {
     try await within(seconds, what) {
         var values: [[UInt8]] = []
         for await value in stream {

@@ -8,7 +8,8 @@ import BluetideHost
 /// Fields are placed in priority order: flags, complete local name, 16-bit then 128-bit service
 /// UUID lists, service data, manufacturer data, appearance. Each goes into the advertising data
 /// when it still fits, else into the scan response, else it is left out (listed in ``omitted``),
-/// so a long 128-bit UUID never pushes the name out of both.
+/// so a long 128-bit UUID never pushes the name out of both. A UUID list too long for either is
+/// split into single-UUID (incomplete) lists placed the same way.
 public struct AdvertisingPlan: Hashable, Sendable {
     /// The advertising data (always starts with the flags field).
     public var advertisingData: AdvertisingData
@@ -40,6 +41,18 @@ public struct AdvertisingPlan: Hashable, Sendable {
                 primary.append(field)
             } else if size(response + [field]) <= limit {
                 response.append(field)
+            } else if case let .serviceUUIDs(uuids, uuidSize, _) = field, uuids.count > 1 {
+                // A list too long for either half: each UUID on its own, as an incomplete list.
+                for uuid in uuids {
+                    let single = AdvertisingDataElement.serviceUUIDs([uuid], size: uuidSize, complete: false)
+                    if size(primary + [single]) <= limit {
+                        primary.append(single)
+                    } else if size(response + [single]) <= limit {
+                        response.append(single)
+                    } else {
+                        omitted.append(single)
+                    }
+                }
             } else if case let .completeLocalName(text) = field {
                 // A name too long for either: advertise it shortened (2 octets of header).
                 let room = max(0, limit - size(response) - 2)
