@@ -90,6 +90,31 @@ import Testing
         #expect(text.hasPrefix("bluetide: unknown device model \"no-such-device\""))
     }
 
+    @Test func emulatePrintsTheNameAndAddressOfEveryDeviceOnStart() async throws {
+        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["emulate", "heart-rate", "punch", "--duration", "0.5", "--seed", "7", "--json"]
+        let outputPipe = Pipe()
+        process.standardOutput = outputPipe
+        process.standardError = Pipe()
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(returning: -1) }
+        }
+        #expect(status == 0)
+        let text = String(decoding: outputPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let started = text.split(separator: "\n").compactMap { line in
+            try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        }.filter { $0["event"] as? String == "started" }
+        #expect(started.map { $0["device"] as? String } == ["heart-rate", "punch"])
+        for object in started {
+            #expect((object["name"] as? String)?.isEmpty == false)
+            let address = try #require(object["address"] as? String)
+            #expect(address.split(separator: ":").count == 6)
+        }
+    }
+
     static let exampleLog = """
         {"format":"bluetide-values","version":1,"started_at":"2026-11-21T12:26:23.000Z","tool":"bluetide","tool_version":"0.1.0"}
         {"t":0.412,"wall_time":"2026-11-21T12:26:23.412Z","device":"C6:C5:C4:C3:C2:C1","device_name":"KICKR CORE 1234","service":"1816","characteristic":"2A5B","operation":"notify","value":"03a25e01006d0e4b63967f","profile":"csc"}
