@@ -1,0 +1,177 @@
+import ArgumentParser
+import BluetideCore
+import BluetideEmulation
+import BluetideHost
+import BluetideProfiles
+import BluetideRecording
+import BluetideTransport
+import Foundation
+
+/// `bluetide replay FILE`: play a value log back, printing decoded values or serving them.
+struct ReplayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Play a value log back at its recorded pace: print decoded values, or serve them as a device.",
+        discussion: """
+            Records are released as far apart as they were recorded (divided by --speed), or all at once with \
+            --as-fast-as-possible. Stateful profiles (csc, cycling-power, fec) derive speed and cadence from the \
+            recorded times, so any pace prints the same values.
+
+            With --as-peripheral the log is served as an emulated device: one characteristic per recorded \
+            (service, characteristic), notifying the recorded values at their pace once a central subscribes; \
+            reads return the latest value. The command ends when every value has been played (or on Ctrl-C).
+
+            Examples:
+              bluetide replay ride.jsonl
+              bluetide replay ride.jsonl --speed 10 --json
+              bluetide replay ride.jsonl --as-peripheral --transport serial:/dev/ttyACM0 --name "Replayed CSC"
+            """)
+
+    @Argument(help: "Value log to play (docs/value-log-format.md).")
+    var file: String
+
+    @Option(name: .long, help: "Play N times as fast as recorded (0.5 = half speed).")
+    var speed: Double?
+
+    @Flag(name: .long, help: "Play without waiting between records.")
+    var asFastAsPossible = false
+
+    @Flag(name: .long, help: "Print one JSON object per record.")
+    var json = false
+
+    @Option(name: .long, help: "Decode every record with this profile (see bluetide decode --list).")
+    var profile: String?
+
+    @Flag(name: .long, help: "Serve the values as an emulated device instead of printing them.")
+    var asPeripheral = false
+
+    @Option(name: .long, help: "Controller transport for --as-peripheral: \(TransportSpec.syntaxSummary)")
+    var transport: String = "virtual"
+
+    @Option(name: .long, help: "Advertised name for --as-peripheral (default: the recorded device name).")
+    var name: String?
+
+    func run() async throws {
+        let (log, pace, decoder) = try prepare()
+        if asPeripheral {
+            try await serve(log, pace: pace, decoder: decoder)
+        } else {
+            let printer = LinePrinter()
+            await play(log, pace: pace, decoder: decoder) { printer.emit($0) }
+        }
+    }
+
+    /// Reads the log and checks the options; problems are ``CommandFailure``s.
+    func prepare() throws -> (ValueLog, ReplayPace, ValueLogDecoder) {
+        var pace = ReplayPace.original
+        if let speed {
+            guard !asFastAsPossible else {
+                throw CommandFailure("--speed and --as-fast-as-possible both given: choose one")
+            }
+            guard speed.isFinite, speed > 0 else {
+                throw CommandFailure("--speed \(speed): expected a factor > 0 (2 = twice as fast, 0.5 = half speed)")
+            }
+            pace = .speed(speed)
+        } else if asFastAsPossible {
+            pace = .asFastAsPossible
+        }
+        let decoder: ValueLogDecoder
+        if let profile {
+            do { decoder = try ValueLogDecoder(profileNamed: profile) } catch {
+                throw CommandFailure("--profile: \(error) (see bluetide decode --list)")
+            }
+        } else {
+            decoder = ValueLogDecoder()
+        }
+        let log: ValueLog
+        do { log = try ValueLogReader.read(path: file) } catch {
+            throw CommandFailure("cannot read \(file): \(error) (a value log is JSON lines, see docs/value-log-format.md)")
+        }
+        return (log, pace, decoder)
+    }
+
+    /// Plays `log` and hands each output line to `emit` as its record is released.
+    func play(_ log: ValueLog, pace: ReplayPace, decoder: ValueLogDecoder, emit: (String) -> Void) async {
+        for await decoded in ValueReplay(log: log, pace: pace).decoded(with: decoder) {
+            emit(line(for: decoded))
+        }
+    }
+
+    /// One output line for a decoded record.
+    func line(for decoded: DecodedValueRecord) -> String {
+        let record = decoded.record
+        if json {
+            var object: [String: Any] = [
+                "t": record.timestamp, "device": record.device.address, "characteristic": record.characteristic.shortString,
+                "operation": record.operation.rawValue, "hex": record.value.hexString, "summary": decoded.summary,
+            ]
+            if let service = record.service { object["service"] = service.shortString }
+            if let name = record.device.name { object["device_name"] = name }
+            if let profile = decoded.profile { object["profile"] = profile }
+            if let packet = decoded.packet {
+                if let value = try? JSONLine.compact(packet.value), let parsed = Self.parse(value) { object["value"] = parsed }
+                if let derived = packet.derived, let text = try? JSONLine.compact(derived), let parsed = Self.parse(text) {
+                    object["derived"] = parsed
+                }
+            }
+            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+            else { return "{}" }
+            return String(decoding: data, as: UTF8.self)
+        }
+        var text = String(format: "%9.3f ", record.timestamp)
+        text += "\(record.characteristic) \(record.operation.rawValue)"
+        text += ": \(decoded.summary)"
+        if let derived = decoded.packet?.derived, let extra = try? JSONLine.compact(derived), extra != "{}" {
+            text += "  →  " + extra
+        }
+        return text
+    }
+
+    private static func parse(_ json: String) -> Any? {
+        try? JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed])
+    }
+
+    private func serve(_ log: ValueLog, pace: ReplayPace, decoder: ValueLogDecoder) async throws {
+        let spec: TransportSpec
+        do { spec = try TransportSpec(parsing: transport) } catch { throw CommandFailure("--transport: \(error)") }
+        let controller: any HCITransport
+        do { controller = try await Transport.open(spec) } catch {
+            throw CommandFailure("cannot open transport \(spec): \(error)")
+        }
+        // Derived from the file name (FNV-1a), so replaying the same file keeps its address.
+        let digest = file.utf8.reduce(UInt64(0xCBF2_9CE4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
+        let address = BluetoothAddress.randomStatic(digest)
+        let stack = HostStack(transport: controller, configuration: .init(randomAddress: address, deviceName: name ?? "Bluetide Replay"))
+        let peripheral = ReplayPeripheral(stack: stack, log: log, pace: pace, name: name)
+        do {
+            try await stack.start()
+            try await peripheral.start()
+        } catch {
+            await stack.close()
+            throw CommandFailure("could not start the replay device on \(spec): \(error)")
+        }
+        let printer = LinePrinter()
+        printer.emit(json
+            ? EmulateCommand.jsonLine(["event": "started", "name": peripheral.advertisedName, "address": address.string,
+                                       "transport": "\(spec)", "records": String(peripheral.records.count)])
+            : "replay: advertising as \"\(peripheral.advertisedName)\" from \(address.string) (random static) on \(spec); \(peripheral.records.count) values play once a central subscribes")
+        let played = peripheral.played
+        let json = self.json
+        let watcher = Task {
+            var decoder = decoder
+            for await record in played {
+                let decoded = decoder.decode(record)
+                printer.emit(json ? self.line(for: decoded) : "sent " + self.line(for: decoded))
+            }
+        }
+        let finished = Task { await watcher.value }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await finished.value }
+            group.addTask { await StopSignal.wait(duration: nil) }
+            _ = await group.next()
+            group.cancelAll()
+        }
+        await peripheral.stop()
+        await stack.close()
+    }
+}

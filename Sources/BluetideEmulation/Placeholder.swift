@@ -1,2 +1,0 @@
-// BluetideEmulation: filled in by its own work.
-enum _BluetideEmulationPlaceholder {}

@@ -1,0 +1,173 @@
+import BluetideCore
+import BluetideEmulators
+import BluetideHCI
+import BluetideHost
+import BluetideRecording
+
+/// Serves a value log as an emulated device: one GATT characteristic per recorded (service,
+/// characteristic) pair whose values came from the device, notifying the recorded values at
+/// their recorded pace (scaled by a ``ReplayPace``). Reads return the latest value played.
+///
+/// Characteristics recorded as notified or indicated get the notify (or indicate) property and a
+/// CCCD; ones only ever read are read-only and change silently as the replay passes their reads.
+/// Records written by the recorder (write, write without response) are not played. Records
+/// without a service go into ``fallbackService``.
+///
+/// Playback starts, by default, when the first central subscribes, so nothing is lost to a
+/// central that connects late; it runs once, then the device keeps serving the last values.
+public actor ReplayPeripheral {
+    /// When playback starts.
+    public enum Start: Sendable, Hashable {
+        /// As soon as ``start()`` has set the device up.
+        case immediately
+        /// When a central first subscribes to a characteristic.
+        case onFirstSubscription
+    }
+
+    /// Service holding characteristics whose records name no service.
+    public static let fallbackService = BluetoothUUID(high: 0xB1DE_0F00_0000_4000, low: 0x8000_0000_0000_B1DE)
+
+    /// The stack the device is served on.
+    public nonisolated let stack: HostStack
+    /// The GATT services served.
+    public nonisolated let serviceDefinitions: [GATTServiceDefinition]
+    /// The name advertised.
+    public nonisolated let advertisedName: String
+    /// The advertising data and scan response used.
+    public nonisolated let advertising: AdvertisingPlan
+    /// The records that will be played, in order.
+    public nonisolated let records: [ValueRecord]
+    /// Each record as it is played (before its value is sent); finishes when playback ends.
+    public nonisolated let played: AsyncStream<ValueRecord>
+
+    private let pace: ReplayPace
+    private let startMode: Start
+    private let handles: [Key: UInt16]
+    private let playedSink: AsyncStream<ValueRecord>.Continuation
+    private var tasks: [Task<Void, Never>] = []
+    private var playback: Task<Void, Never>?
+
+    struct Key: Hashable, Sendable {
+        let service: BluetoothUUID
+        let characteristic: BluetoothUUID
+    }
+
+    /// Prepares `log` for `stack`: only records of `device` (address or name) when given;
+    /// `name` replaces the advertised name (default: the recorded device name).
+    public init(
+        stack: HostStack, log: ValueLog, pace: ReplayPace = .original, device: String? = nil, name: String? = nil,
+        start: Start = .onFirstSubscription
+    ) {
+        self.stack = stack
+        self.pace = pace
+        self.startMode = start
+        let filter = ValueRecordFilter(devices: device.map { [$0] }, operations: [.notify, .indicate, .read])
+        let kept = log.records.filter(filter.matches)
+        records = kept
+        (played, playedSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+
+        // Services and characteristics in order of first appearance.
+        var order: [BluetoothUUID] = []
+        var characteristics: [BluetoothUUID: [BluetoothUUID]] = [:]
+        var operations: [Key: Set<ValueOperation>] = [:]
+        for record in kept {
+            let key = Key(service: record.service ?? Self.fallbackService, characteristic: record.characteristic)
+            if characteristics[key.service] == nil { order.append(key.service) }
+            if !(characteristics[key.service] ?? []).contains(key.characteristic) {
+                characteristics[key.service, default: []].append(key.characteristic)
+            }
+            operations[key, default: []].insert(record.operation)
+        }
+        var definitions: [GATTServiceDefinition] = []
+        var keys: [Key] = []
+        for service in order {
+            var list: [GATTCharacteristicDefinition] = []
+            for characteristic in characteristics[service] ?? [] {
+                let key = Key(service: service, characteristic: characteristic)
+                let ops = operations[key] ?? []
+                var properties: GATTCharacteristicProperties = .read
+                if ops.contains(.notify) { properties.insert(.notify) }
+                if ops.contains(.indicate) { properties.insert(.indicate) }
+                list.append(GATTCharacteristicDefinition(uuid: characteristic, properties: properties))
+                keys.append(key)
+            }
+            definitions.append(GATTServiceDefinition(uuid: service, characteristics: list))
+        }
+        serviceDefinitions = definitions
+        let layout = AttributeLayout(definitions).handles.flatMap { $0 }
+        var handles: [Key: UInt16] = [:]
+        for (index, key) in keys.enumerated() where index < layout.count { handles[key] = layout[index] }
+        self.handles = handles
+
+        let recordedName = kept.lazy.compactMap(\.device.name).first
+        advertisedName = name ?? recordedName ?? "Bluetide Replay"
+        advertising = AdvertisingPlan(
+            hints: AdvertisingHints(localName: advertisedName, serviceUUIDs: order.filter { $0 != Self.fallbackService }))
+    }
+
+    /// Installs the services, advertises, and starts playback (now or on the first subscription).
+    /// The stack must be started.
+    public func start() async throws {
+        await stack.setServices(serviceDefinitions)
+        try await advertise()
+        let stack = self.stack
+        tasks.append(Task { [weak self] in
+            for await connection in stack.incomingConnections {
+                await self?.readvertise()
+                Task { [weak self] in
+                    _ = await connection.waitForDisconnection()
+                    await self?.readvertise()
+                }
+            }
+        })
+        tasks.append(Task { [weak self] in
+            for await event in stack.serverEvents {
+                if case let .subscriptionChanged(_, _, configuration) = event.event, !configuration.isEmpty {
+                    await self?.beginPlayback()
+                }
+            }
+        })
+        if startMode == .immediately { beginPlayback() }
+    }
+
+    /// Waits until every record has been played (returns at once if playback never started).
+    public func waitUntilPlayed() async {
+        await playback?.value
+    }
+
+    /// Stops playback and advertising; the stack stays up.
+    public func stop() async {
+        playback?.cancel()
+        for task in tasks { task.cancel() }
+        tasks.removeAll()
+        playedSink.finish()
+        try? await stack.stopAdvertising()
+    }
+
+    private func beginPlayback() {
+        guard playback == nil else { return }
+        let replay = ValueReplay(records: records, pace: pace)
+        let stack = self.stack
+        let handles = self.handles
+        let sink = playedSink
+        playback = Task {
+            for await record in replay {
+                let key = Key(service: record.service ?? Self.fallbackService, characteristic: record.characteristic)
+                guard let handle = handles[key] else { continue }
+                sink.yield(record)
+                await stack.updateValue(record.value, at: handle)
+            }
+            sink.finish()
+        }
+    }
+
+    private func advertise() async throws {
+        try await stack.startAdvertising(
+            advertising.advertisingData, scanResponse: advertising.scanResponse, intervalMilliseconds: 100)
+    }
+
+    private func readvertise() async {
+        guard !tasks.isEmpty else { return }
+        try? await advertise()
+    }
+}

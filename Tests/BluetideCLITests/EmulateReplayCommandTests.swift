@@ -1,0 +1,126 @@
+import BluetideEmulators
+import Foundation
+import Testing
+@testable import BluetideCommands
+
+@Suite struct EmulateReplayCommandTests {
+    @Test func emulateListNamesEveryModelWithItsDescription() throws {
+        let lines = try EmulateCommand.parse(["--list"]).listLines()
+        #expect(lines.count == EmulatorCatalog.all.count)
+        for required in ["heart-rate", "battery", "csc", "cycling-power", "ftms-bike", "tacx-fec", "colmi-r02", "hm10", "punch"] {
+            let line = try #require(lines.first { $0.hasPrefix(required + " ") }, "missing \(required)")
+            #expect(line.count > required.count + 10, "no description for \(required)")
+        }
+    }
+
+    @Test func emulateRefusesBadArgumentsSayingWhatToTry() throws {
+        func failure(_ arguments: [String]) -> String? {
+            do {
+                _ = try EmulateCommand.parse(arguments).makePlan()
+                return nil
+            } catch let failure as CommandFailure {
+                return failure.message
+            } catch {
+                return "not a CommandFailure: \(error)"
+            }
+        }
+        #expect(failure(["heart-rat"])?.contains("unknown device model \"heart-rat\"") == true)
+        #expect(failure(["heart-rat"])?.contains("--list") == true)
+        #expect(failure([])?.contains("no device model") == true)
+        #expect(failure(["ftms-bike", "--option", "power=lots"])?.contains("power") == true)
+        #expect(failure(["ftms-bike", "--option", "power"])?.contains("key=value") == true)
+        #expect(failure(["heart-rate", "csc", "--transport", "tcp-client:localhost:9"])?.contains("only one") == true)
+        #expect(failure(["heart-rate", "--address", "12:34:56:78:9A:BC"])?.contains("random static") == true)
+        #expect(failure(["heart-rate", "--duration", "0"])?.contains("--duration") == true)
+        #expect(failure(["heart-rate", "--transport", "carrier-pigeon"]) != nil)
+        let plan = try EmulateCommand.parse(["heart-rate", "csc", "--name", "Lab", "--option", "power=250"]).makePlan()
+        #expect(plan.names == ["Lab", "Lab-2"])
+        #expect(plan.options.powerWatts == 250)
+        #expect(Set(plan.addresses).count == 2)
+    }
+
+    @Test func replayPrintsTheDecodedLinesOfTheDocumentationExample() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("replay-\(UUID().uuidString).jsonl").path
+        try Data(Self.exampleLog.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let command = try ReplayCommand.parse([path, "--as-fast-as-possible"])
+        let (log, pace, decoder) = try command.prepare()
+        var lines: [String] = []
+        await command.play(log, pace: pace, decoder: decoder) { lines.append($0) }
+        #expect(lines.count == 4)
+        #expect(lines[1].contains("2A5B") && lines[1].contains("13.73 km/h"), "line was \(lines[1])")
+        #expect(lines[2].contains("95 %"))
+        #expect(lines[3].contains("write"))
+
+        let json = try ReplayCommand.parse([path, "--speed", "100", "--json"])
+        let (log2, pace2, decoder2) = try json.prepare()
+        var objects: [[String: Any]] = []
+        await json.play(log2, pace: pace2, decoder: decoder2) { line in
+            if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] { objects.append(object) }
+        }
+        #expect(objects.count == 4)
+        #expect(objects[0]["characteristic"] as? String == "2A5B")
+        #expect(objects[0]["hex"] as? String == "03a25e01006d0e4b63967f")
+        #expect(objects[1]["derived"] is [String: Any])
+    }
+
+    @Test func replayRefusesBadInput() throws {
+        #expect(throws: CommandFailure.self) { try ReplayCommand.parse(["/no/such/file.jsonl"]).prepare() }
+        #expect(throws: CommandFailure.self) { try ReplayCommand.parse(["x", "--speed", "0"]).prepare() }
+        #expect(throws: CommandFailure.self) { try ReplayCommand.parse(["x", "--speed", "2", "--as-fast-as-possible"]).prepare() }
+        #expect(throws: CommandFailure.self) { try ReplayCommand.parse(["x", "--profile", "nope"]).prepare() }
+    }
+
+    @Test func executableExitsWithStatusTwoForAnUnknownModel() async throws {
+        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["emulate", "no-such-device"]
+        let errorPipe = Pipe()
+        process.standardError = errorPipe
+        process.standardOutput = Pipe()
+        // Wait without blocking a thread of the shared cooperative pool.
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(returning: -1) }
+        }
+        #expect(status == 2)
+        let text = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(text.split(separator: "\n").count == 1)
+        #expect(text.hasPrefix("bluetide: unknown device model \"no-such-device\""))
+    }
+
+    @Test func emulatePrintsTheNameAndAddressOfEveryDeviceOnStart() async throws {
+        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["emulate", "heart-rate", "punch", "--duration", "0.5", "--seed", "7", "--json"]
+        let outputPipe = Pipe()
+        process.standardOutput = outputPipe
+        process.standardError = Pipe()
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(returning: -1) }
+        }
+        #expect(status == 0)
+        let text = String(decoding: outputPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let started = text.split(separator: "\n").compactMap { line in
+            try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        }.filter { $0["event"] as? String == "started" }
+        #expect(started.map { $0["device"] as? String } == ["heart-rate", "punch"])
+        for object in started {
+            #expect((object["name"] as? String)?.isEmpty == false)
+            let address = try #require(object["address"] as? String)
+            #expect(address.split(separator: ":").count == 6)
+        }
+    }
+
+    static let exampleLog = """
+        {"format":"bluetide-values","version":1,"started_at":"2026-11-21T12:26:23.000Z","tool":"bluetide","tool_version":"0.1.0"}
+        {"t":0.412,"wall_time":"2026-11-21T12:26:23.412Z","device":"C6:C5:C4:C3:C2:C1","device_name":"KICKR CORE 1234","service":"1816","characteristic":"2A5B","operation":"notify","value":"03a25e01006d0e4b63967f","profile":"csc"}
+        {"t":1.515,"wall_time":"2026-11-21T12:26:24.515Z","device":"C6:C5:C4:C3:C2:C1","device_name":"KICKR CORE 1234","service":"1816","characteristic":"2A5B","operation":"notify","value":"03a45e0100d7124b63967f","profile":"csc"}
+        {"t":2.0,"device":"C6:C5:C4:C3:C2:C1","service":"180F","characteristic":"2A19","operation":"read","value":"5f","profile":"battery"}
+        {"t":2.25,"device":"C6:C5:C4:C3:C2:C1","service":"1816","characteristic":"2A55","operation":"write","value":"0100000000"}
+
+        """
+}

@@ -1,0 +1,87 @@
+import BluetideCore
+import BluetideEmulation
+import BluetideEmulators
+import BluetideHost
+import BluetideTransport
+import Foundation
+import Testing
+
+/// Runs `body`, failing with a clear message when it takes longer than `seconds` (a guard
+/// against hangs, not a timing assertion).
+func within<T: Sendable>(
+    _ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else {
+            throw HostError.timedOut(what, seconds: seconds)
+        }
+        return value
+    }
+}
+
+/// HCI command timeout for test stacks, seconds: generous, because the whole test run shares two
+/// cores: a run stalled by other suites (observed: 36 s at the start of `swift test`) must not
+/// make a stack take a late answer for a missing one.
+let testCommandTimeout = 120.0
+
+/// A served device and a Bluetide central connected to it, on a fresh virtual link.
+struct EmulationRig {
+    let central: HostStack
+    let connection: HostConnection
+    let database: [GATTRemoteService]
+
+    /// Starts a peripheral (made by `serve` from the link's peripheral transport) and connects a
+    /// central to `address`, then discovers the database.
+    static func connect<P: Sendable>(
+        address: BluetoothAddress, serve: (VirtualTransport) async throws -> P
+    ) async throws -> (EmulationRig, P) {
+        let link = "emulation-\(UUID().uuidString)"
+        let peripheralTransport = await VirtualTransport.attach(toLinkNamed: link)
+        let centralTransport = await VirtualTransport.attach(toLinkNamed: link)
+        let served = try await serve(peripheralTransport)
+        let central = HostStack(transport: centralTransport, configuration: .init(randomAddress: .randomStatic(0x0BAD_CAFE_0002), commandTimeout: testCommandTimeout))
+        try await central.start()
+        let connection = try await central.connect(to: address, timeout: 60)
+        _ = try await connection.gatt.exchangeMTU()
+        let database = try await connection.gatt.discoverDatabase()
+        return (EmulationRig(central: central, connection: connection, database: database), served)
+    }
+
+    /// Serves `models` with an ``EmulatedPeripheral`` and connects.
+    static func serving(_ models: [any DeviceModel], address: UInt64 = 0x1234_5678_0001) async throws -> (EmulationRig, EmulatedPeripheral) {
+        try await connect(address: .randomStatic(address)) { transport in
+            try await EmulatedPeripheral.launch(transport: transport, models: models, address: .randomStatic(address), commandTimeout: testCommandTimeout)
+        }
+    }
+
+    /// The discovered characteristic `uuid` (in `service` when given).
+    func characteristic(_ uuid: BluetoothUUID, in service: BluetoothUUID? = nil) throws -> GATTCharacteristic {
+        let found = database
+            .filter { service == nil || $0.service.uuid == service }
+            .flatMap(\.characteristics)
+            .first { $0.characteristic.uuid == uuid }
+        return try #require(found?.characteristic, "characteristic \(uuid) not discovered")
+    }
+
+    func close() async {
+        await central.close()
+    }
+}
+
+/// Takes `count` values from a subscription.
+func take(_ count: Int, from stream: AsyncStream<[UInt8]>, seconds: Double = 30, _ what: String) async throws -> [[UInt8]] {
+    try await within(seconds, what) {
+        var values: [[UInt8]] = []
+        for await value in stream {
+            values.append(value)
+            if values.count == count { break }
+        }
+        return values
+    }
+}
