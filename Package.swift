@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport", "BluetideHCI", "BluetideVirtual"], swiftSettings: strict),
         .testTarget(name: "BluetideHostTests", dependencies: ["BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideTests", dependencies: ["Bluetide", "BluetideVirtual", "BluetideTransport", "BluetideHost"], swiftSettings: strict),
-        .testTarget(name: "BluetideEmulationTests", dependencies: ["BluetideEmulation", "BluetideHost", "BluetideTransport", "BluetideEmulators"], swiftSettings: strict),
+        .testTarget(name: "BluetideEmulationTests", dependencies: ["BluetideEmulation", "BluetideHost", "BluetideTransport", "BluetideEmulators", "BluetideProfiles", "BluetideRecording", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexDeviceTests", dependencies: ["BluetideReflexDevice", "Bluetide", "BluetideGPIO", "BluetideHost", "BluetideTransport"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(name: "BluetideCLITests", dependencies: ["BluetideCommands", "bluetide"], swiftSettings: strict),

@@ -84,6 +84,7 @@ import Testing
     """#
 
     @Test(.enabled(if: GATTBumbleInteropTests.bumbleAvailable)) func ourClientAgainstBumbleServer() async throws {
+        _ = try await BumbleEnvironment.requireAvailable()
         let peer = try BumbleServerPeer(script: Self.driver)
         let client = GATTClient(channel: peer)
         await peer.attach(client)

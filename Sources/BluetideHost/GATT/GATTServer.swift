@@ -293,8 +293,8 @@ public struct GATTServer: Sendable {
             }
             var events: [GATTServerEvent] = []
             for h in order {
-                guard let value = assembled[h], case let .success(e) = write(h, value, connection) else { continue }
-                events += e
+                guard let a = database[h], let value = assembled[h] else { continue }
+                events += apply(a, value, connection)
             }
             return (.executeWriteResponse, events)
         default:
@@ -340,6 +340,14 @@ public struct GATTServer: Sendable {
     private mutating func write(_ handle: UInt16, _ value: [UInt8], _ connection: UInt16) -> Result<[GATTServerEvent], ATTErrorCode> {
         guard let a = database[handle] else { return .failure(.invalidHandle) }
         if let code = writeDenial(a, connection) ?? valueDenial(a, value, connection) { return .failure(code) }
+        return .success(apply(a, value, connection))
+    }
+
+    /// Applies a write that has passed every check. The validation hook is not run again: an
+    /// Execute Write validates all its parts first, then applies them, and a hook that acts on
+    /// the value (the @Characteristic wrapper updates its property there) must see each part once.
+    private mutating func apply(_ a: GATTAttribute, _ value: [UInt8], _ connection: UInt16) -> [GATTServerEvent] {
+        let handle = a.handle
         if case let .clientConfiguration(valueHandle, properties) = a.role {
             var config = GATTClientConfiguration(rawValue: UInt16(value[0]) | UInt16(value[1]) << 8)
             // Keep only the bits the characteristic supports.
@@ -351,9 +359,9 @@ public struct GATTServer: Sendable {
             if !config.contains(.indication), connections[connection]?.pendingIndications.isEmpty == false {
                 connections[connection]?.pendingIndications.removeAll { $0.handle == valueHandle }
             }
-            return .success([.subscriptionChanged(connection: connection, valueHandle: valueHandle, configuration: config)])
+            return [.subscriptionChanged(connection: connection, valueHandle: valueHandle, configuration: config)]
         }
         database.setValue(value, at: handle)
-        return .success([.valueWritten(connection: connection, handle: handle, uuid: a.type, value: value)])
+        return [.valueWritten(connection: connection, handle: handle, uuid: a.type, value: value)]
     }
 }

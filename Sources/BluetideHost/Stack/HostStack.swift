@@ -132,10 +132,20 @@ public actor HostStack {
         (outboxStream, outbox) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
-    /// Seconds since the stack was created: the time fed to the protocol state machines.
+    /// Stack time: the time fed to the protocol state machines, in seconds. It follows the
+    /// monotonic clock but advances at most ``maximumStep`` per reading, so when the whole
+    /// process is starved (a loaded machine, a debugger) answers already queued are handled
+    /// before any timeout can fire: timeouts measure time the stack could have run.
+    private var stackTime = 0.0
+    private var lastWallTime = 0.0
+    private static let maximumStep = 0.5
+
     private func now() -> Double {
         let elapsed = clock.now - origin
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        stackTime += min(max(wall - lastWallTime, 0), Self.maximumStep)
+        lastWallTime = wall
+        return stackTime
     }
 
     // MARK: - Life cycle

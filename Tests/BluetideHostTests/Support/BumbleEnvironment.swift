@@ -42,11 +42,29 @@ enum BumbleEnvironment {
         let problem: String?
     }
 
-    /// Probed on first use: finds python3 and runs `import bumble`.
-    static let probe: Probe = runProbe()
+    /// Probed on first use: finds python3 and runs `import bumble`, on a thread of its own.
+    /// (A `static let` that ran Python inline would block every cooperative thread that touched
+    /// it until Python answered: on a loaded 2-core machine that stalled the whole test run.)
+    static func probe() async -> Probe { await ProbeCache.shared.value() }
+
+    private actor ProbeCache {
+        static let shared = ProbeCache()
+        private var task: Task<Probe, Never>?
+        func value() async -> Probe {
+            if let task { return await task.value }
+            let task = Task<Probe, Never> {
+                await withCheckedContinuation { continuation in
+                    Thread { continuation.resume(returning: BumbleEnvironment.runProbe()) }.start()
+                }
+            }
+            self.task = task
+            return await task.value
+        }
+    }
 
     /// The Python interpreter and scripts folder, or a clear error (with the install command).
-    static func requireAvailable() throws -> (python: URL, scripts: URL) {
+    static func requireAvailable() async throws -> (python: URL, scripts: URL) {
+        let probe = await probe()
         if let problem = probe.problem {
             throw BumbleHarnessError(description: problem)
         }
@@ -76,7 +94,7 @@ enum BumbleEnvironment {
         return nil
     }
 
-    private static func runProbe() -> Probe {
+    fileprivate static func runProbe() -> Probe {
         guard let python = findPython() else {
             return Probe(
                 python: nil, bumbleVersion: nil,

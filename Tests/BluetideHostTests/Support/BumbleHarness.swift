@@ -19,8 +19,8 @@ actor BumbleHarness {
     private var processes: [BumbleProcess] = []
 
     /// Fails (with the install command) when Python or Bumble is missing.
-    init() throws {
-        let (python, scripts) = try BumbleEnvironment.requireAvailable()
+    init() async throws {
+        let (python, scripts) = try await BumbleEnvironment.requireAvailable()
         self.python = python
         self.scripts = scripts
         logDirectory = FileManager.default.temporaryDirectory
@@ -114,7 +114,7 @@ actor BumbleHarness {
 func withBumble<Value: Sendable>(
     _ body: (BumbleHarness) async throws -> Value
 ) async throws -> Value {
-    let harness = try BumbleHarness()
+    let harness = try await BumbleHarness()
     let value: Value
     do {
         value = try await body(harness)
