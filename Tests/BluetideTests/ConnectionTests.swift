@@ -217,6 +217,23 @@ import Testing
         #expect(peripheral.sink.all == data)
     }
 
+    @Test func anOperationWithoutAnswerTimesOutAndTheNextOneStillWorks() async throws {
+        let (link, central, peripheral) = try await Self.pair()
+        defer { Task { await central.close(); await peripheral.close() } }
+        let connection = try await central.central.connect(
+            to: peripheral.address, policy: ConnectionPolicy(operationTimeout: .milliseconds(300)))
+        let radio = await VirtualLink.named(link)
+        await radio.setLatency(.seconds(1))
+        await #expect(throws: BluetideError.timedOut(operation: "read of \(TestGATT.counter)", seconds: 0.3)) {
+            _ = try await connection.read(TestGATT.counter)
+        }
+        await radio.setLatency(.zero)
+        // The late answer (about 1 s after the request) belongs to the abandoned read; once it
+        // is in, the next read succeeds.
+        try await Task.sleep(for: .milliseconds(1200))
+        #expect(try await connection.read(TestGATT.readOnly) == [7])
+    }
+
     @Test func openRejectsABadTransportClearly() async throws {
         do {
             _ = try await Bluetooth.open(transport: "carrier-pigeon:1")

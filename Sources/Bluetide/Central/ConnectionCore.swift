@@ -202,6 +202,8 @@ actor ConnectionCore {
                 var failed: HostConnection?
                 while true {
                     let link = try await self.currentLink(replacing: failed)
+                    // Timed out while waiting for the link: do not act late.
+                    try Task.checkCancellation()
                     do {
                         return try await body(link)
                     } catch {
