@@ -142,6 +142,38 @@ import Testing
         #expect(await central.central.connections() == [two])
     }
 
+    @Test func severalDevicesAtOnce() async throws {
+        let link = uniqueLinkName()
+        var peripherals: [TestPeripheral] = []
+        for seed in 0x6001...0x6003 { peripherals.append(try await TestPeripheral.start(link: link, seed: UInt64(seed))) }
+        let central = try await TestCentral.start(link: link)
+        let all = peripherals
+        defer { Task { await central.close(); for p in all { await p.close() } } }
+        // Connect to all three concurrently: attempts are queued, none fails as "in progress".
+        let connections = try await withThrowingTaskGroup(of: Connection.self) { group in
+            for p in all { group.addTask { try await central.central.connect(to: p.address) } }
+            var made: [Connection] = []
+            for try await connection in group { made.append(connection) }
+            return made
+        }
+        #expect(Set(connections.map(\.address)) == Set(all.map(\.address)))
+        #expect(await central.central.connections().count == 3)
+        // Each link notifies independently.
+        for connection in connections {
+            let values = try await connection.notifications(of: TestGATT.notify)
+            let peripheral = try #require(all.first { $0.address == connection.address })
+            try await peripheral.notify([0x42, UInt8(peripheral.address.value & 0xFF)])
+            var iterator = values.makeAsyncIterator()
+            let value = try await iterator.next()
+            #expect(value == [0x42, UInt8(peripheral.address.value & 0xFF)])
+        }
+        // The remembered form connects the same way.
+        await connections[0].disconnect()
+        let remembered = RememberedDevice(address: connections[0].address, name: "again")
+        let again = try await central.central.connect(to: remembered)
+        #expect(try await again.read(TestGATT.counter, as: UInt16.self) == 0x1234)
+    }
+
     @Test func notificationsArriveInOrderAndEndCleanlyOnDisconnect() async throws {
         let (_, central, peripheral) = try await Self.pair()
         defer { Task { await central.close(); await peripheral.close() } }

@@ -39,6 +39,7 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The host stack failed; the text is its error.
     case host(String)
 
+    /// A sentence saying what happened, for logs and command-line output.
     public var description: String {
         switch self {
         case let .transportUnavailable(spec, reason): "cannot open transport \"\(spec)\": \(reason)"

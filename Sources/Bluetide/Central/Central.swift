@@ -120,6 +120,14 @@ public final class Central: Sendable {
         }
     }
 
+    /// Connects to a device remembered from an earlier run (no scan needed). See
+    /// ``connect(to:timeout:policy:)-(BluetoothAddress,_,_)``.
+    public func connect(
+        to remembered: RememberedDevice, timeout: Duration? = nil, policy: ConnectionPolicy = .default
+    ) async throws -> Connection {
+        try await connect(to: remembered.address, timeout: timeout, policy: policy)
+    }
+
     /// Makes one link, queued behind other attempts (the controller makes one at a time).
     func establishLink(to address: BluetoothAddress, timeout: Duration) async throws -> HostConnection {
         await registry.connectLock.acquire()

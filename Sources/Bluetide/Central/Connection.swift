@@ -27,8 +27,11 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
         self.core = ConnectionCore(central: central, address: address, policy: policy, slot: slot, hub: hub)
     }
 
+    /// The same connection (identity: two connections to one device are different).
     public static func == (lhs: Connection, rhs: Connection) -> Bool { lhs === rhs }
+    /// Hashes the identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    /// "connection to ADDRESS".
     public var description: String { "connection to \(address)" }
 
     /// What happens to the connection: a new sequence per use, starting with the current status

@@ -115,6 +115,7 @@ public enum ConnectionEvent: Sendable, Equatable, CustomStringConvertible {
     /// Reconnecting gave up; the connection is closed for good.
     case failed(BluetideError)
 
+    /// The event in words.
     public var description: String {
         switch self {
         case .connected: "connected"

@@ -30,6 +30,7 @@ public struct ScanFilter: Sendable {
             }
         }
 
+        /// The criterion in words, e.g. `name starts with "HRM"`.
         public var description: String {
             switch self {
             case let .exact(text): "name == \"\(text)\""

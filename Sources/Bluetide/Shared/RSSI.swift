@@ -52,5 +52,11 @@ public struct RSSIColor: Sendable, Equatable, CustomStringConvertible {
     /// `#RRGGBB`.
     public var hex: String { String(format: "#%02X%02X%02X", red, green, blue) }
 
+    /// `#RRGGBB`.
     public var description: String { hex }
+}
+
+extension Advertisement {
+    /// The colour of this advertisement's RSSI (red weak … green strong).
+    public var signalColor: RSSIColor { RSSIColor(rssi: rssi) }
 }

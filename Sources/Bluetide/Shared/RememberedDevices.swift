@@ -28,6 +28,8 @@ public struct RememberedDevice: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey { case address, addressType, name, kind, lastSeen }
 
+    /// Decodes the JSON form (`address`, `addressType` "public"/"random", `name`, `kind`,
+    /// `lastSeen` ISO 8601), naming the field at fault.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let text = try container.decode(String.self, forKey: .address)
@@ -51,6 +53,7 @@ public struct RememberedDevice: Sendable, Hashable, Codable {
         lastSeen = try container.decode(Date.self, forKey: .lastSeen)
     }
 
+    /// Encodes the JSON form read by ``init(from:)``.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(address.string, forKey: .address)
@@ -73,6 +76,7 @@ public struct RememberedDevicesError: Error, Sendable, Equatable, CustomStringCo
     /// What is wrong.
     public var reason: String
 
+    /// `path:line: field: reason`, with a hint.
     public var description: String {
         var text = path
         if let line { text += ":\(line)" }
