@@ -71,6 +71,59 @@ import Testing
         #expect(await central.central.connections().isEmpty)
     }
 
+    @Test func aSteadyStreamSurvivesRepeatedLinkLossInOrderWithoutDuplicates() async throws {
+        let link = uniqueLinkName()
+        let peripheral = try await TestPeripheral.start(link: link, seed: 0x3535)
+        let central = try await TestCentral.start(link: link)
+        defer { Task { await central.close(); await peripheral.close() } }
+        let connection = try await central.central.connect(to: peripheral.address, policy: fastReconnect)
+        let values = try await connection.notifications(of: TestGATT.notify, as: UInt16.self)
+        let end: UInt16 = 0xFFFF
+        let collector = Task {
+            var got: [UInt16] = []
+            for try await value in values {
+                if value == end { break }
+                got.append(value)
+            }
+            return got
+        }
+        // The device notifies a counter every 2 ms and notes which values reached a subscriber.
+        let producer = Task {
+            var delivered: [(value: UInt16, clients: Int)] = []
+            var i: UInt16 = 1
+            while !Task.isCancelled, i < end {
+                delivered.append((i, try await peripheral.notify(i.bytes)))
+                i += 1
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+            return delivered
+        }
+        var events = connection.events.makeAsyncIterator()
+        _ = await events.next()
+        for _ in 0..<3 {
+            try await Task.sleep(for: .milliseconds(100))
+            await peripheral.controller.link.linkLoss(peripheral.controller)
+            while let event = await events.next(), event != .reconnected {}
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        producer.cancel()
+        let delivered = try await producer.value
+        while try await peripheral.notify(end.bytes) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let received = try await within(5, "collect") { try await collector.value }
+
+        // In order, no value twice, nothing the device did not send to us.
+        #expect(zip(received, received.dropFirst()).allSatisfy { $0 < $1 })
+        let sentToUs = Set(delivered.filter { $0.clients == 1 }.map(\.value))
+        #expect(Set(received).isSubset(of: sentToUs))
+        // After the last reconnect nothing is lost (earlier, values in flight when the radio
+        // broke may be).
+        let lastGap = delivered.lastIndex { $0.clients == 0 } ?? 0
+        let afterLastReconnect = delivered[(lastGap + 1)...].map(\.value)
+        #expect(!afterLastReconnect.isEmpty)
+        #expect(Array(received.suffix(afterLastReconnect.count)) == afterLastReconnect)
+        #expect(received.count > delivered.count / 2)
+    }
+
     @Test func operationsDuringReconnectWaitForTheLink() async throws {
         let link = uniqueLinkName()
         let peripheral = try await TestPeripheral.start(link: link, seed: 0x3434)
