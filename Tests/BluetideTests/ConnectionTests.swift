@@ -266,6 +266,26 @@ import Testing
         #expect(try await connection.read(TestGATT.readOnly) == [7])
     }
 
+    @Test func connectionParametersCanBeRequested() async throws {
+        let (_, central, peripheral) = try await Self.pair()
+        defer { Task { await central.close(); await peripheral.close() } }
+        let connection = try await central.central.connect(to: peripheral.address)
+        try await connection.requestParameters(
+            minimumInterval: .milliseconds(15), maximumInterval: .milliseconds(15), latency: 2,
+            supervisionTimeout: .seconds(2))
+        let updated = try await within(5, "parameter update") {
+            while true {
+                if let p = await connection.parameters(), p.latency == 2 { return p }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        #expect(updated.intervalMilliseconds == 15)
+        #expect(updated.supervisionTimeoutMilliseconds == 2000)
+        await #expect(throws: BluetideError.self) {
+            try await connection.requestParameters(minimumInterval: .milliseconds(1), maximumInterval: .milliseconds(2))
+        }
+    }
+
     @Test func openRejectsABadTransportClearly() async throws {
         do {
             _ = try await Bluetooth.open(transport: "carrier-pigeon:1")
