@@ -213,6 +213,35 @@ import Testing
         #expect(next2 == nil)
     }
 
+    @Test func aBadValueEndsATypedStreamAndTheLastStreamEndingUnsubscribes() async throws {
+        let (_, central, peripheral) = try await Self.pair()
+        defer { Task { await central.close(); await peripheral.close() } }
+        let connection = try await central.central.connect(to: peripheral.address)
+        let typed = try await connection.notifications(of: TestGATT.notify, as: UInt16.self)
+        #expect(try await peripheral.notify([1, 2]) == 1)
+        #expect(try await peripheral.notify([3]) == 1)
+        var received: [UInt16] = []
+        do {
+            for try await value in typed { received.append(value) }
+            Issue.record("the stream ended without the decoding error")
+        } catch let BluetideError.decodingFailed(uuid, type, _) {
+            #expect(uuid == TestGATT.notify && type == "UInt16")
+        }
+        #expect(received == [0x0201])
+        // The typed stream is gone: the subscription is cleared on the device.
+        let cleared = try await within(5, "unsubscribe") {
+            while try await peripheral.notify([0, 0]) > 0 { try await Task.sleep(for: .milliseconds(10)) }
+            return true
+        }
+        #expect(cleared)
+        // Subscribing again works.
+        let again = try await connection.notifications(of: TestGATT.notify)
+        #expect(try await peripheral.notify([9]) == 1)
+        var iterator = again.makeAsyncIterator()
+        let value = try await iterator.next()
+        #expect(value == [9])
+    }
+
     @Test func twoCentralsOnOnePeripheral() async throws {
         let link = uniqueLinkName()
         let peripheral = try await TestPeripheral.start(link: link, seed: 0x2222)

@@ -356,7 +356,11 @@ actor ConnectionCore {
               subscriptions[uuid]?.streams.isEmpty == true else { return }
         let subscription = subscriptions.removeValue(forKey: uuid)
         subscription?.pump?.cancel()
-        guard case let .connected(link) = state, let found = try? characteristic(uuid) else { return }
-        _ = try? await link.gatt.unsubscribe(from: found)
+        guard case .connected = state else { return }
+        // In turn with other operations, so a new subscription made meanwhile is not undone.
+        _ = try? await perform("unsubscribe", uuid) { link in
+            guard await self.subscriptions[uuid] == nil else { return }
+            try await link.gatt.unsubscribe(from: try await self.characteristic(uuid))
+        }
     }
 }
