@@ -55,9 +55,11 @@ import Testing
         }
 
         // Without response the value must fit MTU − 3.
-        await #expect(throws: BluetideError.valueTooLong(TestGATT.echo, length: 515, maximum: 514)) {
-            try await connection.write([UInt8](repeating: 1, count: 515), to: TestGATT.echo, withResponse: false)
+        await #expect(throws: BluetideError.valueTooLong(TestGATT.echo, length: 513, maximum: 512)) {
+            try await connection.write([UInt8](repeating: 1, count: 513), to: TestGATT.echo, withResponse: false)
         }
+        try await connection.write([UInt8](repeating: 2, count: 512), to: TestGATT.echo, withResponse: false)
+        #expect(try await connection.read(TestGATT.echo) == [UInt8](repeating: 2, count: 512))
         // A value that does not decode names the type.
         await #expect(throws: BluetideError.self) { _ = try await connection.read(TestGATT.readOnly, as: UInt32.self) }
 
@@ -83,6 +85,9 @@ import Testing
         #expect(try await connection.requestMTU(185) == 185)
         #expect(await connection.mtu == 185)
         await #expect(throws: BluetideError.mtuAlreadyExchanged(current: 185)) { try await connection.requestMTU(247) }
+        await #expect(throws: BluetideError.valueTooLong(TestGATT.echo, length: 183, maximum: 182)) {
+            try await connection.write([UInt8](repeating: 1, count: 183), to: TestGATT.echo, withResponse: false)
+        }
         // Chunked send follows the MTU: 182-byte parts, all in order.
         let data = (0..<1000).map { UInt8($0 % 256) }
         try await connection.send(data, to: TestGATT.sink)

@@ -18,7 +18,7 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
     case characteristicNotFound(BluetoothUUID, services: [BluetoothUUID])
     /// The device refused the operation with an ATT error.
     case attError(ATTErrorCode, characteristic: BluetoothUUID, operation: String)
-    /// A write without response is limited to MTU − 3 octets.
+    /// A write without response is limited to MTU − 3 octets, and any value to 512 octets.
     case valueTooLong(BluetoothUUID, length: Int, maximum: Int)
     /// The characteristic can neither notify nor indicate.
     case notSubscribable(BluetoothUUID)
@@ -53,7 +53,7 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
                 + (services.isEmpty ? "(none)" : services.map(\.description).joined(separator: ", "))
         case let .attError(code, uuid, operation): "\(operation) of \(uuid) refused by the device: ATT error \(code)"
         case let .valueTooLong(uuid, length, maximum):
-            "\(length) bytes is too long for a write without response to \(uuid): at most \(maximum) (MTU − 3); split the value, raise the MTU or write with response"
+            "\(length) bytes is too long for a write without response to \(uuid): at most \(maximum) (MTU − 3, and 512 for any value); split the value, raise the MTU or write with response"
         case let .notSubscribable(uuid): "characteristic \(uuid) supports neither notifications nor indications"
         case let .decodingFailed(uuid, type, error): "value of \(uuid) is not a valid \(type): \(error)"
         case let .timedOut(operation, seconds): "\(operation): no answer within \(Self.format(seconds)) s"

@@ -67,7 +67,7 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     ///
     /// With response (the default) the device acknowledges; values longer than MTU − 3 octets
     /// are written with Prepare/Execute Write automatically. Without response the value must fit
-    /// MTU − 3 octets (else ``BluetideError/valueTooLong(_:length:maximum:)``); the call waits for
+    /// MTU − 3 octets and 512 (else ``BluetideError/valueTooLong(_:length:maximum:)``); the call waits for
     /// controller buffers when they are full, so no value is ever dropped. For a long byte
     /// stream without response use ``send(_:to:)``.
     public func write(_ value: some GATTEncodable, to characteristic: BluetoothUUID, withResponse: Bool = true) async throws {

@@ -246,6 +246,12 @@ actor ConnectionCore {
             if withResponse {
                 try await link.gatt.write(handle: handle, value: bytes)
             } else {
+                // An attribute value holds at most 512 octets; a longer Write Command would be
+                // dropped by the server without a word, so refuse it here.
+                let maximum = min(await link.mtu() - 3, 512)
+                guard bytes.count <= maximum else {
+                    throw BluetideError.valueTooLong(uuid, length: bytes.count, maximum: maximum)
+                }
                 try await link.gatt.writeWithoutResponse(handle: handle, value: bytes)
             }
         }
