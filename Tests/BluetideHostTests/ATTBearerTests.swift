@@ -69,6 +69,17 @@ import Testing
         #expect(bearer.mtuExchanged)
     }
 
+    /// Pins a fix: a client that offers less than its local MTU uses the smaller value, as the
+    /// server does (it used to take its local MTU, so the two sides disagreed).
+    @Test func mtuExchangeAsClientOfferingLessThanItsLocalMTU() {
+        var bearer = ATTBearer(localMTU: 517)
+        let (id, e) = bearer.enqueue(request: .exchangeMTURequest(clientMTU: 185), now: 0)
+        #expect(sent(e) == [gattHex("02 B9 00")])
+        let r = bearer.receive(gattHex("03 05 02"), now: 1)
+        #expect(r == [.mtuChanged(185), .response(id, .exchangeMTUResponse(serverMTU: 517))])
+        #expect(bearer.mtu == 185)
+    }
+
     @Test func mtuExchangeAsServer() {
         // Like Bumble's test: server max 100; a request for 220 gives 100, for 50 gives 50.
         var big = ATTBearer(localMTU: 100)

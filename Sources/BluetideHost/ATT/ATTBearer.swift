@@ -290,7 +290,11 @@ public struct ATTBearer: Sendable {
         var events: [ATTBearerEvent] = []
         if case let .exchangeMTUResponse(serverMTU) = pdu, !mtuExchanged {
             mtuExchanged = true
-            let new = min(localMTU, max(Self.defaultMTU, Int(serverMTU)))
+            // The effective MTU is the smaller of what we offered in the request (which may be
+            // less than localMTU) and what the server can receive.
+            var offered = localMTU
+            if case let .exchangeMTURequest(clientMTU) = pending.pdu { offered = min(localMTU, Int(clientMTU)) }
+            let new = min(offered, max(Self.defaultMTU, Int(serverMTU)))
             if new != mtu {
                 mtu = new
                 events.append(.mtuChanged(new))

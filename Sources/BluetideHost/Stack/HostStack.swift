@@ -113,6 +113,22 @@ public actor HostStack {
         var attWaiters: [ATTTransactionID: CheckedContinuation<ATTPDU, any Error>] = [:]
         var disconnectWaiters: [CheckedContinuation<HCIStatus, Never>] = []
         var parameters: HostConnection.Parameters
+        /// Notifications and indications for the link's GATT client, in arrival order. One
+        /// task delivers them one after the other (a task per value would let them overtake
+        /// each other), then tells the client the link closed.
+        let notifications: AsyncStream<(handle: UInt16, value: [UInt8])>.Continuation
+    }
+
+    /// The ordered delivery of a link's notifications to its GATT client.
+    private static func notificationFeed(
+        for client: GATTClient
+    ) -> AsyncStream<(handle: UInt16, value: [UInt8])>.Continuation {
+        let (stream, continuation) = AsyncStream<(handle: UInt16, value: [UInt8])>.makeStream(bufferingPolicy: .unbounded)
+        Task {
+            for await item in stream { await client.receiveNotification(handle: item.handle, value: item.value) }
+            await client.connectionClosed()
+        }
+        return continuation
     }
 
     /// A stack on `transport`; nothing is sent until ``start()``.
@@ -397,7 +413,8 @@ public actor HostStack {
             connection: connection, router: L2CAPRouter(role: isCentral ? .central : .peripheral), bearer: bearer,
             parameters: HostConnection.Parameters(
                 intervalMilliseconds: Double(interval) * 1.25, latency: latency,
-                supervisionTimeoutMilliseconds: Double(timeout) * 10))
+                supervisionTimeoutMilliseconds: Double(timeout) * 10),
+            notifications: Self.notificationFeed(for: connection.gatt))
         server.connect(handle)
         if isCentral {
             if let pending = pendingConnect {
@@ -427,8 +444,8 @@ public actor HostStack {
         }
         for waiter in flowWaiters.removeValue(forKey: handle) ?? [] { waiter.resume(throwing: error) }
         releaseFlowWaiters()
-        let client = link.connection.gatt
-        Task { await client.connectionClosed() }
+        // The client hears of the close after every value received before it.
+        link.notifications.finish()
         link.connection.closed(reason: reason)
     }
 
@@ -463,11 +480,9 @@ public actor HostStack {
             case let .failed(id, error):
                 links[handle]?.attWaiters.removeValue(forKey: id)?.resume(throwing: error)
             case let .notification(valueHandle, value):
-                guard let client = links[handle]?.connection.gatt else { continue }
-                Task { await client.receiveNotification(handle: valueHandle, value: value) }
+                links[handle]?.notifications.yield((valueHandle, value))
             case let .indication(valueHandle, value):
-                guard let client = links[handle]?.connection.gatt else { continue }
-                Task { await client.receiveIndication(handle: valueHandle, value: value) }
+                links[handle]?.notifications.yield((valueHandle, value))
             case let .closed(error):
                 if let waiters = links[handle]?.attWaiters {
                     links[handle]?.attWaiters.removeAll()

@@ -1,0 +1,102 @@
+import BluetideCore
+import BluetideHost
+import BluetideTransport
+
+/// One Bluetooth LE host over one transport, with its ``central`` and ``peripheral`` roles.
+///
+/// ```swift
+/// let bluetooth = try await Bluetooth.open(transport: "hci-socket:0")
+/// let device = try await bluetooth.central.discover(filter: .init(name: .prefix("HRM"))).first
+/// ```
+///
+/// A `Sendable` handle. ``close()`` stops everything ``open(transport:configuration:)`` started.
+public struct Bluetooth: Sendable {
+    /// How ``Bluetooth/open(transport:configuration:)`` sets the host up.
+    public struct Configuration: Sendable {
+        /// Our random static address; nil generates a fresh one at each open (recommended over
+        /// the controller's public address, which virtual controllers share).
+        public var address: BluetoothAddress?
+        /// GAP device name served to peers (0x2A00).
+        public var deviceName: String
+        /// GAP appearance served to peers (0x2A01).
+        public var appearance: UInt16
+        /// Time limit of each HCI command.
+        public var commandTimeout: Duration
+        /// Time limit of an ATT transaction (30 s in the specification).
+        public var attTransactionTimeout: Duration
+        /// Default time limit of a connect attempt.
+        public var connectTimeout: Duration
+        /// Most connections the central keeps at a time.
+        public var maximumConnections: Int
+        /// Our ATT MTU, 23…517 octets.
+        public var localMTU: Int
+
+        /// A configuration; see each property.
+        public init(
+            address: BluetoothAddress? = nil, deviceName: String = "Bluetide", appearance: UInt16 = 0,
+            commandTimeout: Duration = .seconds(10), attTransactionTimeout: Duration = .seconds(30),
+            connectTimeout: Duration = .seconds(10), maximumConnections: Int = 8, localMTU: Int = 517
+        ) {
+            self.address = address
+            self.deviceName = deviceName
+            self.appearance = appearance
+            self.commandTimeout = commandTimeout
+            self.attTransactionTimeout = attTransactionTimeout
+            self.connectTimeout = connectTimeout
+            self.maximumConnections = maximumConnections
+            self.localMTU = localMTU
+        }
+    }
+
+    /// The host stack under both roles (for what the roles do not cover).
+    public let stack: HostStack
+    /// Scanning and connecting to devices.
+    public let central: Central
+    /// Serving GATT services and advertising.
+    public let peripheral: Peripheral
+    /// Our own address as peers see it.
+    public let address: BluetoothAddress
+    /// The transport spec this was opened with.
+    public let transportSpec: String
+
+    /// Opens `transport` (`virtual`, `virtual:NAME`, `tcp-client:HOST:PORT`, `tcp-server:HOST:PORT`,
+    /// `serial:/dev/ttyACM0[,BAUD]`, `hci-socket:N`, any of them `+snoop:FILE`), starts the host
+    /// stack with `configuration` and returns the handle. Throws
+    /// ``BluetideError/transportUnavailable(spec:reason:)`` when the transport cannot be opened
+    /// or the controller does not answer.
+    public static func open(transport: String = "virtual", configuration: Configuration = Configuration()) async throws -> Bluetooth {
+        let opened: any HCITransport
+        do {
+            opened = try await Transport.open(transport)
+        } catch {
+            throw BluetideError.transportUnavailable(spec: transport, reason: "\(error)")
+        }
+        let address = configuration.address ?? .randomStatic(UInt64.random(in: 0...0x3FFF_FFFF_FFFF))
+        let stack = HostStack(
+            transport: opened,
+            configuration: HostStack.Configuration(
+                randomAddress: address, deviceName: configuration.deviceName, appearance: configuration.appearance,
+                commandTimeout: configuration.commandTimeout.seconds,
+                attTransactionTimeout: configuration.attTransactionTimeout.seconds, localMTU: configuration.localMTU))
+        do {
+            try await stack.start()
+        } catch {
+            await stack.close()
+            throw BluetideError.transportUnavailable(spec: transport, reason: "the controller did not start: \(error)")
+        }
+        return Bluetooth(
+            stack: stack,
+            central: Central(
+                stack: stack, maximumConnections: configuration.maximumConnections,
+                defaultConnectTimeout: configuration.connectTimeout),
+            peripheral: Peripheral(stack: stack), address: address, transportSpec: transport)
+    }
+
+    /// Disconnects every central connection (no reconnection), stops scans and advertising, and
+    /// closes the stack and its transport. Idempotent.
+    public func close() async {
+        await central.disconnectAll()
+        _ = try? await stack.stopAdvertising()
+        await stack.close()
+    }
+}

@@ -1,0 +1,193 @@
+import BluetideCore
+import BluetideHost
+import Foundation
+
+/// The central role of a ``Bluetooth`` handle: scans for advertising devices and connects to
+/// them. A `Sendable` handle; several tasks may scan and connect at once (connection attempts
+/// are queued, since a controller makes one at a time).
+public final class Central: Sendable {
+    /// The host stack the central drives.
+    public let stack: HostStack
+    let registry: CentralRegistry
+    /// Default time limit of a connect attempt when ``connect(to:timeout:policy:)`` gets none.
+    public let defaultConnectTimeout: Duration
+
+    /// A central over a started `stack`, allowing at most `maximumConnections` connections at a
+    /// time.
+    public init(stack: HostStack, maximumConnections: Int = 8, defaultConnectTimeout: Duration = .seconds(10)) {
+        self.stack = stack
+        self.registry = CentralRegistry(maximumConnections: maximumConnections)
+        self.defaultConnectTimeout = defaultConnectTimeout
+    }
+
+    // MARK: Scanning
+
+    /// Scans (actively: scan responses are requested and merged) and reports the advertisements
+    /// that pass `filter`, one ``Advertisement`` per device (see ``ScanFilter/allowDuplicates``).
+    /// The sequence ends after `timeout` (nil: when the consumer stops iterating or the stack
+    /// closes); the controller's scan stops when the last scan ends.
+    public func scan(filter: ScanFilter = ScanFilter(), timeout: Duration? = nil) async throws -> AsyncStream<Advertisement> {
+        let reports: AsyncStream<AdvertisementReport>
+        do {
+            reports = try await stack.scan(active: true)
+        } catch {
+            throw BluetideError.from(error, operation: "scan")
+        }
+        let (stream, continuation) = AsyncStream<Advertisement>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        let pump = Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    var merger = AdvertisementMerger()
+                    for await report in reports {
+                        let advertisement = merger.receive(report, at: Date())
+                        guard filter.matches(advertisement),
+                              merger.shouldReport(advertisement, allowDuplicates: filter.allowDuplicates) else { continue }
+                        continuation.yield(advertisement)
+                    }
+                }
+                if let timeout {
+                    group.addTask { try? await Task.sleep(for: timeout) }
+                }
+                _ = await group.next()
+                group.cancelAll()
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in pump.cancel() }
+        return stream
+    }
+
+    /// Scans for `timeout` and returns each device that passed `filter` once (its latest
+    /// advertisement), strongest RSSI first (ties: earliest seen first).
+    public func discover(filter: ScanFilter = ScanFilter(), timeout: Duration = .seconds(3)) async throws -> [Advertisement] {
+        var all = filter
+        all.allowDuplicates = true
+        var latest: [BluetoothAddress: Advertisement] = [:]
+        for await advertisement in try await scan(filter: all, timeout: timeout) {
+            latest[advertisement.address] = advertisement
+        }
+        return RSSIRanking.ranked(Array(latest.values))
+    }
+
+    // MARK: Connecting
+
+    /// Connects to the device that sent `advertisement`. See ``connect(to:timeout:policy:)-(BluetoothAddress,_,_)``.
+    public func connect(
+        to advertisement: Advertisement, timeout: Duration? = nil, policy: ConnectionPolicy = .default
+    ) async throws -> Connection {
+        try await connect(to: advertisement.address, timeout: timeout, policy: policy)
+    }
+
+    /// Connects to the device at `address` (its type matters: /P public, /R random), trying
+    /// `policy.retry.attempts` times, each limited to `timeout` (default
+    /// ``defaultConnectTimeout``), then asks for the policy's MTU and discovers the services.
+    ///
+    /// Throws ``BluetideError/tooManyConnections(limit:)`` when ``maximumConnections`` are
+    /// open, ``BluetideError/connectTimedOut(_:seconds:)`` when the device does not answer.
+    public func connect(
+        to address: BluetoothAddress, timeout: Duration? = nil, policy: ConnectionPolicy = .default
+    ) async throws -> Connection {
+        let slot = try await registry.reserve()
+        do {
+            let limit = timeout ?? defaultConnectTimeout
+            var lastError: (any Error)?
+            var established: HostConnection?
+            for attempt in 1...policy.retry.attempts {
+                if attempt > 1 { try await Task.sleep(for: policy.retry.delay) }
+                do {
+                    established = try await establishLink(to: address, timeout: limit)
+                    break
+                } catch {
+                    lastError = error
+                    if error is CancellationError { throw error }
+                }
+            }
+            guard let link = established else {
+                throw BluetideError.from(lastError ?? BluetideError.connectTimedOut(address, seconds: limit.seconds))
+            }
+            let connection = Connection(central: self, address: address, policy: policy, slot: slot)
+            do {
+                try await connection.core.start(with: link)
+            } catch {
+                _ = try? await link.disconnect()
+                throw BluetideError.from(error, operation: "connection set-up")
+            }
+            await registry.register(slot, connection)
+            return connection
+        } catch {
+            await registry.release(slot)
+            throw error
+        }
+    }
+
+    /// Connects to a device remembered from an earlier run (no scan needed). See
+    /// ``connect(to:timeout:policy:)-(BluetoothAddress,_,_)``.
+    public func connect(
+        to remembered: RememberedDevice, timeout: Duration? = nil, policy: ConnectionPolicy = .default
+    ) async throws -> Connection {
+        try await connect(to: remembered.address, timeout: timeout, policy: policy)
+    }
+
+    /// Makes one link, queued behind other attempts (the controller makes one at a time).
+    func establishLink(to address: BluetoothAddress, timeout: Duration) async throws -> HostConnection {
+        await registry.connectLock.acquire()
+        do {
+            let link = try await stack.connect(to: address, timeout: timeout.seconds)
+            await registry.connectLock.release()
+            return link
+        } catch {
+            await registry.connectLock.release()
+            throw BluetideError.from(error)
+        }
+    }
+
+    // MARK: Bookkeeping
+
+    /// The most connections this central keeps at a time (reconnecting ones count).
+    public var maximumConnections: Int { get async { await registry.maximumConnections } }
+
+    /// Changes ``maximumConnections`` (at least 1); open connections are kept.
+    public func setMaximumConnections(_ limit: Int) async { await registry.setMaximum(limit) }
+
+    /// Connections that are open or reconnecting.
+    public func connections() async -> [Connection] { await registry.all }
+
+    /// Disconnects every connection (user-initiated: none reconnects).
+    public func disconnectAll() async {
+        for connection in await registry.all { await connection.disconnect() }
+    }
+}
+
+/// The central's connection slots and the queue of connection attempts.
+actor CentralRegistry {
+    private(set) var maximumConnections: Int
+    private var reserved: Set<Int> = []
+    private var connections: [Int: Connection] = [:]
+    private var nextSlot = 0
+    let connectLock = AsyncLock()
+
+    init(maximumConnections: Int) { self.maximumConnections = max(maximumConnections, 1) }
+
+    func setMaximum(_ limit: Int) { maximumConnections = max(limit, 1) }
+
+    /// Takes a slot or throws ``BluetideError/tooManyConnections(limit:)``.
+    func reserve() throws -> Int {
+        guard reserved.count < maximumConnections else { throw BluetideError.tooManyConnections(limit: maximumConnections) }
+        let slot = nextSlot
+        nextSlot += 1
+        reserved.insert(slot)
+        return slot
+    }
+
+    func register(_ slot: Int, _ connection: Connection) {
+        guard reserved.contains(slot) else { return }
+        connections[slot] = connection
+    }
+
+    func release(_ slot: Int) {
+        reserved.remove(slot)
+        connections[slot] = nil
+    }
+
+    var all: [Connection] { connections.keys.sorted().compactMap { connections[$0] } }
+}

@@ -1,0 +1,372 @@
+import BluetideCore
+import BluetideHCI
+import BluetideHost
+
+/// The state of one ``Connection``: the current link, the discovered services, subscriptions
+/// and the reconnect machinery. One owner of that state (principle 2).
+actor ConnectionCore {
+    private enum State {
+        case starting
+        case connected(HostConnection)
+        case reconnecting(attempt: Int)
+        case closed(BluetideError?)
+    }
+
+    /// One characteristic's subscription: the user's sequences and the pump that feeds them from
+    /// the current link's GATT client.
+    private struct Subscription {
+        var streams: [Int: AsyncThrowingStream<[UInt8], any Error>.Continuation] = [:]
+        var pump: Task<Void, Never>?
+    }
+
+    private let central: Central
+    private let address: BluetoothAddress
+    private let policy: ConnectionPolicy
+    private let slot: Int
+    private let hub: EventHub
+    private let operations = AsyncLock()
+    private var state: State = .starting
+    private var services: [GATTRemoteService] = []
+    private var mtuExchanged = false
+    private var requestedMTU: Int?
+    private var subscriptions: [BluetoothUUID: Subscription] = [:]
+    private var nextStreamID = 0
+    private var linkWaiters: [CheckedContinuation<HostConnection, any Error>] = []
+    private var userDisconnected = false
+
+    init(central: Central, address: BluetoothAddress, policy: ConnectionPolicy, slot: Int, hub: EventHub) {
+        self.central = central
+        self.address = address
+        self.policy = policy
+        self.slot = slot
+        self.hub = hub
+        self.requestedMTU = policy.preferredMTU
+    }
+
+    // MARK: Life cycle
+
+    /// Sets the first link up: MTU, discovery, link-loss watch.
+    func start(with link: HostConnection) async throws {
+        try await attach(link)
+        hub.emit(.connected)
+    }
+
+    /// Prepares `link` (MTU exchange, discovery, subscriptions restored) and makes it current.
+    private func attach(_ link: HostConnection) async throws {
+        let limit = policy.operationTimeout
+        let mtu = requestedMTU
+        let discovered = try await withTimeLimit(limit, onTimeout: { BluetideError.timedOut(operation: "MTU exchange and service discovery", seconds: limit.seconds) }) {
+            if let mtu { _ = try? await link.gatt.exchangeMTU(clientMTU: mtu) }
+            return try await link.gatt.discoverDatabase()
+        }
+        mtuExchanged = mtu != nil
+        services = discovered
+        // Old pumps end with the old link's streams; wait so no late value overtakes new ones.
+        for (_, subscription) in subscriptions { await subscription.pump?.value }
+        for uuid in subscriptions.keys.sorted(by: { $0.description < $1.description }) {
+            subscriptions[uuid]?.pump = nil
+            do {
+                let values = try await withTimeLimit(limit, onTimeout: { BluetideError.timedOut(operation: "subscribe to \(uuid)", seconds: limit.seconds) }) {
+                    try await self.hostSubscribe(uuid, on: link)
+                }
+                subscriptions[uuid]?.pump = pump(values, for: uuid)
+            } catch {
+                // The characteristic is gone or refuses: its sequences end with the reason.
+                let failure = BluetideError.from(error, characteristic: uuid, operation: "subscribe")
+                let ended = subscriptions.removeValue(forKey: uuid)?.streams ?? [:]
+                for stream in ended.values { stream.finish(throwing: failure) }
+            }
+        }
+        if case .closed = state {
+            _ = try? await link.disconnect()
+            throw BluetideError.disconnected(reason: .localHostTerminated)
+        }
+        state = .connected(link)
+        for waiter in linkWaiters { waiter.resume(returning: link) }
+        linkWaiters.removeAll()
+        Task { [weak self] in
+            let reason = await link.waitForDisconnection()
+            await self?.linkDown(link, reason: reason)
+        }
+    }
+
+    /// The link ended: close, or reconnect when the policy says so.
+    private func linkDown(_ link: HostConnection, reason: DisconnectReason) async {
+        guard case let .connected(current) = state, current == link else { return }
+        hub.emit(.disconnected(reason: reason))
+        if userDisconnected || !policy.reconnect.isEnabled {
+            await close(userDisconnected ? nil : .disconnected(reason: reason))
+            return
+        }
+        state = .reconnecting(attempt: 1)
+        Task { await self.reconnect() }
+    }
+
+    private func reconnect() async {
+        let plan = policy.reconnect
+        var lastError: any Error = BluetideError.host("no attempt made")
+        for attempt in 1...plan.maximumAttempts {
+            guard !userDisconnected, case .reconnecting = state else { return }
+            state = .reconnecting(attempt: attempt)
+            hub.emit(.reconnecting(attempt: attempt))
+            try? await Task.sleep(for: plan.delay(beforeAttempt: attempt, unit: Double.random(in: 0...1)))
+            guard !userDisconnected, case .reconnecting = state else { return }
+            do {
+                let link = try await central.establishLink(to: address, timeout: plan.attemptTimeout)
+                do {
+                    try await attach(link)
+                } catch {
+                    _ = try? await link.disconnect()
+                    throw error
+                }
+                hub.emit(.reconnected)
+                return
+            } catch {
+                lastError = error
+            }
+        }
+        guard case .reconnecting = state else { return }
+        let failure = BluetideError.reconnectFailed(attempts: plan.maximumAttempts, lastError: "\(BluetideError.from(lastError))")
+        hub.emit(.failed(failure))
+        await close(failure)
+    }
+
+    /// Closes for good: sequences end (cleanly when `error` is nil), waiters fail, the slot is
+    /// freed.
+    private func close(_ error: BluetideError?) async {
+        if case .closed = state { return }
+        state = .closed(error)
+        // The slot is free before anyone hears of the close.
+        await central.registry.release(slot)
+        for (_, subscription) in subscriptions {
+            subscription.pump?.cancel()
+            for stream in subscription.streams.values {
+                if let error { stream.finish(throwing: error) } else { stream.finish() }
+            }
+        }
+        subscriptions = [:]
+        let failure = error ?? .disconnected(reason: .localHostTerminated)
+        for waiter in linkWaiters { waiter.resume(throwing: failure) }
+        linkWaiters.removeAll()
+        hub.finish()
+    }
+
+    func disconnect() async {
+        userDisconnected = true
+        switch state {
+        case let .connected(link):
+            let reason = (try? await link.disconnect()) ?? .localHostTerminated
+            if case .connected = state {
+                hub.emit(.disconnected(reason: reason))
+                await close(nil)
+            }
+        case .starting, .reconnecting:
+            await close(nil)
+        case .closed:
+            break
+        }
+    }
+
+    var isConnected: Bool {
+        if case .connected = state { return true }
+        return false
+    }
+
+    // MARK: Operations
+
+    /// The current link, waiting while reconnecting. With `replacing`, a link that was seen to
+    /// fail is not handed out again: the call waits for the next one (or the close).
+    private func currentLink(replacing failed: HostConnection? = nil) async throws -> HostConnection {
+        switch state {
+        case let .connected(link) where link != failed: return link
+        case let .closed(error): throw error ?? BluetideError.disconnected(reason: .localHostTerminated)
+        case .starting, .reconnecting, .connected:
+            return try await withCheckedThrowingContinuation { linkWaiters.append($0) }
+        }
+    }
+
+    /// Runs `body` with the current link, after the operations called before it, within the
+    /// policy's time limit. When the link is lost under it and the policy reconnects, it runs
+    /// again on the new link (so a write interrupted by a link loss is delivered at least once).
+    @discardableResult
+    private func perform<T: Sendable>(
+        _ operation: String, _ characteristic: BluetoothUUID? = nil,
+        _ body: @escaping @Sendable (HostConnection) async throws -> T
+    ) async throws -> T {
+        await operations.acquire()
+        let what = characteristic.map { "\(operation) of \($0)" } ?? operation
+        do {
+            let limit = policy.operationTimeout
+            let retries = policy.reconnect.isEnabled
+            let value = try await withTimeLimit(limit, onTimeout: { BluetideError.timedOut(operation: what, seconds: limit.seconds) }) {
+                var failed: HostConnection?
+                while true {
+                    let link = try await self.currentLink(replacing: failed)
+                    // Timed out while waiting for the link: do not act late.
+                    try Task.checkCancellation()
+                    do {
+                        return try await body(link)
+                    } catch {
+                        guard retries, !(error is BluetideError), await !link.isOpen() else { throw error }
+                        failed = link
+                    }
+                }
+            }
+            await operations.release()
+            return value
+        } catch {
+            await operations.release()
+            throw BluetideError.from(error, characteristic: characteristic, operation: operation)
+        }
+    }
+
+    /// The discovered characteristic with `uuid`, or a clear error listing the services.
+    private func characteristic(_ uuid: BluetoothUUID) throws -> GATTCharacteristic {
+        for service in services {
+            if let found = service.characteristics.first(where: { $0.characteristic.uuid == uuid }) { return found.characteristic }
+        }
+        throw BluetideError.characteristicNotFound(uuid, services: services.map(\.service.uuid))
+    }
+
+    func discoveredServices() async throws -> [GATTRemoteService] {
+        _ = try await currentLink()
+        return services
+    }
+
+    func read(_ uuid: BluetoothUUID) async throws -> [UInt8] {
+        try await perform("read", uuid) { link in
+            let handle = try await self.characteristic(uuid).valueHandle
+            return try await link.gatt.read(handle: handle)
+        }
+    }
+
+    func write(_ bytes: [UInt8], to uuid: BluetoothUUID, withResponse: Bool) async throws {
+        try await perform(withResponse ? "write" : "write without response", uuid) { link in
+            let handle = try await self.characteristic(uuid).valueHandle
+            if withResponse {
+                try await link.gatt.write(handle: handle, value: bytes)
+            } else {
+                // An attribute value holds at most 512 octets; a longer Write Command would be
+                // dropped by the server without a word, so refuse it here.
+                let maximum = min(await link.mtu() - 3, 512)
+                guard bytes.count <= maximum else {
+                    throw BluetideError.valueTooLong(uuid, length: bytes.count, maximum: maximum)
+                }
+                try await link.gatt.writeWithoutResponse(handle: handle, value: bytes)
+            }
+        }
+    }
+
+    func send(_ bytes: [UInt8], to uuid: BluetoothUUID) async throws {
+        var position = 0
+        repeat {
+            let start = position
+            position = try await perform("send", uuid) { link in
+                let handle = try await self.characteristic(uuid).valueHandle
+                // MTU − 3 octets per Write Command, and never more than an attribute value
+                // may hold (512 octets), which servers refuse silently.
+                let chunk = min(max(await link.mtu() - 3, 1), 512)
+                let end = min(start + chunk, bytes.count)
+                try await link.gatt.writeWithoutResponse(handle: handle, value: Array(bytes[start..<end]))
+                return end
+            }
+        } while position < bytes.count
+    }
+
+    func requestMTU(_ mtu: Int) async throws -> Int {
+        guard (23...517).contains(mtu) else { throw BluetideError.invalidArgument("MTU \(mtu) out of range 23…517") }
+        if mtuExchanged { throw BluetideError.mtuAlreadyExchanged(current: await self.mtu) }
+        let result = try await perform("MTU exchange") { link in
+            _ = try await link.gatt.exchangeMTU(clientMTU: mtu)
+            return await link.mtu()
+        }
+        mtuExchanged = true
+        requestedMTU = mtu
+        return result
+    }
+
+    var mtu: Int {
+        get async {
+            guard case let .connected(link) = state else { return 23 }
+            return await link.mtu()
+        }
+    }
+
+    func rssi() async throws -> Int {
+        try await perform("RSSI read") { link in Int(try await link.rssi()) }
+    }
+
+    func parameters() async -> HostConnection.Parameters? {
+        guard case let .connected(link) = state else { return nil }
+        return await link.parameters()
+    }
+
+    func requestParameters(_ parameters: LEConnectionParameters) async throws {
+        let stack = central.stack
+        try await perform("connection parameter update") { link in
+            try await stack.execute(LEConnectionUpdate(handle: link.handle, connection: parameters))
+        }
+    }
+
+    // MARK: Subscriptions
+
+    func subscribe(_ uuid: BluetoothUUID) async throws -> AsyncThrowingStream<[UInt8], any Error> {
+        let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream(bufferingPolicy: .unbounded)
+        let id = nextStreamID
+        nextStreamID += 1
+        try await perform("subscribe", uuid) { link in
+            try await self.addStream(continuation, id: id, for: uuid, on: link)
+        }
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeStream(id, of: uuid) }
+        }
+        return stream
+    }
+
+    private func addStream(
+        _ continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation, id: Int, for uuid: BluetoothUUID,
+        on link: HostConnection
+    ) async throws {
+        if subscriptions[uuid] != nil {
+            subscriptions[uuid]?.streams[id] = continuation
+            return
+        }
+        let values = try await hostSubscribe(uuid, on: link)
+        var subscription = Subscription()
+        subscription.streams[id] = continuation
+        subscription.pump = pump(values, for: uuid)
+        subscriptions[uuid] = subscription
+    }
+
+    /// Subscribes on `link`'s GATT client (one subscription per characteristic and link).
+    private func hostSubscribe(_ uuid: BluetoothUUID, on link: HostConnection) async throws -> AsyncStream<[UInt8]> {
+        let found = try characteristic(uuid)
+        guard !found.properties.isDisjoint(with: [.notify, .indicate]) else { throw BluetideError.notSubscribable(uuid) }
+        return try await link.gatt.subscribe(to: found)
+    }
+
+    /// Forwards one link's values of `uuid` to the user's sequences, in order.
+    private func pump(_ values: AsyncStream<[UInt8]>, for uuid: BluetoothUUID) -> Task<Void, Never> {
+        Task { [weak self] in
+            for await value in values { await self?.deliver(value, of: uuid) }
+        }
+    }
+
+    private func deliver(_ value: [UInt8], of uuid: BluetoothUUID) {
+        guard let streams = subscriptions[uuid]?.streams else { return }
+        for stream in streams.values { stream.yield(value) }
+    }
+
+    private func removeStream(_ id: Int, of uuid: BluetoothUUID) async {
+        guard subscriptions[uuid]?.streams.removeValue(forKey: id) != nil,
+              subscriptions[uuid]?.streams.isEmpty == true else { return }
+        let subscription = subscriptions.removeValue(forKey: uuid)
+        subscription?.pump?.cancel()
+        guard case .connected = state else { return }
+        // In turn with other operations, so a new subscription made meanwhile is not undone.
+        _ = try? await perform("unsubscribe", uuid) { link in
+            guard await self.subscriptions[uuid] == nil else { return }
+            try await link.gatt.unsubscribe(from: try await self.characteristic(uuid))
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import BluetideHCI
+import BluetideTransport
+import BluetideVirtual
+import Foundation
+import Synchronization
+import Testing
+@testable import Bluetide
+
+/// Runs `body`, failing with a clear message when it takes longer than `seconds`.
+func within<T: Sendable>(
+    _ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else {
+            throw BluetideError.timedOut(operation: "test step \(what)", seconds: seconds)
+        }
+        return value
+    }
+}
+
+/// A fresh link name per test, so tests never see each other's devices.
+func uniqueLinkName() -> String { "test-\(UUID().uuidString)" }
+
+/// UUIDs of the test service the peripherals serve.
+enum TestGATT {
+    static let service = try! BluetoothUUID("B1DE1001-0000-4000-8000-00000000B1DE")
+    static let otherService = try! BluetoothUUID("B1DE2001-0000-4000-8000-00000000B1DE")
+    static let counter = try! BluetoothUUID("B1DE1002-0000-4000-8000-00000000B1DE")
+    static let echo = try! BluetoothUUID("B1DE1003-0000-4000-8000-00000000B1DE")
+    static let notify = try! BluetoothUUID("B1DE1004-0000-4000-8000-00000000B1DE")
+    static let guarded = try! BluetoothUUID("B1DE1005-0000-4000-8000-00000000B1DE")
+    static let sink = try! BluetoothUUID("B1DE1006-0000-4000-8000-00000000B1DE")
+    static let readOnly = try! BluetoothUUID("B1DE1007-0000-4000-8000-00000000B1DE")
+
+    /// Everything written to ``sink``, in arrival order (written from the server's validator,
+    /// which runs for every write as it is handled).
+    final class SinkLog: Sendable {
+        private let bytes = Mutex<[UInt8]>([])
+        var all: [UInt8] { bytes.withLock { $0 } }
+        var count: Int { bytes.withLock { $0.count } }
+        func append(_ value: [UInt8]) { bytes.withLock { $0 += value } }
+    }
+
+    static func definition(log: SinkLog = SinkLog()) -> GATTServiceDefinition {
+        GATTServiceDefinition(uuid: service, characteristics: [
+            GATTCharacteristicDefinition(uuid: counter, properties: [.read, .write], value: [0x34, 0x12]),
+            GATTCharacteristicDefinition(uuid: echo, properties: [.read, .write, .writeWithoutResponse], value: []),
+            GATTCharacteristicDefinition(uuid: notify, properties: [.read, .notify], value: [0]),
+            GATTCharacteristicDefinition(
+                uuid: guarded, properties: [.read, .write], value: [1],
+                validateWrite: { context in context.value.first == 0xFF ? ATTErrorCode(0x80) : nil }),
+            GATTCharacteristicDefinition(
+                uuid: sink, properties: [.writeWithoutResponse], value: [],
+                validateWrite: { context in
+                    log.append(context.value)
+                    return nil
+                }),
+            GATTCharacteristicDefinition(uuid: readOnly, properties: [.read], value: [7]),
+        ])
+    }
+}
+
+/// A peripheral host on a virtual link, serving ``TestGATT`` (through HostStack directly: the
+/// Peripheral API is written elsewhere). It advertises again whenever a link ends, and right
+/// after a connection so other centrals can connect too.
+struct TestPeripheral {
+    let stack: HostStack
+    let transport: VirtualTransport
+    let address: BluetoothAddress
+    let sink: TestGATT.SinkLog
+    let advertising: AdvertisingData
+    let scanResponse: AdvertisingData?
+    let watcher: Task<Void, Never>
+
+    var controller: VirtualController { transport.controller }
+
+    static func start(
+        link: String, seed: UInt64, advertising: AdvertisingData? = nil, scanResponse: AdvertisingData? = nil,
+        advertise: Bool = true, readvertise: Bool = true
+    ) async throws -> TestPeripheral {
+        let transport = await VirtualTransport.attach(toLinkNamed: link)
+        let address = BluetoothAddress.randomStatic(seed)
+        let sink = TestGATT.SinkLog()
+        let stack = HostStack(
+            transport: transport,
+            configuration: .init(randomAddress: address, deviceName: "Bluetide Test", services: [TestGATT.definition(log: sink)]))
+        try await stack.start()
+        let data = advertising ?? AdvertisingData([
+            .flags([.leGeneralDiscoverable, .brEdrNotSupported]), .completeLocalName("Bluetide Test"),
+        ])
+        let watcher = Task {
+            guard readvertise else { return }
+            for await connection in stack.incomingConnections {
+                try? await stack.startAdvertising(data, scanResponse: scanResponse, intervalMilliseconds: 20)
+                Task {
+                    _ = await connection.waitForDisconnection()
+                    try? await stack.startAdvertising(data, scanResponse: scanResponse, intervalMilliseconds: 20)
+                }
+            }
+        }
+        let peripheral = TestPeripheral(
+            stack: stack, transport: transport, address: address, sink: sink, advertising: data,
+            scanResponse: scanResponse, watcher: watcher)
+        if advertise { try await peripheral.advertise() }
+        return peripheral
+    }
+
+    func advertise() async throws {
+        try await stack.startAdvertising(advertising, scanResponse: scanResponse, intervalMilliseconds: 20)
+    }
+
+    /// Notifies `value` on the notify characteristic; returns how many clients got it.
+    @discardableResult
+    func notify(_ value: [UInt8]) async throws -> Int {
+        let handle = try #require(await stack.valueHandle(of: TestGATT.notify))
+        return await stack.updateValue(value, at: handle)
+    }
+
+    func close() async {
+        watcher.cancel()
+        await stack.close()
+    }
+}
+
+/// A central (the public API over its own host stack) on a virtual link, with its controller
+/// reachable for RSSI settings and faults.
+struct TestCentral {
+    let central: Central
+    let stack: HostStack
+    let transport: VirtualTransport
+
+    static func start(link: String, seed: UInt64 = 0x0BAD_CAFE_0001, maximumConnections: Int = 8) async throws -> TestCentral {
+        let transport = await VirtualTransport.attach(toLinkNamed: link)
+        let stack = HostStack(transport: transport, configuration: .init(randomAddress: .randomStatic(seed)))
+        try await stack.start()
+        return TestCentral(
+            central: Central(stack: stack, maximumConnections: maximumConnections, defaultConnectTimeout: .seconds(5)),
+            stack: stack, transport: transport)
+    }
+
+    func close() async {
+        await central.disconnectAll()
+        await stack.close()
+    }
+}
+
+/// A policy for fast tests: quick reconnects, short limits.
+let fastReconnect = ConnectionPolicy(
+    retry: .never,
+    reconnect: ConnectionPolicy.Reconnect(
+        maximumAttempts: 20, delay: .milliseconds(20), backoffMultiplier: 1.5, maximumDelay: .milliseconds(200),
+        jitter: 0.2, attemptTimeout: .seconds(1)),
+    operationTimeout: .seconds(5))

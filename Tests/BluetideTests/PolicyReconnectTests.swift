@@ -1,0 +1,191 @@
+import BluetideHCI
+import BluetideTransport
+import BluetideVirtual
+import Foundation
+import Testing
+@testable import Bluetide
+
+/// Reconnection after link loss, and the policy arithmetic.
+@Suite(.timeLimit(.minutes(1))) struct PolicyReconnectTests {
+    /// Waits for `event` on `events`, failing on a terminal event first.
+    static func waitFor(
+        _ wanted: @escaping @Sendable (ConnectionEvent) -> Bool, on connection: Connection, after start: Int = 0
+    ) async throws -> [ConnectionEvent] {
+        try await within(5, "connection event") {
+            var seen: [ConnectionEvent] = []
+            for await event in connection.events {
+                seen.append(event)
+                if wanted(event) { return seen }
+            }
+            return seen
+        }
+    }
+
+    @Test func notificationsContinueAfterLinkLossWithoutDuplicatesOrSilentEnd() async throws {
+        let link = uniqueLinkName()
+        let peripheral = try await TestPeripheral.start(link: link, seed: 0x3333)
+        let central = try await TestCentral.start(link: link)
+        defer { Task { await central.close(); await peripheral.close() } }
+        let connection = try await central.central.connect(to: peripheral.address, policy: fastReconnect)
+        let values = try await connection.notifications(of: TestGATT.notify, as: UInt8.self)
+        var iterator = values.makeAsyncIterator()
+        var events = connection.events.makeAsyncIterator()
+        let next1 = await events.next()
+        #expect(next1 == .connected)
+
+        var received: [UInt8] = []
+        for round in 0..<3 {
+            let base = UInt8(round * 20)
+            for i in 1...10 { #expect(try await peripheral.notify([base + UInt8(i)]) == 1) }
+            for _ in 1...10 { received.append(try #require(try await iterator.next())) }
+
+            // The radio link breaks.
+            await peripheral.controller.link.linkLoss(peripheral.controller)
+            var sequence: [ConnectionEvent] = []
+            while let event = await events.next() {
+                sequence.append(event)
+                if event == .reconnected { break }
+            }
+            #expect(sequence.first == .disconnected(reason: .connectionTimeout))
+            #expect(sequence.contains(.reconnecting(attempt: 1)))
+            #expect(sequence.last == .reconnected)
+            // Nothing is delivered for values sent while nobody listens; after reconnecting the
+            // subscription is back (the CCCD was written again): exactly one client gets it.
+        }
+        for i in 61...70 { #expect(try await peripheral.notify([UInt8(i)]) == 1) }
+        for _ in 61...70 { received.append(try #require(try await iterator.next())) }
+        let expected = (0..<3).flatMap { round in (1...10).map { UInt8(round * 20 + $0) } } + (61...70).map { UInt8($0) }
+        #expect(received == expected)
+        #expect(await connection.isConnected)
+        #expect(try await connection.read(TestGATT.counter, as: UInt16.self) == 0x1234)
+        #expect(await connection.mtu == 517)
+
+        // A user disconnect does not reconnect, and ends the sequence cleanly.
+        await connection.disconnect()
+        let next2 = try await iterator.next()
+        #expect(next2 == nil)
+        var tail: [ConnectionEvent] = []
+        while let event = await events.next() { tail.append(event) }
+        #expect(tail.count == 1)
+        if case .disconnected = tail.first {} else { Issue.record("expected a disconnected event, got \(tail)") }
+        #expect(await central.central.connections().isEmpty)
+    }
+
+    @Test func aSteadyStreamSurvivesRepeatedLinkLossInOrderWithoutDuplicates() async throws {
+        let link = uniqueLinkName()
+        let peripheral = try await TestPeripheral.start(link: link, seed: 0x3535)
+        let central = try await TestCentral.start(link: link)
+        defer { Task { await central.close(); await peripheral.close() } }
+        let connection = try await central.central.connect(to: peripheral.address, policy: fastReconnect)
+        let values = try await connection.notifications(of: TestGATT.notify, as: UInt16.self)
+        let end: UInt16 = 0xFFFF
+        let collector = Task {
+            var got: [UInt16] = []
+            for try await value in values {
+                if value == end { break }
+                got.append(value)
+            }
+            return got
+        }
+        // The device notifies a counter every 2 ms and notes which values reached a subscriber.
+        let producer = Task {
+            var delivered: [(value: UInt16, clients: Int)] = []
+            var i: UInt16 = 1
+            while !Task.isCancelled, i < end {
+                delivered.append((i, try await peripheral.notify(i.bytes)))
+                i += 1
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+            return delivered
+        }
+        var events = connection.events.makeAsyncIterator()
+        _ = await events.next()
+        for _ in 0..<3 {
+            try await Task.sleep(for: .milliseconds(100))
+            await peripheral.controller.link.linkLoss(peripheral.controller)
+            while let event = await events.next(), event != .reconnected {}
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        producer.cancel()
+        let delivered = try await producer.value
+        while try await peripheral.notify(end.bytes) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let received = try await within(5, "collect") { try await collector.value }
+
+        // In order, no value twice, nothing the device did not send to us.
+        #expect(zip(received, received.dropFirst()).allSatisfy { $0 < $1 })
+        let sentToUs = Set(delivered.filter { $0.clients == 1 }.map(\.value))
+        #expect(Set(received).isSubset(of: sentToUs))
+        // After the last reconnect nothing is lost (earlier, values in flight when the radio
+        // broke may be).
+        let lastGap = delivered.lastIndex { $0.clients == 0 } ?? 0
+        let afterLastReconnect = delivered[(lastGap + 1)...].map(\.value)
+        #expect(!afterLastReconnect.isEmpty)
+        #expect(Array(received.suffix(afterLastReconnect.count)) == afterLastReconnect)
+        #expect(received.count > delivered.count / 2)
+    }
+
+    @Test func operationsDuringReconnectWaitForTheLink() async throws {
+        let link = uniqueLinkName()
+        let peripheral = try await TestPeripheral.start(link: link, seed: 0x3434)
+        let central = try await TestCentral.start(link: link)
+        defer { Task { await central.close(); await peripheral.close() } }
+        let connection = try await central.central.connect(to: peripheral.address, policy: fastReconnect)
+        await peripheral.controller.link.linkLoss(peripheral.controller)
+        // Called while the link is down or coming back: waits, then succeeds.
+        #expect(try await connection.read(TestGATT.counter, as: UInt16.self) == 0x1234)
+    }
+
+    @Test func reconnectGivesUpAndEndsStreamsWithTheError() async throws {
+        let link = uniqueLinkName()
+        let peripheral = try await TestPeripheral.start(link: link, seed: 0x4444, readvertise: false)
+        let central = try await TestCentral.start(link: link)
+        defer { Task { await central.close(); await peripheral.close() } }
+        var policy = fastReconnect
+        policy.reconnect.maximumAttempts = 2
+        policy.reconnect.attemptTimeout = .milliseconds(200)
+        let connection = try await central.central.connect(to: peripheral.address, policy: policy)
+        let values = try await connection.notifications(of: TestGATT.notify)
+        let events = connection.events
+        try? await peripheral.stack.stopAdvertising()
+        await peripheral.controller.link.linkLoss(peripheral.controller)
+        var seen: [ConnectionEvent] = []
+        for await event in events { seen.append(event) }
+        #expect(seen.prefix(4) == [.connected, .disconnected(reason: .connectionTimeout), .reconnecting(attempt: 1), .reconnecting(attempt: 2)])
+        guard case let .failed(error) = seen.last, case .reconnectFailed(attempts: 2, _) = error else {
+            Issue.record("expected failed(reconnectFailed), got \(seen)")
+            return
+        }
+        await #expect(throws: BluetideError.self) { for try await _ in values {} }
+        #expect(await central.central.connections().isEmpty)
+    }
+
+    @Test func withoutReconnectALostLinkClosesWithTheReason() async throws {
+        let link = uniqueLinkName()
+        let peripheral = try await TestPeripheral.start(link: link, seed: 0x4545)
+        let central = try await TestCentral.start(link: link)
+        defer { Task { await central.close(); await peripheral.close() } }
+        let connection = try await central.central.connect(to: peripheral.address)
+        let values = try await connection.notifications(of: TestGATT.notify)
+        await peripheral.controller.link.linkLoss(peripheral.controller)
+        await #expect(throws: BluetideError.disconnected(reason: .connectionTimeout)) { for try await _ in values {} }
+        var seen: [ConnectionEvent] = []
+        for await event in connection.events { seen.append(event) }
+        #expect(seen == [.disconnected(reason: .connectionTimeout)])
+    }
+
+    @Test func backoffGrowsIsCappedAndJitterStaysInBounds() {
+        let plan = ConnectionPolicy.Reconnect(
+            delay: .milliseconds(100), backoffMultiplier: 2, maximumDelay: .seconds(1), jitter: 0.25)
+        #expect(plan.nominalDelay(beforeAttempt: 1) == .milliseconds(100))
+        #expect(plan.nominalDelay(beforeAttempt: 2) == .milliseconds(200))
+        #expect(plan.nominalDelay(beforeAttempt: 4) == .milliseconds(800))
+        #expect(plan.nominalDelay(beforeAttempt: 5) == .seconds(1))
+        #expect(plan.delay(beforeAttempt: 2, unit: 0) == .milliseconds(150))
+        #expect(plan.delay(beforeAttempt: 2, unit: 0.5) == .milliseconds(200))
+        #expect(plan.delay(beforeAttempt: 2, unit: 1) == .milliseconds(250))
+        #expect(ConnectionPolicy.Retry(attempts: 0).attempts == 1)
+        #expect(ConnectionPolicy(preferredMTU: 9000).preferredMTU == 517)
+        #expect(ConnectionPolicy.default.reconnect.isEnabled == false)
+        #expect(ConnectionPolicy.resilient.reconnect.isEnabled)
+    }
+}
