@@ -40,10 +40,10 @@ import Testing
         #expect(try await client.discoverDescriptors(of: test[0]).isEmpty)
 
         let included = try await client.findIncludedServices(in: services[3])
-        #expect(included == [GATTIncludedService(declarationHandle: 19, service: GATTService(uuid: .battery, startHandle: 36, endHandle: 39))])
+        #expect(included == [GATTIncludedService(declarationHandle: 19, service: GATTServiceRange(uuid: .battery, startHandle: 36, endHandle: 39))])
         #expect(try await client.findIncludedServices(in: services[2]).isEmpty)
 
-        #expect(try await client.discoverPrimaryServices(uuid: .heartRate) == [GATTService(uuid: .heartRate, startHandle: 10, endHandle: 17)])
+        #expect(try await client.discoverPrimaryServices(uuid: .heartRate) == [GATTServiceRange(uuid: .heartRate, startHandle: 10, endHandle: 17)])
         #expect(try await client.discoverPrimaryServices(uuid: BluetoothUUID(0xFEED)).isEmpty, "bogus UUID: empty")
         #expect(try await client.read(handle: 3) == Array("Bluetide".utf8))
     }
@@ -294,7 +294,7 @@ actor RandomATTChannel: ATTRequestChannel {
         for seed in 0..<300 as Range<UInt64> {
             let channel = RandomATTChannel(seed: seed)
             let client = GATTClient(channel: channel)
-            let service = GATTService(uuid: .heartRate, startHandle: 1, endHandle: 0xFFFF)
+            let service = GATTServiceRange(uuid: .heartRate, startHandle: 1, endHandle: 0xFFFF)
             let characteristic = GATTCharacteristic(uuid: .heartRateMeasurement, declarationHandle: 1, valueHandle: 2, endHandle: 0xFFFF, properties: [.notify, .indicate])
             _ = try? await client.discoverPrimaryServices()
             _ = try? await client.discoverPrimaryServices(uuid: .heartRate)

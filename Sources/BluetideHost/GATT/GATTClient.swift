@@ -105,14 +105,14 @@ public actor GATTClient {
     // MARK: Discovery
 
     /// Discovers every primary service (Read By Group Type 0x2800 until Attribute Not Found).
-    public func discoverPrimaryServices() async throws -> [GATTService] {
-        var services: [GATTService] = []
+    public func discoverPrimaryServices() async throws -> [GATTServiceRange] {
+        var services: [GATTServiceRange] = []
         var start: UInt16 = 1
         while true {
             guard let response = try await discoveryExchange(.readByGroupTypeRequest(start: start, end: 0xFFFF, type: .primaryService)) else { break }
             guard case let .readByGroupTypeResponse(entries) = response, let last = entries.last else { throw unexpected(response, .readByGroupTypeRequest) }
             for e in entries {
-                services.append(GATTService(uuid: try Self.uuid(e.value, "service UUID"), startHandle: e.handle, endHandle: e.endGroupHandle))
+                services.append(GATTServiceRange(uuid: try Self.uuid(e.value, "service UUID"), startHandle: e.handle, endHandle: e.endGroupHandle))
             }
             // Stop at the end of the handle space, and never loop on a server that does not advance.
             guard last.endGroupHandle < 0xFFFF, last.endGroupHandle >= start else { break }
@@ -122,14 +122,14 @@ public actor GATTClient {
     }
 
     /// Discovers the primary services with a given UUID (Find By Type Value on 0x2800).
-    public func discoverPrimaryServices(uuid: BluetoothUUID) async throws -> [GATTService] {
-        var services: [GATTService] = []
+    public func discoverPrimaryServices(uuid: BluetoothUUID) async throws -> [GATTServiceRange] {
+        var services: [GATTServiceRange] = []
         var start: UInt16 = 1
         while true {
             guard let response = try await discoveryExchange(
                 .findByTypeValueRequest(start: start, end: 0xFFFF, type: 0x2800, value: uuid.littleEndianBytes)) else { break }
             guard case let .findByTypeValueResponse(ranges) = response, let last = ranges.last else { throw unexpected(response, .findByTypeValueRequest) }
-            for r in ranges { services.append(GATTService(uuid: uuid, startHandle: r.start, endHandle: r.end)) }
+            for r in ranges { services.append(GATTServiceRange(uuid: uuid, startHandle: r.start, endHandle: r.end)) }
             guard last.end < 0xFFFF, last.end >= start else { break }
             start = last.end + 1
         }
@@ -138,7 +138,7 @@ public actor GATTClient {
 
     /// Finds the include declarations of a service (Read By Type 0x2802). An included service
     /// with a 128-bit UUID has it read from its declaration.
-    public func findIncludedServices(in service: GATTService) async throws -> [GATTIncludedService] {
+    public func findIncludedServices(in service: GATTServiceRange) async throws -> [GATTIncludedService] {
         var found: [GATTIncludedService] = []
         var start = service.startHandle
         while start <= service.endHandle {
@@ -155,7 +155,7 @@ public actor GATTClient {
                     } else {
                         uuid = try Self.uuid(r.readRemaining(), "included service UUID")
                     }
-                    found.append(GATTIncludedService(declarationHandle: e.handle, service: GATTService(uuid: uuid, startHandle: first, endHandle: end)))
+                    found.append(GATTIncludedService(declarationHandle: e.handle, service: GATTServiceRange(uuid: uuid, startHandle: first, endHandle: end)))
                 } catch let error as DecodingError {
                     throw GATTClientError.malformedResponse(error)
                 }
@@ -167,7 +167,7 @@ public actor GATTClient {
     }
 
     /// Discovers the characteristics of a service (Read By Type 0x2803).
-    public func discoverCharacteristics(in service: GATTService) async throws -> [GATTCharacteristic] {
+    public func discoverCharacteristics(in service: GATTServiceRange) async throws -> [GATTCharacteristic] {
         var found: [GATTCharacteristic] = []
         var start = service.startHandle
         while start <= service.endHandle {

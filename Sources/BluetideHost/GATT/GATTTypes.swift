@@ -36,8 +36,8 @@ public struct GATTClientConfiguration: OptionSet, Hashable, Sendable {
     public static let indication = GATTClientConfiguration(rawValue: 0x0002)
 }
 
-/// A service found on a remote server.
-public struct GATTService: Hashable, Sendable {
+/// A service found on a remote server: its UUID and handle range.
+public struct GATTServiceRange: Hashable, Sendable {
     /// The service UUID.
     public var uuid: BluetoothUUID
     /// Handle of the service declaration.
@@ -61,7 +61,7 @@ public struct GATTIncludedService: Hashable, Sendable {
     /// Handle of the include declaration itself.
     public var declarationHandle: UInt16
     /// The included service.
-    public var service: GATTService
+    public var service: GATTServiceRange
 }
 
 /// A characteristic found on a remote server.
@@ -121,7 +121,7 @@ public struct GATTRemoteCharacteristic: Hashable, Sendable {
 /// A discovered service with its characteristics (the result of a full discovery).
 public struct GATTRemoteService: Hashable, Sendable {
     /// The service.
-    public var service: GATTService
+    public var service: GATTServiceRange
     /// Its characteristics, in handle order.
     public var characteristics: [GATTRemoteCharacteristic]
 }

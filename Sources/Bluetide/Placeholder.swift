@@ -1,2 +1,0 @@
-// Bluetide: filled in by its own work.
-enum _BluetidePlaceholder {}
