@@ -316,19 +316,20 @@ public actor HostStack {
     }
 
     private func receiveEvent(_ packet: HCIPacket) {
-        let t = now()
-        if let hostEvent = try? HCIHostEvent(packet) {
-            apply(commands.handle(hostEvent, now: t))
-            if var flow {
-                for out in flow.handle(hostEvent) { outbox.yield(out) }
-                self.flow = flow
-                releaseFlowWaiters()
-            }
-        }
+        // A known event with short parameters is dropped: a command it should have answered
+        // fails at its timeout, naming the command.
         guard let event = try? HCIEvent(packet: packet) else { return }
+        apply(commands.handle(event, now: now()))
+        if var flow {
+            for out in flow.handle(event) { outbox.yield(out) }
+            self.flow = flow
+            releaseFlowWaiters()
+        }
         switch event {
         case let .disconnectionComplete(done) where done.status == .success:
-            tearDown(done.handle, reason: done.reason, error: .disconnected(done.handle, reason: done.reason))
+            // Handles are 12 bits; BluetideHCI keeps the reserved top bits as sent.
+            let handle = done.handle & 0x0FFF
+            tearDown(handle, reason: done.reason, error: .disconnected(handle, reason: done.reason))
         case let .leMeta(meta):
             receiveMeta(meta)
         default:
@@ -362,6 +363,15 @@ public actor HostStack {
         status: HCIStatus, handle: UInt16, role: HCIRole, peer: BluetoothAddress, interval: UInt16, latency: UInt16,
         timeout: UInt16
     ) {
+        let handle = handle & 0x0FFF
+        guard role == .central || role == .peripheral else {
+            // Neither central nor peripheral: a controller fault nobody could use. Ask the
+            // controller to drop the link rather than surface it (or let it answer a connect).
+            if status == .success {
+                Task { _ = try? await self.execute(HCIDisconnect(handle: handle, reason: .remoteUserTerminated)) }
+            }
+            return
+        }
         let isCentral = role == .central
         if isCentral, expectingCancelledConnection, pendingConnect == nil {
             // The end of a cancelled attempt (status 0x02), or a connection that won the race
@@ -378,6 +388,11 @@ public actor HostStack {
                 pending.continuation.resume(throwing: HostError.connectFailed(pending.address, status: status))
             }
             return
+        }
+        if links[handle] != nil {
+            // The controller reused an open handle, so the old link is gone (its Disconnection
+            // Complete was lost): close it, or its waiters would hang on a link that no longer exists.
+            tearDown(handle, reason: .unspecifiedError, error: .disconnected(handle, reason: .unspecifiedError))
         }
         let connection = HostConnection(
             stack: self, handle: handle, peer: peer, role: isCentral ? .central : .peripheral)
