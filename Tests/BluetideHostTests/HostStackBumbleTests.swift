@@ -54,7 +54,7 @@ struct HostStackBumbleTests {
                 port: ports[0], configuration: .init(randomAddress: Self.ourAddress, localMTU: localMTU))
             let mtu: Int
             do {
-                mtu = try await within(20, "central script") {
+                mtu = try await within(60, "central script") {
                     try await Self.centralScript(stack: stack, options: options, ready: ready)
                 }
             } catch {
@@ -88,7 +88,7 @@ struct HostStackBumbleTests {
         let peerAddress = try BluetoothAddress(options.address, type: .random)
 
         // Scan: Bumble's controller sends extended reports (0x0D) unless --legacy-reports.
-        let found: AdvertisementReport? = try await within(8, "scan for \(options.name)") {
+        let found: AdvertisementReport? = try await within(20, "scan for \(options.name)") {
             for await report in try await stack.scan() where report.data.localName == options.name {
                 return report
             }
@@ -98,7 +98,7 @@ struct HostStackBumbleTests {
         #expect(report.address == peerAddress)
         #expect(report.isConnectable || report.isScanResponse)
 
-        let link = try await stack.connect(to: peerAddress, timeout: 5)
+        let link = try await stack.connect(to: peerAddress, timeout: 15)
         #expect(link.role == .central)
         #expect(link.peer == peerAddress)
 
@@ -157,7 +157,7 @@ struct HostStackBumbleTests {
 
         // Subscriptions: the script sends its numbered values once the CCCD is written.
         func receive(_ count: Int, from stream: AsyncStream<[UInt8]>, _ what: String) async throws -> [[UInt8]] {
-            try await within(5, "\(count) values from \(what)") {
+            try await within(20, "\(count) values from \(what)") {
                 var values: [[UInt8]] = []
                 for await value in stream {
                     values.append(value)
@@ -192,7 +192,7 @@ struct HostStackBumbleTests {
         }
 
         // Disconnect: Bumble reports our reason (0x13) on both sides.
-        let reason = try await link.disconnect()
+        let reason = try await link.disconnect(timeout: 15)
         #expect([HCIStatus.remoteUserTerminated, .localHostTerminated].contains(reason))
         #expect(await link.isOpen() == false)
         #expect(await stack.openConnections.isEmpty)
@@ -252,7 +252,7 @@ struct HostStackBumbleTests {
                 expectFullBumbleScript(summary, peripheral: options, longLength: longLength, sourceLocation: sourceLocation)
                 #expect(summary.descriptorCount >= 4, sourceLocation: sourceLocation)
                 #expect(await central.waitForExit(timeout: .seconds(10)) == 0, sourceLocation: sourceLocation)
-                let reason = try await within(5, "our side of the disconnection") { await connection.waitForDisconnection() }
+                let reason = try await within(20, "our side of the disconnection") { await connection.waitForDisconnection() }
                 #expect(reason == .remoteUserTerminated, sourceLocation: sourceLocation)
 
                 // The server saw both writes to the echo value, and the subscriptions in order.
@@ -283,7 +283,7 @@ struct HostStackBumbleTests {
         let transport = try await Transport.open("tcp-client:127.0.0.1:\(port)")
         let stack = HostStack(transport: transport, configuration: configuration)
         do {
-            try await within(10, "HostStack start on port \(port)") { try await stack.start() }
+            try await within(30, "HostStack start on port \(port)") { try await stack.start() }
         } catch {
             await stack.close()
             throw error

@@ -10,18 +10,21 @@ import Testing
 /// it never answers. Nothing may crash or hang; every wait here is bounded.
 @Suite(.timeLimit(.minutes(1))) struct HostStackRobustnessTests {
     static let peer = BluetoothAddress.randomStatic(0x0000_0000_7777)
+    /// Upper bound of every wait: a hang guard only, generous because the whole test run shares
+    /// two cores (the stack's own timeouts under test are far shorter).
+    static let bound: Double = 20
 
     /// A stack over a pipe to a fresh ``ScriptedController``, started.
     static func started(
         silent: Set<UInt16> = [], autoCompletePackets: Bool = true,
         configuration: HostStack.Configuration = .init(
-            randomAddress: .randomStatic(0x1111_2222_3333), commandTimeout: 2, attTransactionTimeout: 5)
+            randomAddress: .randomStatic(0x1111_2222_3333), commandTimeout: 10, attTransactionTimeout: 10)
     ) async throws -> (HostStack, ScriptedController) {
         let (host, controller) = PipeTransport.makePair()
         let fake = ScriptedController(end: controller, silent: silent, autoCompletePackets: autoCompletePackets)
         await fake.run()
         let stack = HostStack(transport: host, configuration: configuration)
-        try await within(5, "start") { try await stack.start() }
+        try await within(Self.bound, "start") { try await stack.start() }
         return (stack, fake)
     }
 
@@ -31,7 +34,7 @@ import Testing
     {
         try await fake.inject((LEConnectionComplete(
             handle: handle, role: .peripheral, peerAddress: peer, interval: 24, latency: 0, supervisionTimeout: 72)).packet)
-        let connection = try await within(3, "incoming connection") { () -> HostConnection? in
+        let connection = try await within(Self.bound, "incoming connection") { () -> HostConnection? in
             var incoming = stack.incomingConnections.makeAsyncIterator()
             return await incoming.next()
         }
@@ -43,16 +46,16 @@ import Testing
     @Test func aCommandTheControllerNeverAnswersFailsNamingItAndTheQueueGoesOn() async throws {
         let (stack, fake) = try await Self.started(
             silent: [0x2030],
-            configuration: .init(randomAddress: .randomStatic(0x1111_2222_3333), commandTimeout: 0.3))
+            configuration: .init(randomAddress: .randomStatic(0x1111_2222_3333), commandTimeout: 2))
         defer { Task { await stack.close() } }
         let error = await #expect(throws: HostError.self) {
-            try await within(3, "unanswered command") { try await stack.execute(LEReadPHY(handle: 1)) }
+            try await within(Self.bound, "unanswered command") { try await stack.execute(LEReadPHY(handle: 1)) }
         }
         let text = error.map { "\($0)" } ?? ""
         #expect(text.contains("LE Read PHY (0x2030)"), "\(text)")
-        #expect(text.contains("no Command Complete or Command Status within 0.3 s"), "\(text)")
+        #expect(text.contains("no Command Complete or Command Status within 2 s"), "\(text)")
         // Its credit came back: the next command goes out and completes.
-        _ = try await within(3, "next command") { try await stack.execute(LESetScanEnable(enable: false)) }
+        _ = try await within(Self.bound, "next command") { try await stack.execute(LESetScanEnable(enable: false)) }
         #expect(await fake.commandCount(0x2030) == 1)
     }
 
@@ -62,7 +65,7 @@ import Testing
         await fake.run()
         let stack = HostStack(transport: host, configuration: .init(commandTimeout: 0.3))
         defer { Task { await stack.close() } }
-        let error = await #expect(throws: HostError.self) { try await within(3, "start") { try await stack.start() } }
+        let error = await #expect(throws: HostError.self) { try await within(Self.bound, "start") { try await stack.start() } }
         #expect((error.map { "\($0)" } ?? "").contains("Reset (0x0C03)"))
     }
 
@@ -91,7 +94,7 @@ import Testing
         ]
         for packet in junk { try await fake.inject(packet) }
         // Everything after the junk still works: a command round trip and the link.
-        _ = try await within(3, "command after junk") { try await stack.execute(LESetScanEnable(enable: false)) }
+        _ = try await within(Self.bound, "command after junk") { try await stack.execute(LESetScanEnable(enable: false)) }
         #expect(await link.isOpen())
         #expect(await stack.openConnections.map(\.handle) == [link.handle])
     }
@@ -122,7 +125,7 @@ import Testing
         _ = try await fake.nextATT(on: first.handle, "the read request")
         let second = try await Self.incomingLink(stack, fake)
         // The old link's waiters do not hang: the read fails, the old handle reports closed.
-        let outcome = try await within(3, "old read") { await pending.result }
+        let outcome = try await within(Self.bound, "old read") { await pending.result }
         guard case .failure = outcome else {
             Issue.record("read on the replaced link succeeded")
             return
@@ -189,7 +192,7 @@ import Testing
 
     @Test func unexpectedATTResponsesAreIgnoredAndAnUnansweredRequestTimesOut() async throws {
         let (stack, fake) = try await Self.started(
-            configuration: .init(randomAddress: .randomStatic(0x1111_2222_3333), attTransactionTimeout: 0.5))
+            configuration: .init(randomAddress: .randomStatic(0x1111_2222_3333), attTransactionTimeout: 2))
         defer { Task { await stack.close() } }
         let link = try await Self.incomingLink(stack, fake)
         let h = link.handle
@@ -204,13 +207,13 @@ import Testing
         try await fake.injectATT([0x13], on: h)  // Write Response
         try await fake.injectATT([0x01, 0x12, 0x03, 0x00, 0x03], on: h)  // error for a Write Request
         try await fake.injectATT([0x0B, 0xCA, 0xFE], on: h)
-        #expect(try await within(3, "read") { try await read.value } == [0xCA, 0xFE])
+        #expect(try await within(Self.bound, "read") { try await read.value } == [0xCA, 0xFE])
         // A request the peer never answers fails at the transaction timeout; the bearer is then closed.
         await #expect(throws: ATTBearerError.timedOut) {
-            try await within(3, "unanswered read") { try await link.gatt.read(handle: 5) }
+            try await within(Self.bound, "unanswered read") { try await link.gatt.read(handle: 5) }
         }
         await #expect(throws: ATTBearerError.bearerClosed) {
-            try await within(3, "read after timeout") { try await link.gatt.read(handle: 5) }
+            try await within(Self.bound, "read after timeout") { try await link.gatt.read(handle: 5) }
         }
     }
 
@@ -222,10 +225,10 @@ import Testing
         for i in 0..<6 { try await link.gatt.writeWithoutResponse(handle: 3, value: [UInt8(i)]) }
         try await fake.inject(HCINumberOfCompletedPackets(entries: [.init(handle: 0x0999, completedPackets: 10)]).packet)
         // A command round trip orders us after the event above.
-        _ = try await within(3, "round trip") { try await stack.execute(LESetScanEnable(enable: false)) }
+        _ = try await within(Self.bound, "round trip") { try await stack.execute(LESetScanEnable(enable: false)) }
         #expect(await fake.attFromHost(on: link.handle).count == 4)
         try await fake.inject(HCINumberOfCompletedPackets(entries: [.init(handle: link.handle, completedPackets: 2)]).packet)
-        _ = try await within(3, "round trip") { try await stack.execute(LESetScanEnable(enable: false)) }
+        _ = try await within(Self.bound, "round trip") { try await stack.execute(LESetScanEnable(enable: false)) }
         #expect(await fake.attFromHost(on: link.handle).map { $0.last } == (0..<6).map { UInt8($0) })
     }
 
@@ -240,7 +243,7 @@ import Testing
         await fake.run()
         let stack = HostStack(transport: transport, configuration: .init(randomAddress: .randomStatic(0x1111_2222_3333)))
         defer { Task { await stack.close(); await server.close() } }
-        try await within(5, "start") { try await stack.start() }
+        try await within(Self.bound, "start") { try await stack.start() }
         let link = try await Self.incomingLink(stack, fake)
         let read = Task { try await link.gatt.read(handle: 3) }
         _ = try await fake.nextATT(on: link.handle, "Read Request")
@@ -252,8 +255,8 @@ import Testing
         try await server.sendRaw([0x07, 0x00, 0x01, 0x02])
 
         for outcome in [
-            try await within(3, "read") { await read.result.map { _ in () } },
-            try await within(3, "connect") { await connect.result.map { _ in () } },
+            try await within(Self.bound, "read") { await read.result.map { _ in () } },
+            try await within(Self.bound, "connect") { await connect.result.map { _ in () } },
         ] {
             guard case let .failure(error) = outcome, case let .transportFailed(text)? = error as? HostError else {
                 Issue.record("expected transportFailed, got \(outcome)")
@@ -261,8 +264,8 @@ import Testing
             }
             #expect(text.contains("unknown packet type 0x07"), "\(text)")
         }
-        #expect(try await within(3, "scan end") { await scan.first { _ in true } } == nil)
-        #expect(try await within(3, "disconnection") { await link.waitForDisconnection() } == .localHostTerminated)
+        #expect(try await within(Self.bound, "scan end") { await scan.first { _ in true } } == nil)
+        #expect(try await within(Self.bound, "disconnection") { await link.waitForDisconnection() } == .localHostTerminated)
         await #expect(throws: HostError.self) { try await stack.execute(HCIReset()) }
     }
 
@@ -272,17 +275,17 @@ import Testing
         await fake.run()
         let stack = HostStack(transport: host, configuration: .init(randomAddress: .randomStatic(0x1111_2222_3333)))
         defer { Task { await stack.close() } }
-        try await within(5, "start") { try await stack.start() }
+        try await within(Self.bound, "start") { try await stack.start() }
         let link = try await Self.incomingLink(stack, fake)
         let read = Task { try await link.gatt.read(handle: 3) }
         _ = try await fake.nextATT(on: link.handle, "Read Request")
         await controller.close()
-        let outcome = try await within(3, "read") { await read.result }
+        let outcome = try await within(Self.bound, "read") { await read.result }
         guard case let .failure(error) = outcome, case .transportFailed? = error as? HostError else {
             Issue.record("expected transportFailed, got \(outcome)")
             return
         }
-        let events = try await within(3, "server events end") { await stack.serverEvents.first { _ in true } }
+        let events = try await within(Self.bound, "server events end") { await stack.serverEvents.first { _ in true } }
         #expect(events == nil)
     }
 }
@@ -340,27 +343,37 @@ actor ScriptedController {
 
     private var attCursor: [UInt16: Int] = [:]
 
-    /// The next ATT PDU the host sends on `handle` (polling at most 3 s).
-    func nextATT(on handle: UInt16, _ what: String) async throws -> [UInt8] {
-        for _ in 0..<300 {
-            let all = attFromHost(on: handle)
-            let cursor = attCursor[handle] ?? 0
-            if all.count > cursor {
-                attCursor[handle] = cursor + 1
-                return all[cursor]
-            }
+    /// Longest wait for a packet from the host, seconds.
+    static let patience: Double = 20
+
+    /// Polls until `deadline` passes.
+    private func poll<T>(_ what: String, _ found: () -> T?) async throws -> T {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(Self.patience)
+        while clock.now < deadline {
+            if let value = found() { return value }
             try await Task.sleep(for: .milliseconds(10))
         }
-        throw HostError.timedOut("waiting for \(what)", seconds: 3)
+        throw HostError.timedOut("waiting for \(what)", seconds: Self.patience)
     }
 
-    /// The parameters of the first `opcode` command the host sent (polling at most 3 s).
-    func waitForCommand(_ opcode: UInt16, _ what: String) async throws -> [UInt8] {
-        for _ in 0..<300 {
-            for case let .command(o, parameters) in fromHost where o.rawValue == opcode { return parameters }
-            try await Task.sleep(for: .milliseconds(10))
+    /// The next ATT PDU the host sends on `handle`.
+    func nextATT(on handle: UInt16, _ what: String) async throws -> [UInt8] {
+        try await poll(what) {
+            let all = attFromHost(on: handle)
+            let cursor = attCursor[handle] ?? 0
+            guard all.count > cursor else { return nil }
+            attCursor[handle] = cursor + 1
+            return all[cursor]
         }
-        throw HostError.timedOut("waiting for \(what)", seconds: 3)
+    }
+
+    /// The parameters of the first `opcode` command the host sent.
+    func waitForCommand(_ opcode: UInt16, _ what: String) async throws -> [UInt8] {
+        try await poll(what) {
+            for case let .command(o, parameters) in fromHost where o.rawValue == opcode { return parameters }
+            return nil
+        }
     }
 
     private func received(_ packet: HCIPacket) async {
