@@ -55,7 +55,7 @@ struct HostStackBumbleTests {
             let mtu: Int
             do {
                 mtu = try await within(60, "central script") {
-                    try await Self.centralScript(stack: stack, options: options, ready: ready)
+                    try await Self.centralScript(stack: stack, options: options, ready: ready, legacyReports: legacyReports)
                 }
             } catch {
                 await stack.close()
@@ -84,7 +84,9 @@ struct HostStackBumbleTests {
 
     /// Scan, connect, MTU, discovery, reads, writes, subscriptions, refusals, disconnect.
     /// Returns the effective ATT MTU.
-    static func centralScript(stack: HostStack, options: BumblePeripheralOptions, ready: JSONValue) async throws -> Int {
+    static func centralScript(
+        stack: HostStack, options: BumblePeripheralOptions, ready: JSONValue, legacyReports: Bool
+    ) async throws -> Int {
         let peerAddress = try BluetoothAddress(options.address, type: .random)
 
         // Scan: Bumble's controller sends extended reports (0x0D) unless --legacy-reports.
@@ -97,6 +99,8 @@ struct HostStackBumbleTests {
         let report = try #require(found, "scan ended without seeing \(options.name)")
         #expect(report.address == peerAddress)
         #expect(report.isConnectable || report.isScanResponse)
+        // Only extended reports carry a TX power (Bumble's say 0 dBm); legacy ones have none.
+        #expect((report.txPower != nil) == !legacyReports, "legacy reports: \(legacyReports), got \(report)")
 
         let link = try await stack.connect(to: peerAddress, timeout: 15)
         #expect(link.role == .central)
