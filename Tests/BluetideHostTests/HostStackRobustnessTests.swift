@@ -217,6 +217,42 @@ import Testing
         }
     }
 
+    @Test func aBurstOfNotificationsIsDeliveredInArrivalOrder() async throws {
+        let (stack, fake) = try await Self.started()
+        defer { Task { await stack.close() } }
+        let link = try await Self.incomingLink(stack, fake)
+        let h = link.handle
+        let characteristic = GATTCharacteristic(
+            uuid: .heartRateMeasurement, declarationHandle: 2, valueHandle: 3, endHandle: 4, properties: .notify)
+        let subscribing = Task { try await link.gatt.subscribe(to: characteristic) }
+        #expect(try await fake.nextATT(on: h, "Find Information Request") == [0x04, 0x04, 0x00, 0x04, 0x00])
+        try await fake.injectATT([0x05, 0x01, 0x04, 0x00, 0x02, 0x29], on: h)
+        #expect(try await fake.nextATT(on: h, "CCCD write") == [0x12, 0x04, 0x00, 0x01, 0x00])
+        try await fake.injectATT([0x13], on: h)
+        let values = try await within(Self.bound, "subscribe") { try await subscribing.value }
+        let count = 200
+        for i in 0..<count { try await fake.injectATT([0x1B, 0x03, 0x00, UInt8(i & 0xFF), UInt8(i >> 8)], on: h) }
+        let received = try await within(Self.bound, "\(count) notifications") {
+            var received: [Int] = []
+            for await value in values {
+                received.append(Int(value[0]) | Int(value[1]) << 8)
+                if received.count == count { break }
+            }
+            return received
+        }
+        #expect(received == Array(0..<count))
+        // The link going down ends the stream only after every value before it.
+        try await fake.injectATT([0x1B, 0x03, 0x00, 0xFF, 0xFF], on: h)
+        try await fake.inject(HCIDisconnectionComplete(handle: h, reason: .remoteUserTerminated).packet)
+        #expect(await link.waitForDisconnection() == .remoteUserTerminated)
+        let tail = try await within(Self.bound, "end of the stream") {
+            var rest: [[UInt8]] = []
+            for await value in values { rest.append(value) }
+            return rest
+        }
+        #expect(tail == [[0xFF, 0xFF]])
+    }
+
     @Test func completedPacketsForUnknownHandlesGrantNoCredits() async throws {
         let (stack, fake) = try await Self.started(autoCompletePackets: false)
         defer { Task { await stack.close() } }
