@@ -94,6 +94,18 @@ public actor HostStack {
     public nonisolated let serverEvents: AsyncStream<ServerEvent>
     private var outbox: AsyncStream<HCIPacket>.Continuation
     private let outboxStream: AsyncStream<HCIPacket>
+    /// Values and link ends for the connections' GATT clients, handed over by one task in
+    /// arrival order (a task per value could reorder them, or end a subscription before its
+    /// last values).
+    private let deliveries: AsyncStream<ClientDelivery>.Continuation
+    private let deliveryStream: AsyncStream<ClientDelivery>
+
+    /// Something for a connection's ``GATTClient``.
+    private enum ClientDelivery: Sendable {
+        case notification(GATTClient, handle: UInt16, value: [UInt8])
+        case indication(GATTClient, handle: UInt16, value: [UInt8])
+        case closed(GATTClient)
+    }
     private var tasks: [Task<Void, Never>] = []
     /// Controller facts, available after ``start()``.
     public private(set) var controller: ControllerInfo?
@@ -130,6 +142,7 @@ public actor HostStack {
         (incomingConnections, incomingContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         (serverEvents, serverEventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
         (outboxStream, outbox) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        (deliveryStream, deliveries) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     /// Seconds since the stack was created: the time fed to the protocol state machines.
@@ -154,6 +167,18 @@ public actor HostStack {
                 await self?.stop(.transportFailed("\(error)"))
             }
         })
+        // Not cancelled on stop: it drains what is queued (link ends included) and then ends,
+        // because ``stop(_:)`` finishes the stream.
+        let delivered = deliveryStream
+        Task {
+            for await delivery in delivered {
+                switch delivery {
+                case let .notification(client, handle, value): await client.receiveNotification(handle: handle, value: value)
+                case let .indication(client, handle, value): await client.receiveIndication(handle: handle, value: value)
+                case let .closed(client): await client.connectionClosed()
+                }
+            }
+        }
         let outgoing = outboxStream
         let transport = self.transport
         tasks.append(Task { [weak self] in
@@ -226,6 +251,7 @@ public actor HostStack {
         incomingContinuation.finish()
         serverEventContinuation.finish()
         outbox.finish()
+        deliveries.finish()
         for task in tasks { task.cancel() }
     }
 
@@ -432,8 +458,7 @@ public actor HostStack {
         }
         for waiter in flowWaiters.removeValue(forKey: handle) ?? [] { waiter.resume(throwing: error) }
         releaseFlowWaiters()
-        let client = link.connection.gatt
-        Task { await client.connectionClosed() }
+        deliveries.yield(.closed(link.connection.gatt))
         link.connection.closed(reason: reason)
     }
 
@@ -469,10 +494,10 @@ public actor HostStack {
                 links[handle]?.attWaiters.removeValue(forKey: id)?.resume(throwing: error)
             case let .notification(valueHandle, value):
                 guard let client = links[handle]?.connection.gatt else { continue }
-                Task { await client.receiveNotification(handle: valueHandle, value: value) }
+                deliveries.yield(.notification(client, handle: valueHandle, value: value))
             case let .indication(valueHandle, value):
                 guard let client = links[handle]?.connection.gatt else { continue }
-                Task { await client.receiveIndication(handle: valueHandle, value: value) }
+                deliveries.yield(.indication(client, handle: valueHandle, value: value))
             case let .closed(error):
                 if let waiters = links[handle]?.attWaiters {
                     links[handle]?.attWaiters.removeAll()
