@@ -268,6 +268,34 @@ import Testing
         #expect(await fake.attFromHost(on: link.handle).map { $0.last } == (0..<6).map { UInt8($0) })
     }
 
+    @Test func aControllerThatNeverReturnsACLBuffersFailsTheSenderInsteadOfHangingIt() async throws {
+        let (stack, fake) = try await Self.started(
+            autoCompletePackets: false,
+            configuration: .init(randomAddress: .randomStatic(0x1111_2222_3333), attTransactionTimeout: 1))
+        defer { Task { await stack.close() } }
+        let link = try await Self.incomingLink(stack, fake)
+        // 4 buffers in use, then fragments queue; past 8 queued the next write waits for buffers that never come.
+        let outcome = try await within(Self.bound, "writes without buffers") { () -> Result<Int, any Error> in
+            var written = 0
+            do {
+                for i in 0..<20 {
+                    try await link.gatt.writeWithoutResponse(handle: 3, value: [UInt8(i)])
+                    written += 1
+                }
+            } catch {
+                return .failure(error)
+            }
+            return .success(written)
+        }
+        guard case let .failure(error) = outcome, case let .timedOut(what, _)? = error as? HostError else {
+            Issue.record("expected a timeout, got \(outcome)")
+            return
+        }
+        #expect(what.contains("ACL buffers"))
+        #expect(await fake.attFromHost(on: link.handle).count == 4)
+        #expect(await link.isOpen())
+    }
+
     // MARK: Transport failures
 
     @Test func anUnknownH4PacketTypeStopsTheStackAndFailsEveryWaiter() async throws {

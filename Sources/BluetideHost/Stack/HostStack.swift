@@ -75,7 +75,13 @@ public actor HostStack {
     private var commands: HCICommandQueue
     private var commandWaiters: [HCICommandTicket: CheckedContinuation<HCICommandResponse, any Error>] = [:]
     private var flow: ACLFlowControl?
-    private var flowWaiters: [UInt16: [CheckedContinuation<Void, any Error>]] = [:]
+    private var flowWaiters: [UInt16: [FlowWaiter]] = [:]
+
+    /// A sender waiting for the controller's ACL buffers; it gives up at `deadline` (seconds).
+    private struct FlowWaiter {
+        let continuation: CheckedContinuation<Void, any Error>
+        let deadline: Double
+    }
     private var reassembler = ACLReassembler()
     private var server: GATTServer
     private var links: [UInt16: Link] = [:]
@@ -246,7 +252,7 @@ public actor HostStack {
         }
         for (_, scanner) in scanners { scanner.finish() }
         scanners.removeAll()
-        for waiters in flowWaiters.values { for waiter in waiters { waiter.resume(throwing: error) } }
+        for waiters in flowWaiters.values { for waiter in waiters { waiter.continuation.resume(throwing: error) } }
         flowWaiters.removeAll()
         incomingContinuation.finish()
         serverEventContinuation.finish()
@@ -317,6 +323,7 @@ public actor HostStack {
             links[handle] = link
             handleBearerEvents(events, on: handle)
         }
+        expireFlowWaiters(now: t)
         if let pending = pendingConnect, t >= pending.deadline {
             pendingConnect = nil
             pending.continuation.resume(throwing: HostError.connectTimedOut(pending.address, seconds: pending.timeout))
@@ -456,7 +463,7 @@ public actor HostStack {
             for out in flow.sendQueued() { outbox.yield(out) }
             self.flow = flow
         }
-        for waiter in flowWaiters.removeValue(forKey: handle) ?? [] { waiter.resume(throwing: error) }
+        for waiter in flowWaiters.removeValue(forKey: handle) ?? [] { waiter.continuation.resume(throwing: error) }
         releaseFlowWaiters()
         deliveries.yield(.closed(link.connection.gatt))
         link.connection.closed(reason: reason)
@@ -522,12 +529,30 @@ public actor HostStack {
 
     /// Waits until the handle's queue of ACL fragments is short, so a sender that loops on
     /// write-without-response is paced by the controller's buffers instead of growing memory.
+    /// Throws ``HostError/timedOut(_:seconds:)`` after the ATT transaction timeout when the
+    /// controller returns no buffers.
     func waitForBuffers(on handle: UInt16) async throws {
         if let error = runningError { throw error }
         guard links[handle] != nil else { throw HostError.noSuchConnection(handle) }
         guard let flow, flow.queuedFragments(on: handle) > backlogLimit else { return }
         try await withCheckedThrowingContinuation { continuation in
-            flowWaiters[handle, default: []].append(continuation)
+            flowWaiters[handle, default: []].append(
+                FlowWaiter(continuation: continuation, deadline: now() + configuration.attTransactionTimeout))
+        }
+    }
+
+    /// Fails senders that waited longer than the ATT transaction timeout: a controller that
+    /// stops returning ACL buffers (no Number Of Completed Packets) must not hang them.
+    private func expireFlowWaiters(now t: Double) {
+        for (handle, waiters) in flowWaiters {
+            let expired = waiters.filter { $0.deadline <= t }
+            guard !expired.isEmpty else { continue }
+            let kept = waiters.filter { $0.deadline > t }
+            flowWaiters[handle] = kept.isEmpty ? nil : kept
+            let error = HostError.timedOut(
+                "waiting for the controller's ACL buffers on connection 0x\(String(handle, radix: 16)) "
+                    + "(no Number Of Completed Packets)", seconds: configuration.attTransactionTimeout)
+            for waiter in expired { waiter.continuation.resume(throwing: error) }
         }
     }
 
@@ -535,7 +560,7 @@ public actor HostStack {
         guard let flow else { return }
         for (handle, waiters) in flowWaiters where flow.queuedFragments(on: handle) <= backlogLimit {
             flowWaiters[handle] = nil
-            for waiter in waiters { waiter.resume() }
+            for waiter in waiters { waiter.continuation.resume() }
         }
     }
 
