@@ -253,6 +253,49 @@ import Testing
         #expect(tail == [[0xFF, 0xFF]])
     }
 
+    @Test func cancellingAGATTRequestEndsItsWaitAndTheLateAnswerIsDropped() async throws {
+        let (stack, fake) = try await Self.started()
+        defer { Task { await stack.close() } }
+        let link = try await Self.incomingLink(stack, fake)
+        let h = link.handle
+        let read = Task { try await link.gatt.read(handle: 3) }
+        #expect(try await fake.nextATT(on: h, "Read Request") == [0x0A, 0x03, 0x00])
+        read.cancel()
+        let outcome = try await within(Self.bound, "cancelled read") { await read.result }
+        guard case let .failure(error) = outcome, error is CancellationError else {
+            Issue.record("expected CancellationError, got \(outcome)")
+            return
+        }
+        // The next request waits for the first transaction to end, then gets its own answer.
+        let next = Task { try await link.gatt.read(handle: 5) }
+        try await fake.injectATT([0x0B, 0x01], on: h)  // the late answer to the cancelled read
+        #expect(try await fake.nextATT(on: h, "second Read Request") == [0x0A, 0x05, 0x00])
+        try await fake.injectATT([0x0B, 0x02], on: h)
+        #expect(try await within(Self.bound, "second read") { try await next.value } == [0x02])
+    }
+
+    @Test func aCancelledLongWriteStillCancelsTheServersQueue() async throws {
+        let (stack, fake) = try await Self.started()
+        defer { Task { await stack.close() } }
+        let link = try await Self.incomingLink(stack, fake)
+        let h = link.handle
+        let value = (0..<40).map { UInt8($0) }
+        let write = Task { try await link.gatt.writeLong(handle: 3, value: value) }
+        let prepare = try await fake.nextATT(on: h, "first Prepare Write Request")
+        #expect(prepare == [0x16, 0x03, 0x00, 0x00, 0x00] + value.prefix(18))
+        write.cancel()
+        // The late echo ends the first transaction; then the queue is cancelled (flags 0), and
+        // the write ends (cancelled) once the server confirmed.
+        try await fake.injectATT([0x17] + prepare.dropFirst(), on: h)
+        #expect(try await fake.nextATT(on: h, "Execute Write (cancel)") == [0x18, 0x00])
+        try await fake.injectATT([0x19], on: h)
+        let outcome = try await within(Self.bound, "cancelled long write") { await write.result }
+        guard case let .failure(error) = outcome, error is CancellationError else {
+            Issue.record("expected CancellationError, got \(outcome)")
+            return
+        }
+    }
+
     @Test func completedPacketsForUnknownHandlesGrantNoCredits() async throws {
         let (stack, fake) = try await Self.started(autoCompletePackets: false)
         defer { Task { await stack.close() } }

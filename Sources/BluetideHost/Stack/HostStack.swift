@@ -1,6 +1,7 @@
 import BluetideCore
 import BluetideHCI
 import BluetideTransport
+import Synchronization
 
 /// One Bluetooth LE host: HCI, L2CAP, ATT and GATT (client and server) over one transport.
 ///
@@ -566,16 +567,46 @@ public actor HostStack {
 
     // MARK: - ATT for connections
 
+    /// Sends an ATT request and waits for its response. Cancelling the calling task ends the
+    /// wait with `CancellationError` at once; the transaction itself cannot be withdrawn (ATT has
+    /// no cancel), so later requests still queue behind it until it is answered or times out.
     func attRequest(_ pdu: ATTPDU, on handle: UInt16) async throws -> ATTPDU {
         if let error = runningError { throw error }
         guard links[handle] != nil else { throw HostError.noSuchConnection(handle) }
-        return try await withCheckedThrowingContinuation { continuation in
-            var link = links[handle]!
-            let (id, events) = link.bearer.enqueue(request: pdu, now: now())
-            link.attWaiters[id] = continuation
-            links[handle] = link
-            handleBearerEvents(events, on: handle)
+        let transaction = PendingTransaction()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard !Task.isCancelled else {
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
+                guard var link = links[handle] else {
+                    continuation.resume(throwing: HostError.noSuchConnection(handle))
+                    return
+                }
+                let (id, events) = link.bearer.enqueue(request: pdu, now: now())
+                link.attWaiters[id] = continuation
+                links[handle] = link
+                transaction.id.withLock { $0 = id }
+                handleBearerEvents(events, on: handle)
+            }
+        } onCancel: {
+            // Runs after the request is registered: the actor is busy registering it until the
+            // continuation suspends, and this task needs the actor.
+            Task { await self.abandonATTRequest(transaction, on: handle) }
         }
+    }
+
+    /// Stops waiting for a request whose caller was cancelled; its response is dropped.
+    private func abandonATTRequest(_ transaction: PendingTransaction, on handle: UInt16) {
+        guard let id = transaction.id.withLock({ $0 }),
+              let waiter = links[handle]?.attWaiters.removeValue(forKey: id) else { return }
+        waiter.resume(throwing: CancellationError())
+    }
+
+    /// The transaction ID of one ``attRequest(_:on:)``, shared with its cancellation handler.
+    private final class PendingTransaction: Sendable {
+        let id = Mutex<ATTTransactionID?>(nil)
     }
 
     func attCommand(_ pdu: ATTPDU, on handle: UInt16) async throws {
