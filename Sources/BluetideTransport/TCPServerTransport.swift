@@ -49,6 +49,8 @@ public final class TCPServerTransport: HCITransport {
         // One event loop for the listener and its clients, so `slot` is only touched there.
         let bootstrap = ServerBootstrap(group: loop)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            // Every packet to the host leaves at once (no Nagle wait for the previous ACK).
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { child in
                 child.eventLoop.makeCompletedFuture {
                     if slot.value.client != nil || slot.value.closed {
@@ -120,6 +122,14 @@ public final class TCPServerTransport: HCITransport {
 
     public func send(_ packet: HCIPacket) async throws {
         try await sendRaw(packet.h4Bytes)
+    }
+
+    /// Whether TCP_NODELAY is on for the connected client's socket (for tests); nil when no
+    /// client is connected.
+    func isClientNoDelayEnabled() async throws -> Bool? {
+        let slot = self.slot
+        guard let client = try await loop.submit({ slot.value.client }).get() else { return nil }
+        return try await client.getOption(.tcpOption(.tcp_nodelay)).get() != 0
     }
 
     /// Writes raw bytes to the current client as they are (tests use it to split packets).

@@ -80,6 +80,23 @@ import Testing
         #expect(bearer.mtu == 185)
     }
 
+    /// Fix (found against Bumble at MTU 23): a client request offering more than the bearer's
+    /// local MTU (GATTClient.exchangeMTU() offers 517 by default) is lowered to it, and a smaller
+    /// offer bounds the effective MTU, so both sides compute the same MTU.
+    @Test func mtuRequestNeverOffersMoreThanTheBearerAccepts() {
+        var small = ATTBearer(localMTU: 23)
+        let (id, e) = small.enqueue(request: .exchangeMTURequest(clientMTU: 517), now: 0)
+        #expect(sent(e) == [gattHex("02 17 00")])
+        #expect(small.receive(gattHex("03 05 02"), now: 1) == [.response(id, .exchangeMTUResponse(serverMTU: 517))])
+        #expect(small.mtu == 23)
+
+        var big = ATTBearer(localMTU: 517)
+        let (id2, e2) = big.enqueue(request: .exchangeMTURequest(clientMTU: 100), now: 0)
+        #expect(sent(e2) == [gattHex("02 64 00")])
+        #expect(big.receive(gattHex("03 05 02"), now: 1) == [.mtuChanged(100), .response(id2, .exchangeMTUResponse(serverMTU: 517))])
+        #expect(big.mtu == 100)
+    }
+
     @Test func mtuExchangeAsServer() {
         // Like Bumble's test: server max 100; a request for 220 gives 100, for 50 gives 50.
         var big = ATTBearer(localMTU: 100)

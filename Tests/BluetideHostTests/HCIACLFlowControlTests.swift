@@ -9,12 +9,12 @@ import Testing
         [UInt8(payload & 0xFF), UInt8(payload >> 8), 0x04, 0x00] + (0..<payload).map { UInt8(truncatingIfNeeded: $0) }
     }
 
-    static func nocp(_ pairs: [(UInt16, UInt16)]) throws -> HCIHostEvent {
+    static func nocp(_ pairs: [(UInt16, UInt16)]) throws -> HCIEvent {
         var params: [UInt8] = [UInt8(pairs.count)]
         for (handle, count) in pairs {
             params += [UInt8(handle & 0xFF), UInt8(handle >> 8), UInt8(count & 0xFF), UInt8(count >> 8)]
         }
-        return try #require(try HCIHostEvent(code: 0x13, parameters: params))
+        return try HCIEvent(code: 0x13, parameters: params)
     }
 
     @Test func buffersFromLEReadBufferSizeOrTheSharedFallback() throws {
@@ -93,8 +93,8 @@ import Testing
         _ = flow.send(Self.pdu(10), on: 2)
         #expect(flow.queuedFragments(on: 2) == 1)
         // Disconnection Complete: 05 04 | status 00 | handle 0100 | reason 13.
-        let disconnect = try #require(try HCIHostEvent(code: 0x05, parameters: [0x00, 0x01, 0x00, 0x13]))
-        #expect(disconnect == .disconnectionComplete(status: 0, handle: 1, reason: 0x13))
+        let disconnect = try HCIEvent(code: 0x05, parameters: [0x00, 0x01, 0x00, 0x13])
+        #expect(disconnect == .disconnectionComplete(HCIDisconnectionComplete(status: .success, handle: 1, reason: .remoteUserTerminated)))
         let next = flow.handle(disconnect)
         #expect(flow.queuedFragments(on: 1) == 0)
         #expect(flow.outstandingPackets(on: 1) == 0)
@@ -103,7 +103,7 @@ import Testing
         if case let .acl(handle, _, _, _)? = next.first { #expect(handle == 2) }
         #expect(flow.availableCredits == 3)
         // A failed disconnection changes nothing.
-        _ = flow.handle(try #require(try HCIHostEvent(code: 0x05, parameters: [0x0C, 0x02, 0x00, 0x13])))
+        _ = flow.handle(try HCIEvent(code: 0x05, parameters: [0x0C, 0x02, 0x00, 0x13]))
         #expect(flow.outstandingPackets(on: 2) == 1)
     }
 

@@ -109,31 +109,53 @@ import Testing
     }
 }
 
+/// The typed ``HCIEvent`` values the host's HCI layer (command queue, ACL flow control) acts on,
+/// decoded from the bytes a controller sends.
 @Suite struct HCIHostEventTests {
     @Test func decodesTheEventsTheHostActsOn() throws {
-        #expect(try HCIHostEvent(.event(code: 0x0E, parameters: [0x01, 0x03, 0x0C, 0x00]))
-            == .commandComplete(numCommandPackets: 1, opcode: HCIOpcode(rawValue: 0x0C03), returnParameters: [0x00]))
-        #expect(try HCIHostEvent(.event(code: 0x0F, parameters: [0x00, 0x01, 0x06, 0x04]))
-            == .commandStatus(status: 0, numCommandPackets: 1, opcode: HCIOpcode(rawValue: 0x0406)))
-        #expect(try HCIHostEvent(.event(code: 0x13, parameters: [0x02, 0x01, 0x00, 0x01, 0x00, 0x02, 0x20, 0x03, 0x00]))
-            == .numberOfCompletedPackets([(1, 1), (2, 3)]))
-        #expect(try HCIHostEvent(.event(code: 0x05, parameters: [0x00, 0x01, 0x00, 0x13]))
-            == .disconnectionComplete(status: 0, handle: 1, reason: 0x13))
-        #expect(try HCIHostEvent(.event(code: 0x3E, parameters: [0x01])) == nil)
-        #expect(try HCIHostEvent(.acl(handle: 1, boundary: .firstFlushable, broadcast: 0, data: [])) == nil)
+        #expect(try HCIEvent(packet: .event(code: 0x0E, parameters: [0x01, 0x03, 0x0C, 0x00]))
+            == .commandComplete(HCICommandComplete(numHCICommandPackets: 1, opcode: HCIOpcode(rawValue: 0x0C03), returnParameters: [0x00])))
+        #expect(try HCIEvent(packet: .event(code: 0x0F, parameters: [0x00, 0x01, 0x06, 0x04]))
+            == .commandStatus(HCICommandStatus(status: .success, numHCICommandPackets: 1, opcode: HCIOpcode(rawValue: 0x0406))))
+        #expect(try HCIEvent(packet: .event(code: 0x13, parameters: [0x02, 0x01, 0x00, 0x01, 0x00, 0x02, 0x20, 0x03, 0x00]))
+            == .numberOfCompletedPackets(HCINumberOfCompletedPackets(entries: [
+                .init(handle: 1, completedPackets: 1), .init(handle: 0x2002, completedPackets: 3),
+            ])))
+        #expect(try HCIEvent(packet: .event(code: 0x05, parameters: [0x00, 0x01, 0x00, 0x13]))
+            == .disconnectionComplete(HCIDisconnectionComplete(status: .success, handle: 1, reason: .remoteUserTerminated)))
+        #expect(try HCIEvent(packet: .acl(handle: 1, boundary: .firstFlushable, broadcast: 0, data: [])) == nil)
+    }
+
+    @Test func otherEventsLeaveTheQueueAndFlowControlAlone() throws {
+        var queue = HCICommandQueue()
+        _ = queue.enqueue(HCIOpcode(rawValue: 0x0C03), now: 0)
+        var flow = ACLFlowControl(bufferSize: ACLBufferSize(packetLength: 27, packetCount: 1))
+        _ = flow.send([1, 0, 4, 0, 0x0A], on: 1)
+        _ = flow.send([1, 0, 4, 0, 0x0B], on: 1)
+        let others: [HCIEvent] = [
+            .unknown(code: 0xFF, parameters: [1, 2, 3]),
+            try HCIEvent(code: 0x08, parameters: [0x00, 0x01, 0x00, 0x01]),
+            .leMeta(.unknown(subevent: 0x7F, parameters: [])),
+        ]
+        for event in others {
+            #expect(queue.handle(event, now: 0) == HCICommandQueueOutput())
+            #expect(flow.handle(event).isEmpty)
+        }
+        #expect(queue.outstandingOpcodes == [HCIOpcode(rawValue: 0x0C03)])
+        #expect(flow.queuedFragments(on: 1) == 1)
     }
 
     @Test func truncationAtEveryFieldNamesTheField() {
         let cases: [(UInt8, [UInt8], [String])] = [
-            (0x0E, [0x01, 0x03, 0x0C], ["num_hci_command_packets", "command_opcode", "command_opcode"]),
-            (0x0F, [0x00, 0x01, 0x06, 0x04], ["status", "num_hci_command_packets", "command_opcode", "command_opcode"]),
-            (0x13, [0x01, 0x01, 0x00, 0x01, 0x00], ["num_handles", "connection_handle[0]", "connection_handle[0]", "num_completed_packets[0]", "num_completed_packets[0]"]),
-            (0x05, [0x00, 0x01, 0x00, 0x13], ["status", "connection_handle", "connection_handle", "reason"]),
+            (0x0E, [0x01, 0x03, 0x0C], ["num HCI command packets", "command opcode", "command opcode"]),
+            (0x0F, [0x00, 0x01, 0x06, 0x04], ["status", "num HCI command packets", "command opcode", "command opcode"]),
+            (0x13, [0x01, 0x01, 0x00, 0x01, 0x00], ["number of handles", "handle/count pairs", "handle/count pairs", "handle/count pairs", "handle/count pairs"]),
+            (0x05, [0x00, 0x01, 0x00, 0x13], ["status", "connection handle", "connection handle", "reason"]),
         ]
         for (code, full, fields) in cases {
             for cut in 0..<full.count {
                 do {
-                    _ = try HCIHostEvent(code: code, parameters: Array(full[..<cut]))
+                    _ = try HCIEvent(code: code, parameters: Array(full[..<cut]))
                     Issue.record("event \(code) cut at \(cut) decoded")
                 } catch {
                     #expect(error.field.hasSuffix(fields[cut]), "\(error.field)")
@@ -148,11 +170,16 @@ import Testing
 
     @Test func randomEventsNeverTrap() {
         var generator = SystemRandomNumberGenerator()
+        var queue = HCICommandQueue()
+        var flow = ACLFlowControl(bufferSize: ACLBufferSize(packetLength: 27, packetCount: 4))
         for _ in 0..<5000 {
             let codes: [UInt8] = [0x05, 0x0E, 0x0F, 0x13]
             let code = codes.randomElement(using: &generator) ?? 0
             let params = (0..<Int.random(in: 0...12, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            _ = try? HCIHostEvent(code: code, parameters: params)
+            if let event = try? HCIEvent(code: code, parameters: params) {
+                _ = queue.handle(event, now: 0)
+                _ = flow.handle(event)
+            }
         }
     }
 }

@@ -74,7 +74,7 @@ struct HCIBumbleInteropTests {
 
         _ = try await central.command(0x0406, [UInt8(centralHandle & 0xFF), UInt8(centralHandle >> 8), 0x13])
         let disconnected = try await central.nextEvent { if case .disconnectionComplete = $0 { true } else { false } }
-        #expect(disconnected == .disconnectionComplete(status: 0, handle: centralHandle, reason: 0x13))
+        #expect(disconnected == .disconnectionComplete(HCIDisconnectionComplete(status: .success, handle: centralHandle, reason: .remoteUserTerminated)))
         await central.transport.close()
         await peripheral.transport.close()
 
@@ -109,7 +109,7 @@ final class ScriptedHost {
         for packet in output.packets { try await transport.send(packet) }
         while true {
             let packet = try await next()
-            guard let event = try HCIHostEvent(packet) else {
+            guard let event = try HCIEvent(packet: packet) else {
                 stash.append(packet)
                 continue
             }
@@ -123,21 +123,21 @@ final class ScriptedHost {
                     case .pending: return nil
                     }
                 }
-            case .numberOfCompletedPackets, .disconnectionComplete:
+            default:
                 stash.append(packet)
             }
         }
     }
 
     /// The next event this layer decodes that matches `predicate` (earlier packets are kept).
-    func nextEvent(_ predicate: (HCIHostEvent) -> Bool) async throws -> HCIHostEvent {
-        if let index = try stash.firstIndex(where: { try HCIHostEvent($0).map(predicate) ?? false }),
-           let event = try HCIHostEvent(stash.remove(at: index)) {
+    func nextEvent(_ predicate: (HCIEvent) -> Bool) async throws -> HCIEvent {
+        if let index = try stash.firstIndex(where: { try HCIEvent(packet: $0).map(predicate) ?? false }),
+           let event = try HCIEvent(packet: stash.remove(at: index)) {
             return event
         }
         while true {
             let packet = try await next()
-            if let event = try HCIHostEvent(packet), predicate(event) { return event }
+            if let event = try HCIEvent(packet: packet), predicate(event) { return event }
             stash.append(packet)
         }
     }

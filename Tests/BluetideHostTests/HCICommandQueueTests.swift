@@ -12,7 +12,7 @@ import Testing
 
     /// Decodes raw event bytes (as on the wire after the 04 type byte) and feeds them to `queue`.
     static func feed(_ queue: inout HCICommandQueue, _ bytes: [UInt8], now: Double) throws -> HCICommandQueueOutput {
-        let event = try #require(try HCIHostEvent(code: bytes[0], parameters: Array(bytes[2...])))
+        let event = try HCIEvent(code: bytes[0], parameters: Array(bytes[2...]))
         return queue.handle(event, now: now)
     }
 
@@ -85,8 +85,8 @@ import Testing
             if case let .failure(error) = completion.result { return error }
             return nil
         })
-        #expect(error.reason == .failed(status: 0x0C, returnParameters: [0x0C]))
-        #expect(error.description == "HCI LE Create Connection (0x200D) failed with status 0x0C (Command Disallowed)")
+        #expect(error.reason == .failed(status: .commandDisallowed, returnParameters: [0x0C]))
+        #expect(error.description == "HCI LE Create Connection (0x200D) failed with status 0x0C (command disallowed)")
     }
 
     @Test func commandCompleteWithErrorStatusFails() throws {
@@ -99,7 +99,7 @@ import Testing
             Issue.record("expected a failure")
             return
         }
-        #expect(error.description == "HCI LE Set Data Length (0x2022) failed with status 0x01 (Unknown HCI Command)")
+        #expect(error.description == "HCI LE Set Data Length (0x2022) failed with status 0x01 (unknown HCI command)")
     }
 
     @Test func unansweredCommandTimesOutNamingItAndFreesItsCredit() {
@@ -219,7 +219,7 @@ import Testing
                     params[at] = UInt8(op & 0xFF)
                     params[at + 1] = UInt8(op >> 8)
                 }
-                if let event = try? HCIHostEvent(code: code, parameters: params) {
+                if let event = try? HCIEvent(code: code, parameters: params) {
                     for c in queue.handle(event, now: now).completions {
                         #expect(open.remove(c.ticket) != nil)
                     }

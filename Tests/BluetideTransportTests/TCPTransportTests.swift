@@ -19,6 +19,15 @@ import Testing
         return (server, client)
     }
 
+    /// Both ends turn Nagle's algorithm off (TCP_NODELAY), read back from the sockets.
+    @Test func bothEndsSetTCPNoDelay() async throws {
+        let (server, client) = try await Self.connectedPair()
+        #expect(try await client.isNoDelayEnabled())
+        #expect(try await server.isClientNoDelayEnabled() == true)
+        await client.close()
+        await server.close()
+    }
+
     @Test func loopbackCarriesPacketsSplitIntoOneByteWrites() async throws {
         let (server, client) = try await Self.connectedPair()
         let toHost = [Self.resetComplete, Self.bigACL, Self.completedPackets, Self.longEvent]

@@ -111,6 +111,9 @@ public struct ATTBearer: Sendable {
     private var indicationQueue: [(ATTTransactionID, ATTPDU)] = []
     private var outstandingIndication: Pending?
     private var serverRequestInProgress: ATTOpcode?
+    /// The receive MTU our Exchange MTU Request offered; the effective MTU is the smaller of it
+    /// and the server's, which is what the peer computes too.
+    private var offeredMTU: Int?
 
     /// - Parameters:
     ///   - localMTU: our receive MTU, clamped to 23...517.
@@ -139,7 +142,17 @@ public struct ATTBearer: Sendable {
     // MARK: Client side
 
     /// Queues a request to the peer's server. It is sent at once when nothing is outstanding.
+    ///
+    /// An Exchange MTU Request offers at most ``localMTU`` (a larger offer is lowered to it): the
+    /// peer takes the offer as our receive MTU, so offering more than we accept would let it
+    /// send PDUs this bearer drops as too long.
     public mutating func enqueue(request: ATTPDU, now: Double) -> (ATTTransactionID, [ATTBearerEvent]) {
+        var request = request
+        if case let .exchangeMTURequest(clientMTU) = request {
+            let offer = min(max(Int(clientMTU), Self.defaultMTU), localMTU)
+            request = .exchangeMTURequest(clientMTU: UInt16(offer))
+            offeredMTU = offer
+        }
         let id = allocateID()
         if let closedReason { return (id, [.failed(id, closedReason == .timedOut ? .bearerClosed : closedReason)]) }
         guard request.opcode.kind == .request else { return (id, [.failed(id, .wrongKind(request.opcode))]) }
@@ -290,11 +303,7 @@ public struct ATTBearer: Sendable {
         var events: [ATTBearerEvent] = []
         if case let .exchangeMTUResponse(serverMTU) = pdu, !mtuExchanged {
             mtuExchanged = true
-            // The effective MTU is the smaller of what we offered in the request (which may be
-            // less than localMTU) and what the server can receive.
-            var offered = localMTU
-            if case let .exchangeMTURequest(clientMTU) = pending.pdu { offered = min(localMTU, Int(clientMTU)) }
-            let new = min(offered, max(Self.defaultMTU, Int(serverMTU)))
+            let new = min(offeredMTU ?? localMTU, max(Self.defaultMTU, Int(serverMTU)))
             if new != mtu {
                 mtu = new
                 events.append(.mtuChanged(new))

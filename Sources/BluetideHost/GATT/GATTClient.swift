@@ -310,7 +310,10 @@ public actor GATTClient {
                 position += part.count
             } while position < value.count
         } catch {
-            _ = try? await channel.request(.executeWriteRequest(flags: ATTPDU.executeWriteCancel))
+            // Empty the server's queue even when the caller was cancelled (an unstructured task
+            // does not inherit the cancellation), or its parts would join the next long write.
+            let channel = self.channel
+            _ = await Task { try? await channel.request(.executeWriteRequest(flags: ATTPDU.executeWriteCancel)) }.value
             throw error
         }
         let response = try await exchange(.executeWriteRequest(flags: ATTPDU.executeWriteCommit))

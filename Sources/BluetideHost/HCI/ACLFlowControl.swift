@@ -64,22 +64,24 @@ public struct ACLFlowControl: Sendable {
         return drain()
     }
 
-    /// Feeds a controller event: credits from Number Of Completed Packets, reclaim on
-    /// Disconnection Complete. Returns the packets the freed credits let through.
-    public mutating func handle(_ event: HCIHostEvent) -> [HCIPacket] {
+    /// Feeds a controller event: credits from Number Of Completed Packets, reclaim on a
+    /// successful Disconnection Complete. Returns the packets the freed credits let through;
+    /// other events change nothing.
+    public mutating func handle(_ event: HCIEvent) -> [HCIPacket] {
         switch event {
-        case let .numberOfCompletedPackets(pairs):
-            for (handle, count) in pairs {
-                let returned = min(Int(count), outstanding[handle] ?? 0)
+        case let .numberOfCompletedPackets(completed):
+            for entry in completed.entries {
+                let handle = entry.handle & 0x0FFF
+                let returned = min(Int(entry.completedPackets), outstanding[handle] ?? 0)
                 guard returned > 0 else { continue }
                 outstanding[handle] = (outstanding[handle] ?? 0) - returned
                 if outstanding[handle] == 0 { outstanding[handle] = nil }
                 availableCredits = min(availableCredits + returned, totalCredits)
             }
-        case let .disconnectionComplete(status, handle, _):
-            guard status == 0 else { return [] }
-            disconnected(handle)
-        case .commandComplete, .commandStatus:
+        case let .disconnectionComplete(done):
+            guard done.status.isSuccess else { return [] }
+            disconnected(done.handle)
+        default:
             return []
         }
         return drain()

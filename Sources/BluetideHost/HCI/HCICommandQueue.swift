@@ -23,7 +23,7 @@ public struct HCICommandError: Error, Sendable, Equatable, CustomStringConvertib
         /// still waiting for a command credit (the controller paused the host with 0 credits).
         case timedOut(seconds: Double, sent: Bool)
         /// Command Complete or Command Status with a non-zero status.
-        case failed(status: UInt8, returnParameters: [UInt8])
+        case failed(status: HCIStatus, returnParameters: [UInt8])
         /// The queue was told to give up (``HCICommandQueue/cancel(_:)`` or ``HCICommandQueue/failAll(_:)``).
         case abandoned(String)
     }
@@ -50,24 +50,11 @@ public struct HCICommandError: Error, Sendable, Equatable, CustomStringConvertib
             }
             return "\(command) could not be sent within \(time) s: the controller granted no command credits"
         case let .failed(status, _):
-            return "\(command) failed with status \(hexByte(status))" + (HCIStatusNames.names[status].map { " (\($0))" } ?? "")
+            return "\(command) failed with status \(status)"
         case let .abandoned(why):
             return "\(command) abandoned: \(why)"
         }
     }
-}
-
-/// Names of the HCI error codes a host meets most, for messages.
-enum HCIStatusNames {
-    static let names: [UInt8: String] = [
-        0x01: "Unknown HCI Command", 0x02: "Unknown Connection Identifier", 0x03: "Hardware Failure",
-        0x05: "Authentication Failure", 0x06: "PIN or Key Missing", 0x07: "Memory Capacity Exceeded",
-        0x08: "Connection Timeout", 0x0C: "Command Disallowed", 0x11: "Unsupported Feature or Parameter Value",
-        0x12: "Invalid HCI Command Parameters", 0x13: "Remote User Terminated Connection",
-        0x16: "Connection Terminated by Local Host", 0x1A: "Unsupported Remote Feature",
-        0x3B: "Unacceptable Connection Parameters", 0x3D: "Connection Terminated due to MIC Failure",
-        0x3E: "Connection Failed to be Established",
-    ]
 }
 
 /// The end of one command: its ticket, opcode and result.
@@ -152,30 +139,34 @@ public struct HCICommandQueue: Sendable {
         return (ticket, output)
     }
 
-    /// Feeds a controller event; only Command Complete and Command Status matter here.
-    public mutating func handle(_ event: HCIHostEvent, now: Double) -> HCICommandQueueOutput {
+    /// Feeds a controller event; only Command Complete and Command Status matter here (every
+    /// other event returns an empty output).
+    public mutating func handle(_ event: HCIEvent, now: Double) -> HCICommandQueueOutput {
         var output = HCICommandQueueOutput()
         switch event {
-        case let .commandComplete(numCommandPackets, opcode, returnParameters):
-            credits = Int(numCommandPackets)
-            if let entry = takeOutstanding(opcode) {
+        case let .commandComplete(complete):
+            credits = Int(complete.numHCICommandPackets)
+            if let entry = takeOutstanding(complete.opcode) {
                 let result: Result<HCICommandResponse, HCICommandError>
-                if let status = returnParameters.first, status != 0 {
-                    result = .failure(HCICommandError(opcode: opcode, reason: .failed(status: status, returnParameters: returnParameters)))
+                if let status = complete.status, !status.isSuccess {
+                    result = .failure(HCICommandError(
+                        opcode: complete.opcode,
+                        reason: .failed(status: status, returnParameters: complete.returnParameters)))
                 } else {
-                    result = .success(.complete(returnParameters: returnParameters))
+                    result = .success(.complete(returnParameters: complete.returnParameters))
                 }
-                output.completions.append(HCICommandOutcome(ticket: entry.ticket, opcode: opcode, result: result))
+                output.completions.append(HCICommandOutcome(ticket: entry.ticket, opcode: complete.opcode, result: result))
             }
-        case let .commandStatus(status, numCommandPackets, opcode):
-            credits = Int(numCommandPackets)
-            if let entry = takeOutstanding(opcode) {
-                let result: Result<HCICommandResponse, HCICommandError> = status == 0
+        case let .commandStatus(status):
+            credits = Int(status.numHCICommandPackets)
+            if let entry = takeOutstanding(status.opcode) {
+                let result: Result<HCICommandResponse, HCICommandError> = status.status.isSuccess
                     ? .success(.pending)
-                    : .failure(HCICommandError(opcode: opcode, reason: .failed(status: status, returnParameters: [status])))
-                output.completions.append(HCICommandOutcome(ticket: entry.ticket, opcode: opcode, result: result))
+                    : .failure(HCICommandError(
+                        opcode: status.opcode, reason: .failed(status: status.status, returnParameters: [status.status.rawValue])))
+                output.completions.append(HCICommandOutcome(ticket: entry.ticket, opcode: status.opcode, result: result))
             }
-        case .numberOfCompletedPackets, .disconnectionComplete:
+        default:
             return output
         }
         sendWhileCredits(now: now, into: &output)

@@ -1,6 +1,7 @@
 import BluetideCore
 import BluetideHCI
 import BluetideTransport
+import Synchronization
 
 /// One Bluetooth LE host: HCI, L2CAP, ATT and GATT (client and server) over one transport.
 ///
@@ -75,7 +76,13 @@ public actor HostStack {
     private var commands: HCICommandQueue
     private var commandWaiters: [HCICommandTicket: CheckedContinuation<HCICommandResponse, any Error>] = [:]
     private var flow: ACLFlowControl?
-    private var flowWaiters: [UInt16: [CheckedContinuation<Void, any Error>]] = [:]
+    private var flowWaiters: [UInt16: [FlowWaiter]] = [:]
+
+    /// A sender waiting for the controller's ACL buffers; it gives up at `deadline` (seconds).
+    private struct FlowWaiter {
+        let continuation: CheckedContinuation<Void, any Error>
+        let deadline: Double
+    }
     private var reassembler = ACLReassembler()
     private var server: GATTServer
     private var links: [UInt16: Link] = [:]
@@ -94,6 +101,18 @@ public actor HostStack {
     public nonisolated let serverEvents: AsyncStream<ServerEvent>
     private var outbox: AsyncStream<HCIPacket>.Continuation
     private let outboxStream: AsyncStream<HCIPacket>
+    /// Values and link ends for the connections' GATT clients, handed over by one task in
+    /// arrival order (a task per value could reorder them, or end a subscription before its
+    /// last values).
+    private let deliveries: AsyncStream<ClientDelivery>.Continuation
+    private let deliveryStream: AsyncStream<ClientDelivery>
+
+    /// Something for a connection's ``GATTClient``.
+    private enum ClientDelivery: Sendable {
+        case notification(GATTClient, handle: UInt16, value: [UInt8])
+        case indication(GATTClient, handle: UInt16, value: [UInt8])
+        case closed(GATTClient)
+    }
     private var tasks: [Task<Void, Never>] = []
     /// Controller facts, available after ``start()``.
     public private(set) var controller: ControllerInfo?
@@ -113,22 +132,6 @@ public actor HostStack {
         var attWaiters: [ATTTransactionID: CheckedContinuation<ATTPDU, any Error>] = [:]
         var disconnectWaiters: [CheckedContinuation<HCIStatus, Never>] = []
         var parameters: HostConnection.Parameters
-        /// Notifications and indications for the link's GATT client, in arrival order. One
-        /// task delivers them one after the other (a task per value would let them overtake
-        /// each other), then tells the client the link closed.
-        let notifications: AsyncStream<(handle: UInt16, value: [UInt8])>.Continuation
-    }
-
-    /// The ordered delivery of a link's notifications to its GATT client.
-    private static func notificationFeed(
-        for client: GATTClient
-    ) -> AsyncStream<(handle: UInt16, value: [UInt8])>.Continuation {
-        let (stream, continuation) = AsyncStream<(handle: UInt16, value: [UInt8])>.makeStream(bufferingPolicy: .unbounded)
-        Task {
-            for await item in stream { await client.receiveNotification(handle: item.handle, value: item.value) }
-            await client.connectionClosed()
-        }
-        return continuation
     }
 
     /// A stack on `transport`; nothing is sent until ``start()``.
@@ -146,6 +149,7 @@ public actor HostStack {
         (incomingConnections, incomingContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         (serverEvents, serverEventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
         (outboxStream, outbox) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        (deliveryStream, deliveries) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     /// Stack time: the time fed to the protocol state machines, in seconds. It follows the
@@ -180,6 +184,18 @@ public actor HostStack {
                 await self?.stop(.transportFailed("\(error)"))
             }
         })
+        // Not cancelled on stop: it drains what is queued (link ends included) and then ends,
+        // because ``stop(_:)`` finishes the stream.
+        let delivered = deliveryStream
+        Task {
+            for await delivery in delivered {
+                switch delivery {
+                case let .notification(client, handle, value): await client.receiveNotification(handle: handle, value: value)
+                case let .indication(client, handle, value): await client.receiveIndication(handle: handle, value: value)
+                case let .closed(client): await client.connectionClosed()
+                }
+            }
+        }
         let outgoing = outboxStream
         let transport = self.transport
         tasks.append(Task { [weak self] in
@@ -247,11 +263,12 @@ public actor HostStack {
         }
         for (_, scanner) in scanners { scanner.finish() }
         scanners.removeAll()
-        for waiters in flowWaiters.values { for waiter in waiters { waiter.resume(throwing: error) } }
+        for waiters in flowWaiters.values { for waiter in waiters { waiter.continuation.resume(throwing: error) } }
         flowWaiters.removeAll()
         incomingContinuation.finish()
         serverEventContinuation.finish()
         outbox.finish()
+        deliveries.finish()
         for task in tasks { task.cancel() }
     }
 
@@ -317,6 +334,7 @@ public actor HostStack {
             links[handle] = link
             handleBearerEvents(events, on: handle)
         }
+        expireFlowWaiters(now: t)
         if let pending = pendingConnect, t >= pending.deadline {
             pendingConnect = nil
             pending.continuation.resume(throwing: HostError.connectTimedOut(pending.address, seconds: pending.timeout))
@@ -342,19 +360,20 @@ public actor HostStack {
     }
 
     private func receiveEvent(_ packet: HCIPacket) {
-        let t = now()
-        if let hostEvent = try? HCIHostEvent(packet) {
-            apply(commands.handle(hostEvent, now: t))
-            if var flow {
-                for out in flow.handle(hostEvent) { outbox.yield(out) }
-                self.flow = flow
-                releaseFlowWaiters()
-            }
-        }
+        // A known event with short parameters is dropped: a command it should have answered
+        // fails at its timeout, naming the command.
         guard let event = try? HCIEvent(packet: packet) else { return }
+        apply(commands.handle(event, now: now()))
+        if var flow {
+            for out in flow.handle(event) { outbox.yield(out) }
+            self.flow = flow
+            releaseFlowWaiters()
+        }
         switch event {
         case let .disconnectionComplete(done) where done.status == .success:
-            tearDown(done.handle, reason: done.reason, error: .disconnected(done.handle, reason: done.reason))
+            // Handles are 12 bits; BluetideHCI keeps the reserved top bits as sent.
+            let handle = done.handle & 0x0FFF
+            tearDown(handle, reason: done.reason, error: .disconnected(handle, reason: done.reason))
         case let .leMeta(meta):
             receiveMeta(meta)
         default:
@@ -388,6 +407,15 @@ public actor HostStack {
         status: HCIStatus, handle: UInt16, role: HCIRole, peer: BluetoothAddress, interval: UInt16, latency: UInt16,
         timeout: UInt16
     ) {
+        let handle = handle & 0x0FFF
+        guard role == .central || role == .peripheral else {
+            // Neither central nor peripheral: a controller fault nobody could use. Ask the
+            // controller to drop the link rather than surface it (or let it answer a connect).
+            if status == .success {
+                Task { _ = try? await self.execute(HCIDisconnect(handle: handle, reason: .remoteUserTerminated)) }
+            }
+            return
+        }
         let isCentral = role == .central
         if isCentral, expectingCancelledConnection, pendingConnect == nil {
             // The end of a cancelled attempt (status 0x02), or a connection that won the race
@@ -405,6 +433,11 @@ public actor HostStack {
             }
             return
         }
+        if links[handle] != nil {
+            // The controller reused an open handle, so the old link is gone (its Disconnection
+            // Complete was lost): close it, or its waiters would hang on a link that no longer exists.
+            tearDown(handle, reason: .unspecifiedError, error: .disconnected(handle, reason: .unspecifiedError))
+        }
         let connection = HostConnection(
             stack: self, handle: handle, peer: peer, role: isCentral ? .central : .peripheral)
         var bearer = ATTBearer(localMTU: configuration.localMTU, transactionTimeout: configuration.attTransactionTimeout)
@@ -413,8 +446,7 @@ public actor HostStack {
             connection: connection, router: L2CAPRouter(role: isCentral ? .central : .peripheral), bearer: bearer,
             parameters: HostConnection.Parameters(
                 intervalMilliseconds: Double(interval) * 1.25, latency: latency,
-                supervisionTimeoutMilliseconds: Double(timeout) * 10),
-            notifications: Self.notificationFeed(for: connection.gatt))
+                supervisionTimeoutMilliseconds: Double(timeout) * 10))
         server.connect(handle)
         if isCentral {
             if let pending = pendingConnect {
@@ -442,10 +474,9 @@ public actor HostStack {
             for out in flow.sendQueued() { outbox.yield(out) }
             self.flow = flow
         }
-        for waiter in flowWaiters.removeValue(forKey: handle) ?? [] { waiter.resume(throwing: error) }
+        for waiter in flowWaiters.removeValue(forKey: handle) ?? [] { waiter.continuation.resume(throwing: error) }
         releaseFlowWaiters()
-        // The client hears of the close after every value received before it.
-        link.notifications.finish()
+        deliveries.yield(.closed(link.connection.gatt))
         link.connection.closed(reason: reason)
     }
 
@@ -480,9 +511,11 @@ public actor HostStack {
             case let .failed(id, error):
                 links[handle]?.attWaiters.removeValue(forKey: id)?.resume(throwing: error)
             case let .notification(valueHandle, value):
-                links[handle]?.notifications.yield((valueHandle, value))
+                guard let client = links[handle]?.connection.gatt else { continue }
+                deliveries.yield(.notification(client, handle: valueHandle, value: value))
             case let .indication(valueHandle, value):
-                links[handle]?.notifications.yield((valueHandle, value))
+                guard let client = links[handle]?.connection.gatt else { continue }
+                deliveries.yield(.indication(client, handle: valueHandle, value: value))
             case let .closed(error):
                 if let waiters = links[handle]?.attWaiters {
                     links[handle]?.attWaiters.removeAll()
@@ -507,12 +540,30 @@ public actor HostStack {
 
     /// Waits until the handle's queue of ACL fragments is short, so a sender that loops on
     /// write-without-response is paced by the controller's buffers instead of growing memory.
+    /// Throws ``HostError/timedOut(_:seconds:)`` after the ATT transaction timeout when the
+    /// controller returns no buffers.
     func waitForBuffers(on handle: UInt16) async throws {
         if let error = runningError { throw error }
         guard links[handle] != nil else { throw HostError.noSuchConnection(handle) }
         guard let flow, flow.queuedFragments(on: handle) > backlogLimit else { return }
         try await withCheckedThrowingContinuation { continuation in
-            flowWaiters[handle, default: []].append(continuation)
+            flowWaiters[handle, default: []].append(
+                FlowWaiter(continuation: continuation, deadline: now() + configuration.attTransactionTimeout))
+        }
+    }
+
+    /// Fails senders that waited longer than the ATT transaction timeout: a controller that
+    /// stops returning ACL buffers (no Number Of Completed Packets) must not hang them.
+    private func expireFlowWaiters(now t: Double) {
+        for (handle, waiters) in flowWaiters {
+            let expired = waiters.filter { $0.deadline <= t }
+            guard !expired.isEmpty else { continue }
+            let kept = waiters.filter { $0.deadline > t }
+            flowWaiters[handle] = kept.isEmpty ? nil : kept
+            let error = HostError.timedOut(
+                "waiting for the controller's ACL buffers on connection 0x\(String(handle, radix: 16)) "
+                    + "(no Number Of Completed Packets)", seconds: configuration.attTransactionTimeout)
+            for waiter in expired { waiter.continuation.resume(throwing: error) }
         }
     }
 
@@ -520,22 +571,52 @@ public actor HostStack {
         guard let flow else { return }
         for (handle, waiters) in flowWaiters where flow.queuedFragments(on: handle) <= backlogLimit {
             flowWaiters[handle] = nil
-            for waiter in waiters { waiter.resume() }
+            for waiter in waiters { waiter.continuation.resume() }
         }
     }
 
     // MARK: - ATT for connections
 
+    /// Sends an ATT request and waits for its response. Cancelling the calling task ends the
+    /// wait with `CancellationError` at once; the transaction itself cannot be withdrawn (ATT has
+    /// no cancel), so later requests still queue behind it until it is answered or times out.
     func attRequest(_ pdu: ATTPDU, on handle: UInt16) async throws -> ATTPDU {
         if let error = runningError { throw error }
         guard links[handle] != nil else { throw HostError.noSuchConnection(handle) }
-        return try await withCheckedThrowingContinuation { continuation in
-            var link = links[handle]!
-            let (id, events) = link.bearer.enqueue(request: pdu, now: now())
-            link.attWaiters[id] = continuation
-            links[handle] = link
-            handleBearerEvents(events, on: handle)
+        let transaction = PendingTransaction()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard !Task.isCancelled else {
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
+                guard var link = links[handle] else {
+                    continuation.resume(throwing: HostError.noSuchConnection(handle))
+                    return
+                }
+                let (id, events) = link.bearer.enqueue(request: pdu, now: now())
+                link.attWaiters[id] = continuation
+                links[handle] = link
+                transaction.id.withLock { $0 = id }
+                handleBearerEvents(events, on: handle)
+            }
+        } onCancel: {
+            // Runs after the request is registered: the actor is busy registering it until the
+            // continuation suspends, and this task needs the actor.
+            Task { await self.abandonATTRequest(transaction, on: handle) }
         }
+    }
+
+    /// Stops waiting for a request whose caller was cancelled; its response is dropped.
+    private func abandonATTRequest(_ transaction: PendingTransaction, on handle: UInt16) {
+        guard let id = transaction.id.withLock({ $0 }),
+              let waiter = links[handle]?.attWaiters.removeValue(forKey: id) else { return }
+        waiter.resume(throwing: CancellationError())
+    }
+
+    /// The transaction ID of one ``attRequest(_:on:)``, shared with its cancellation handler.
+    private final class PendingTransaction: Sendable {
+        let id = Mutex<ATTTransactionID?>(nil)
     }
 
     func attCommand(_ pdu: ATTPDU, on handle: UInt16) async throws {
