@@ -287,10 +287,10 @@ import Testing
         let (link, central, peripheral) = try await Self.pair()
         defer { Task { await central.close(); await peripheral.close() } }
         let connection = try await central.central.connect(
-            to: peripheral.address, policy: ConnectionPolicy(operationTimeout: .milliseconds(300)))
+            to: peripheral.address, policy: ConnectionPolicy(operationTimeout: .milliseconds(500)))
         let radio = await VirtualLink.named(link)
         await radio.setLatency(.seconds(1))
-        await #expect(throws: BluetideError.timedOut(operation: "read of \(TestGATT.counter)", seconds: 0.3)) {
+        await #expect(throws: BluetideError.timedOut(operation: "read of \(TestGATT.counter)", seconds: 0.5)) {
             _ = try await connection.read(TestGATT.counter)
         }
         await radio.setLatency(.zero)
