@@ -46,13 +46,13 @@ import Testing
     @Test func scanMergesTheScanResponseAndReportsEveryField() async throws {
         let (_, central, peripherals) = try await Self.world()
         defer { Task { await Self.close(central, peripherals) } }
-        let trainer: Advertisement? = try await within(5, "scan") {
+        let trainer: Advertisement? = try await within(20, "scan") {
             for await ad in try await central.central.scan(filter: .init(name: .exact("Trainer"))) { return ad }
             return nil
         }
         #expect(trainer?.address == peripherals[2].address)
         #expect(trainer?.isConnectable == true)
-        let hrm: Advertisement? = try await within(5, "scan") {
+        let hrm: Advertisement? = try await within(20, "scan") {
             for await ad in try await central.central.scan(filter: .init(name: .exact("HRM-1"))) { return ad }
             return nil
         }
@@ -61,7 +61,7 @@ import Testing
         #expect(first.manufacturerData == [0x0059: [1, 2]])
         #expect(first.rssi < 0 && first.rssi > -127)
         #expect(first.firstSeen <= first.lastSeen)
-        let battery: Advertisement? = try await within(5, "scan") {
+        let battery: Advertisement? = try await within(20, "scan") {
             for await ad in try await central.central.scan(filter: .init(serviceUUIDs: [Self.battery])) { return ad }
             return nil
         }
@@ -122,7 +122,7 @@ import Testing
         let link = uniqueLinkName()
         let central = try await TestCentral.start(link: link)
         defer { Task { await central.close() } }
-        let count: Int = try await within(5, "scan with timeout") {
+        let count: Int = try await within(20, "scan with timeout") {
             var n = 0
             for await _ in try await central.central.scan(timeout: .milliseconds(200)) { n += 1 }
             return n

@@ -140,7 +140,7 @@ struct TestCentral {
         let stack = HostStack(transport: transport, configuration: .init(randomAddress: .randomStatic(seed)))
         try await stack.start()
         return TestCentral(
-            central: Central(stack: stack, maximumConnections: maximumConnections, defaultConnectTimeout: .seconds(5)),
+            central: Central(stack: stack, maximumConnections: maximumConnections, defaultConnectTimeout: .seconds(20)),
             stack: stack, transport: transport)
     }
 
@@ -150,10 +150,16 @@ struct TestCentral {
     }
 }
 
-/// A policy for fast tests: quick reconnects, short limits.
+/// A policy for fast tests: quick reconnects. The limits are only guards against hangs, wide
+/// enough for a machine loaded by parallel builds.
 let fastReconnect = ConnectionPolicy(
     retry: .never,
     reconnect: ConnectionPolicy.Reconnect(
         maximumAttempts: 20, delay: .milliseconds(20), backoffMultiplier: 1.5, maximumDelay: .milliseconds(200),
-        jitter: 0.2, attemptTimeout: .seconds(1)),
-    operationTimeout: .seconds(5))
+        jitter: 0.2, attemptTimeout: .seconds(2)),
+    operationTimeout: .seconds(20), setupTimeout: .seconds(20))
+
+extension ConnectionPolicy {
+    /// The default policy with wide limits (hang guards only) for tests on a loaded machine.
+    static let test = ConnectionPolicy(operationTimeout: .seconds(20), setupTimeout: .seconds(20))
+}
