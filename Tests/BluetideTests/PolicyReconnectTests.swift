@@ -121,7 +121,6 @@ import Testing
         let afterLastReconnect = delivered[(lastGap + 1)...].map(\.value)
         #expect(!afterLastReconnect.isEmpty)
         #expect(Array(received.suffix(afterLastReconnect.count)) == afterLastReconnect)
-        #expect(received.count > delivered.count / 2)
     }
 
     @Test func operationsDuringReconnectWaitForTheLink() async throws {
