@@ -250,8 +250,8 @@ import Testing
     @Test func twoCentralsOnOnePeripheral() async throws {
         let link = uniqueLinkName()
         let peripheral = try await TestPeripheral.start(link: link, seed: 0x2222)
-        let a = try await Bluetooth.open(transport: "virtual:\(link)")
-        let b = try await Bluetooth.open(transport: "virtual:\(link)", configuration: .init(deviceName: "B"))
+        let a = try await Bluetooth.open(transport: "virtual:\(link)", configuration: .testing)
+        let b = try await Bluetooth.open(transport: "virtual:\(link)", configuration: .init(deviceName: "B", commandTimeout: .seconds(30)))
         defer { Task { await a.close(); await b.close(); await peripheral.close() } }
         #expect(a.address != b.address)
         let ca = try await a.central.connect(to: peripheral.address, policy: .test)
