@@ -63,8 +63,13 @@ public struct Bluetooth: Sendable {
     /// `serial:/dev/ttyACM0[,BAUD]`, `hci-socket:N`, any of them `+snoop:FILE`), starts the host
     /// stack with `configuration` and returns the handle. Throws
     /// ``BluetideError/transportUnavailable(spec:reason:)`` when the transport cannot be opened
-    /// or the controller does not answer.
+    /// or the controller does not answer, ``BluetideError/invalidArgument(_:)`` when the
+    /// configured address is not random static.
     public static func open(transport: String = "virtual", configuration: Configuration = Configuration()) async throws -> Bluetooth {
+        if let address = configuration.address, address.type != .random || address.randomKind != .static {
+            throw BluetideError.invalidArgument(
+                "own address \(address) is not a random static address (type /R, two top bits set, e.g. C0:00:00:00:00:01/R)")
+        }
         let opened: any HCITransport
         do {
             opened = try await Transport.open(transport)

@@ -34,25 +34,43 @@ import Testing
         for p in peripherals { await p.close() }
     }
 
-    /// The addresses a scan with `filter` reports within `seconds`.
-    static func seen(_ central: Central, _ filter: ScanFilter, seconds: Double = 0.4) async throws -> Set<BluetoothAddress> {
-        var found = Set<BluetoothAddress>()
-        for await advertisement in try await central.scan(filter: filter, timeout: .milliseconds(Int64(seconds * 1000))) {
-            found.insert(advertisement.address)
+    /// The addresses a scan with `filter` reports, scanning until each of `expected` was
+    /// reported three times (every device advertises at the same pace, so by then any other
+    /// device that passed the filter would have been reported too). With nothing expected it
+    /// scans for `seconds`.
+    static func seen(
+        _ central: Central, _ filter: ScanFilter, expecting expected: Set<BluetoothAddress>, seconds: Double = 0.4
+    ) async throws -> Set<BluetoothAddress> {
+        var all = filter
+        all.allowDuplicates = true
+        if expected.isEmpty {
+            var found = Set<BluetoothAddress>()
+            for await advertisement in try await central.scan(filter: all, timeout: .milliseconds(Int64(seconds * 1000))) {
+                found.insert(advertisement.address)
+            }
+            return found
         }
-        return found
+        let duplicates = all
+        return try await within(20, "scan for \(expected.count) devices") {
+            var counts: [BluetoothAddress: Int] = [:]
+            for await advertisement in try await central.scan(filter: duplicates) {
+                counts[advertisement.address, default: 0] += 1
+                if expected.allSatisfy({ counts[$0, default: 0] >= 3 }) { break }
+            }
+            return Set(counts.keys)
+        }
     }
 
     @Test func scanMergesTheScanResponseAndReportsEveryField() async throws {
         let (_, central, peripherals) = try await Self.world()
         defer { Task { await Self.close(central, peripherals) } }
-        let trainer: Advertisement? = try await within(5, "scan") {
+        let trainer: Advertisement? = try await within(20, "scan") {
             for await ad in try await central.central.scan(filter: .init(name: .exact("Trainer"))) { return ad }
             return nil
         }
         #expect(trainer?.address == peripherals[2].address)
         #expect(trainer?.isConnectable == true)
-        let hrm: Advertisement? = try await within(5, "scan") {
+        let hrm: Advertisement? = try await within(20, "scan") {
             for await ad in try await central.central.scan(filter: .init(name: .exact("HRM-1"))) { return ad }
             return nil
         }
@@ -61,7 +79,7 @@ import Testing
         #expect(first.manufacturerData == [0x0059: [1, 2]])
         #expect(first.rssi < 0 && first.rssi > -127)
         #expect(first.firstSeen <= first.lastSeen)
-        let battery: Advertisement? = try await within(5, "scan") {
+        let battery: Advertisement? = try await within(20, "scan") {
             for await ad in try await central.central.scan(filter: .init(serviceUUIDs: [Self.battery])) { return ad }
             return nil
         }
@@ -74,22 +92,25 @@ import Testing
         defer { Task { await Self.close(central, peripherals) } }
         let c = central.central
         let (a, b, t) = (peripherals[0].address, peripherals[1].address, peripherals[2].address)
-        #expect(try await Self.seen(c, ScanFilter()) == [a, b, t])
-        #expect(try await Self.seen(c, ScanFilter(serviceUUIDs: [Self.heartRate])) == [a])
-        #expect(try await Self.seen(c, ScanFilter(serviceUUIDs: [Self.battery, Self.heartRate])) == [a, b])
-        #expect(try await Self.seen(c, ScanFilter(name: .exact("HRM-2"))) == [b])
-        #expect(try await Self.seen(c, ScanFilter(name: .prefix("HRM"))) == [a, b])
-        #expect(try await Self.seen(c, ScanFilter(name: .pattern("^(hrm-1|train)", caseInsensitive: true))) == [a, t])
-        #expect(try await Self.seen(c, ScanFilter(manufacturerID: 0x0059)) == [a])
-        #expect(try await Self.seen(c, ScanFilter(manufacturerID: 0x004C)) == [])
+        func check(_ filter: ScanFilter, _ expected: Set<BluetoothAddress>) async throws {
+            #expect(try await Self.seen(c, filter, expecting: expected) == expected, "\(filter)")
+        }
+        try await check(ScanFilter(), [a, b, t])
+        try await check(ScanFilter(serviceUUIDs: [Self.heartRate]), [a])
+        try await check(ScanFilter(serviceUUIDs: [Self.battery, Self.heartRate]), [a, b])
+        try await check(ScanFilter(name: .exact("HRM-2")), [b])
+        try await check(ScanFilter(name: .prefix("HRM")), [a, b])
+        try await check(ScanFilter(name: .pattern("^(hrm-1|train)", caseInsensitive: true)), [a, t])
+        try await check(ScanFilter(manufacturerID: 0x0059), [a])
+        try await check(ScanFilter(manufacturerID: 0x004C), [])
 
         // Minimum RSSI: HRM-2 is far away.
         let virtualLink = await VirtualLink.named(link)
         await virtualLink.setRSSI(-90, between: central.transport.controller, and: peripherals[1].controller)
         await virtualLink.setRSSI(-40, between: central.transport.controller, and: peripherals[0].controller)
         await virtualLink.setRSSI(-60, between: central.transport.controller, and: peripherals[2].controller)
-        #expect(try await Self.seen(c, ScanFilter(minimumRSSI: -70)) == [a, t])
-        #expect(try await Self.seen(c, ScanFilter(name: .prefix("HRM"), minimumRSSI: -50)) == [a])
+        try await check(ScanFilter(minimumRSSI: -70), [a, t])
+        try await check(ScanFilter(name: .prefix("HRM"), minimumRSSI: -50), [a])
     }
 
     @Test func badNamePatternIsReportedClearly() throws {
@@ -104,25 +125,43 @@ import Testing
     @Test func withoutDuplicatesAnAddressIsReportedOnce() async throws {
         let (_, central, peripherals) = try await Self.world()
         defer { Task { await Self.close(central, peripherals) } }
-        var once = 0
-        for await _ in try await central.central.scan(filter: .init(name: .exact("HRM-1")), timeout: .milliseconds(600)) {
-            once += 1
+        // With duplicates: report after report (advertising every 20 ms).
+        let every: Int = try await within(20, "duplicates") {
+            var n = 0
+            for await _ in try await central.central.scan(filter: .init(name: .exact("HRM-1"), allowDuplicates: true)) {
+                n += 1
+                if n == 5 { break }
+            }
+            return n
         }
-        #expect(once == 1)
-        var every = 0
-        for await _ in try await central.central.scan(
-            filter: .init(name: .exact("HRM-1"), allowDuplicates: true), timeout: .milliseconds(600)) {
-            every += 1
+        #expect(every == 5)
+        // Without: the first report, then nothing more while a witness scan sees the device
+        // advertise ten more times.
+        let reports = TestGATT.SinkLog()
+        let once = try await central.central.scan(filter: .init(name: .exact("HRM-1")))
+        let counter = Task {
+            for await _ in once { reports.append([1]) }
         }
-        // Advertising every 20 ms: many reports in 600 ms.
-        #expect(every > 3)
+        try await within(20, "first report") { while reports.count == 0 { try await Task.sleep(for: .milliseconds(5)) } }
+        let witnessed: Int = try await within(20, "witness") {
+            var n = 0
+            for await _ in try await central.central.scan(filter: .init(name: .exact("HRM-1"), allowDuplicates: true)) {
+                n += 1
+                if n == 10 { break }
+            }
+            return n
+        }
+        #expect(witnessed == 10)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(reports.count == 1)
+        counter.cancel()
     }
 
     @Test func scanEndsAtItsTimeoutEvenWithNothingToReport() async throws {
         let link = uniqueLinkName()
         let central = try await TestCentral.start(link: link)
         defer { Task { await central.close() } }
-        let count: Int = try await within(5, "scan with timeout") {
+        let count: Int = try await within(20, "scan with timeout") {
             var n = 0
             for await _ in try await central.central.scan(timeout: .milliseconds(200)) { n += 1 }
             return n
@@ -137,10 +176,10 @@ import Testing
         await virtualLink.setRSSI(-80, between: central.transport.controller, and: peripherals[0].controller)
         await virtualLink.setRSSI(-35, between: central.transport.controller, and: peripherals[1].controller)
         await virtualLink.setRSSI(-60, between: central.transport.controller, and: peripherals[2].controller)
-        let found = try await central.central.discover(timeout: .milliseconds(600))
+        let found = try await central.central.discover(timeout: .milliseconds(1000))
         #expect(found.map(\.address) == [peripherals[1].address, peripherals[2].address, peripherals[0].address])
         #expect(found.map(\.rssi) == [-35, -60, -80])
-        let filtered = try await central.central.discover(filter: .init(name: .prefix("HRM")), timeout: .milliseconds(600))
+        let filtered = try await central.central.discover(filter: .init(name: .prefix("HRM")), timeout: .milliseconds(1000))
         #expect(filtered.map(\.address) == [peripherals[1].address, peripherals[0].address])
     }
 }

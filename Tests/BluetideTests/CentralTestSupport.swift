@@ -89,7 +89,9 @@ struct TestPeripheral {
         let sink = TestGATT.SinkLog()
         let stack = HostStack(
             transport: transport,
-            configuration: .init(randomAddress: address, deviceName: "Bluetide Test", services: [TestGATT.definition(log: sink)]))
+            configuration: .init(
+                randomAddress: address, deviceName: "Bluetide Test", services: [TestGATT.definition(log: sink)],
+                commandTimeout: 30))
         try await stack.start()
         let data = advertising ?? AdvertisingData([
             .flags([.leGeneralDiscoverable, .brEdrNotSupported]), .completeLocalName("Bluetide Test"),
@@ -137,10 +139,10 @@ struct TestCentral {
 
     static func start(link: String, seed: UInt64 = 0x0BAD_CAFE_0001, maximumConnections: Int = 8) async throws -> TestCentral {
         let transport = await VirtualTransport.attach(toLinkNamed: link)
-        let stack = HostStack(transport: transport, configuration: .init(randomAddress: .randomStatic(seed)))
+        let stack = HostStack(transport: transport, configuration: .init(randomAddress: .randomStatic(seed), commandTimeout: 30))
         try await stack.start()
         return TestCentral(
-            central: Central(stack: stack, maximumConnections: maximumConnections, defaultConnectTimeout: .seconds(5)),
+            central: Central(stack: stack, maximumConnections: maximumConnections, defaultConnectTimeout: .seconds(20)),
             stack: stack, transport: transport)
     }
 
@@ -150,10 +152,21 @@ struct TestCentral {
     }
 }
 
-/// A policy for fast tests: quick reconnects, short limits.
+/// A policy for fast tests: quick reconnects. The limits are only guards against hangs, wide
+/// enough for a machine loaded by parallel builds.
 let fastReconnect = ConnectionPolicy(
     retry: .never,
     reconnect: ConnectionPolicy.Reconnect(
         maximumAttempts: 20, delay: .milliseconds(20), backoffMultiplier: 1.5, maximumDelay: .milliseconds(200),
-        jitter: 0.2, attemptTimeout: .seconds(1)),
-    operationTimeout: .seconds(5))
+        jitter: 0.2, attemptTimeout: .seconds(2)),
+    operationTimeout: .seconds(20), setupTimeout: .seconds(20))
+
+extension ConnectionPolicy {
+    /// The default policy with wide limits (hang guards only) for tests on a loaded machine.
+    static let test = ConnectionPolicy(operationTimeout: .seconds(20), setupTimeout: .seconds(20))
+}
+
+extension Bluetooth.Configuration {
+    /// Defaults with a wide HCI command limit: a guard against hangs on a loaded machine.
+    static let testing = Bluetooth.Configuration(commandTimeout: .seconds(30))
+}

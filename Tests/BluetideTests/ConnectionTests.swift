@@ -19,7 +19,7 @@ import Testing
     @Test func typedReadAndWriteAndClearErrors() async throws {
         let (_, central, peripheral) = try await Self.pair()
         defer { Task { await central.close(); await peripheral.close() } }
-        let connection = try await central.central.connect(to: peripheral.address, timeout: .seconds(5))
+        let connection = try await central.central.connect(to: peripheral.address, policy: .test)
         #expect(await connection.isConnected)
         #expect(await connection.mtu == 517)
 
@@ -75,7 +75,7 @@ import Testing
         let (_, central, peripheral) = try await Self.pair()
         defer { Task { await central.close(); await peripheral.close() } }
         let connection = try await central.central.connect(
-            to: peripheral.address, policy: ConnectionPolicy(preferredMTU: nil))
+            to: peripheral.address, policy: ConnectionPolicy(operationTimeout: .seconds(20), setupTimeout: .seconds(20), preferredMTU: nil))
         #expect(await connection.mtu == 23)
         // Longer than MTU − 3 with response: prepared writes behind the scenes; the read back
         // needs Read Blob.
@@ -91,7 +91,7 @@ import Testing
         // Chunked send follows the MTU: 182-byte parts, all in order.
         let data = (0..<1000).map { UInt8($0 % 256) }
         try await connection.send(data, to: TestGATT.sink)
-        try await within(5, "sink fill") { while peripheral.sink.count < data.count { try await Task.sleep(for: .milliseconds(10)) } }
+        try await within(20, "sink fill") { while peripheral.sink.count < data.count { try await Task.sleep(for: .milliseconds(10)) } }
         #expect(peripheral.sink.all == data)
     }
 
@@ -121,7 +121,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(500))
             try await peripheral.advertise()
         }
-        let policy = ConnectionPolicy(retry: .init(attempts: 30, delay: .milliseconds(50)))
+        let policy = ConnectionPolicy(retry: .init(attempts: 60, delay: .milliseconds(50)), operationTimeout: .seconds(20), setupTimeout: .seconds(20))
         let connection = try await central.central.connect(to: peripheral.address, timeout: .milliseconds(200), policy: policy)
         try await late.value
         #expect(try await connection.read(TestGATT.counter, as: UInt16.self) == 0x1234)
@@ -133,16 +133,16 @@ import Testing
         let second = try await TestPeripheral.start(link: link, seed: 0x1002)
         let central = try await TestCentral.start(link: link, maximumConnections: 1)
         defer { Task { await central.close(); await first.close(); await second.close() } }
-        let one = try await central.central.connect(to: first.address)
+        let one = try await central.central.connect(to: first.address, policy: .test)
         do {
-            _ = try await central.central.connect(to: second.address)
+            _ = try await central.central.connect(to: second.address, policy: .test)
             Issue.record("a second connection was allowed")
         } catch let error as BluetideError {
             #expect(error == .tooManyConnections(limit: 1))
             #expect("\(error)".contains("maximum"))
         }
         await one.disconnect()
-        let two = try await central.central.connect(to: second.address)
+        let two = try await central.central.connect(to: second.address, policy: .test)
         #expect(try await two.read(TestGATT.counter, as: UInt16.self) == 0x1234)
         #expect(await central.central.connections() == [two])
     }
@@ -156,7 +156,7 @@ import Testing
         defer { Task { await central.close(); for p in all { await p.close() } } }
         // Connect to all three concurrently: attempts are queued, none fails as "in progress".
         let connections = try await withThrowingTaskGroup(of: Connection.self) { group in
-            for p in all { group.addTask { try await central.central.connect(to: p.address) } }
+            for p in all { group.addTask { try await central.central.connect(to: p.address, policy: .test) } }
             var made: [Connection] = []
             for try await connection in group { made.append(connection) }
             return made
@@ -175,14 +175,14 @@ import Testing
         // The remembered form connects the same way.
         await connections[0].disconnect()
         let remembered = RememberedDevice(address: connections[0].address, name: "again")
-        let again = try await central.central.connect(to: remembered)
+        let again = try await central.central.connect(to: remembered, policy: .test)
         #expect(try await again.read(TestGATT.counter, as: UInt16.self) == 0x1234)
     }
 
     @Test func notificationsArriveInOrderAndEndCleanlyOnDisconnect() async throws {
         let (_, central, peripheral) = try await Self.pair()
         defer { Task { await central.close(); await peripheral.close() } }
-        let connection = try await central.central.connect(to: peripheral.address)
+        let connection = try await central.central.connect(to: peripheral.address, policy: .test)
         let values = try await connection.notifications(of: TestGATT.notify, as: UInt8.self)
         let raw = try await connection.notifications(of: TestGATT.notify)
         for i in 1...50 { try await peripheral.notify([UInt8(i)]) }
@@ -221,7 +221,7 @@ import Testing
     @Test func aBadValueEndsATypedStreamAndTheLastStreamEndingUnsubscribes() async throws {
         let (_, central, peripheral) = try await Self.pair()
         defer { Task { await central.close(); await peripheral.close() } }
-        let connection = try await central.central.connect(to: peripheral.address)
+        let connection = try await central.central.connect(to: peripheral.address, policy: .test)
         let typed = try await connection.notifications(of: TestGATT.notify, as: UInt16.self)
         #expect(try await peripheral.notify([1, 2]) == 1)
         #expect(try await peripheral.notify([3]) == 1)
@@ -234,7 +234,7 @@ import Testing
         }
         #expect(received == [0x0201])
         // The typed stream is gone: the subscription is cleared on the device.
-        let cleared = try await within(5, "unsubscribe") {
+        let cleared = try await within(20, "unsubscribe") {
             while try await peripheral.notify([0, 0]) > 0 { try await Task.sleep(for: .milliseconds(10)) }
             return true
         }
@@ -250,12 +250,12 @@ import Testing
     @Test func twoCentralsOnOnePeripheral() async throws {
         let link = uniqueLinkName()
         let peripheral = try await TestPeripheral.start(link: link, seed: 0x2222)
-        let a = try await Bluetooth.open(transport: "virtual:\(link)")
-        let b = try await Bluetooth.open(transport: "virtual:\(link)", configuration: .init(deviceName: "B"))
+        let a = try await Bluetooth.open(transport: "virtual:\(link)", configuration: .testing)
+        let b = try await Bluetooth.open(transport: "virtual:\(link)", configuration: .init(deviceName: "B", commandTimeout: .seconds(30)))
         defer { Task { await a.close(); await b.close(); await peripheral.close() } }
         #expect(a.address != b.address)
-        let ca = try await a.central.connect(to: peripheral.address)
-        let cb = try await b.central.connect(to: peripheral.address)
+        let ca = try await a.central.connect(to: peripheral.address, policy: .test)
+        let cb = try await b.central.connect(to: peripheral.address, policy: .test)
         let sa = try await ca.notifications(of: TestGATT.notify)
         let sb = try await cb.notifications(of: TestGATT.notify)
         for i in 1...10 { #expect(try await peripheral.notify([UInt8(i)]) == 2) }
@@ -274,11 +274,11 @@ import Testing
     @Test func oneMegabyteWithoutResponseArrivesCompleteAndInOrder() async throws {
         let (_, central, peripheral) = try await Self.pair()
         defer { Task { await central.close(); await peripheral.close() } }
-        let connection = try await central.central.connect(to: peripheral.address)
+        let connection = try await central.central.connect(to: peripheral.address, policy: .test)
         var generator = SystemRandomNumberGenerator()
         let data = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
         try await within(8, "send 1 MB") { try await connection.send(data, to: TestGATT.sink) }
-        try await within(5, "sink fill") { while peripheral.sink.count < data.count { try await Task.sleep(for: .milliseconds(10)) } }
+        try await within(20, "sink fill") { while peripheral.sink.count < data.count { try await Task.sleep(for: .milliseconds(10)) } }
         #expect(peripheral.sink.count == data.count)
         #expect(peripheral.sink.all == data)
     }
@@ -287,10 +287,10 @@ import Testing
         let (link, central, peripheral) = try await Self.pair()
         defer { Task { await central.close(); await peripheral.close() } }
         let connection = try await central.central.connect(
-            to: peripheral.address, policy: ConnectionPolicy(operationTimeout: .milliseconds(300)))
+            to: peripheral.address, policy: ConnectionPolicy(operationTimeout: .milliseconds(500), setupTimeout: .seconds(20)))
         let radio = await VirtualLink.named(link)
         await radio.setLatency(.seconds(1))
-        await #expect(throws: BluetideError.timedOut(operation: "read of \(TestGATT.counter)", seconds: 0.3)) {
+        await #expect(throws: BluetideError.timedOut(operation: "read of \(TestGATT.counter)", seconds: 0.5)) {
             _ = try await connection.read(TestGATT.counter)
         }
         await radio.setLatency(.zero)
@@ -303,11 +303,11 @@ import Testing
     @Test func connectionParametersCanBeRequested() async throws {
         let (_, central, peripheral) = try await Self.pair()
         defer { Task { await central.close(); await peripheral.close() } }
-        let connection = try await central.central.connect(to: peripheral.address)
+        let connection = try await central.central.connect(to: peripheral.address, policy: .test)
         try await connection.requestParameters(
             minimumInterval: .milliseconds(15), maximumInterval: .milliseconds(15), latency: 2,
             supervisionTimeout: .seconds(2))
-        let updated = try await within(5, "parameter update") {
+        let updated = try await within(20, "parameter update") {
             while true {
                 if let p = await connection.parameters(), p.latency == 2 { return p }
                 try await Task.sleep(for: .milliseconds(10))

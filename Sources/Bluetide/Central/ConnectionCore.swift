@@ -53,7 +53,7 @@ actor ConnectionCore {
 
     /// Prepares `link` (MTU exchange, discovery, subscriptions restored) and makes it current.
     private func attach(_ link: HostConnection) async throws {
-        let limit = policy.operationTimeout
+        let limit = policy.setupTimeout
         let mtu = requestedMTU
         let discovered = try await withTimeLimit(limit, onTimeout: { BluetideError.timedOut(operation: "MTU exchange and service discovery", seconds: limit.seconds) }) {
             if let mtu { _ = try? await link.gatt.exchangeMTU(clientMTU: mtu) }

@@ -79,6 +79,9 @@ public struct ConnectionPolicy: Sendable, Equatable {
     public var reconnect: Reconnect
     /// Time limit of each operation on the connection (read, write, subscribe, …).
     public var operationTimeout: Duration
+    /// Time limit of setting a link up after each connect and reconnect: the MTU exchange and
+    /// the service discovery (many transactions), then each subscription restored.
+    public var setupTimeout: Duration
     /// The ATT MTU to ask for right after connecting (23…517, octets), or nil to keep 23 until
     /// ``Connection/requestMTU(_:)``.
     public var preferredMTU: Int?
@@ -86,15 +89,16 @@ public struct ConnectionPolicy: Sendable, Equatable {
     /// A policy; see each property.
     public init(
         retry: Retry = .never, reconnect: Reconnect = .disabled, operationTimeout: Duration = .seconds(10),
-        preferredMTU: Int? = 517
+        setupTimeout: Duration = .seconds(10), preferredMTU: Int? = 517
     ) {
         self.retry = retry
         self.reconnect = reconnect
         self.operationTimeout = operationTimeout
+        self.setupTimeout = setupTimeout
         self.preferredMTU = preferredMTU.map { min(max($0, 23), 517) }
     }
 
-    /// One connect attempt, no reconnection, 10 s per operation, MTU 517 asked for.
+    /// One connect attempt, no reconnection, 10 s per operation and per set-up, MTU 517 asked for.
     public static let `default` = ConnectionPolicy()
 
     /// Three connect attempts 0.5 s apart and up to 10 reconnect attempts after link loss
