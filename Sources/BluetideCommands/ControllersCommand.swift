@@ -53,6 +53,7 @@ struct ControllersCommand: AsyncParsableCommand {
 
     func run() async throws {
         let listeners = try listeners()
+        let stop = StopSignal.install(onStdinEOF: exitOnStdinEOF)
         let server: VirtualControllerServer
         do {
             server = try await VirtualControllerServer.start(listeners)
@@ -64,7 +65,7 @@ struct ControllersCommand: AsyncParsableCommand {
         let logger = Task {
             for await event in server.events { Console.line("\(event)") }
         }
-        let reason = await StopSignal.wait(onStdinEOF: exitOnStdinEOF)
+        let reason = await stop.wait()
         Console.line("stopping (\(reason))")
         await server.close()
         await logger.value
@@ -78,10 +79,19 @@ enum Console {
     }
 }
 
-/// Waits for SIGINT, SIGTERM or (optionally) the end of standard input.
-enum StopSignal {
-    /// Returns what stopped the wait: "SIGINT", "SIGTERM" or "end of standard input".
-    static func wait(onStdinEOF: Bool) async -> String {
+/// SIGINT, SIGTERM or (optionally) the end of standard input, caught from the moment of
+/// ``install(onStdinEOF:)`` (so a signal sent right after a READY line is not lost).
+final class StopSignal {
+    private let reasons: AsyncStream<String>
+    private let sources: [any DispatchSourceSignal]
+
+    private init(reasons: AsyncStream<String>, sources: [any DispatchSourceSignal]) {
+        self.reasons = reasons
+        self.sources = sources
+    }
+
+    /// Starts catching SIGINT and SIGTERM (and watching stdin when `onStdinEOF`).
+    static func install(onStdinEOF: Bool) -> StopSignal {
         let (reasons, sink) = AsyncStream<String>.makeStream()
         var sources: [any DispatchSourceSignal] = []
         for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
@@ -99,6 +109,11 @@ enum StopSignal {
                 sink.yield("end of standard input")
             }
         }
+        return StopSignal(reasons: reasons, sources: sources)
+    }
+
+    /// Returns what stopped the wait: "SIGINT", "SIGTERM" or "end of standard input".
+    func wait() async -> String {
         var iterator = reasons.makeAsyncIterator()
         let reason = await iterator.next() ?? "stopped"
         for source in sources { source.cancel() }

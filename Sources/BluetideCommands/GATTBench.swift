@@ -44,6 +44,10 @@ struct GATTBench: AsyncParsableCommand {
         guard packetCount > 0 else { throw CommandFailure("--packet-count \(packetCount): expected a positive number") }
         let results = try await GATTBenchmark.run(mtu: mtu, packetSize: size, packetCount: packetCount)
         for result in results { print(json ? result.json : result.line) }
+        for result in results where result.outOfOrder > 0 {
+            FileHandle.standardError.write(Data(
+                "bluetide: warning: \(result.outOfOrder) \(result.name) values arrived out of order (the stack reordered them)\n".utf8))
+        }
         if let broken = results.first(where: { !$0.isComplete }) {
             throw CommandFailure("bench gatt: \(broken.name): \(broken.problem ?? "data incomplete")")
         }
@@ -64,8 +68,10 @@ struct GATTBenchResult: Sendable {
     let seconds: Double
     /// User + system CPU time of the whole process over the same span, seconds.
     let cpuSeconds: Double
-    /// Nil when every value arrived complete and in order; else the first problem seen.
+    /// Nil when every value arrived, intact; else the first problem seen.
     let problem: String?
+    /// Values that arrived after a later one (the data was intact and complete otherwise).
+    var outOfOrder = 0
 
     var isComplete: Bool { problem == nil }
     var bytes: Int { packets * packetSize }
@@ -78,7 +84,8 @@ struct GATTBenchResult: Sendable {
         let label = "gatt \(name) (\(direction.replacingOccurrences(of: "-to-", with: "→")))"
         return "\(label.padding(toLength: 48, withPad: " ", startingAt: 0)) \(packets) × \(packetSize) B in "
             + String(format: "%.3f s = %.0f packets/s, %.0f bytes/s; CPU %.3f s = %.3f s/MB; ", seconds, packetsPerSecond, bytesPerSecond, cpuSeconds, cpuSecondsPerMB)
-            + (problem.map { "PROBLEM: \($0)" } ?? "all complete and in order")
+            + (problem.map { "PROBLEM: \($0)" }
+                ?? (outOfOrder == 0 ? "all complete and in order" : "all complete, but \(outOfOrder) out of order"))
     }
 
     var json: String {
@@ -87,7 +94,7 @@ struct GATTBenchResult: Sendable {
             "\"packets\":\(packets)", "\"bytes\":\(bytes)", String(format: "\"seconds\":%.6f", seconds),
             String(format: "\"packets_per_second\":%.0f", packetsPerSecond), String(format: "\"bytes_per_second\":%.0f", bytesPerSecond),
             String(format: "\"cpu_seconds\":%.6f", cpuSeconds), String(format: "\"cpu_seconds_per_mb\":%.6f", cpuSecondsPerMB),
-            "\"complete_in_order\":\(isComplete)",
+            "\"complete\":\(isComplete)", "\"out_of_order\":\(outOfOrder)",
         ]
         if let problem {
             let escaped = problem.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
@@ -194,18 +201,19 @@ enum GATTBenchmark {
     ) async -> GATTBenchResult {
         let progress = BenchProgress()
         let start = BenchClock.sample()
-        let outcome: (received: Int, problem: String?) = await withTaskGroup(of: (Int, String?)?.self) { group in
+        let outcome: (received: Int, problem: String?, outOfOrder: Int) = await withTaskGroup(of: (Int, String?, Int)?.self) { group in
             group.addTask {
                 var received = 0
                 var problem: String?
+                var checker = NotificationChecker(count: count, size: size)
                 for await value in notifications {
-                    if problem == nil, let found = check(value, expected: received, size: size) { problem = found }
+                    if let found = checker.receive(value), problem == nil { problem = found }
                     received += 1
                     if received % 16 == 0 || received == count { await progress.advance(to: received) }
                     if received == count { break }
                 }
                 await progress.finish()
-                return (received, problem)
+                return (received, problem, checker.outOfOrder)
             }
             group.addTask {
                 for sequence in 0..<count {
@@ -220,7 +228,7 @@ enum GATTBenchmark {
                 await progress.watch(stallSeconds: stallSeconds)
                 return nil
             }
-            var outcome: (Int, String?) = (0, "no value received")
+            var outcome: (Int, String?, Int) = (0, "no value received", 0)
             while let next = await group.next() {
                 if let next {
                     outcome = next
@@ -236,7 +244,8 @@ enum GATTBenchmark {
         }
         return GATTBenchResult(
             name: "notify", direction: "peripheral-to-central", mtu: mtu, packetSize: size, packets: outcome.received,
-            seconds: end.wall - start.wall, cpuSeconds: end.cpu - start.cpu, problem: problem)
+            seconds: end.wall - start.wall, cpuSeconds: end.cpu - start.cpu, problem: problem,
+            outOfOrder: outcome.outOfOrder)
     }
 
     /// Central Write Commands in a loop (paced by the stack's ACL buffers), checked by the
@@ -272,12 +281,14 @@ enum GATTBenchmark {
                 }
                 return .stalled
             }
+            // The first decisive outcome wins; the other tasks are then cancelled.
             var outcome = WriteOutcome.stalled
             while let next = await group.next() {
                 if case .senderFinished = next { continue }
                 outcome = next
-                group.cancelAll()
+                break
             }
+            group.cancelAll()
             return outcome
         }
         let end = BenchClock.sample()
@@ -294,6 +305,34 @@ enum GATTBenchmark {
             name: "write-without-response", direction: "central-to-peripheral", mtu: mtu, packetSize: size,
             packets: state.received, seconds: end.wall - start.wall, cpuSeconds: end.cpu - start.cpu, problem: problem)
     }
+}
+
+/// Checks notifications: each value exactly once and intact; out-of-order arrivals are counted
+/// (and reported) separately, since they point at the stack rather than at lost data.
+struct NotificationChecker {
+    private var seen: [Bool]
+    private let size: Int
+    private var highest = -1
+    /// Values that arrived after a value with a higher sequence number.
+    private(set) var outOfOrder = 0
+
+    init(count: Int, size: Int) {
+        seen = [Bool](repeating: false, count: count)
+        self.size = size
+    }
+
+    /// Records one value; returns what is wrong with it, if anything (order aside).
+    mutating func receive(_ value: [UInt8]) -> String? {
+        guard value.count >= GATTBenchmark.headerLength else { return "a \(value.count)-byte value, expected \(size)" }
+        let sequence = Int(value[0]) | Int(value[1]) << 8 | Int(value[2]) << 16 | Int(value[3]) << 24
+        if sequence < highest { outOfOrder += 1 }
+        highest = max(highest, sequence)
+        guard sequence < seen.count else { return "value with unexpected sequence \(sequence)" }
+        guard !seen[sequence] else { return "value \(sequence) received twice" }
+        seen[sequence] = true
+        return GATTBenchmark.check(value, expected: sequence, size: size)
+    }
+
 }
 
 /// How the write run ended.
