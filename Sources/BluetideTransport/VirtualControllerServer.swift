@@ -179,7 +179,9 @@ public final class VirtualControllerServer: Sendable {
         link: VirtualLink, events: AsyncStream<Event>.Continuation
     ) -> EventLoopFuture<Void> {
         let loop = child.eventLoop
-        let peer = child.remoteAddress.map { "\($0)" } ?? "?"
+        let peer = child.remoteAddress.map { address in
+            address.ipAddress.map { "\($0):\(address.port ?? 0)" } ?? "\(address)"
+        } ?? "?"
         if slot.value.closed { return loop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
         if slot.value.client != nil {
             guard attempt < admissionRetries else {
