@@ -8,7 +8,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure codec and stack throughput and print the figures.",
-        subcommands: [CodecBench.self])
+        subcommands: [CodecBench.self, GATTBench.self])
 }
 
 /// `bluetide bench codec`: decodes a million packets of each hot profile and prints packets/s.

@@ -110,7 +110,7 @@ struct EmulateCommand: AsyncParsableCommand {
                 }
             }
         }
-        await StopSignal.wait(duration: duration)
+        await StopSignal.install(duration: duration).wait()
         for peripheral in peripherals {
             await peripheral.stop()
             await peripheral.stack.close()
@@ -201,27 +201,3 @@ final class LinePrinter: Sendable {
     }
 }
 
-/// Waits for Ctrl-C (SIGINT) or SIGTERM, or `duration` seconds when given.
-enum StopSignal {
-    static func wait(duration: Double?) async {
-        let (stream, sink) = AsyncStream<Void>.makeStream()
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { sink.yield() }
-            source.resume()
-            sources.append(source)
-        }
-        if let duration {
-            Task {
-                try? await Task.sleep(for: .seconds(duration))
-                sink.yield()
-            }
-        }
-        var iterator = stream.makeAsyncIterator()
-        _ = await iterator.next()
-        for source in sources { source.cancel() }
-        for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) }
-    }
-}

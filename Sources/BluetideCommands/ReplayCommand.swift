@@ -167,7 +167,7 @@ struct ReplayCommand: AsyncParsableCommand {
         let finished = Task { await watcher.value }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await finished.value }
-            group.addTask { await StopSignal.wait(duration: nil) }
+            group.addTask { await StopSignal.install().wait() }
             _ = await group.next()
             group.cancelAll()
         }

@@ -58,7 +58,7 @@ fileprivate struct CoreTestRandom: RandomNumberGenerator {
     /// Every random FLOAT decodes, prints and re-encodes without trapping; numbers survive.
     @Test func randomFloatsRoundTrip() {
         var rng = CoreTestRandom(state: 42)
-        for _ in 0..<20000 {
+        for _ in 0..<4000 {  // 4000 draws cover every exponent many times; more only slows debug runs
             let raw = UInt32.random(in: 0...UInt32.max, using: &rng)
             let value = IEEE11073Float(rawValue: raw)
             _ = value.description

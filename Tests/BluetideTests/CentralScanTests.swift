@@ -109,6 +109,16 @@ import Testing
         await virtualLink.setRSSI(-90, between: central.transport.controller, and: peripherals[1].controller)
         await virtualLink.setRSSI(-40, between: central.transport.controller, and: peripherals[0].controller)
         await virtualLink.setRSSI(-60, between: central.transport.controller, and: peripherals[2].controller)
+        // Reports already in flight carry the old RSSI: wait until every device is heard at its new one.
+        let settled: Bool = try await within(20, "new RSSI values") {
+            var latest: [BluetoothAddress: Int] = [:]
+            for await ad in try await c.scan(filter: ScanFilter(allowDuplicates: true)) {
+                latest[ad.address] = ad.rssi
+                if latest[a] == -40, latest[b] == -90, latest[t] == -60 { return true }
+            }
+            return false
+        }
+        #expect(settled)
         try await check(ScanFilter(minimumRSSI: -70), [a, t])
         try await check(ScanFilter(name: .prefix("HRM"), minimumRSSI: -50), [a])
     }

@@ -336,7 +336,7 @@ public actor GATTClient {
             throw GATTClientError.notSubscribable(valueHandle: characteristic.valueHandle)
         }
         let cccd = try await clientConfigurationHandle(of: characteristic)
-        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
         let id = nextSubscriberID
         nextSubscriberID += 1
         let valueHandle = characteristic.valueHandle

@@ -147,7 +147,7 @@ public actor HostStack {
         server.localMTU = configuration.localMTU
         self.server = server
         (incomingConnections, incomingContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
-        (serverEvents, serverEventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        (serverEvents, serverEventContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         (outboxStream, outbox) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         (deliveryStream, deliveries) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }

@@ -1,0 +1,54 @@
+import Foundation
+
+/// What ends a long-running command: SIGINT (Ctrl-C), SIGTERM, optionally the end of standard
+/// input or a duration. Caught from the moment of ``install(onStdinEOF:duration:)``, so a signal
+/// sent right after a READY line is not lost.
+final class StopSignal {
+    private let reasons: AsyncStream<String>
+    private let sources: [any DispatchSourceSignal]
+
+    private init(reasons: AsyncStream<String>, sources: [any DispatchSourceSignal]) {
+        self.reasons = reasons
+        self.sources = sources
+    }
+
+    /// Starts catching SIGINT and SIGTERM (and watching stdin when `onStdinEOF`; and a timer of
+    /// `duration` seconds when given).
+    static func install(onStdinEOF: Bool = false, duration: Double? = nil) -> StopSignal {
+        let (reasons, sink) = AsyncStream<String>.makeStream()
+        var sources: [any DispatchSourceSignal] = []
+        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+            signal(number, SIG_IGN)  // delivered to the dispatch source instead
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { sink.yield(name) }
+            source.resume()
+            sources.append(source)
+        }
+        if onStdinEOF {
+            // A detached thread does the blocking reads; it never holds up the exit.
+            Thread.detachNewThread {
+                var buffer = [UInt8](repeating: 0, count: 1024)
+                while read(STDIN_FILENO, &buffer, buffer.count) > 0 {}
+                sink.yield("end of standard input")
+            }
+        }
+        if let duration {
+            Task {
+                try? await Task.sleep(for: .seconds(duration))
+                sink.yield("end of --duration")
+            }
+        }
+        return StopSignal(reasons: reasons, sources: sources)
+    }
+
+    /// Returns what stopped the wait: "SIGINT", "SIGTERM", "end of standard input" or "end of
+    /// --duration"; default signal handling is restored.
+    @discardableResult
+    func wait() async -> String {
+        var iterator = reasons.makeAsyncIterator()
+        let reason = await iterator.next() ?? "stopped"
+        for source in sources { source.cancel() }
+        for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) }
+        return reason
+    }
+}

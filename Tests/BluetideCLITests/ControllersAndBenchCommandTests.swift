@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+@testable import BluetideCommands
+
+/// `bluetide controllers` (arguments and the running executable) and `bluetide bench gatt`.
+@Suite(.timeLimit(.minutes(1))) struct ControllersAndBenchCommandTests {
+    @Test func controllersSpecsAreCheckedWithOneLineErrors() throws {
+        let good = try ControllersCommand.parse(["tcp-server:_:9000", "tcp-server:127.0.0.1:0"]).listeners()
+        #expect(good.map(\.port) == [9000, 0])
+        #expect(good.map(\.host) == [nil, "127.0.0.1"])
+        for bad in [["tcp-client:127.0.0.1:9000"], ["tcp-server:_:70000"], ["serial:/dev/ttyACM0"], []] {
+            do {
+                _ = try ControllersCommand.parse(bad).listeners()
+                Issue.record("\(bad) was accepted")
+            } catch let failure as CommandFailure {
+                #expect(failure.message.hasPrefix("controllers: "))
+                #expect(!failure.message.contains("\n"))
+                #expect(failure.message.contains("tcp-server:"))
+            }
+        }
+    }
+
+    /// Runs the executable; returns the process and a reader of its stdout lines.
+    private func launch(_ arguments: [String]) throws -> (Process, Pipe, Pipe, Pipe) {
+        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let (input, output, error) = (Pipe(), Pipe(), Pipe())
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        return (process, input, output, error)
+    }
+
+    /// Reads stdout until `count` lines have arrived (or the stream ends).
+    private func lines(_ pipe: Pipe, count: Int) -> [String] {
+        var text = ""
+        while text.split(separator: "\n").count < count {
+            let data = pipe.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+        }
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    @Test func executablePrintsReadyAndControllersThenStopsOnStdinEOF() throws {
+        let (process, input, output, _) = try launch([
+            "controllers", "tcp-server:127.0.0.1:0", "tcp-server:127.0.0.1:0", "--exit-on-stdin-eof",
+        ])
+        defer { if process.isRunning { process.terminate() } }
+        let head = lines(output, count: 3)
+        try #require(head.count == 3, "output was \(head)")
+        let ready = head[0].split(separator: " ")
+        #expect(ready.first == "READY")
+        let ports = ready.dropFirst().compactMap { Int($0) }
+        #expect(ports.count == 2 && ports.allSatisfy { $0 > 0 })
+        #expect(head[1] == "controller 1: tcp-server 127.0.0.1:\(ports[0]), address 00:00:00:00:00:01")
+        #expect(head[2].hasPrefix("controller 2: tcp-server 127.0.0.1:\(ports[1]), address "))
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func executableStopsCleanlyOnSIGTERM() throws {
+        let (process, _, output, _) = try launch(["controllers", "tcp-server:127.0.0.1:0"])
+        defer { if process.isRunning { process.terminate() } }
+        #expect(lines(output, count: 2).first?.hasPrefix("READY ") == true)
+        kill(process.processIdentifier, SIGTERM)
+        // Never hang the suite: SIGKILL after 10 s (then the status checks below fail).
+        let pid = process.processIdentifier
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(10))
+            kill(pid, SIGKILL)
+        }
+        process.waitUntilExit()
+        watchdog.cancel()
+        #expect(process.terminationStatus == 0)
+        #expect(process.terminationReason == .exit)
+    }
+
+    @Test func executableRefusesABadSpecWithStatusTwo() throws {
+        let (process, _, _, error) = try launch(["controllers", "tcp-server:_:9000", "tcp-client:127.0.0.1:9001"])
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 2)
+        let text = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(text.split(separator: "\n").count == 1)
+        #expect(text.contains("tcp-client:127.0.0.1:9001"))
+    }
+
+    @Test func gattBenchMovesEveryValueIntactBothWays() async throws {
+        let results = try await GATTBenchmark.run(mtu: 247, packetSize: 244, packetCount: 300)
+        #expect(results.map(\.name) == ["notify", "write-without-response"])
+        for result in results {
+            #expect(result.isComplete, "\(result.name): \(result.problem ?? "")")
+            #expect(result.packets == 300)
+            #expect(result.bytes == 300 * 244)
+            #expect(result.cpuSeconds >= 0 && result.seconds > 0)
+        }
+        // Writes travel one actor path, so they must also keep their order.
+        #expect(results[1].outOfOrder == 0)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(results[0].json.utf8)) as? [String: Any])
+        #expect(json["packet_size"] as? Int == 244)
+        #expect(json["complete"] as? Bool == true)
+    }
+
+    @Test func gattBenchAtTheSmallestMTU() async throws {
+        let results = try await GATTBenchmark.run(mtu: 23, packetSize: 20, packetCount: 100)
+        #expect(results.allSatisfy { $0.isComplete && $0.packets == 100 })
+    }
+
+    @Test func notificationCheckerFindsCorruptMissingDuplicateAndLateValues() {
+        var checker = NotificationChecker(count: 4, size: 8)
+        #expect(checker.receive(GATTBenchmark.value(1, size: 8)) == nil)
+        #expect(checker.receive(GATTBenchmark.value(0, size: 8)) == nil)
+        #expect(checker.outOfOrder == 1)
+        #expect(checker.receive(GATTBenchmark.value(1, size: 8)) == "value 1 received twice")
+        var corrupt = GATTBenchmark.value(2, size: 8)
+        corrupt[6] ^= 0xFF
+        #expect(checker.receive(corrupt)?.contains("byte 6") == true)
+        #expect(checker.receive(Array(GATTBenchmark.value(3, size: 8).prefix(6)))?.contains("6 bytes") == true)
+        #expect(checker.receive(GATTBenchmark.value(9, size: 8)) == "value with unexpected sequence 9")
+        #expect(checker.receive([1, 2]) != nil)
+        #expect(GATTBenchmark.check(GATTBenchmark.value(5, size: 8), expected: 4, size: 8)?.contains("out of order") == true)
+    }
+
+    @Test func gattBenchRefusesBadSizes() async throws {
+        for arguments in [["--mtu", "22"], ["--packet-size", "245"], ["--packet-size", "3"], ["--packet-count", "0"]] {
+            let command = try GATTBench.parse(arguments)
+            await #expect(throws: CommandFailure.self, "\(arguments)") { try await command.run() }
+        }
+    }
+}
