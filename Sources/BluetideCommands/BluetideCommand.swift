@@ -12,7 +12,7 @@ public struct BluetideCommand: AsyncParsableCommand {
               bluetide decode csc 03A25E01006D0E4B63967F 03A45E0100D7124B63967F --circumference 2.105
               bluetide decode fec --json A4094E05192A5A1027FA403032
             """,
-        subcommands: [DecodeCommand.self, BenchCommand.self])
+        subcommands: [DecodeCommand.self, BenchCommand.self, ReflexCommand.self])
 
     public init() {}
 }
