@@ -91,10 +91,11 @@ public struct PunchRunMachine: Sendable {
 
     /// A target's sensor became active at `time` (the edge's own timestamp; it may be a little
     /// in the past). Deadlines up to `time` are handled first, so a late-delivered edge is judged
-    /// by when it happened. Activations before the LED went on are ignored.
+    /// by when it happened. Activations up to the instant the LED went on are ignored (no one
+    /// reacts in 0 ms: such an edge comes from a sensor that was already held).
     public mutating func sensorActivated(target: UInt8, at time: Double) -> [Action] {
         var out = advance(to: time)
-        guard case let .lit(program, step, litAt, wrongFirst) = phase, time >= litAt else { return out }
+        guard case let .lit(program, step, litAt, wrongFirst) = phase, time > litAt else { return out }
         let lit = program.sequence.targets[step]
         if target == lit {
             out += endStep(program, step: step, litAt: litAt, hitAt: time, wrongTargetFirst: wrongFirst, now: time)
