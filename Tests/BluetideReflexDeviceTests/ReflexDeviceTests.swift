@@ -12,6 +12,7 @@ import Testing
 @Suite struct ReflexDeviceTests {
     /// A device and a connected coach on a fresh link.
     struct World {
+        let linkName: String
         let device: ReflexDevice<AcceleratedClock>
         let deviceStack: HostStack
         let coachStack: HostStack
@@ -57,7 +58,7 @@ import Testing
         let punch = try #require(services.first { $0.service.uuid == PunchUUID.service })
         var handles: [BluetoothUUID: UInt16] = [:]
         for c in punch.characteristics { handles[c.characteristic.uuid] = c.characteristic.valueHandle }
-        return World(device: device, deviceStack: deviceStack, coachStack: coachStack, link: link, handles: handles, events: events)
+        return World(linkName: linkName, device: device, deviceStack: deviceStack, coachStack: coachStack, link: link, handles: handles, events: events)
     }
 
     static func subscribe(_ world: World, _ uuid: BluetoothUUID) async throws -> Mailbox<[UInt8]> {
@@ -91,6 +92,23 @@ import Testing
         let started = await world.events.take(2)
         #expect(started.first == .started(name: "Reflex-1A2B", address: .randomStatic(0x00C0_FFEE_1A2B)))
         #expect(started.dropFirst().first == .coachConnected(.randomStatic(0x0C0A_C400_0001)))
+        // Still advertising with a coach connected: a scanner sees the name and the service.
+        let scanner = HostStack(
+            transport: await VirtualTransport.attach(toLinkNamed: world.linkName),
+            configuration: .init(randomAddress: .randomStatic(0x05CA_0000_0001)))
+        try await scanner.start()
+        let reports = try await scanner.scan(active: true)
+        let seen = try await TestTime.within(8, "advertisement with name and service") { () -> AdvertisingData? in
+            var merged: AdvertisingData?
+            for await report in reports where report.address == world.device.address {
+                merged = merged.map { $0.merged(withScanResponse: report.data) } ?? report.data
+                if let merged, merged.localName != nil, !merged.serviceUUIDs.isEmpty { return merged }
+            }
+            return nil
+        }
+        #expect(seen?.localName == "Reflex-1A2B")
+        #expect(seen?.serviceUUIDs.contains(PunchUUID.service) == true)
+        await scanner.close()
         await world.close()
 
         // The configured name wins over the address, and is advertised.
