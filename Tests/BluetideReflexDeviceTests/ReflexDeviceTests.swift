@@ -43,7 +43,7 @@ import Testing
         let address = BluetoothAddress.randomStatic(0x00C0_FFEE_1A2B)
         let deviceStack = HostStack(
             transport: await VirtualTransport.attach(toLinkNamed: linkName),
-            configuration: .init(randomAddress: address, deviceName: "Reflex"))
+            configuration: .init(randomAddress: address, deviceName: "Reflex", commandTimeout: 30))
         try await deviceStack.start()
         let device = try await ReflexDevice.start(
             stack: deviceStack, options: ReflexDeviceOptions(configuration: configuration, name: name),
@@ -51,7 +51,7 @@ import Testing
         let events = Mailbox(device.events)
         let coachStack = HostStack(
             transport: await VirtualTransport.attach(toLinkNamed: linkName),
-            configuration: .init(randomAddress: .randomStatic(0x0C0A_C400_0001)))
+            configuration: .init(randomAddress: .randomStatic(0x0C0A_C400_0001), commandTimeout: 30))
         try await coachStack.start()
         let link = try await TestTime.within(10, "connect") { try await coachStack.connect(to: address, timeout: 5) }
         let services = try await link.gatt.discoverDatabase()
