@@ -101,14 +101,46 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data((event.line + "\n").utf8))
             }
         }
-        if let duration {
-            try? await Task.sleep(for: .seconds(duration))
-        } else {
-            // Until interrupted (SIGINT/SIGTERM end the process; the kernel releases the lines).
-            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+        // Until the duration is up or SIGINT/SIGTERM arrives; then LEDs off and lines released.
+        let interrupts = Self.interruptions()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                if let duration { try? await Task.sleep(for: .seconds(duration)) } else {
+                    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+                }
+            }
+            group.addTask {
+                var iterator = interrupts.makeAsyncIterator()
+                _ = await iterator.next()
+            }
+            _ = await group.next()
+            group.cancelAll()
         }
         await device.stop()
         await printer.value
         await stack.close()
     }
+
+    /// SIGINT and SIGTERM, delivered as stream elements instead of ending the process.
+    static func interruptions() -> AsyncStream<Int32> {
+        AsyncStream { continuation in
+            let sources = SignalSources([SIGINT, SIGTERM].map { number in
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { continuation.yield(number) }
+                source.resume()
+                return source
+            })
+            continuation.onTermination = { _ in sources.cancel() }
+        }
+    }
+}
+
+/// Keeps the signal sources alive until the stream ends.
+// @unchecked Sendable: `sources` is a `let` never mutated after init, and
+// `DispatchSource.cancel()` may be called from any thread (Dispatch documents it as thread-safe).
+private final class SignalSources: @unchecked Sendable {
+    let sources: [any DispatchSourceSignal]
+    init(_ sources: [any DispatchSourceSignal]) { self.sources = sources }
+    func cancel() { for source in sources { source.cancel() } }
 }
