@@ -53,7 +53,7 @@ import Testing
             transport: await VirtualTransport.attach(toLinkNamed: linkName),
             configuration: .init(randomAddress: .randomStatic(0x0C0A_C400_0001), commandTimeout: 30))
         try await coachStack.start()
-        let link = try await TestTime.within(10, "connect") { try await coachStack.connect(to: address, timeout: 5) }
+        let link = try await TestTime.within(20, "connect") { try await coachStack.connect(to: address, timeout: 5) }
         let services = try await link.gatt.discoverDatabase()
         let punch = try #require(services.first { $0.service.uuid == PunchUUID.service })
         var handles: [BluetoothUUID: UInt16] = [:]
@@ -70,9 +70,9 @@ import Testing
 
     static func times(_ ms: [UInt16]) -> [UInt8] { ms.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] } }
 
-    /// Values until one satisfies `done` (inclusive), at most 8 s.
+    /// Values until one satisfies `done` (inclusive), at most 15 s (a loaded machine).
     static func until<T: Sendable>(_ box: Mailbox<T>, _ what: String, _ done: @escaping @Sendable (T) -> Bool) async throws -> [T] {
-        try await TestTime.within(8, what) {
+        try await TestTime.within(15, what) {
             var out: [T] = []
             while !Task.isCancelled {
                 let next = await box.take(1)

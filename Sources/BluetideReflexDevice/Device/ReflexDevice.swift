@@ -84,6 +84,8 @@ public actor ReflexDevice<C: Clock> where C.Duration == Duration {
         guard let address = await stack.controller?.address else { throw HostError.notRunning }
         let configuration = options.configuration
         let origin = clock.now
+        // Read together with `origin`: Linux stamps edges with CLOCK_MONOTONIC.
+        let monotonicAtOrigin = monotonicNanoseconds()
         let chip: any GPIOChip
         var simulated: SimulatedGPIOChip?
         var athlete: SimulatedAthlete<C>?
@@ -102,7 +104,7 @@ public actor ReflexDevice<C: Clock> where C.Duration == Duration {
             athlete = model
         case .linux:
             chip = try await configuration.openGPIO(clock: clock).chip
-            edgeZero = monotonicNanoseconds()
+            edgeZero = monotonicAtOrigin
         }
         let lines: any GPIOLineRequest
         do {
