@@ -75,6 +75,13 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Unbuffered, so a pipe sees each line as it happens.
+        try await serve(until: Self.interruptions()) { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }
+    }
+
+    /// Runs the device until `--duration` is up or `interrupts` yields, handing each event's
+    /// line to `output`.
+    func serve(until interrupts: AsyncStream<Int32>, output: @escaping @Sendable (String) -> Void) async throws {
         let options = try resolvedOptions()
         let hci: any HCITransport
         do { hci = try await Transport.open(transport) } catch {
@@ -96,13 +103,9 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
             throw CommandFailure("cannot start the device: \(error)")
         }
         let printer = Task {
-            for await event in device.events {
-                // Unbuffered, so a pipe sees each line as it happens.
-                FileHandle.standardOutput.write(Data((event.line + "\n").utf8))
-            }
+            for await event in device.events { output(event.line) }
         }
         // Until the duration is up or SIGINT/SIGTERM arrives; then LEDs off and lines released.
-        let interrupts = Self.interruptions()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 if let duration { try? await Task.sleep(for: .seconds(duration)) } else {
