@@ -127,12 +127,13 @@ public actor ReflexDevice<C: Clock> where C.Duration == Duration {
         do {
             try await peripheral.add(service)
             await device.listen()
+            // Announced first: no coach can connect before advertising starts.
+            device.eventSink.yield(.started(name: name, address: address))
             try await peripheral.startAdvertising(name: name, serviceUUIDs: [PunchUUID.service])
         } catch {
             await device.stop()
             throw error
         }
-        device.eventSink.yield(.started(name: name, address: address))
         return device
     }
 
