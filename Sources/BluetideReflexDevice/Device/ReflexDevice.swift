@@ -99,6 +99,9 @@ public actor ReflexDevice<C: Clock> where C.Duration == Duration {
                 timestampNanoseconds: { nanoseconds(origin.duration(to: clock.now)) })
             let model = SimulatedAthlete(chip: sim, configuration: configuration, clock: clock)
             await model.start()
+            // Nobody reads the athlete's decisions here: drain them so they do not pile up
+            // over a long run (the stream ends when the athlete stops).
+            Task { for await _ in model.decisions {} }
             chip = sim
             simulated = sim
             athlete = model
