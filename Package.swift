@@ -66,6 +66,8 @@ let package = Package(
             ],
             swiftSettings: strict),
         .executableTarget(name: "bluetide", dependencies: ["BluetideCommands"], swiftSettings: strict),
+        // Shared by the test targets: run-time limits for hang guards.
+        .target(name: "BluetideTestSupport", path: "Tests/BluetideTestSupport", swiftSettings: strict),
         .testTarget(name: "BluetideCoreTests", dependencies: ["BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideProfilesTests", dependencies: ["BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideRecordingTests", dependencies: ["BluetideRecording", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
@@ -74,10 +76,10 @@ let package = Package(
         .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI"], swiftSettings: strict),
         .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual"], swiftSettings: strict),
         .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport", "BluetideHCI", "BluetideVirtual"], swiftSettings: strict),
-        .testTarget(name: "BluetideHostTests", dependencies: ["BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideCore"], swiftSettings: strict),
-        .testTarget(name: "BluetideTests", dependencies: ["Bluetide", "BluetideVirtual", "BluetideTransport", "BluetideHost"], swiftSettings: strict),
-        .testTarget(name: "BluetideEmulationTests", dependencies: ["BluetideEmulation", "BluetideHost", "BluetideTransport", "BluetideEmulators", "BluetideProfiles", "BluetideRecording", "BluetideCore"], swiftSettings: strict),
-        .testTarget(name: "BluetideReflexDeviceTests", dependencies: ["BluetideReflexDevice", "Bluetide", "BluetideGPIO", "BluetideHost", "BluetideTransport"], swiftSettings: strict),
+        .testTarget(name: "BluetideHostTests", dependencies: ["BluetideTestSupport", "BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideCore"], swiftSettings: strict),
+        .testTarget(name: "BluetideTests", dependencies: ["BluetideTestSupport", "Bluetide", "BluetideVirtual", "BluetideTransport", "BluetideHost"], swiftSettings: strict),
+        .testTarget(name: "BluetideEmulationTests", dependencies: ["BluetideTestSupport", "BluetideEmulation", "BluetideHost", "BluetideTransport", "BluetideEmulators", "BluetideProfiles", "BluetideRecording", "BluetideCore"], swiftSettings: strict),
+        .testTarget(name: "BluetideReflexDeviceTests", dependencies: ["BluetideTestSupport", "BluetideReflexDevice", "Bluetide", "BluetideGPIO", "BluetideHost", "BluetideTransport"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(name: "BluetideCLITests", dependencies: ["BluetideCommands", "bluetide"], swiftSettings: strict),
     ]

@@ -5,24 +5,14 @@ import BluetideHost
 import BluetideTransport
 import Foundation
 import Testing
+import BluetideTestSupport
 
 /// Runs `body`, failing with a clear message when it takes longer than `seconds` (a guard
 /// against hangs, not a timing assertion).
 func within<T: Sendable>(
     _ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            throw HostError.timedOut(what, seconds: seconds)
-        }
-        return value
-    }
+    try await withRunTimeLimit(seconds, onTimeout: { HostError.timedOut(what, seconds: seconds) }, body)
 }
 
 /// HCI command timeout for test stacks, seconds: generous, because the whole test run shares two

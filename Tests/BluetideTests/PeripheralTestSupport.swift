@@ -3,6 +3,7 @@ import BluetideProfiles
 import BluetideTransport
 import Foundation
 import Testing
+import BluetideTestSupport
 
 /// A Punch-like service written with the property wrappers (the reflex trainer's).
 final class PeripheralTestPunchService: GATTService {
@@ -59,18 +60,7 @@ enum PeripheralTestKit {
     static func within<T: Sendable>(
         _ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: .seconds(seconds))
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                throw HostError.timedOut(what, seconds: seconds)
-            }
-            return value
-        }
+        try await withRunTimeLimit(seconds, onTimeout: { HostError.timedOut(what, seconds: seconds) }, body)
     }
 
     /// The Punch service as `link` discovers it, with a lookup of characteristics by UUID.

@@ -5,12 +5,17 @@ import BluetideProfiles
 /// athlete in front of it.
 ///
 /// punchSequence / punchTimeSequence accept valid values and refuse invalid ones with ATT error
-/// 0x80, keeping the previous values. punchControl `01` starts (notifies `10` armed then `11`
-/// running), `03 n` starts after an n-second countdown, `02` stops (`13`); a start whose
-/// sequences are missing, differ in length or hold bad values notifies `E0 code`. While running,
-/// each step notifies one PunchResponse (hit after the athlete's reaction time, or missed when the
-/// step times out, with the reaction time then equal to the step's interval); the next target
-/// lights as soon as the previous step ends. After the last step `12` + steps done is notified.
+/// 0x80, keeping the previous values. Runs follow ``PunchRunMachine`` (shared with the real
+/// device daemon): punchControl `01` starts (notifies `10` armed then `11` running), `03 n`
+/// starts after an n-second countdown, `02` stops (`13`); a start whose sequences are missing
+/// or differ in length notifies `E0 01`. While running, each step notifies one PunchResponse
+/// (hit after the athlete's reaction time, or missed when the step times out, with the reaction
+/// time then equal to the step's interval); the next target lights as soon as the previous step
+/// ends. After the last step `12` + steps done is notified.
+///
+/// The athlete is drawn once per lit step (``SimulatedAthlete/attempt(windowMilliseconds:using:)``)
+/// and plays it into the machine as sensor activations: a wrong target just after the LED
+/// lights when the attempt says so, then the lit target at the reaction time.
 public struct PunchTrainerModel: DeviceModel {
     /// Catalog name.
     public let name = "punch"
@@ -24,18 +29,21 @@ public struct PunchTrainerModel: DeviceModel {
     public private(set) var timeSequence: PunchTimeSequence?
     /// The last response notified.
     public private(set) var lastResponse: PunchResponse?
-    /// What the trainer is doing.
-    public private(set) var phase: Phase = .idle
+    private var machine = PunchRunMachine(gapSeconds: 0)
+    private var pending: PendingAttempt?
 
-    /// Trainer phase.
-    public enum Phase: Hashable, Sendable {
-        /// Waiting for a start.
-        case idle
-        /// Armed, counting down to `start` (model seconds).
-        case countdown(program: PunchProgram, start: Double)
-        /// Running step `step`, lit at `litAt`; the athlete's attempt ends at `endsAt`.
-        case running(program: PunchProgram, step: Int, litAt: Double, endsAt: Double, attempt: SimulatedAthlete.Attempt)
+    /// What the athlete will still do at the lit step (model seconds).
+    private struct PendingAttempt {
+        var step: Int
+        var litAt: Double
+        var wrongAt: Double?
+        var wrongTarget: UInt8
+        var hitAt: Double?
+        var hitTarget: UInt8
     }
+
+    /// What the trainer is doing (the shared machine's phase).
+    public var phase: PunchRunMachine.Phase { machine.phase }
 
     /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
     public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions()) {
@@ -87,67 +95,64 @@ public struct PunchTrainerModel: DeviceModel {
             guard let command = try? PunchControlCommand(exactly: bytes) else {
                 return .rejected(attError: PunchUUID.invalidSequenceATTError)
             }
-            return .accepted(handle(command, now: now))
+            return .accepted(outputs(machine.handle(command, sequence: sequence, timeSequence: timeSequence, now: now)))
         default:
             return .rejected(attError: EmulatedATTError.writeNotPermitted)
         }
     }
 
-    private mutating func handle(_ command: PunchControlCommand, now: Double) -> [EmulatedOutput] {
-        switch command {
-        case .stop:
-            phase = .idle
-            return [status(.stopped)]
-        case .start, .countdownStart:
-            guard let sequence, let timeSequence else { return [status(.error(.sequencesMissing))] }
-            let program: PunchProgram
-            do { program = try PunchProgram(sequence: sequence, timeSequence: timeSequence) } catch {
-                return [status(.error(error.controlErrorCode))]
-            }
-            if case let .countdownStart(seconds) = command, seconds > 0 {
-                phase = .countdown(program: program, start: now + Double(seconds))
-                return [status(.armed)]
-            }
-            phase = light(program, step: 0, at: now)
-            return [status(.armed), status(.running)]
-        }
-    }
-
-    private func status(_ s: PunchControlStatus) -> EmulatedOutput { EmulatedOutput(PunchUUID.control, s.bytes) }
-
-    private mutating func light(_ program: PunchProgram, step: Int, at time: Double) -> Phase {
-        let window = program.steps[step].milliseconds
-        let attempt = athlete.attempt(windowMilliseconds: window, using: &random)
-        let ms = attempt.hitAfterMilliseconds ?? UInt32(window)
-        return .running(program: program, step: step, litAt: time, endsAt: time + Double(ms) / 1000, attempt: attempt)
-    }
-
     public mutating func tick(now: Double) -> [EmulatedOutput] {
         var out: [EmulatedOutput] = []
         while true {
-            switch phase {
-            case .idle:
-                return out
-            case let .countdown(program, start):
-                guard now >= start else { return out }
-                out.append(status(.running))
-                phase = light(program, step: 0, at: start)
-            case let .running(program, step, _, endsAt, attempt):
-                guard now >= endsAt else { return out }
-                let stepInfo = program.steps[step]
-                let response = PunchResponse(
-                    reactionTimeMilliseconds: attempt.hitAfterMilliseconds ?? UInt32(stepInfo.milliseconds),
-                    target: stepInfo.target, hit: attempt.hitAfterMilliseconds != nil,
-                    wrongTargetFirst: attempt.wrongTargetFirst, step: UInt16(truncatingIfNeeded: step))
-                lastResponse = response
-                out.append(EmulatedOutput(PunchUUID.response, response.bytes))
-                if step + 1 < program.steps.count {
-                    phase = light(program, step: step + 1, at: endsAt)
-                } else {
-                    phase = .idle
-                    out.append(status(.finished(stepsDone: UInt16(truncatingIfNeeded: program.steps.count))))
+            // The athlete's next move, when it comes before the machine's own next deadline.
+            if let attempt = pending {
+                if let wrongAt = attempt.wrongAt, wrongAt <= now {
+                    pending?.wrongAt = nil
+                    out += outputs(machine.sensorActivated(target: attempt.wrongTarget, at: wrongAt))
+                    continue
+                }
+                if let hitAt = attempt.hitAt, hitAt <= now {
+                    pending = nil
+                    out += outputs(machine.sensorActivated(target: attempt.hitTarget, at: hitAt))
+                    continue
                 }
             }
+            // One deadline at a time, so the athlete can act on each step that lights.
+            guard let deadline = machine.nextDeadline, deadline <= now else { return out }
+            out += outputs(machine.advance(to: deadline))
         }
+    }
+
+    /// Notifications for the machine's actions; draws the athlete's attempt when a step lights.
+    private mutating func outputs(_ actions: [PunchRunMachine.Action]) -> [EmulatedOutput] {
+        var out: [EmulatedOutput] = []
+        for action in actions {
+            switch action {
+            case let .status(status):
+                out.append(EmulatedOutput(PunchUUID.control, status.bytes))
+            case let .response(response):
+                lastResponse = response
+                out.append(EmulatedOutput(PunchUUID.response, response.bytes))
+            case .ledOff:
+                pending = nil
+            case .ledOn:
+                drawAttempt()
+            }
+        }
+        if !machine.isRunning { pending = nil }
+        return out
+    }
+
+    private mutating func drawAttempt() {
+        guard case let .lit(program, step, litAt, _) = machine.phase else { return }
+        let target = program.sequence.targets[step]
+        let attempt = athlete.attempt(windowMilliseconds: program.timeSequence.milliseconds[step], using: &random)
+        pending = PendingAttempt(
+            step: step, litAt: litAt,
+            // Just after the LED lights (the machine ignores activations at the very instant).
+            wrongAt: attempt.wrongTargetFirst ? litAt + 0.0005 : nil,
+            wrongTarget: (target &+ 1) % (PunchSequence.maxTarget + 1),
+            hitAt: attempt.hitAfterMilliseconds.map { litAt + Double($0) / 1000 },
+            hitTarget: target)
     }
 }

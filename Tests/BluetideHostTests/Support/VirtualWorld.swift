@@ -5,23 +5,13 @@ import BluetideVirtual
 import Foundation
 import Testing
 @testable import BluetideHost
+import BluetideTestSupport
 
 /// Runs `body`, failing with a clear message when it takes longer than `seconds`.
 func within<T: Sendable>(
     _ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            throw HostError.timedOut(what, seconds: seconds)
-        }
-        return value
-    }
+    try await withRunTimeLimit(seconds, onTimeout: { HostError.timedOut(what, seconds: seconds) }, body)
 }
 
 /// UUIDs of the test service both hosts use.

@@ -1,0 +1,149 @@
+import ArgumentParser
+import Bluetide
+import BluetideGPIO
+import BluetideHost
+import BluetideReflexDevice
+import BluetideTransport
+import Foundation
+
+/// `bluetide reflex …`: the boxing reflex trainer (reflex-trainer.md). Add further roles (the
+/// coach side) to `subcommands`.
+struct ReflexCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reflex",
+        abstract: "The boxing reflex trainer: the device daemon (and its coach).",
+        subcommands: [ReflexDeviceCommand.self])
+}
+
+/// `bluetide reflex device`: serves the Punch service and drives the six targets.
+struct ReflexDeviceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device",
+        abstract: "Run the reflex trainer device: Punch service over BLE, targets on GPIO or simulated.",
+        discussion: """
+            Advertises Reflex-XXXX (or the configured name) with the Punch service, accepts coaches and runs the sequences they write: each step lights the target's LED until its sensor fires or the step's time is up, then notifies a PunchResponse. When the last coach disconnects during a run, the run stops and the LEDs go off; the device keeps running.
+
+            One line is printed per coach connect/disconnect, sequence received, run start/finish and step result.
+
+            The GPIO configuration file (docs/gpio-config.md) gives the backend, chip, line map, debounce and device name; without one, the default map is used. Exit status 2 on a bad configuration, with the line and key at fault.
+
+            Examples:
+              bluetide reflex device --gpio sim
+              bluetide reflex device --config /etc/reflex.conf --transport hci-socket:0
+              bluetide reflex device --gpio sim --transport tcp-client:127.0.0.1:9000 --duration 60
+            """)
+
+    @Option(name: .long, help: "GPIO configuration file (docs/gpio-config.md).")
+    var config: String?
+
+    @Option(name: .long, help: "GPIO backend: sim (simulated athlete) or linux (/dev/gpiochipN); overrides the file.")
+    var gpio: String?
+
+    @Option(name: .long, help: "HCI transport: virtual[:NAME], tcp-client:HOST:PORT, serial:DEV, hci-socket:N, …")
+    var transport: String = "virtual"
+
+    @Option(name: .long, help: "Advertised name (default: the file's device-name, else Reflex-XXXX).")
+    var name: String?
+
+    @Option(name: .long, help: "Stop after this many seconds (default: run until interrupted).")
+    var duration: Double?
+
+    /// The configuration the options and the file give.
+    func resolvedOptions() throws -> ReflexDeviceOptions {
+        var configuration = GPIOConfiguration.reflexDefault
+        if let config {
+            do { configuration = try GPIOConfiguration.load(path: config) } catch {
+                throw CommandFailure("\(config): \(error)")
+            }
+        }
+        if let gpio {
+            guard let kind = GPIOBackendKind(rawValue: gpio) else {
+                throw CommandFailure("--gpio \(gpio): expected sim or linux")
+            }
+            configuration.backend = kind
+        }
+        if let name {
+            let bytes = name.utf8.count
+            guard bytes >= 1, bytes <= GPIOConfiguration.maxDeviceNameBytes else {
+                throw CommandFailure("--name \"\(name)\": expected 1…\(GPIOConfiguration.maxDeviceNameBytes) UTF-8 bytes")
+            }
+        }
+        if let duration, !(duration > 0 && duration.isFinite) {
+            throw CommandFailure("--duration \(duration): expected seconds > 0")
+        }
+        return ReflexDeviceOptions(configuration: configuration, name: name)
+    }
+
+    func run() async throws {
+        // Unbuffered, so a pipe sees each line as it happens.
+        try await serve(until: Self.interruptions()) { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }
+    }
+
+    /// Runs the device until `--duration` is up or `interrupts` yields, handing each event's
+    /// line to `output`.
+    func serve(until interrupts: AsyncStream<Int32>, output: @escaping @Sendable (String) -> Void) async throws {
+        let options = try resolvedOptions()
+        let hci: any HCITransport
+        do { hci = try await Transport.open(transport) } catch {
+            throw CommandFailure("--transport \(transport): \(error)")
+        }
+        let stack = HostStack(transport: hci, configuration: .init(deviceName: options.name ?? options.configuration.deviceName ?? "Reflex"))
+        do { try await stack.start() } catch {
+            await stack.close()
+            throw CommandFailure("cannot start the Bluetooth host on \(transport): \(error)")
+        }
+        let device: ReflexDevice<ContinuousClock>
+        do {
+            device = try await ReflexDevice.start(stack: stack, options: options, clock: ContinuousClock())
+        } catch let error as GPIOError {
+            await stack.close()
+            throw CommandFailure("\(error)")
+        } catch {
+            await stack.close()
+            throw CommandFailure("cannot start the device: \(error)")
+        }
+        let printer = Task {
+            for await event in device.events { output(event.line) }
+        }
+        // Until the duration is up or SIGINT/SIGTERM arrives; then LEDs off and lines released.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                if let duration { try? await Task.sleep(for: .seconds(duration)) } else {
+                    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+                }
+            }
+            group.addTask {
+                var iterator = interrupts.makeAsyncIterator()
+                _ = await iterator.next()
+            }
+            _ = await group.next()
+            group.cancelAll()
+        }
+        await device.stop()
+        await printer.value
+        await stack.close()
+    }
+
+    /// SIGINT and SIGTERM, delivered as stream elements instead of ending the process.
+    static func interruptions() -> AsyncStream<Int32> {
+        AsyncStream { continuation in
+            let sources = SignalSources([SIGINT, SIGTERM].map { number in
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { continuation.yield(number) }
+                source.resume()
+                return source
+            })
+            continuation.onTermination = { _ in sources.cancel() }
+        }
+    }
+}
+
+/// Keeps the signal sources alive until the stream ends.
+// @unchecked Sendable: `sources` is a `let` never mutated after init, and
+// `DispatchSource.cancel()` may be called from any thread (Dispatch documents it as thread-safe).
+private final class SignalSources: @unchecked Sendable {
+    let sources: [any DispatchSourceSignal]
+    init(_ sources: [any DispatchSourceSignal]) { self.sources = sources }
+    func cancel() { for source in sources { source.cancel() } }
+}

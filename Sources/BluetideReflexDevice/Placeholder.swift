@@ -1,2 +1,0 @@
-// BluetideReflexDevice: filled in by its own work.
-enum _BluetideReflexDevicePlaceholder {}
