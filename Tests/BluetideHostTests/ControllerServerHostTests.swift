@@ -101,7 +101,7 @@ import Testing
         #expect(await fresh.openConnections.isEmpty)
         // Its controller scans (scan parameters accepted) and sees the central once it advertises.
         try await central.startAdvertising(AdvertisingData([.completeLocalName("TCP Central")]), intervalMilliseconds: 20)
-        let seen: AdvertisementReport? = try await within(5, "scan on the fresh controller") {
+        let seen: AdvertisementReport? = try await within(20, "scan on the fresh controller") {
             for await report in try await fresh.scan() where report.data.localName == "TCP Central" { return report }
             return nil
         }

@@ -12,7 +12,7 @@ import Testing
         defer { Task { await pair.close() } }
         let info = try #require(await pair.central.controller)
         #expect(info.aclBufferLength >= 27)
-        let found: AdvertisementReport? = try await within(5, "scan") {
+        let found: AdvertisementReport? = try await within(20, "scan") {
             for await report in try await pair.central.scan() where report.data.localName == "Bluetide Test" {
                 return report
             }
@@ -107,7 +107,7 @@ import Testing
         let read = Task { try await link.gatt.read(handle: 3) }
         try await Task.sleep(for: .milliseconds(100))
         await pair.centralTransport.controller.link.linkLoss(pair.centralTransport.controller)
-        let outcome = await within5 { await read.result }
+        let outcome = await withinGuard { await read.result }
         guard case let .failure(error) = outcome else {
             Issue.record("read succeeded across link loss")
             return
@@ -168,11 +168,11 @@ import Testing
         defer { Task { await pair.close() } }
         let (_, peer) = try await within(10, "connect") { try await pair.connect() }
         await pair.central.close()
-        #expect(await within5 { await peer.waitForDisconnection() } == .connectionTimeout)
+        #expect(await withinGuard { await peer.waitForDisconnection() } == .connectionTimeout)
     }
 }
 
-/// `within(5, …)` for non-throwing bodies.
-func within5<T: Sendable>(_ body: @escaping @Sendable () async -> T) async -> T? {
-    try? await within(5, "wait") { await body() }
+/// `within(20, …)` for non-throwing bodies.
+func withinGuard<T: Sendable>(_ body: @escaping @Sendable () async -> T) async -> T? {
+    try? await within(20, "wait") { await body() }
 }

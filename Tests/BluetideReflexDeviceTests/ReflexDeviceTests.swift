@@ -98,7 +98,7 @@ import Testing
             configuration: .init(randomAddress: .randomStatic(0x05CA_0000_0001)))
         try await scanner.start()
         let reports = try await scanner.scan(active: true)
-        let seen = try await TestTime.within(8, "advertisement with name and service") { () -> AdvertisingData? in
+        let seen = try await TestTime.within(20, "advertisement with name and service") { () -> AdvertisingData? in
             var merged: AdvertisingData?
             for await report in reports where report.address == world.device.address {
                 merged = merged.map { $0.merged(withScanResponse: report.data) } ?? report.data
@@ -203,7 +203,7 @@ import Testing
         try await world.link.gatt.write(handle: world.characteristic(PunchUUID.sequence), value: [0, 1, 2])
         try await world.link.gatt.write(handle: world.characteristic(PunchUUID.timeSequence), value: Self.times([500, 600]))
         try await world.link.gatt.write(handle: world.characteristic(PunchUUID.control), value: [0x03, 0x02])
-        let got = try await TestTime.within(8, "two errors") { await statuses.take(2) }
+        let got = try await TestTime.within(20, "two errors") { await statuses.take(2) }
         #expect(got == [[0xE0, 0x01], [0xE0, 0x01]])
         #expect(await world.device.isRunning == false)
         await world.close()

@@ -157,12 +157,12 @@ final class ActionReader: Sendable {
 
     /// The next `count` actions (at most 5 s of real time).
     func next(_ count: Int) async throws -> [PunchRunMachine.Action] {
-        try await TestTime.within(5, "\(count) runner actions") { [box] in await box.take(count) }
+        try await TestTime.within(20, "\(count) runner actions") { [box] in await box.take(count) }
     }
 
     /// Everything until the stream ends.
     func rest() async throws -> [PunchRunMachine.Action] {
-        try await TestTime.within(5, "end of runner actions") { [box] in await box.take(Int.max) }
+        try await TestTime.within(20, "end of runner actions") { [box] in await box.take(Int.max) }
     }
 }
 

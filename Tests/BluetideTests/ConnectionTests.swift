@@ -277,7 +277,7 @@ import Testing
         let connection = try await central.central.connect(to: peripheral.address, policy: .test)
         var generator = SystemRandomNumberGenerator()
         let data = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        try await within(8, "send 1 MB") { try await connection.send(data, to: TestGATT.sink) }
+        try await within(20, "send 1 MB") { try await connection.send(data, to: TestGATT.sink) }
         try await within(20, "sink fill") { while peripheral.sink.count < data.count { try await Task.sleep(for: .milliseconds(10)) } }
         #expect(peripheral.sink.count == data.count)
         #expect(peripheral.sink.all == data)

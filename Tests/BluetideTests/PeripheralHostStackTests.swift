@@ -17,7 +17,7 @@ import Testing
             AdvertisingData([.flags([.leGeneralDiscoverable]), .completeLocalName("New")]), intervalMilliseconds: 20)
 
         let address = world.address
-        let response: AdvertisementReport? = try await PeripheralTestKit.within(5, "scan response") {
+        let response: AdvertisementReport? = try await PeripheralTestKit.within(20, "scan response") {
             for await report in try await central.scan(active: true) where report.address == address && report.isScanResponse {
                 return report
             }

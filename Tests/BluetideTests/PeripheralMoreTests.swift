@@ -40,7 +40,7 @@ final class PeripheralTestLogService: GATTService {
         let targetWrites = punch.$targets.writes
         try await link.gatt.writeLong(handle: targets.valueHandle, value: long)
         #expect(punch.targets == long)
-        #expect(try await Kit.within(5, "long write") { try await Kit.collect(1, from: targetWrites) }.map(\.value) == [long])
+        #expect(try await Kit.within(20, "long write") { try await Kit.collect(1, from: targetWrites) }.map(\.value) == [long])
         // An invalid long write is refused as a whole (target 6 in the last part).
         await #expect(throws: GATTClientError.att(ATTErrorCode(0x80), handle: targets.valueHandle, request: .executeWriteRequest)) {
             try await link.gatt.writeLong(handle: targets.valueHandle, value: long + [6])
@@ -50,7 +50,7 @@ final class PeripheralTestLogService: GATTService {
         // Write commands land too (no response: wait for the delivery).
         let commandWrites = log.$command.writes
         try await link.gatt.writeWithoutResponse(handle: command.valueHandle, value: [0xC0, 0xDE])
-        let written = try await Kit.within(5, "write command") { try await Kit.collect(1, from: commandWrites) }
+        let written = try await Kit.within(20, "write command") { try await Kit.collect(1, from: commandWrites) }
         #expect(written.map(\.value) == [[0xC0, 0xDE]])
         #expect(log.command == [0xC0, 0xDE])
 
@@ -77,7 +77,7 @@ final class PeripheralTestLogService: GATTService {
         let response = try await Kit.characteristic(PunchUUID.response, in: Kit.discoverPunch(on: link)).characteristic
         let notifications = try await link.gatt.subscribe(to: response)
         punch.response = PunchResponse(reactionTimeMilliseconds: 1500, target: 0, hit: false, step: 2)
-        let received = try await Kit.within(5, "notification") { try await Kit.collect(1, from: notifications) }
+        let received = try await Kit.within(20, "notification") { try await Kit.collect(1, from: notifications) }
         #expect(received == [[0xDC, 0x05, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00]])
     }
 

@@ -52,7 +52,7 @@ func serveReflexTrainer(on stack: HostStack) async throws {
             try await link.gatt.write(handle: targets.valueHandle, value: [7])
         }
         try await link.gatt.write(handle: targets.valueHandle, value: [3, 1, 4])
-        let first = try await PeripheralTestKit.within(5, "notification") {
+        let first = try await PeripheralTestKit.within(20, "notification") {
             try await PeripheralTestKit.collect(1, from: notifications)
         }
         #expect(first == [[0x9C, 0x01, 0x00, 0x00, 0x03, 0x01, 0x00, 0x00]])

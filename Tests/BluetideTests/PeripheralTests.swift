@@ -46,7 +46,7 @@ import Testing
         let writes = service.$targets.writes
         try await link.gatt.write(handle: targets.characteristic.valueHandle, value: [1, 2, 3])
         #expect(service.targets == [1, 2, 3])
-        let write = try #require(try await Kit.within(5, "write delivery") { try await Kit.collect(1, from: writes).first })
+        let write = try #require(try await Kit.within(20, "write delivery") { try await Kit.collect(1, from: writes).first })
         #expect(write.value == [1, 2, 3])
         #expect(write.bytes == [1, 2, 3])
         #expect(write.central?.address == .randomStatic(0x0BAD_0000 + 1))
@@ -56,7 +56,7 @@ import Testing
         // A typed value decodes: 250 ms, 1500 ms.
         let timeWrites = service.$times.writes
         try await link.gatt.write(handle: times.characteristic.valueHandle, value: [0xFA, 0x00, 0xDC, 0x05])
-        let timeWrite = try #require(try await Kit.within(5, "time write") { try await Kit.collect(1, from: timeWrites).first })
+        let timeWrite = try #require(try await Kit.within(20, "time write") { try await Kit.collect(1, from: timeWrites).first })
         #expect(timeWrite.value.milliseconds == [250, 1500])
         #expect(service.times.milliseconds == [250, 1500])
     }
@@ -95,7 +95,7 @@ import Testing
         // Refused writes never reached the writes sequence: the first thing on it is the next
         // accepted write.
         try await link.gatt.write(handle: targets, value: [5, 4])
-        let first = try await Kit.within(5, "write delivery") { try await Kit.collect(1, from: writes) }
+        let first = try await Kit.within(20, "write delivery") { try await Kit.collect(1, from: writes) }
         #expect(first.map(\.value) == [[5, 4]])
     }
 
@@ -127,7 +127,7 @@ import Testing
         // Advertising resumes after the first connection, so the second central gets in too.
         let linkA = try await Kit.within(10, "connect A") { try await first.connect(to: world.address, timeout: 5) }
         let linkB = try await Kit.within(10, "connect B") { try await second.connect(to: world.address, timeout: 5) }
-        let announced = try await Kit.within(5, "connections") { try await Kit.collect(2, from: connections) }
+        let announced = try await Kit.within(20, "connections") { try await Kit.collect(2, from: connections) }
         let addresses: Set<BluetoothAddress> = [.randomStatic(0x0BAD_0000 + 4), .randomStatic(0x0BAD_0000 + 5)]
         #expect(Set(announced.map(\.address)) == addresses)
         #expect(Set(world.peripheral.connectedCentrals.map(\.address)) == addresses)
@@ -145,12 +145,12 @@ import Testing
         #expect(try await Kit.within(10, "notifications B") { try await Kit.collect(10, from: streamB) } == expected)
 
         // Subscriptions are visible to the service, and end when a central leaves.
-        let subscribed = try await Kit.within(5, "subscriptions") { try await Kit.collect(2, from: subscriptions) }
+        let subscribed = try await Kit.within(20, "subscriptions") { try await Kit.collect(2, from: subscriptions) }
         #expect(subscribed.allSatisfy { $0.notifications && !$0.indications && $0.isSubscribed })
         #expect(Set(subscribed.compactMap { $0.central?.address }) == addresses)
         #expect(service.$response.subscriberCount == 2)
         try await linkA.disconnect()
-        let ended = try await Kit.within(5, "subscription end") { try await Kit.collect(1, from: subscriptions) }
+        let ended = try await Kit.within(20, "subscription end") { try await Kit.collect(1, from: subscriptions) }
         #expect(ended.map(\.isSubscribed) == [false])
         #expect(ended.map(\.connectionHandle) == subscribed.filter { $0.central?.address == .randomStatic(0x0BAD_0000 + 4) }.map(\.connectionHandle))
         #expect(service.$response.subscriberCount == 1)
