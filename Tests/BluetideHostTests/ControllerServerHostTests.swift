@@ -84,7 +84,7 @@ import Testing
         // The peripheral's process goes away (its TCP connection closes) while connected and
         // advertising was on: the central sees a supervision timeout.
         await peripheral.close()
-        let reason = await within5 { await link.waitForDisconnection() }
+        let reason = await withinGuard { await link.waitForDisconnection() }
         #expect(reason == .connectionTimeout)
         while let event = await events.next() {
             if case .hostDisconnected(controller: 1, _, _) = event { break }
