@@ -48,7 +48,7 @@ struct RecordCommand: AsyncParsableCommand {
     @OptionGroup var session: DeviceSessionOptions
 
     func run() async throws {
-        try await execute(CommandOutput.standardOutput(), stop: StopSignal.install(duration: duration))
+        try await execute(CommandOutput.standardOutput(), stopOnSignals: true)
     }
 
     /// One value seen on one characteristic.
@@ -59,7 +59,7 @@ struct RecordCommand: AsyncParsableCommand {
         var bytes: [UInt8]
     }
 
-    func execute(_ output: CommandOutput, stop: StopSignal? = nil) async throws {
+    func execute(_ output: CommandOutput, stopOnSignals: Bool = false) async throws {
         if let count, count < 1 { throw CommandFailure("--count \(count): expected at least 1") }
         if let duration, !(duration.isFinite && duration > 0) { throw CommandFailure("--duration \(duration): expected seconds > 0") }
         let session = try await DeviceSession.open(session, snoop: snoop)
@@ -113,7 +113,7 @@ struct RecordCommand: AsyncParsableCommand {
                                                      "characteristics": chosen.map { CharacteristicLookup.describe($0.1.uuid) }])
                         : "recording \(chosen.map { CharacteristicLookup.describe($0.1.uuid) }.joined(separator: ", ")) from \(label) to \(out)")
             let ender = Task {
-                if let stop { await stop.wait() } else if let duration { try? await Task.sleep(for: .seconds(duration)) } else {
+                if stopOnSignals { await StopSignal.install(duration: duration).wait() } else if let duration { try? await Task.sleep(for: .seconds(duration)) } else {
                     while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
                 }
                 sink.finish()

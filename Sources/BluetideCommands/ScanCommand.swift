@@ -38,7 +38,7 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Only devices with manufacturer data of this company ID (e.g. 0x004C).")
     var manufacturer: String?
 
-    @Option(name: .customLong("min-rssi"), help: "Only devices at least this strong, dBm (e.g. -70).")
+    @Option(name: .customLong("min-rssi"), parsing: .unconditional, help: "Only devices at least this strong, dBm (e.g. -70).")
     var minRSSI: Int?
 
     @Flag(name: .long, help: "Print one JSON object per device.")

@@ -32,11 +32,11 @@ struct SubscribeCommand: AsyncParsableCommand {
     var reconnect = false
 
     func run() async throws {
-        try await execute(CommandOutput.standardOutput(), stop: StopSignal.install(duration: duration))
+        try await execute(CommandOutput.standardOutput(), stopOnSignals: true)
     }
 
-    /// Prints values until `stop` fires (nil: only --count/--duration end it).
-    func execute(_ output: CommandOutput, stop: StopSignal? = nil) async throws {
+    /// Prints values until --count, --duration or (with `stopOnSignals`) Ctrl-C.
+    func execute(_ output: CommandOutput, stopOnSignals: Bool = false) async throws {
         if let count, count < 1 { throw CommandFailure("--count \(count): expected at least 1") }
         if let duration, !(duration.isFinite && duration > 0) { throw CommandFailure("--duration \(duration): expected seconds > 0") }
         let session = try await DeviceSession.open(session)
@@ -81,7 +81,7 @@ struct SubscribeCommand: AsyncParsableCommand {
                 }
             }
             let ender = Task {
-                if let stop { await stop.wait() } else if let duration { try? await Task.sleep(for: .seconds(duration)) } else {
+                if stopOnSignals { await StopSignal.install(duration: duration).wait() } else if let duration { try? await Task.sleep(for: .seconds(duration)) } else {
                     while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
                 }
                 reader.cancel()

@@ -20,9 +20,9 @@ import Testing
 
     @Test func valueThatDoesNotDecodeShowsHexAndTheDecoderError() async throws {
         let command = try ReadCommand.parse(
-            ["Bluetide HRM", "battery-level", "--profile", "csc", "--transport", privateLink(), "--emulate", "heart-rate"])
+            ["Bluetide HRM", "battery-level", "--profile", "heart-rate", "--transport", privateLink(), "--emulate", "heart-rate"])
         let message = try #require(try await failureMessage { try await command.execute(LineCollector().output) })
-        #expect(message.hasPrefix("value ") && message.contains("does not decode as csc"), "\(message)")
+        #expect(message.hasPrefix("value ") && message.contains("does not decode as heart-rate"), "\(message)")
     }
 
     @Test func transportThatCannotOpenIsOneLine() async throws {
