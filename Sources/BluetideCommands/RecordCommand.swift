@@ -24,7 +24,7 @@ struct RecordCommand: AsyncParsableCommand {
     @Argument(help: "Device address (optionally /R or /P) or advertised name.")
     var device: String
 
-    @Argument(help: "Characteristics to record (default: every notify/indicate characteristic).")
+    @Argument(help: "Characteristics to record (default: every notify/indicate characteristic except Service Changed).")
     var characteristics: [String] = []
 
     @Option(name: .long, help: "The value log to write (JSON Lines).")
@@ -70,7 +70,8 @@ struct RecordCommand: AsyncParsableCommand {
             let services = try await connection.services()
             var chosen: [(GATTServiceRange, GATTCharacteristic)] = []
             if characteristics.isEmpty {
-                for service in services {
+                // Service Changed (Generic Attribute) is link housekeeping, not device data.
+                for service in services where service.service.uuid != BluetoothUUID(0x1801) {
                     for remote in service.characteristics where !remote.characteristic.properties.isDisjoint(with: [.notify, .indicate]) {
                         chosen.append((service.service, remote.characteristic))
                     }
