@@ -17,7 +17,7 @@ struct DeviceSessionOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Start emulated devices on the virtual link first: PROFILE[@RSSI][,PROFILE…] (see bluetide emulate --list).",
+            "Start emulated devices first, each seen at RSSI dBm: PROFILE[@RSSI][,PROFILE…] (see bluetide emulate --list). Plain virtual then uses a private link.",
             valueName: "profiles"))
     var emulate: String?
 
