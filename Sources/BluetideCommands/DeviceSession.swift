@@ -1,0 +1,274 @@
+import ArgumentParser
+import Bluetide
+import BluetideCore
+import BluetideEmulation
+import BluetideEmulators
+import BluetideHost
+import BluetideProfiles
+import BluetideTransport
+import Foundation
+
+/// Options every device-facing command shares: where the controller is and which emulated
+/// devices to start beside it.
+struct DeviceSessionOptions: ParsableArguments {
+    @Option(name: .long, help: "Controller transport: \(TransportSpec.syntaxSummary)")
+    var transport: String = "virtual"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Start emulated devices first, each seen at RSSI dBm: PROFILE[@RSSI][,PROFILE…] (see bluetide emulate --list). Plain virtual then uses a private link.",
+            valueName: "profiles"))
+    var emulate: String?
+
+    /// The emulated devices asked for: catalog entry and the RSSI the central sees it with, dBm.
+    func emulationPlan() throws -> [(descriptor: EmulatorDescriptor, rssi: Int8)] {
+        guard let emulate else { return [] }
+        let known = EmulatorCatalog.all.map(\.name).joined(separator: ", ")
+        var plan: [(descriptor: EmulatorDescriptor, rssi: Int8)] = []
+        for (index, item) in emulate.split(separator: ",").enumerated() {
+            let parts = item.split(separator: "@", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let name = parts.first, let descriptor = EmulatorCatalog.named(name) else {
+                throw CommandFailure("--emulate: unknown device model \"\(item)\": expected one of \(known)")
+            }
+            var rssi = Int8(clamping: -50 - 5 * index)
+            if parts.count == 2 {
+                guard let value = Int(parts[1]), (-127...20).contains(value) else {
+                    throw CommandFailure("--emulate \(item): expected an RSSI in dBm after @, e.g. \(name)@-60")
+                }
+                rssi = Int8(value)
+            }
+            plan.append((descriptor, rssi))
+        }
+        guard !plan.isEmpty else { throw CommandFailure("--emulate: name at least one device model: \(known)") }
+        return plan
+    }
+}
+
+/// A central on the chosen transport, plus the emulated devices it was asked to start; closes both.
+final class DeviceSession: Sendable {
+    /// The host stack the central runs on.
+    let stack: HostStack
+    /// The public-API central.
+    let central: Central
+    /// Emulated devices started by `--emulate`.
+    let emulated: [EmulatedPeripheral]
+    /// The transport spec the central opened (after private-link and snoop adjustments).
+    let transportText: String
+
+    private init(stack: HostStack, central: Central, emulated: [EmulatedPeripheral], transportText: String) {
+        self.stack = stack
+        self.central = central
+        self.emulated = emulated
+        self.transportText = transportText
+    }
+
+    /// Opens the central (with `+snoop:FILE` when `snoop` is given) and starts the emulated devices.
+    /// With `--emulate` on the plain `virtual` transport, a private link is used so nothing else
+    /// on the default link shows up.
+    static func open(_ options: DeviceSessionOptions, snoop: String? = nil) async throws -> DeviceSession {
+        let plan = try options.emulationPlan()
+        var spec: TransportSpec
+        do { spec = try TransportSpec(parsing: options.transport) } catch {
+            throw CommandFailure("--transport: \(error)")
+        }
+        if !plan.isEmpty {
+            guard case let .virtual(name) = spec.kind else {
+                throw CommandFailure("--emulate needs a virtual transport (virtual or virtual:NAME), not \(options.transport)")
+            }
+            if name == nil { spec = try TransportSpec(parsing: "virtual:emulate-\(UUID().uuidString.prefix(8))") }
+        }
+        var text = "\(spec)"
+        if let snoop {
+            guard !text.contains("+snoop:") else { throw CommandFailure("--snoop: the transport already has +snoop") }
+            text += "+snoop:\(snoop)"
+        }
+        let transport: any HCITransport
+        do { transport = try await Transport.open(text) } catch {
+            throw CommandFailure("cannot open transport \(text): \(error)")
+        }
+        let stack = HostStack(
+            transport: transport,
+            configuration: .init(randomAddress: .randomStatic(UInt64.random(in: 0...0x3FFF_FFFF_FFFF)), deviceName: "bluetide"))
+        do {
+            try await stack.start()
+        } catch {
+            await stack.close()
+            throw CommandFailure("cannot open transport \(text): the controller did not start: \(error)")
+        }
+        var peripherals: [EmulatedPeripheral] = []
+        for (index, item) in plan.enumerated() {
+            let model = item.descriptor.make(UInt64(index), EmulatorOptions())
+            let controller: any HCITransport
+            do { controller = try await Transport.open(spec) } catch {
+                throw CommandFailure("cannot open transport \(spec) for \(item.descriptor.name): \(error)")
+            }
+            if let mine = transport as? VirtualTransport, let theirs = controller as? VirtualTransport {
+                await mine.controller.link.setRSSI(item.rssi, between: mine.controller, and: theirs.controller)
+            }
+            do {
+                peripherals.append(try await EmulatedPeripheral.launch(
+                    transport: controller, models: [model],
+                    address: .randomStatic(0xB1DE_0000_0000 &+ UInt64(index) &+ 1)))
+            } catch {
+                for peripheral in peripherals { await peripheral.stop(); await peripheral.stack.close() }
+                await stack.close()
+                throw CommandFailure("\(item.descriptor.name): could not start the emulated device: \(error)")
+            }
+        }
+        return DeviceSession(stack: stack, central: Central(stack: stack), emulated: peripherals, transportText: text)
+    }
+
+    /// Disconnects, stops the emulated devices and closes the transports.
+    func close() async {
+        await central.disconnectAll()
+        await stack.close()
+        for peripheral in emulated {
+            await peripheral.stop()
+            await peripheral.stack.close()
+        }
+    }
+
+    /// Finds the device `target` names: an address (with /P or /R, connected directly; without,
+    /// looked for in a scan) or an advertised name, within `timeout` seconds.
+    func resolve(_ target: String, timeout: Double) async throws -> (address: BluetoothAddress, name: String?) {
+        let trimmed = target.trimmingCharacters(in: .whitespaces)
+        let upper = trimmed.uppercased()
+        if upper.hasSuffix("/P") || upper.hasSuffix("/R") {
+            let type: BluetoothAddress.AddressType = upper.hasSuffix("/P") ? .public : .random
+            if let address = try? BluetoothAddress(String(trimmed.dropLast(2)), type: type) { return (address, nil) }
+        }
+        let asAddress = try? BluetoothAddress(trimmed, type: .random)
+        let stream: AsyncStream<Advertisement>
+        do { stream = try await central.scan(timeout: .seconds(timeout)) } catch {
+            throw CommandFailure("cannot scan on \(transportText): \(error)")
+        }
+        for await advertisement in stream {
+            if let asAddress, advertisement.address.value == asAddress.value { return (advertisement.address, advertisement.name) }
+            if asAddress == nil, advertisement.name == trimmed { return (advertisement.address, advertisement.name) }
+        }
+        let seconds = Self.format(timeout)
+        if asAddress != nil {
+            throw CommandFailure("no device at \(trimmed) seen within \(seconds) s; try `bluetide scan`")
+        }
+        throw CommandFailure("no device named \(trimmed) seen within \(seconds) s; try `bluetide scan`")
+    }
+
+    /// Resolves `target` and connects with `policy`.
+    func connect(_ target: String, timeout: Double, policy: ConnectionPolicy = .default) async throws -> (Connection, String) {
+        let (address, name) = try await resolve(target, timeout: timeout)
+        let label = name.map { "\($0) (\(address))" } ?? "\(address)"
+        do {
+            return (try await central.connect(to: address, timeout: .seconds(max(timeout, 5)), policy: policy), label)
+        } catch {
+            throw CommandFailure("cannot connect to \(label): \(error)")
+        }
+    }
+
+    static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+}
+
+/// Where a command's lines go: standard output when run, a collector in tests.
+struct CommandOutput: Sendable {
+    let emit: @Sendable (String) -> Void
+    /// Whether the output is an interactive terminal (live tables, colours).
+    var isTerminal = false
+
+    static func standardOutput() -> CommandOutput {
+        let printer = LinePrinter()
+        return CommandOutput(emit: { printer.emit($0) }, isTerminal: isatty(STDOUT_FILENO) == 1)
+    }
+}
+
+/// Characteristic lookup and value decoding shared by gatt/read/write/subscribe/record.
+enum CharacteristicLookup {
+    /// Lower-case words joined by hyphens: "Battery Level" → "battery-level".
+    static func slug(_ text: String) -> String {
+        text.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).joined(separator: "-")
+    }
+
+    /// Finds the characteristic `text` names (UUID, 16-bit hex, assigned name like battery-level,
+    /// or a profile name like heart-rate) among `services`; the error lists what exists.
+    static func find(_ text: String, in services: [GATTRemoteService], device: String) throws -> (GATTServiceRange, GATTCharacteristic) {
+        let all = services.flatMap { service in service.characteristics.map { (service.service, $0.characteristic) } }
+        var wanted: BluetoothUUID?
+        if let uuid = try? BluetoothUUID(text) { wanted = uuid }
+        if wanted == nil, let profile = ProfileCatalog.named(text) { wanted = profile.characteristic }
+        if let wanted, let hit = all.first(where: { $0.1.uuid == wanted }) { return hit }
+        if wanted == nil, let hit = all.first(where: { $0.1.uuid.name.map(slug) == slug(text) }) { return hit }
+        let list = all.map { describe($0.1.uuid) }.joined(separator: ", ")
+        throw CommandFailure("characteristic \(text) not found on \(device); it has: \(list.isEmpty ? "none" : list)")
+    }
+
+    /// "2A37 Heart Rate Measurement" style label.
+    static func describe(_ uuid: BluetoothUUID) -> String {
+        let short = uuid.uuid16.map { String(format: "%04X", $0) } ?? "\(uuid)"
+        return uuid.name.map { "\(short) \($0)" } ?? short
+    }
+
+    /// The profile decoder to use: `--profile NAME` or the one for the characteristic.
+    static func decoder(for uuid: BluetoothUUID, profile: String?) throws -> (any PacketDecoder, String)? {
+        if let profile {
+            guard let descriptor = ProfileCatalog.named(profile) else {
+                throw CommandFailure("unknown profile \"\(profile)\": expected one of \(ProfileCatalog.all.map(\.name).joined(separator: ", "))")
+            }
+            return (descriptor.makeDecoder(ProfileOptions()), descriptor.name)
+        }
+        return ProfileCatalog.forCharacteristic(uuid).map { ($0.makeDecoder(ProfileOptions()), $0.name) }
+    }
+
+    /// The profile to read `uuid`'s value with when it is not a known profile characteristic:
+    /// plain strings for the common text characteristics.
+    static func textValue(_ bytes: [UInt8], uuid: BluetoothUUID) -> String? {
+        guard let name = uuid.name?.lowercased(), name.contains("name") || name.contains("string") || name.contains("revision") else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
+        return text.allSatisfy({ !$0.isASCII || $0.isLetter || $0.isNumber || $0.isPunctuation || $0 == " " || $0.isSymbol }) ? "\"\(text)\"" : nil
+    }
+}
+
+/// A decoder kept across values (stateful profiles compute speeds from deltas).
+final class ValueDecoding {
+    private var decoder: (any PacketDecoder)?
+    let profile: String?
+    let uuid: BluetoothUUID
+
+    init(uuid: BluetoothUUID, profile: String?) throws {
+        self.uuid = uuid
+        let found = try CharacteristicLookup.decoder(for: uuid, profile: profile)
+        decoder = found?.0
+        self.profile = found?.1
+    }
+
+    /// Decodes `bytes`: the summary, the JSON-able value, or the decoder's error.
+    func decode(_ bytes: [UInt8], at time: Double) -> (summary: String?, value: (any Encodable & Sendable)?, error: String?) {
+        guard var current = decoder else {
+            return (CharacteristicLookup.textValue(bytes, uuid: uuid), nil, nil)
+        }
+        do {
+            let packet = try current.decode(bytes, at: time)
+            decoder = current
+            return (packet.summary, packet.value, nil)
+        } catch {
+            decoder = current
+            return (nil, nil, "\(error)")
+        }
+    }
+}
+
+/// JSON lines from mixed dictionaries (Encodable values embedded as their JSON).
+enum JSONObjectLine {
+    static func embed(_ value: any Encodable) -> Any {
+        guard let data = try? JSONEncoder().encode(value),
+              let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return NSNull() }
+        return object
+    }
+
+    static func line(_ object: [String: Any]) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            return "{}"
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,157 @@
+import ArgumentParser
+import Bluetide
+import BluetideCore
+import BluetideHost
+import Foundation
+
+/// Options of the commands that act on one characteristic of one device.
+struct CharacteristicTarget: ParsableArguments {
+    @Argument(help: "Device address (optionally /R or /P) or advertised name.")
+    var device: String
+
+    @Argument(help: "Characteristic: UUID, 16-bit hex (2A19), assigned name (battery-level) or profile name (heart-rate).")
+    var characteristic: String
+
+    @Option(name: .long, help: "Seconds to look for the device by name or address.")
+    var timeout: Double = 5
+}
+
+/// Options of the commands that print values.
+struct ValueFormatOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print raw hex only.")
+    var raw = false
+
+    @Option(name: .long, help: "Decode with this profile instead of the characteristic's own (see bluetide decode --list).")
+    var profile: String?
+
+    @Flag(name: .long, help: "Print one JSON object per value.")
+    var json = false
+
+    /// One value's line: decoded summary with hex, hex alone, or JSON.
+    func line(_ bytes: [UInt8], decoding: ValueDecoding, at time: Double, extra: [String: Any] = [:]) -> String {
+        let decoded = raw ? (summary: nil, value: nil, error: nil) : decoding.decode(bytes, at: time)
+        if json {
+            var object = extra
+            object["characteristic"] = CharacteristicLookup.describe(decoding.uuid).split(separator: " ").first.map(String.init) ?? ""
+            object["hex"] = bytes.hexString
+            if let profile = decoding.profile, !raw { object["profile"] = profile }
+            if let summary = decoded.summary { object["summary"] = summary }
+            if let value = decoded.value { object["decoded"] = JSONObjectLine.embed(value) }
+            if let error = decoded.error { object["decodeError"] = error }
+            return JSONObjectLine.line(object)
+        }
+        if raw { return bytes.spacedHex }
+        if let error = decoded.error {
+            return "\(bytes.spacedHex)  (does not decode as \(decoding.profile ?? "?"): \(error))"
+        }
+        if let summary = decoded.summary { return "\(summary)  [\(bytes.spacedHex)]" }
+        return bytes.spacedHex
+    }
+}
+
+/// `bluetide read DEVICE CHARACTERISTIC`: one value, decoded.
+struct ReadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "read",
+        abstract: "Read one characteristic's value and print it decoded (and as hex).",
+        discussion: """
+            Examples:
+              bluetide read "Bluetide HRM" battery-level --emulate heart-rate
+              bluetide read "Bluetide HRM" 2A38 --emulate heart-rate --json
+              bluetide read C6:C5:C4:C3:C2:C1/R 2A19 --transport serial:/dev/ttyACM0 --raw
+            """)
+
+    @OptionGroup var target: CharacteristicTarget
+    @OptionGroup var session: DeviceSessionOptions
+    @OptionGroup var format: ValueFormatOptions
+
+    func run() async throws {
+        try await execute(CommandOutput.standardOutput())
+    }
+
+    func execute(_ output: CommandOutput) async throws {
+        let session = try await DeviceSession.open(session)
+        do {
+            let (connection, label) = try await session.connect(target.device, timeout: target.timeout)
+            let (_, characteristic) = try CharacteristicLookup.find(
+                target.characteristic, in: try await connection.services(), device: label)
+            guard characteristic.properties.contains(.read) else {
+                throw CommandFailure("\(CharacteristicLookup.describe(characteristic.uuid)) on \(label) is not readable (it is \(GATTCommand.properties(characteristic.properties).joined(separator: ", ")))")
+            }
+            let bytes: [UInt8]
+            do { bytes = try await connection.read(characteristic.uuid) } catch {
+                throw CommandFailure("reading \(CharacteristicLookup.describe(characteristic.uuid)) from \(label) failed: \(error)")
+            }
+            let decoding = try ValueDecoding(uuid: characteristic.uuid, profile: format.profile)
+            if !format.raw, !format.json, decoding.profile != nil, case let (_, _, error?) = decoding.decode(bytes, at: 0) {
+                throw CommandFailure("value \(bytes.spacedHex) of \(CharacteristicLookup.describe(characteristic.uuid)) does not decode as \(decoding.profile ?? "?"): \(error)")
+            }
+            let fresh = try ValueDecoding(uuid: characteristic.uuid, profile: format.profile)
+            output.emit(format.line(bytes, decoding: fresh, at: 0))
+        } catch {
+            await session.close()
+            throw error
+        }
+        await session.close()
+    }
+}
+
+/// `bluetide write DEVICE CHARACTERISTIC HEX`.
+struct WriteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "write",
+        abstract: "Write hex bytes to a characteristic (with response unless --without-response).",
+        discussion: """
+            Examples:
+              bluetide write HMSoft FFE1 48656C6C6F --without-response --emulate hm10
+              bluetide write "Bluetide HRM" 2A39 01 --emulate heart-rate
+            """)
+
+    @OptionGroup var target: CharacteristicTarget
+
+    @Argument(help: "The value as hex (spaces, colons allowed).")
+    var hex: String
+
+    @Flag(name: .customLong("without-response"), help: "Write without response (Write Command).")
+    var withoutResponse = false
+
+    @OptionGroup var session: DeviceSessionOptions
+
+    func run() async throws {
+        try await execute(CommandOutput.standardOutput())
+    }
+
+    func execute(_ output: CommandOutput) async throws {
+        let bytes: [UInt8]
+        do { bytes = try Hex.parse(hex) } catch {
+            throw CommandFailure("\(hex) is not hex: \(error)")
+        }
+        let session = try await DeviceSession.open(session)
+        do {
+            let (connection, label) = try await session.connect(target.device, timeout: target.timeout)
+            let (_, characteristic) = try CharacteristicLookup.find(
+                target.characteristic, in: try await connection.services(), device: label)
+            let needed: GATTCharacteristicProperties = withoutResponse ? .writeWithoutResponse : .write
+            guard characteristic.properties.contains(needed) else {
+                throw CommandFailure("\(CharacteristicLookup.describe(characteristic.uuid)) on \(label) does not allow \(withoutResponse ? "write without response" : "write with response") (it is \(GATTCommand.properties(characteristic.properties).joined(separator: ", ")))")
+            }
+            do {
+                try await connection.write(RawBytes(bytes), to: characteristic.uuid, withResponse: !withoutResponse)
+            } catch {
+                throw CommandFailure("writing \(CharacteristicLookup.describe(characteristic.uuid)) on \(label) failed: \(error)")
+            }
+            output.emit("wrote \(bytes.count) byte\(bytes.count == 1 ? "" : "s") to \(CharacteristicLookup.describe(characteristic.uuid)) on \(label)")
+        } catch {
+            await session.close()
+            throw error
+        }
+        await session.close()
+    }
+}
+
+/// Bytes written as they are.
+struct RawBytes: GATTEncodable {
+    let octets: [UInt8]
+    init(_ octets: [UInt8]) { self.octets = octets }
+    func encode(to writer: inout ByteWriter) { writer.write(bytes: octets) }
+}

@@ -1,0 +1,155 @@
+import ArgumentParser
+import Bluetide
+import BluetideCore
+import BluetideHost
+import BluetideRecording
+import Foundation
+
+/// `bluetide record DEVICE [CHARACTERISTIC…] --out FILE.jsonl`: a value log of a live device.
+struct RecordCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record",
+        abstract: "Record a device's notified values to a value log (and optionally an HCI btsnoop capture).",
+        discussion: """
+            Subscribes to the given characteristics (default: every one that notifies or indicates) and appends each \
+            value to FILE.jsonl (format: docs/value-log-format.md), printing it decoded. Runs until Ctrl-C, --duration \
+            seconds or --count values. Play the log back with bluetide replay.
+
+            Examples:
+              bluetide record "Bluetide HRM" --emulate heart-rate --out hrm.jsonl --duration 10
+              bluetide record "Bluetide CSC" 2A5B --emulate csc --out ride.jsonl --snoop ride.btsnoop --duration 30
+              bluetide replay hrm.jsonl
+            """)
+
+    @Argument(help: "Device address (optionally /R or /P) or advertised name.")
+    var device: String
+
+    @Argument(help: "Characteristics to record (default: every notify/indicate characteristic except Service Changed).")
+    var characteristics: [String] = []
+
+    @Option(name: .long, help: "The value log to write (JSON Lines).")
+    var out: String
+
+    @Option(name: .long, help: "Also write an HCI capture (btsnoop) to this file.")
+    var snoop: String?
+
+    @Option(name: .long, help: "Stop after this many seconds.")
+    var duration: Double?
+
+    @Option(name: .long, help: "Stop after this many values.")
+    var count: Int?
+
+    @Option(name: .long, help: "Seconds to look for the device by name or address.")
+    var timeout: Double = 5
+
+    @Flag(name: .long, help: "Print one JSON object per recorded value instead of a decoded line.")
+    var json = false
+
+    @OptionGroup var session: DeviceSessionOptions
+
+    func run() async throws {
+        try await execute(CommandOutput.standardOutput(), stopOnSignals: true)
+    }
+
+    /// One value seen on one characteristic.
+    struct Arrival: Sendable {
+        var service: BluetoothUUID
+        var characteristic: BluetoothUUID
+        var operation: ValueOperation
+        var bytes: [UInt8]
+    }
+
+    func execute(_ output: CommandOutput, stopOnSignals: Bool = false) async throws {
+        if let count, count < 1 { throw CommandFailure("--count \(count): expected at least 1") }
+        if let duration, !(duration.isFinite && duration > 0) { throw CommandFailure("--duration \(duration): expected seconds > 0") }
+        let session = try await DeviceSession.open(session, snoop: snoop)
+        var subscriptions: [Task<Void, Never>] = []
+        do {
+            let (connection, label) = try await session.connect(device, timeout: timeout)
+            let (address, name) = (connection.address, label)
+            let services = try await connection.services()
+            var chosen: [(GATTServiceRange, GATTCharacteristic)] = []
+            if characteristics.isEmpty {
+                // Service Changed (Generic Attribute) is link housekeeping, not device data.
+                for service in services where service.service.uuid != BluetoothUUID(0x1801) {
+                    for remote in service.characteristics where !remote.characteristic.properties.isDisjoint(with: [.notify, .indicate]) {
+                        chosen.append((service.service, remote.characteristic))
+                    }
+                }
+                guard !chosen.isEmpty else { throw CommandFailure("\(label) has no characteristic that notifies or indicates: nothing to record") }
+            } else {
+                for text in characteristics {
+                    let found = try CharacteristicLookup.find(text, in: services, device: label)
+                    guard !found.1.properties.isDisjoint(with: [.notify, .indicate]) else {
+                        throw CommandFailure("\(CharacteristicLookup.describe(found.1.uuid)) on \(label) does not notify or indicate: it cannot be recorded")
+                    }
+                    chosen.append(found)
+                }
+            }
+            let writer: ValueLogWriter
+            do {
+                writer = try ValueLogWriter(path: out, header: ValueLogHeader(startedAt: WallClockTime.now()), flushEvery: 1)
+            } catch {
+                throw CommandFailure("cannot write \(out): \(error)")
+            }
+            let recorder = ValueRecorder(writer: writer)
+            let (arrivals, sink) = AsyncStream<Arrival>.makeStream(bufferingPolicy: .unbounded)
+            for (service, characteristic) in chosen {
+                let values: AsyncThrowingStream<[UInt8], any Error>
+                do { values = try await connection.notifications(of: characteristic.uuid) } catch {
+                    throw CommandFailure("subscribing to \(CharacteristicLookup.describe(characteristic.uuid)) on \(label) failed: \(error)")
+                }
+                let operation: ValueOperation = characteristic.properties.contains(.notify) ? .notify : .indicate
+                subscriptions.append(Task {
+                    do {
+                        for try await bytes in values {
+                            sink.yield(Arrival(service: service.uuid, characteristic: characteristic.uuid, operation: operation, bytes: bytes))
+                        }
+                    } catch {
+                        output.emit("\(CharacteristicLookup.describe(characteristic.uuid)): notifications ended: \(error)")
+                    }
+                })
+            }
+            output.emit(json ? JSONObjectLine.line(["event": "recording", "device": label, "out": out,
+                                                     "characteristics": chosen.map { CharacteristicLookup.describe($0.1.uuid) }])
+                        : "recording \(chosen.map { CharacteristicLookup.describe($0.1.uuid) }.joined(separator: ", ")) from \(label) to \(out)")
+            let ender = Task {
+                if stopOnSignals { await StopSignal.install(duration: duration).wait() } else if let duration { try? await Task.sleep(for: .seconds(duration)) } else {
+                    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+                }
+                sink.finish()
+            }
+            defer { ender.cancel() }
+            let lineFormat = try ValueFormatOptions.parse(json ? ["--json"] : [])
+            var decoders: [BluetoothUUID: ValueDecoding] = [:]
+            var written = 0
+            let identity = DeviceIdentity(address, name: name == "\(address)" ? nil : name.components(separatedBy: " (").first)
+            for await arrival in arrivals {
+                let decoding = try decoders[arrival.characteristic] ?? ValueDecoding(uuid: arrival.characteristic, profile: nil)
+                decoders[arrival.characteristic] = decoding
+                let record: ValueRecord
+                do {
+                    record = try recorder.record(
+                        device: identity, service: arrival.service, characteristic: arrival.characteristic,
+                        operation: arrival.operation, value: arrival.bytes, profile: decoding.profile)
+                } catch {
+                    throw CommandFailure("cannot write \(out): \(error)")
+                }
+                let format = lineFormat
+                output.emit(format.line(arrival.bytes, decoding: decoding, at: record.timestamp,
+                                        extra: json ? ["t": record.timestamp] : [:]))
+                written += 1
+                if let count, written >= count { break }
+            }
+            for task in subscriptions { task.cancel() }
+            do { try writer.close() } catch { throw CommandFailure("cannot finish \(out): \(error)") }
+            output.emit(json ? JSONObjectLine.line(["event": "stopped", "records": written, "out": out])
+                        : "recorded \(written) value\(written == 1 ? "" : "s") to \(out)\(snoop.map { " (HCI capture: \($0))" } ?? "")")
+        } catch {
+            for task in subscriptions { task.cancel() }
+            await session.close()
+            throw error
+        }
+        await session.close()
+    }
+}

@@ -1,0 +1,107 @@
+import ArgumentParser
+import Bluetide
+import BluetideCore
+import Foundation
+
+/// `bluetide subscribe DEVICE CHARACTERISTIC`: notified values as they arrive, decoded.
+struct SubscribeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "subscribe",
+        abstract: "Print a characteristic's notifications (or indications) decoded, as they arrive.",
+        discussion: """
+            Runs until Ctrl-C, --count values or --duration seconds. With --reconnect a lost link is re-established \
+            (with back-off) and printing goes on; a line says when it is reconnecting and when it is back.
+
+            Examples:
+              bluetide subscribe "Bluetide HRM" heart-rate --emulate heart-rate --count 5
+              bluetide subscribe "Bluetide CSC" 2A5B --emulate csc --json --duration 10
+              bluetide subscribe C6:C5:C4:C3:C2:C1/R 2A37 --transport serial:/dev/ttyACM0 --reconnect
+            """)
+
+    @OptionGroup var target: CharacteristicTarget
+    @OptionGroup var session: DeviceSessionOptions
+    @OptionGroup var format: ValueFormatOptions
+
+    @Option(name: .long, help: "Stop after this many values.")
+    var count: Int?
+
+    @Option(name: .long, help: "Stop after this many seconds.")
+    var duration: Double?
+
+    @Flag(name: .long, help: "Reconnect after link loss and keep printing.")
+    var reconnect = false
+
+    func run() async throws {
+        try await execute(CommandOutput.standardOutput(), stopOnSignals: true)
+    }
+
+    /// Prints values until --count, --duration or (with `stopOnSignals`) Ctrl-C.
+    func execute(_ output: CommandOutput, stopOnSignals: Bool = false) async throws {
+        if let count, count < 1 { throw CommandFailure("--count \(count): expected at least 1") }
+        if let duration, !(duration.isFinite && duration > 0) { throw CommandFailure("--duration \(duration): expected seconds > 0") }
+        let session = try await DeviceSession.open(session)
+        do {
+            let policy: ConnectionPolicy = reconnect ? .resilient : .default
+            let (connection, label) = try await session.connect(target.device, timeout: target.timeout, policy: policy)
+            let (_, characteristic) = try CharacteristicLookup.find(
+                target.characteristic, in: try await connection.services(), device: label)
+            guard !characteristic.properties.isDisjoint(with: [.notify, .indicate]) else {
+                throw CommandFailure("\(CharacteristicLookup.describe(characteristic.uuid)) on \(label) does not notify or indicate (it is \(GATTCommand.properties(characteristic.properties).joined(separator: ", ")))")
+            }
+            let decoding = try ValueDecoding(uuid: characteristic.uuid, profile: format.profile)
+            let values: AsyncThrowingStream<[UInt8], any Error>
+            do { values = try await connection.notifications(of: characteristic.uuid) } catch {
+                throw CommandFailure("subscribing to \(CharacteristicLookup.describe(characteristic.uuid)) on \(label) failed: \(error)")
+            }
+            let json = format.json
+            let watcher = Task {
+                for await event in connection.events {
+                    switch event {
+                    case let .reconnecting(attempt):
+                        output.emit(json ? JSONObjectLine.line(["event": "reconnecting", "attempt": attempt]) : "reconnecting to \(label) (attempt \(attempt))…")
+                    case .reconnected:
+                        output.emit(json ? JSONObjectLine.line(["event": "reconnected"]) : "reconnected to \(label)")
+                    case let .disconnected(reason):
+                        output.emit(json ? JSONObjectLine.line(["event": "disconnected", "reason": "\(reason)"]) : "link lost: \(reason)")
+                    default:
+                        break
+                    }
+                }
+            }
+            defer { watcher.cancel() }
+            let start = ContinuousClock.now
+            let limit = count
+            let reader = Task { () throws -> Void in
+                var seen = 0
+                for try await bytes in values {
+                    let time = Self.seconds(since: start)
+                    output.emit(format.line(bytes, decoding: decoding, at: time, extra: json ? ["t": (time * 1000).rounded() / 1000] : [:]))
+                    seen += 1
+                    if let limit, seen >= limit { return }
+                }
+            }
+            let ender = Task {
+                if stopOnSignals { await StopSignal.install(duration: duration).wait() } else if let duration { try? await Task.sleep(for: .seconds(duration)) } else {
+                    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+                }
+                reader.cancel()
+            }
+            defer { ender.cancel() }
+            do {
+                try await reader.value
+            } catch is CancellationError {
+            } catch {
+                throw CommandFailure("\(label): notifications ended: \(error)")
+            }
+        } catch {
+            await session.close()
+            throw error
+        }
+        await session.close()
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let parts = start.duration(to: .now).components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+@testable import BluetideCommands
+
+@Suite struct DeviceCommandErrorTests {
+    @Test func unknownNameSaysWhatWasLookedForAndSuggestsScan() async throws {
+        let command = try ReadCommand.parse(
+            ["Nobody", "2A19", "--timeout", "1", "--transport", privateLink(), "--emulate", "heart-rate"])
+        let message = try await failureMessage { try await command.execute(LineCollector().output) }
+        #expect(message == "no device named Nobody seen within 1 s; try `bluetide scan`")
+    }
+
+    @Test func missingCharacteristicListsWhatExists() async throws {
+        let command = try ReadCommand.parse(["Bluetide HRM", "2A5B", "--transport", privateLink(), "--emulate", "heart-rate"])
+        let message = try #require(try await failureMessage { try await command.execute(LineCollector().output) })
+        #expect(message.hasPrefix("characteristic 2A5B not found on Bluetide HRM"), "\(message)")
+        #expect(message.contains("2A37 Heart Rate Measurement") && message.contains("2A19"), "\(message)")
+        #expect(!message.contains("\n"))
+    }
+
+    @Test func valueThatDoesNotDecodeShowsHexAndTheDecoderError() async throws {
+        let command = try ReadCommand.parse(
+            ["Bluetide HRM", "battery-level", "--profile", "heart-rate", "--transport", privateLink(), "--emulate", "heart-rate"])
+        let message = try #require(try await failureMessage { try await command.execute(LineCollector().output) })
+        #expect(message.hasPrefix("value ") && message.contains("does not decode as heart-rate"), "\(message)")
+    }
+
+    @Test func transportThatCannotOpenIsOneLine() async throws {
+        let command = try ScanCommand.parse(["--transport", "tcp-client:127.0.0.1:1", "--timeout", "1"])
+        let message = try #require(try await failureMessage { try await command.execute(LineCollector().output) })
+        #expect(message.hasPrefix("cannot open transport tcp-client:127.0.0.1:1"), "\(message)")
+        let emulateOnSerial = try ScanCommand.parse(["--transport", "tcp-client:127.0.0.1:1", "--emulate", "csc"])
+        let refused = try #require(try await failureMessage { try await emulateOnSerial.execute(LineCollector().output) })
+        #expect(refused.contains("--emulate needs a virtual transport"))
+        let badModel = try ScanCommand.parse(["--emulate", "toaster"])
+        #expect(try await failureMessage { try await badModel.execute(LineCollector().output) }?.contains("unknown device model") == true)
+    }
+
+    @Test func executableExitsTwoWithOneLineForAnUnknownDevice() async throws {
+        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["gatt", "Nobody", "--timeout", "1", "--emulate", "heart-rate"]
+        let errorPipe = Pipe()
+        process.standardError = errorPipe
+        process.standardOutput = Pipe()
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(returning: -1) }
+        }
+        #expect(status == 2)
+        let text = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(text == "bluetide: no device named Nobody seen within 1 s; try `bluetide scan`\n")
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import BluetideCommands
+
+@Suite struct ScanAndGATTCommandTests {
+    @Test func scanListsTheEmulatedDevicesStrongestFirst() async throws {
+        let collector = LineCollector()
+        let command = try ScanCommand.parse(
+            ["--transport", privateLink(), "--emulate", "heart-rate@-70,csc@-45", "--timeout", "1.5"])
+        try await withGuard { try await command.execute(collector.output) }
+        let lines = collector.lines
+        #expect(lines.count == 3, "lines: \(lines)")
+        #expect(lines.first?.hasPrefix("ADDRESS") == true)
+        let csc = try #require(lines.firstIndex { $0.contains("Bluetide CSC") }, "lines: \(lines)")
+        let hrm = try #require(lines.firstIndex { $0.contains("Bluetide HRM") }, "lines: \(lines)")
+        #expect(csc < hrm)
+        #expect(lines[csc].contains("-45") && lines[hrm].contains("-70"))
+        #expect(lines[hrm].contains("Heart Rate"), "services by name: \(lines[hrm])")
+        #expect(!lines.joined().contains("\u{1B}["), "no escape codes when not a terminal")
+    }
+
+    @Test func scanJSONGivesOneObjectPerDeviceAndAppliesFilters() async throws {
+        let collector = LineCollector()
+        let command = try ScanCommand.parse(
+            ["--transport", privateLink(), "--emulate", "heart-rate@-60,csc@-50,hm10@-80", "--timeout", "1.5",
+             "--json", "--service", "180D"])
+        try await withGuard { try await command.execute(collector.output) }
+        let objects = collector.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(objects.count == 1, "lines: \(collector.lines)")
+        #expect(objects.first?["name"] as? String == "Bluetide HRM")
+        #expect(objects.first?["rssi"] as? Int == -60)
+
+        let weak = LineCollector()
+        let strongOnly = try ScanCommand.parse(
+            ["--transport", privateLink(), "--emulate", "heart-rate@-60,csc@-50,hm10@-80", "--timeout", "1.5",
+             "--json", "--min-rssi", "-65", "--name-prefix", "Bluetide"])
+        try await withGuard { try await strongOnly.execute(weak.output) }
+        let names = weak.lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["name"] as? String }
+        #expect(names == ["Bluetide CSC", "Bluetide HRM"])
+    }
+
+    @Test func gattDumpsTheHeartRateServiceWithDecodedValues() async throws {
+        let collector = LineCollector()
+        let command = try GATTCommand.parse(["Bluetide HRM", "--transport", privateLink(), "--emulate", "heart-rate"])
+        try await withGuard { try await command.execute(collector.output) }
+        let text = collector.lines.joined(separator: "\n")
+        #expect(text.contains("service 180D Heart Rate"), "\(text)")
+        let location = try #require(collector.lines.first { $0.contains("2A38") }, "\(text)")
+        #expect(location.contains("read") && location.contains("01"), "\(location)")
+        #expect(location.lowercased().contains("chest"), "decoded body sensor location: \(location)")
+        let measurement = try #require(collector.lines.first { $0.contains("2A37") })
+        #expect(measurement.contains("notify"))
+        #expect(text.contains("descriptor 2902"), "CCCD listed: \(text)")
+        #expect(collector.lines.contains { $0.contains("2A19") && $0.contains("%") }, "battery decoded: \(text)")
+
+        let json = LineCollector()
+        let jsonCommand = try GATTCommand.parse(["Bluetide HRM", "--transport", privateLink(), "--emulate", "heart-rate", "--json"])
+        try await withGuard { try await jsonCommand.execute(json.output) }
+        #expect(json.lines.count == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data((json.lines.first ?? "").utf8)) as? [String: Any])
+        let services = try #require(object["services"] as? [[String: Any]])
+        let heartRate = try #require(services.first { $0["uuid"] as? String == "180D" })
+        let characteristics = try #require(heartRate["characteristics"] as? [[String: Any]])
+        let sensor = try #require(characteristics.first { $0["uuid"] as? String == "2A38" })
+        #expect(sensor["hex"] as? String == "01")
+        #expect(sensor["decoded"] != nil)
+    }
+}

@@ -1,0 +1,94 @@
+import BluetideRecording
+import Foundation
+import Testing
+@testable import BluetideCommands
+
+@Suite struct ValueCommandTests {
+    @Test func readPrintsTheBatteryLevelDecoded() async throws {
+        let collector = LineCollector()
+        let command = try ReadCommand.parse(["Bluetide HRM", "battery-level", "--transport", privateLink(), "--emulate", "heart-rate"])
+        try await withGuard { try await command.execute(collector.output) }
+        #expect(collector.lines.count == 1, "\(collector.lines)")
+        let line = try #require(collector.lines.first)
+        #expect(line.contains("%") && line.contains("["), "decoded with hex: \(line)")
+
+        let raw = LineCollector()
+        let rawCommand = try ReadCommand.parse(["Bluetide HRM", "2A19", "--raw", "--transport", privateLink(), "--emulate", "heart-rate"])
+        try await withGuard { try await rawCommand.execute(raw.output) }
+        let hex = try #require(raw.lines.first)
+        #expect(hex.count == 2 && UInt8(hex, radix: 16) != nil, "one byte of hex: \(hex)")
+        #expect(line.contains(hex), "\(line) vs \(hex)")
+    }
+
+    @Test func writeThenReadBackOnTheHM10DataCharacteristic() async throws {
+        let link = privateLink()
+        // One session for both steps: the write and read share the emulated device.
+        let session = try await DeviceSession.open(try DeviceSessionOptions.parse(["--transport", link, "--emulate", "hm10"]))
+        let written = LineCollector()
+        let write = try WriteCommand.parse(["HMSoft", "FFE1", "48 69 21", "--without-response", "--transport", link])
+        let read = try ReadCommand.parse(["HMSoft", "ffe1", "--raw", "--transport", link])
+        let readBack = LineCollector()
+        do {
+            try await withGuard { try await write.execute(written.output) }
+            try await withGuard { try await read.execute(readBack.output) }
+        } catch {
+            await session.close()
+            throw error
+        }
+        await session.close()
+        #expect(written.lines.first?.hasPrefix("wrote 3 bytes to FFE1") == true, "\(written.lines)")
+        #expect(readBack.lines == ["48 69 21"])
+    }
+
+    @Test func subscribeCountThreePrintsThreeDecodedHeartRateLines() async throws {
+        let collector = LineCollector()
+        let command = try SubscribeCommand.parse(
+            ["Bluetide HRM", "heart-rate", "--count", "3", "--transport", privateLink(), "--emulate", "heart-rate"])
+        try await withGuard { try await command.execute(collector.output) }
+        #expect(collector.lines.count == 3, "\(collector.lines)")
+        for line in collector.lines { #expect(line.contains("bpm"), "decoded: \(line)") }
+
+        let json = LineCollector()
+        let jsonCommand = try SubscribeCommand.parse(
+            ["Bluetide HRM", "2A37", "--count", "2", "--json", "--transport", privateLink(), "--emulate", "heart-rate"])
+        try await withGuard { try await jsonCommand.execute(json.output) }
+        let objects = json.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(objects.count == 2)
+        #expect(objects.allSatisfy { $0["characteristic"] as? String == "2A37" && $0["decoded"] != nil && $0["hex"] is String })
+    }
+
+    @Test func recordWritesALogThatReadsBackAndReplaysToTheSameValues() async throws {
+        let directory = FileManager.default.temporaryDirectory
+        let out = directory.appendingPathComponent("record-\(UUID().uuidString).jsonl").path
+        let snoop = directory.appendingPathComponent("record-\(UUID().uuidString).btsnoop").path
+        defer {
+            try? FileManager.default.removeItem(atPath: out)
+            try? FileManager.default.removeItem(atPath: snoop)
+        }
+        let collector = LineCollector()
+        let command = try RecordCommand.parse(
+            ["Bluetide HRM", "heart-rate", "--out", out, "--snoop", snoop, "--count", "4", "--transport", privateLink(),
+             "--emulate", "heart-rate"])
+        try await withGuard { try await command.execute(collector.output) }
+        let lines = collector.lines
+        #expect(lines.count == 6, "\(lines)")
+        let recorded = Array(lines.dropFirst().prefix(4))
+        let log = try ValueLogReader.read(path: out)
+        #expect(log.records.count == 4)
+        #expect(log.records.allSatisfy { $0.characteristic == .heartRateMeasurement && $0.operation == .notify && $0.profile == "heart-rate" })
+        #expect(log.records.first?.device.name == "Bluetide HRM")
+        let snoopSize = (try? FileManager.default.attributesOfItem(atPath: snoop)[.size] as? Int) ?? 0
+        #expect(snoopSize > 16, "btsnoop capture written")
+
+        let replay = try ReplayCommand.parse([out, "--as-fast-as-possible"])
+        let (replayLog, pace, decoder) = try replay.prepare()
+        var replayed: [String] = []
+        await replay.play(replayLog, pace: pace, decoder: decoder) { replayed.append($0) }
+        #expect(replayed.count == 4)
+        for (live, played) in zip(recorded, replayed) {
+            // The decoded summary (before the hex) appears in the replayed line.
+            let summary = String(live.components(separatedBy: "  [").first ?? live)
+            #expect(played.contains(summary), "live \(live) vs replay \(played)")
+        }
+    }
+}
