@@ -13,7 +13,7 @@ public struct BluetideCommand: AsyncParsableCommand {
               bluetide decode fec --json A4094E05192A5A1027FA403032
             """,
         subcommands: [
-            DecodeCommand.self, BenchCommand.self, EmulateCommand.self, ReplayCommand.self, ControllersCommand.self,
+            DecodeCommand.self, DemoCommand.self, BenchCommand.self, EmulateCommand.self, ReplayCommand.self, ControllersCommand.self,
         ])
 
     public init() {}
