@@ -72,13 +72,15 @@ struct DemoEvent: Sendable {
     var device: String
     /// What happened: `section`, `started`, `found`, `connected`, `write`, `value`, `done`.
     var kind: String
-    /// The readable line (without the device prefix).
+    /// The readable line (without the device label).
     var summary: String
     /// Extra machine-readable fields for `--json`.
     var fields: [String: String] = [:]
+    /// Shown before the summary in text output (padded device name, with a bar for live data).
+    var label: String? = nil
 
     /// The text line: section headings stand alone, other lines are indented under them.
-    var text: String { kind == "section" ? "\n== \(summary) ==" : "  \(summary)" }
+    var text: String { kind == "section" ? "\n== \(summary) ==" : "  " + (label ?? "") + summary }
 
     /// One JSON object.
     var jsonLine: String {
@@ -132,8 +134,8 @@ actor DemoWorld {
             addresses[address] = name
             emit(DemoEvent(
                 device: name, kind: "started",
-                summary: "\(pad(name, 10)) advertising as \"\(peripheral.advertisedName)\" from \(address.string)",
-                fields: ["name": peripheral.advertisedName, "address": address.string]))
+                summary: "advertising as \"\(peripheral.advertisedName)\" from \(address.string)",
+                fields: ["name": peripheral.advertisedName, "address": address.string], label: pad(name, 11)))
         }
         let bluetooth: Bluetooth
         do { bluetooth = try await Bluetooth.open(transport: linkSpec) } catch {
@@ -178,7 +180,7 @@ actor DemoWorld {
             let services = (try? await connection.services().count) ?? 0
             emit(DemoEvent(
                 device: name, kind: "connected",
-                summary: "\(pad(name, 10)) connected, \(services) services, MTU \(await connection.mtu)"))
+                summary: "connected, \(services) services, MTU \(await connection.mtu)", label: pad(name, 11)))
         }
 
         // Live data from all devices at once; lines are prefixed with the device.
@@ -231,7 +233,7 @@ struct DemoSession: Sendable {
 
     func show(_ kind: String, _ summary: String, _ fields: [String: String] = [:]) {
         let tag = device.count >= 10 ? device : device + String(repeating: " ", count: 10 - device.count)
-        emit(DemoEvent(device: device, kind: kind, summary: "\(tag) │ \(summary)", fields: fields))
+        emit(DemoEvent(device: device, kind: kind, summary: summary, fields: fields, label: tag + " │ "))
     }
 
     func run() async throws {
