@@ -54,6 +54,26 @@ import Testing
         await #expect(throws: CommandFailure.self) { try await command.perform { _ in } }
     }
 
+    @Test func aDeviceThatDoesNotAnswerFailsWithOneLine() async throws {
+        do {
+            try await DemoSession.limited(0.05, "hm10: no decoded data within 0 s") {
+                try await Task.sleep(for: .seconds(30))
+            }
+            Issue.record("a session that never ends was not stopped")
+        } catch let failure as CommandFailure {
+            #expect(failure.message == "hm10: no decoded data within 0 s")
+        }
+        try await DemoSession.limited(20, "unused") {}
+    }
+
+    @Test func executableExitsNonZeroWithOneLineForABadDuration() async throws {
+        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
+        let (status, output) = try await Self.runProcess(binary, ["demo", "--duration", "0"])
+        #expect(status != 0)
+        let lines = output.split(separator: "\n")
+        #expect(lines.count == 1 && output.contains("--duration"), "output: \(output)")
+    }
+
     @Test func executableRunsTheDemoAndExitsZero() async throws {
         let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
         let (status, output) = try await Self.runProcess(binary, ["demo", "--duration", "2", "--json"])
