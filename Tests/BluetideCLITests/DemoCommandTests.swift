@@ -1,0 +1,112 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import BluetideCommands
+
+@Suite struct DemoCommandTests {
+    /// Collects events from any task.
+    final class Recorder: Sendable {
+        private let events = Mutex<[DemoEvent]>([])
+        func add(_ event: DemoEvent) { events.withLock { $0.append(event) } }
+        var all: [DemoEvent] { events.withLock { $0 } }
+    }
+
+    @Test func demoShowsDecodedDataFromEveryDevice() async throws {
+        let recorder = Recorder()
+        let command = try DemoCommand.parse(["--duration", "3", "--seed", "3"])
+        try await command.perform { recorder.add($0) }
+        let events = recorder.all
+        let found = events.filter { $0.kind == "found" }
+        #expect(Set(found.compactMap { $0.fields["model"] }) == Set(DemoWorld.deviceNames))
+        for row in found {
+            #expect(row.summary.contains("dBm"), "scan row without RSSI: \(row.summary)")
+        }
+        func values(_ device: String) -> [DemoEvent] { events.filter { $0.device == device && $0.kind == "value" } }
+        let heartRate = values("heart-rate")
+        #expect(!heartRate.isEmpty)
+        #expect(heartRate.allSatisfy { $0.summary.contains("bpm") })
+        #expect(heartRate.contains { $0.summary.contains("RR") })
+        let trainer = values("ftms-bike")
+        #expect(trainer.contains { $0.summary.contains("km/h") && $0.summary.contains("rpm") && $0.summary.contains("ERG target 250 W") })
+        #expect(trainer.contains { $0.summary.contains("control point →") })
+        let ring = values("colmi-r02")
+        #expect(ring.contains { $0.fields["batteryPercent"] != nil && $0.summary.contains("battery") })
+        #expect(ring.contains { $0.summary.contains("real-time heart rate") })
+        let punch = values("punch")
+        #expect(punch.filter { $0.fields["reactionMs"] != nil }.count == 5)
+        #expect(punch.contains { $0.summary.contains("control →") })
+        let serial = values("hm10")
+        #expect(serial.contains { $0.fields["echo"] == "hello" })
+        #expect(events.last?.kind == "done")
+    }
+
+    @Test func demoJSONLinesAreObjectsAndTextHasSections() {
+        let event = DemoEvent(device: "hm10", kind: "value", summary: "data → \"hello\"", fields: ["echo": "hello"])
+        let object = try? JSONSerialization.jsonObject(with: Data(event.jsonLine.utf8)) as? [String: String]
+        #expect(object?["device"] == "hm10")
+        #expect(object?["event"] == "value")
+        #expect(object?["echo"] == "hello")
+        #expect(DemoEvent(device: "scan", kind: "section", summary: "Scan").text.contains("== Scan =="))
+    }
+
+    @Test func demoRefusesABadDuration() async throws {
+        let command = try DemoCommand.parse(["--duration", "0"])
+        await #expect(throws: CommandFailure.self) { try await command.perform { _ in } }
+    }
+
+    @Test func aDeviceThatDoesNotAnswerFailsWithOneLine() async throws {
+        do {
+            try await DemoSession.limited(0.05, "hm10: no decoded data within 0 s") {
+                try await Task.sleep(for: .seconds(30))
+            }
+            Issue.record("a session that never ends was not stopped")
+        } catch let failure as CommandFailure {
+            #expect(failure.message == "hm10: no decoded data within 0 s")
+        }
+        try await DemoSession.limited(20, "unused") {}
+    }
+
+    @Test func executableExitsNonZeroWithOneLineForABadDuration() async throws {
+        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
+        let (status, output) = try await Self.runProcess(binary, ["demo", "--duration", "0"])
+        #expect(status != 0)
+        let lines = output.split(separator: "\n")
+        #expect(lines.count == 1 && output.contains("--duration"), "output: \(output)")
+    }
+
+    @Test func executableRunsTheDemoAndExitsZero() async throws {
+        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
+        let (status, output) = try await Self.runProcess(binary, ["demo", "--duration", "2", "--json"])
+        #expect(status == 0, "output: \(output.suffix(2000))")
+        let objects = output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String]
+        }
+        for device in DemoWorld.deviceNames {
+            #expect(objects.contains { $0["device"] == device && $0["event"] == "value" }, "no value from \(device)")
+        }
+    }
+
+    /// Runs `binary` on a thread of its own (never blocking the cooperative pool); returns its
+    /// exit status and standard output.
+    static func runProcess(_ binary: URL, _ arguments: [String]) async throws -> (Int32, String) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                let process = Process()
+                process.executableURL = binary
+                process.arguments = arguments
+                let pipe = Pipe()
+                process.standardOutput = pipe
+                process.standardError = pipe
+                do {
+                    try process.run()
+                } catch {
+                    continuation.resume(throwing: error)
+                    return
+                }
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+            }
+        }
+    }
+}
