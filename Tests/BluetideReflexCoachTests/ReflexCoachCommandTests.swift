@@ -85,4 +85,22 @@ import Testing
         let command = try #require(parsed as? ReflexCoachSequences.Save)
         #expect(Self.failure { try command.lines() } == "--targets: step 0: \"9\" is not a target 0...5")
     }
+
+    /// `run --emulate`: a whole session against an emulated trainer on a private virtual link.
+    @Test(.timeLimit(.minutes(1))) func runWithEmulateStoresACompleteSession() async throws {
+        let db = Self.temporaryPath("sqlite")
+        defer { try? FileManager.default.removeItem(atPath: db) }
+        _ = try ReflexCoachAthletes.Add.parse(["Ana", "--db", db]).lines()
+        _ = try ReflexCoachSequences.Save.parse(["Short", "--targets", "2,4,1", "--times", "400", "--db", db]).lines()
+        let command = try ReflexCoachRun.parse(["--athlete", "Ana", "--sequence", "Short", "--emulate", "--db", db])
+        let outcome = try #require(try await command.session { _ in })
+        #expect(outcome.complete && outcome.stepsStored == 3, "\(outcome.reason)")
+        #expect(try CoachStore(path: db).steps(sessionID: outcome.sessionID).map(\.target) == [2, 4, 1])
+        do {
+            _ = try await ReflexCoachRun.parse(["--athlete", "Ana", "--sequence", "Nope", "--db", db]).session { _ in }
+            Issue.record("an unknown sequence was accepted")
+        } catch let failure as CommandFailure {
+            #expect(failure.message == "no saved sequence named \"Nope\" (saved: Short)")
+        }
+    }
 }
