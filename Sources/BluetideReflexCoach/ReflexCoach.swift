@@ -210,7 +210,8 @@ public struct ReflexCoach: Sendable {
             reason = Task.isCancelled ? "cancelled" : "\(error)"
         }
         if Task.isCancelled || (!complete && reason == "cancelled") {
-            try? await connection.write(PunchControlCommand.stop, to: PunchUUID.control)
+            // A fresh task: the run's own task is cancelled, and the stop must still go out.
+            await Task { try? await connection.write(PunchControlCommand.stop, to: PunchUUID.control) }.value
         }
         try store.finishSession(id: sessionID, ended: clock(), complete: complete)
         await connection.disconnect()

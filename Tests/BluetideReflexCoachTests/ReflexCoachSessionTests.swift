@@ -171,6 +171,37 @@ struct CoachRig {
         #expect(try rig.store.session(id: outcome.sessionID)?.complete == outcome.complete)
     }
 
+    /// Ending the iteration (Ctrl-C in the CLI) stops the run: the session is marked incomplete
+    /// and keeps the steps that arrived.
+    @Test func cancellingKeepsWhatArrivedAndMarksTheSessionIncomplete() async throws {
+        let rig = try await CoachRig.start(missProbability: 0)
+        let athlete = try rig.store.addAthlete(Athlete(name: "Dev", created: Date()))
+        try rig.store.saveSequence(name: "Long", targets: (0..<30).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 400, count: 30), at: Date())
+        let athleteID = try #require(athlete.id)
+        let coach = rig.coach()
+        let sessionID = try await within(40, "two steps") {
+            var session: Int64 = -1
+            var seen = 0
+            for try await event in coach.run(athleteID: athleteID, sequenceName: "Long") {
+                if case let .sessionStarted(id) = event { session = id }
+                if case .step = event { seen += 1 }
+                if seen == 2 { break }
+            }
+            return session
+        }
+        let store = rig.store
+        let session = try await within(30, "session marked ended") {
+            while true {
+                if let s = try store.session(id: sessionID), s.ended != nil { return s }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        await rig.close()
+        #expect(!session.complete)
+        let stored = try store.steps(sessionID: sessionID)
+        #expect(stored.count >= 2 && stored.count < 30)
+    }
+
     @Test func trainerChoiceParsesAddressesAndNames() {
         #expect(TrainerChoice(parsing: nil) == .strongest)
         #expect(TrainerChoice(parsing: "c6:c5:c4:c3:c2:c1/R") == .address("C6:C5:C4:C3:C2:C1"))
