@@ -14,7 +14,6 @@ public struct BluetideCommand: AsyncParsableCommand {
             """,
         subcommands: [
             DecodeCommand.self, BenchCommand.self, EmulateCommand.self, ReplayCommand.self, ControllersCommand.self,
-            ReflexCoachTopLevelCommand.self,
         ])
 
     public init() {}

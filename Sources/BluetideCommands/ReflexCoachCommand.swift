@@ -24,7 +24,7 @@ public struct ReflexCoachCommand: AsyncParsableCommand {
             """,
         subcommands: ReflexCoachCommand.subcommandTypes)
 
-    /// The subcommands, shared with the temporary top-level `reflex-coach` group.
+    /// The subcommands.
     static let subcommandTypes: [any ParsableCommand.Type] = [
         ReflexCoachAthletes.self, ReflexCoachSequences.self, ReflexCoachRun.self, ReflexCoachHistory.self,
         ReflexCoachExport.self, ReflexCoachChart.self,
@@ -33,15 +33,6 @@ public struct ReflexCoachCommand: AsyncParsableCommand {
     /// For the lead: add this to `ReflexCommand`'s subcommands at merge.
     public static let coachSubcommand = ReflexCoachCommand.self
 
-    public init() {}
-}
-
-/// Temporary top-level `bluetide reflex-coach …` until `bluetide reflex` exists in main.
-public struct ReflexCoachTopLevelCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
-        commandName: "reflex-coach",
-        abstract: "Reflex trainer coach (temporary name of `bluetide reflex coach`).",
-        subcommands: ReflexCoachCommand.subcommandTypes)
     public init() {}
 }
 

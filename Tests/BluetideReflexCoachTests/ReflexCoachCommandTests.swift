@@ -80,8 +80,8 @@ import Testing
         #expect(save(Array(repeating: "1", count: 513).joined(separator: ","), "900")?.contains("at most 512") == true)
         #expect(try CoachStore(path: db).sequences().isEmpty)
         #expect(Self.failure { try ReflexCoachHistory.parse(["--athlete", "Nobody", "--db", db]).lines() }?.contains("no athlete named \"Nobody\"") == true)
-        // Reached from the tool's root (BluetideMain turns a CommandFailure into exit 2).
-        let parsed = try BluetideCommand.parseAsRoot(["reflex-coach", "sequences", "save", "Bad", "--targets", "9", "--times", "900", "--db", db])
+        // Reached from the group's root (BluetideMain turns a CommandFailure into exit 2).
+        let parsed = try ReflexCoachCommand.parseAsRoot(["sequences", "save", "Bad", "--targets", "9", "--times", "900", "--db", db])
         let command = try #require(parsed as? ReflexCoachSequences.Save)
         #expect(Self.failure { try command.lines() } == "--targets: step 0: \"9\" is not a target 0...5")
     }
