@@ -1,0 +1,439 @@
+import ArgumentParser
+import Bluetide
+import BluetideCore
+import BluetideEmulation
+import BluetideEmulators
+import BluetideProfiles
+import BluetideReflex
+import BluetideReflexCoach
+import BluetideTransport
+import Foundation
+
+/// `bluetide reflex coach …`: the coach side of the reflex trainer (athletes, sequences, live
+/// sessions, history, CSV and SVG). To be registered under `ReflexCommand` as `coach`.
+public struct ReflexCoachCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "coach",
+        abstract: "Reflex trainer coach: athletes, saved sequences, live sessions, history, CSV export and charts.",
+        discussion: """
+            Examples:
+              bluetide reflex coach athletes add "Ana Ruiz" --birth-date 2004-05-17 --sex female
+              bluetide reflex coach sequences save Jab --targets 0,3,5,1 --times 900
+              bluetide reflex coach run --athlete "Ana Ruiz" --sequence Jab --emulate
+              bluetide reflex coach history --athlete "Ana Ruiz"
+            """,
+        subcommands: ReflexCoachCommand.subcommandTypes)
+
+    /// The subcommands.
+    static let subcommandTypes: [any ParsableCommand.Type] = [
+        ReflexCoachAthletes.self, ReflexCoachSequences.self, ReflexCoachRun.self, ReflexCoachHistory.self,
+        ReflexCoachExport.self, ReflexCoachChart.self,
+    ]
+
+    /// For the lead: add this to `ReflexCommand`'s subcommands at merge.
+    public static let coachSubcommand = ReflexCoachCommand.self
+
+    public init() {}
+}
+
+/// `--db PATH`, shared by every coach command.
+struct CoachDatabaseOptions: ParsableArguments {
+    @Option(name: .long, help: "Coach database file (default: \(CoachStore.defaultPath())).")
+    var db: String?
+
+    func open() throws -> CoachStore {
+        let path = db ?? CoachStore.defaultPath()
+        do { return try CoachStore(path: path) } catch { throw CommandFailure("cannot open the coach database \(path): \(error)") }
+    }
+}
+
+/// Shared helpers of the coach commands.
+enum CoachCLI {
+    /// The athlete called `name` (case-insensitive), or a failure listing who exists.
+    static func athlete(_ name: String, in store: CoachStore) throws -> Athlete {
+        let all = try store.athletes()
+        let matches = all.filter { $0.name.lowercased() == name.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard let first = matches.first, matches.count == 1 else {
+            if matches.count > 1 { throw CommandFailure("\(matches.count) athletes are named \"\(name)\"") }
+            let known = all.isEmpty ? "none yet: add one with `athletes add NAME`" : all.map(\.name).joined(separator: ", ")
+            throw CommandFailure("no athlete named \"\(name)\" (athletes: \(known))")
+        }
+        return first
+    }
+
+    /// Parses `0,3,5` (or spaces) into targets 0…5, naming the bad item.
+    static func targets(_ text: String) throws -> [UInt8] {
+        try items(text, "--targets").enumerated().map { index, item in
+            guard let value = UInt8(item), value <= PunchSequence.maxTarget else {
+                throw CommandFailure("--targets: step \(index): \"\(item)\" is not a target 0...5")
+            }
+            return value
+        }
+    }
+
+    /// Parses `900,1200` into milliseconds 1…60000; a single value is used for every one of `steps`.
+    static func times(_ text: String, steps: Int) throws -> [UInt16] {
+        let values = try items(text, "--times").enumerated().map { index, item in
+            guard let value = UInt16(item), PunchTimeSequence.timeRange.contains(value) else {
+                throw CommandFailure("--times: step \(index): \"\(item)\" is not a time in 1...60000 ms")
+            }
+            return value
+        }
+        if values.count == 1 { return Array(repeating: values[0], count: steps) }
+        guard values.count == steps else {
+            throw CommandFailure("--times has \(values.count) values but --targets has \(steps) steps: give one time, or one per step")
+        }
+        return values
+    }
+
+    static func items(_ text: String, _ option: String) throws -> [String] {
+        let items = text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
+        guard !items.isEmpty else { throw CommandFailure("\(option): empty list") }
+        return items
+    }
+
+    /// `value` with `digits` decimals.
+    static func fixed(_ value: Double, digits: Int) -> String { String(format: "%.\(digits)f", value) }
+
+    static func milliseconds(_ value: Double?) -> String {
+        value.map { CoachCLI.fixed($0, digits: 0) + " ms" } ?? "-"
+    }
+
+    static func percent(_ value: Double?) -> String {
+        value.map { CoachCLI.fixed($0 * 100, digits: 0) + " %" } ?? "-"
+    }
+
+    static func summaryLine(_ s: ReactionSummary) -> String {
+        "\(s.hits)/\(s.count) hit (\(percent(s.hitRate))), mean \(milliseconds(s.meanMilliseconds)), median \(milliseconds(s.medianMilliseconds)), best \(milliseconds(s.bestMilliseconds))"
+    }
+
+    static func dateText(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+
+    static func write(_ text: String, to path: String) throws {
+        do { try Data(text.utf8).write(to: URL(fileURLWithPath: path)) } catch {
+            throw CommandFailure("cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Maps store errors to exit-2 failures with the store's words.
+    static func failing<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as CoachStoreError { throw CommandFailure(error.description) }
+    }
+}
+
+// MARK: athletes
+
+/// `athletes add|list|show|weight`.
+struct ReflexCoachAthletes: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "athletes", abstract: "Add, list and show athletes; record weigh-ins.",
+        subcommands: [Add.self, List.self, Show.self, Weight.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add an athlete.")
+        @OptionGroup var database: CoachDatabaseOptions
+        @Argument(help: "Name.") var name: String
+        @Option(name: .long, help: "Birth date YYYY-MM-DD.") var birthDate: String?
+        @Option(name: .long, help: "Sex as you record it (free text).") var sex: String?
+        @Option(name: .long, help: "orthodox, southpaw or switch.") var stance: String = "orthodox"
+        @Option(name: .long, help: "Notes.") var notes: String = ""
+
+        func lines(now: Date = Date()) throws -> [String] {
+            let birth = try birthDate.map { text in
+                guard let date = CalendarDate(iso: text) else { throw CommandFailure("--birth-date \"\(text)\": expected YYYY-MM-DD") }
+                return date
+            }
+            guard let stanceValue = Stance(rawValue: stance) else {
+                throw CommandFailure("--stance \"\(stance)\": expected orthodox, southpaw or switch")
+            }
+            let store = try database.open()
+            if try store.athletes().contains(where: { $0.name.lowercased() == name.trimmingCharacters(in: .whitespaces).lowercased() }) {
+                throw CommandFailure("an athlete named \"\(name)\" exists already")
+            }
+            let added = try CoachCLI.failing {
+                try store.addAthlete(Athlete(name: name, birthDate: birth, sex: sex, stance: stanceValue, notes: notes, created: now))
+            }
+            return ["added athlete \(added.id ?? -1): \(added.name)"]
+        }
+        func run() async throws { for line in try lines() { print(line) } }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List athletes.")
+        @OptionGroup var database: CoachDatabaseOptions
+        func lines() throws -> [String] {
+            let store = try database.open()
+            let athletes = try store.athletes()
+            if athletes.isEmpty { return ["no athletes"] }
+            let sessions = try store.sessions()
+            return athletes.map { athlete in
+                let count = sessions.filter { $0.athleteId == athlete.id }.count
+                return "\(athlete.id ?? -1)\t\(athlete.name)\t\(count) session\(count == 1 ? "" : "s")"
+            }
+        }
+        func run() async throws { for line in try lines() { print(line) } }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show an athlete's data and weight history.")
+        @OptionGroup var database: CoachDatabaseOptions
+        @Argument(help: "Name.") var name: String
+        func lines() throws -> [String] {
+            let store = try database.open()
+            let athlete = try CoachCLI.athlete(name, in: store)
+            var lines = [
+                "name: \(athlete.name)", "birth date: \(athlete.birthDate?.description ?? "-")", "sex: \(athlete.sex ?? "-")",
+                "stance: \(athlete.stance.rawValue)", "notes: \(athlete.notes.isEmpty ? "-" : athlete.notes)",
+            ]
+            let weights = try store.weightHistory(athleteID: athlete.id ?? -1)
+            lines.append("weights: \(weights.isEmpty ? "-" : "")")
+            for w in weights { lines.append("  \(w.date)  \(CoachCLI.fixed(w.kilograms, digits: 1)) kg") }
+            lines.append("sessions: \(try store.sessions(athleteID: athlete.id ?? -1).count)")
+            return lines
+        }
+        func run() async throws { for line in try lines() { print(line) } }
+    }
+
+    struct Weight: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "weight", abstract: "Record a weigh-in (kg).")
+        @OptionGroup var database: CoachDatabaseOptions
+        @Argument(help: "Name.") var name: String
+        @Argument(help: "Kilograms, e.g. 63.5.") var kilograms: Double
+        @Option(name: .long, help: "Day YYYY-MM-DD (default today, UTC).") var date: String?
+        func lines(now: Date = Date()) throws -> [String] {
+            let day = try date.map { text in
+                guard let d = CalendarDate(iso: text) else { throw CommandFailure("--date \"\(text)\": expected YYYY-MM-DD") }
+                return d
+            } ?? CalendarDate(utcDayOf: now)
+            let store = try database.open()
+            let athlete = try CoachCLI.athlete(name, in: store)
+            let entry = try CoachCLI.failing { try store.recordWeight(athleteID: athlete.id ?? -1, date: day, kilograms: kilograms) }
+            return ["\(athlete.name): \(CoachCLI.fixed(entry.kilograms, digits: 1)) kg on \(entry.date)"]
+        }
+        func run() async throws { for line in try lines() { print(line) } }
+    }
+}
+
+// MARK: sequences
+
+/// `sequences save|list|random`.
+struct ReflexCoachSequences: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sequences", abstract: "Save, list and generate target sequences.",
+        subcommands: [Save.self, List.self, Random.self])
+
+    struct Save: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "save", abstract: "Save a sequence by name (replaces one of the same name).")
+        @OptionGroup var database: CoachDatabaseOptions
+        @Argument(help: "Name.") var name: String
+        @Option(name: .long, help: "Targets 0-5, comma separated, e.g. 0,3,5,1.") var targets: String
+        @Option(name: .long, help: "Milliseconds lit: one value for all steps or one per step.") var times: String
+        @Option(name: .long, help: "Maximum interval between punches, ms.") var maxInterval: Int?
+        func lines(now: Date = Date()) throws -> [String] {
+            let targetList = try CoachCLI.targets(targets)
+            let timeList = try CoachCLI.times(times, steps: targetList.count)
+            let store = try database.open()
+            let saved = try CoachCLI.failing {
+                try store.saveSequence(name: name, targets: targetList, milliseconds: timeList, maxIntervalMilliseconds: maxInterval, at: now)
+            }
+            return ["saved sequence \"\(saved.name)\": \(saved.targets.count) steps"]
+        }
+        func run() async throws { for line in try lines() { print(line) } }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List saved sequences.")
+        @OptionGroup var database: CoachDatabaseOptions
+        func lines() throws -> [String] {
+            let sequences = try database.open().sequences()
+            if sequences.isEmpty { return ["no sequences"] }
+            return sequences.map { s in
+                let total = s.milliseconds.reduce(0) { $0 + Int($1) }
+                return "\(s.name)\t\(s.targets.count) steps\ttargets \(s.targets.map(String.init).joined(separator: ","))\t\(CoachCLI.fixed(Double(total) / 1000, digits: 1)) s max"
+            }
+        }
+        func run() async throws { for line in try lines() { print(line) } }
+    }
+
+    struct Random: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "random", abstract: "Generate a random sequence and save it by name.")
+        @OptionGroup var database: CoachDatabaseOptions
+        @Argument(help: "Name to save it under.") var name: String
+        @Option(name: .long, help: "Steps 1-512.") var steps: Int = 20
+        @Option(name: .long, help: "Targets to choose from.") var targets: String = "0,1,2,3,4,5"
+        @Option(name: .long, help: "Shortest time lit, ms.") var minTime: UInt16 = 800
+        @Option(name: .long, help: "Longest time lit, ms.") var maxTime: UInt16 = 2000
+        @Option(name: .long, help: "Seed (default random).") var seed: UInt64?
+        func lines(now: Date = Date()) throws -> [String] {
+            guard minTime >= 1, minTime <= maxTime, maxTime <= 60_000 else {
+                throw CommandFailure("--min-time \(minTime) / --max-time \(maxTime): expected 1 ≤ min ≤ max ≤ 60000 ms")
+            }
+            let generator = RandomSequenceGenerator(stepCount: steps, targets: try CoachCLI.targets(targets), times: .uniform(minTime...maxTime))
+            let program: PunchProgram
+            do { program = try generator.generate(seed: seed ?? UInt64.random(in: 0...UInt64.max)) } catch {
+                throw CommandFailure("cannot generate: \(error)")
+            }
+            let store = try database.open()
+            let saved = try CoachCLI.failing { try store.saveSequence(name: name, program: program, at: now) }
+            return ["saved random sequence \"\(saved.name)\": targets \(saved.targets.map(String.init).joined(separator: ",")); ms \(saved.milliseconds.map(String.init).joined(separator: ","))"]
+        }
+        func run() async throws { for line in try lines() { print(line) } }
+    }
+}
+
+// MARK: run
+
+/// `run`: a live session on a trainer (or an emulated one).
+struct ReflexCoachRun: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run", abstract: "Run a saved sequence on a trainer and store the results live (Ctrl-C stops, keeping what arrived).")
+    @OptionGroup var database: CoachDatabaseOptions
+    @Option(name: .long, help: "Athlete name.") var athlete: String
+    @Option(name: .long, help: "Saved sequence name.") var sequence: String
+    @Option(name: .long, help: "Trainer name or address (default: strongest signal).") var device: String?
+    @Option(name: .long, help: "Controller transport: \(TransportSpec.syntaxSummary)") var transport: String = "virtual"
+    @Flag(name: .long, help: "Start an emulated punch trainer on the same virtual link (hardware-free).") var emulate = false
+    @Option(name: .long, help: "Start after a countdown of this many seconds.") var countdown: UInt8?
+    @Option(name: .long, help: "Longest scan, seconds.") var scanSeconds: Double = 30
+
+    func run() async throws {
+        try await session { print($0) }
+    }
+
+    /// Runs the session, handing each line to `output`. Returns the outcome.
+    @discardableResult
+    func session(output: @escaping @Sendable (String) -> Void) async throws -> CoachSessionOutcome? {
+        guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--scan-seconds \(scanSeconds): expected 0 < s ≤ 300") }
+        let store = try database.open()
+        let person = try CoachCLI.athlete(athlete, in: store)
+        guard try store.sequence(named: sequence) != nil else {
+            let known = try store.sequences().map(\.name)
+            throw CommandFailure("no saved sequence named \"\(sequence)\" (saved: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
+        }
+        var spec = transport
+        if emulate {
+            if spec == "virtual" { spec = "virtual:reflex-coach-\(UUID().uuidString)" }
+            guard spec.hasPrefix("virtual") else { throw CommandFailure("--emulate needs a virtual transport (virtual or virtual:NAME)") }
+        }
+        var emulated: EmulatedPeripheral?
+        if emulate {
+            do {
+                let controller = try await Transport.open(spec)
+                emulated = try await EmulatedPeripheral.launch(transport: controller, models: [PunchTrainerModel(seed: UInt64.random(in: 0...UInt64.max))])
+                output("emulated trainer \"\(emulated?.advertisedName ?? "?")\" on \(spec)")
+            } catch {
+                throw CommandFailure("cannot start the emulated trainer on \(spec): \(error)")
+            }
+        }
+        let bluetooth: Bluetooth
+        do { bluetooth = try await Bluetooth.open(transport: spec) } catch {
+            if let emulated { await emulated.stop(); await emulated.stack.close() }
+            throw CommandFailure("cannot open transport \(spec): \(error)")
+        }
+        var coach = ReflexCoach(central: bluetooth.central, store: store)
+        coach.scanTimeout = .milliseconds(Int64(scanSeconds * 1000))
+        coach.countdownSeconds = countdown
+        var outcome: CoachSessionOutcome?
+        var failure: (any Error)?
+        let stop = StopSignal.install()
+        let events = coach.run(athleteID: person.id ?? -1, sequenceName: sequence, choice: TrainerChoice(parsing: device))
+        let consumer = Task {
+            var last: CoachSessionOutcome?
+            for try await event in events {
+                output(event.description)
+                if case let .ended(o) = event { last = o }
+            }
+            return last
+        }
+        let stopper = Task {
+            _ = await stop.wait()
+            consumer.cancel()
+        }
+        do { outcome = try await consumer.value } catch { failure = error }
+        stopper.cancel()
+        await bluetooth.close()
+        if let emulated { await emulated.stop(); await emulated.stack.close() }
+        if let failure {
+            if let coachError = failure as? CoachError { throw CommandFailure(coachError.description) }
+            throw CommandFailure("\(failure)")
+        }
+        if let outcome, let results = try store.results(athleteID: person.id ?? -1).first(where: { $0.session.id == outcome.sessionID }) {
+            output("summary: " + CoachCLI.summaryLine(ReflexStatistics.session(results).overall))
+        }
+        return outcome
+    }
+}
+
+// MARK: history, export, chart
+
+/// `history`: sessions, per-target statistics and trend of one athlete.
+struct ReflexCoachHistory: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "history", abstract: "An athlete's sessions, per-target statistics and trend.")
+    @OptionGroup var database: CoachDatabaseOptions
+    @Option(name: .long, help: "Athlete name.") var athlete: String
+
+    func lines() throws -> [String] {
+        let store = try database.open()
+        let person = try CoachCLI.athlete(athlete, in: store)
+        let results = try store.results(athleteID: person.id ?? -1)
+        guard !results.isEmpty else { return ["\(person.name): no sessions"] }
+        var lines = ["\(person.name): \(results.count) session\(results.count == 1 ? "" : "s")"]
+        for r in results {
+            let stats = ReflexStatistics.session(r)
+            let state = r.session.complete ? "complete" : "incomplete"
+            lines.append("session \(r.session.id ?? -1)  \(CoachCLI.dateText(r.session.started))  \(r.session.sequenceName ?? "-")  \(state)  \(CoachCLI.summaryLine(stats.overall))")
+        }
+        let overall = ReflexStatistics.athlete(results)
+        lines.append("per target:")
+        for t in overall.perTarget {
+            lines.append("  target \(t.target) (\(TargetPalette.colour(of: t.target)?.name ?? "?")): \(CoachCLI.summaryLine(t.summary))")
+        }
+        let trendText = overall.trend.millisecondsPerSession.map { (CoachCLI.fixed($0, digits: 1)) + " ms per session" } ?? "needs two sessions"
+        lines.append("trend: \(trendText)")
+        return lines
+    }
+    func run() async throws { for line in try lines() { print(line) } }
+}
+
+/// `export`: one athlete's step results as CSV.
+struct ReflexCoachExport: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "export", abstract: "Export an athlete's results as CSV (one row per step, or per session).")
+    @OptionGroup var database: CoachDatabaseOptions
+    @Option(name: .long, help: "Athlete name.") var athlete: String
+    @Option(name: .long, help: "Output CSV file.") var out: String
+    @Flag(name: .long, help: "One row per session instead of per step.") var sessions = false
+
+    func lines() throws -> [String] {
+        let store = try database.open()
+        let person = try CoachCLI.athlete(athlete, in: store)
+        let csv = sessions ? try CSVExport.sessions(from: store, athleteID: person.id) : try CSVExport.steps(from: store, athleteID: person.id)
+        try CoachCLI.write(csv, to: out)
+        let rows = csv.split(whereSeparator: \.isNewline).count - 1
+        return ["wrote \(rows) row\(rows == 1 ? "" : "s") to \(out)"]
+    }
+    func run() async throws { for line in try lines() { print(line) } }
+}
+
+/// `chart`: one session's reaction times as SVG.
+struct ReflexCoachChart: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "chart", abstract: "Draw a session's reaction times as an SVG chart.")
+    @OptionGroup var database: CoachDatabaseOptions
+    @Option(name: .long, help: "Athlete name.") var athlete: String
+    @Option(name: .long, help: "Session id (see history).") var session: Int64
+    @Option(name: .long, help: "Output SVG file.") var out: String
+
+    func lines() throws -> [String] {
+        let store = try database.open()
+        let person = try CoachCLI.athlete(athlete, in: store)
+        guard let results = try store.results(athleteID: person.id ?? -1).first(where: { $0.session.id == session }) else {
+            throw CommandFailure("\(person.name) has no session \(session) (see history)")
+        }
+        try CoachCLI.write(SVGChart.reactionTimes(of: results, title: "\(person.name), session \(session)"), to: out)
+        return ["wrote \(out)"]
+    }
+    func run() async throws { for line in try lines() { print(line) } }
+}

@@ -1,0 +1,121 @@
+import Bluetide
+import BluetideProfiles
+import BluetideReflex
+import Foundation
+
+/// Which trainer to connect to among those found by a scan.
+public enum TrainerChoice: Sendable, Hashable, CustomStringConvertible {
+    /// The one with the strongest RSSI.
+    case strongest
+    /// The one whose advertised name equals this text (ASCII case-insensitive).
+    case name(String)
+    /// The one at this address (`C6:C5:C4:C3:C2:C1`, type suffix optional, case-insensitive).
+    case address(String)
+
+    /// Reads a `--device` value: an address when it looks like six hex octets, else a name.
+    public init(parsing text: String?) {
+        guard let text, !text.isEmpty else { self = .strongest; return }
+        let bare = text.split(separator: "/").first.map(String.init) ?? text
+        let octets = bare.split(separator: ":", omittingEmptySubsequences: false)
+        if octets.count == 6, octets.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isHexDigit) }) {
+            self = .address(bare.uppercased())
+        } else {
+            self = .name(text)
+        }
+    }
+
+    /// True when `advertisement` is the one meant.
+    public func matches(_ advertisement: Advertisement) -> Bool {
+        switch self {
+        case .strongest: return true
+        case let .name(name): return advertisement.name?.lowercased() == name.lowercased()
+        case let .address(address): return advertisement.address.string.uppercased() == address.uppercased()
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .strongest: return "strongest trainer"
+        case let .name(name): return "trainer named \"\(name)\""
+        case let .address(address): return "trainer at \(address)"
+        }
+    }
+}
+
+/// How a session ended.
+public struct CoachSessionOutcome: Sendable, Hashable {
+    /// The stored session.
+    public var sessionID: Int64
+    /// True when the device reported `finished` and every step's result is stored.
+    public var complete: Bool
+    /// Distinct steps stored.
+    public var stepsStored: Int
+    /// Steps in the program.
+    public var stepCount: Int
+    /// Why it ended, in words (`finished`, `stopped by the device`, `link lost: …`).
+    public var reason: String
+}
+
+/// Progress of a coached session, in order, for a live display.
+public enum CoachEvent: Sendable, CustomStringConvertible {
+    /// Scanning for trainers (up to `seconds`).
+    case scanning(seconds: Double)
+    /// The trainer picked.
+    case found(Advertisement)
+    /// Connected to the trainer.
+    case connected(address: String)
+    /// Both sequences were written (`steps` each).
+    case sequencesWritten(steps: Int)
+    /// The session row exists; results go under this id.
+    case sessionStarted(id: Int64)
+    /// A status notified on punchControl.
+    case status(PunchControlStatus)
+    /// One step's result, already committed to the store.
+    case step(PunchResponse, stored: StepResult)
+    /// A value on punchResponse that did not decode (skipped, session goes on).
+    case undecodable(bytes: [UInt8], error: String)
+    /// The link dropped, reconnect attempts and success, as the connection reports them.
+    case link(ConnectionEvent)
+    /// The session is over and marked in the store.
+    case ended(CoachSessionOutcome)
+
+    /// One readable line.
+    public var description: String {
+        switch self {
+        case let .scanning(seconds): return "scanning up to \(Int(seconds)) s for Punch trainers"
+        case let .found(ad): return "found \(ad.name ?? "?") at \(ad.address.string), RSSI \(ad.rssi) dBm"
+        case let .connected(address): return "connected to \(address)"
+        case let .sequencesWritten(steps): return "sequences written (\(steps) steps)"
+        case let .sessionStarted(id): return "session \(id) started"
+        case let .status(status): return "trainer: \(status.summary)"
+        case let .step(response, _): return response.summary
+        case let .undecodable(bytes, error): return "skipped undecodable response \(bytes.hexString): \(error)"
+        case let .link(event): return "link: \(event)"
+        case let .ended(outcome):
+            return "session \(outcome.sessionID) \(outcome.complete ? "complete" : "incomplete"): \(outcome.stepsStored)/\(outcome.stepCount) steps stored (\(outcome.reason))"
+        }
+    }
+}
+
+/// Why a coached session could not run.
+public enum CoachError: Error, Sendable, CustomStringConvertible {
+    /// No matching trainer advertised within the scan time.
+    case trainerNotFound(TrainerChoice, seconds: Double, seen: [String])
+    /// The athlete id is unknown.
+    case athleteNotFound(Int64)
+    /// The saved sequence is unknown or invalid.
+    case sequence(String)
+    /// The trainer refused the sequences (ATT error) or the connection failed.
+    case device(String)
+
+    public var description: String {
+        switch self {
+        case let .trainerNotFound(choice, seconds, seen):
+            let others = seen.isEmpty ? "no Punch trainer seen" : "seen: \(seen.joined(separator: ", "))"
+            return "no \(choice) found within \(Int(seconds)) s (\(others))"
+        case let .athleteNotFound(id): return "no athlete with id \(id)"
+        case let .sequence(text): return text
+        case let .device(text): return text
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import Bluetide
+import BluetideCore
+import BluetideProfiles
+import BluetideReflex
+import Foundation
+
+/// The coach side of the reflex trainer over BLE: finds a trainer, writes a saved sequence,
+/// starts it and stores each step's result under the athlete the moment it arrives.
+///
+/// Nothing received is ever lost: every ``PunchResponse`` is committed to the ``CoachStore``
+/// before it is reported. The session is marked complete only when the device notified
+/// `12 finished` and every step's result is stored; a stop, a device error, a link lost for good
+/// (after the policy's reconnect attempts) or a cancelled run marks it incomplete and keeps what
+/// arrived. Responses the device sent while the link was down are missed (BLE does not queue
+/// notifications), so a session that finishes after a reconnect is complete only if none was.
+public struct ReflexCoach: Sendable {
+    /// The central used to scan and connect.
+    public let central: Central
+    /// Where athletes, sequences and results live.
+    public let store: CoachStore
+    /// Longest scan for a trainer (the spec's 30 s).
+    public var scanTimeout: Duration = .seconds(30)
+    /// How long to listen once per scan round before picking, so RSSI values settle.
+    public var scanRound: Duration = .seconds(2)
+    /// Advertised-name prefix a trainer must have (spec default `Reflex`).
+    public var namePrefix: String = PunchUUID.namePrefix
+    /// Connect retries and reconnection after link loss.
+    public var policy: ConnectionPolicy = ConnectionPolicy(
+        retry: .init(attempts: 3), reconnect: .init(maximumAttempts: 5, delay: .milliseconds(200), maximumDelay: .seconds(5)))
+    /// When set, start with `03 n` (countdown of n seconds) instead of `01`.
+    public var countdownSeconds: UInt8?
+    /// After `finished`, how long to wait for step results still in flight on punchResponse.
+    public var finishGrace: Duration = .seconds(2)
+    /// Source of the dates stored (session start and end).
+    public var clock: @Sendable () -> Date = { Date() }
+
+    /// A coach using `central` and `store`; adjust the other properties as needed.
+    public init(central: Central, store: CoachStore) {
+        self.central = central
+        self.store = store
+    }
+
+    /// The scan filter: Punch service advertised and name prefix.
+    public var scanFilter: ScanFilter {
+        ScanFilter(serviceUUIDs: [PunchUUID.service], name: .prefix(namePrefix))
+    }
+
+    /// Scans in rounds of ``scanRound`` until a trainer matching `choice` is seen or
+    /// ``scanTimeout`` has passed; returns the strongest match.
+    public func findTrainer(_ choice: TrainerChoice = .strongest) async throws -> Advertisement {
+        let total = Self.seconds(scanTimeout)
+        var elapsed = 0.0
+        var seen: Set<String> = []
+        while elapsed < total {
+            let round = min(Self.seconds(scanRound), total - elapsed)
+            let found = try await central.discover(filter: scanFilter, timeout: .milliseconds(Int64(round * 1000)))
+            elapsed += round
+            for ad in found { seen.insert("\(ad.name ?? "?") \(ad.address.string)") }
+            if let pick = found.first(where: choice.matches) { return pick }
+            try Task.checkCancellation()
+        }
+        throw CoachError.trainerNotFound(choice, seconds: total, seen: seen.sorted())
+    }
+
+    /// Runs the saved sequence `sequenceName` for `athleteID` on the trainer picked by `choice`,
+    /// reporting progress. The sequence throws before a session exists (no trainer, refused
+    /// sequences); once ``CoachEvent/sessionStarted(id:)`` was reported it always ends with
+    /// ``CoachEvent/ended(_:)``. Ending the iteration early cancels the run: the device is sent
+    /// `02 stop` and the session is marked incomplete.
+    public func run(athleteID: Int64, sequenceName: String, choice: TrainerChoice = .strongest) -> AsyncThrowingStream<CoachEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<CoachEvent, any Error>.makeStream(bufferingPolicy: .unbounded)
+        let task = Task {
+            do {
+                try await perform(athleteID: athleteID, sequenceName: sequenceName, choice: choice) { continuation.yield($0) }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// What the session loop reacts to, from the three sources merged.
+    enum Input: Sendable {
+        case response([UInt8])
+        case responsesEnded(String?)
+        case control([UInt8])
+        case link(ConnectionEvent)
+        case graceOver
+    }
+
+    /// The whole run; `emit` gets each event in order.
+    func perform(athleteID: Int64, sequenceName: String, choice: TrainerChoice, emit: @Sendable (CoachEvent) -> Void) async throws {
+        guard try store.athlete(id: athleteID) != nil else { throw CoachError.athleteNotFound(athleteID) }
+        guard let saved = try store.sequence(named: sequenceName) else {
+            throw CoachError.sequence(CoachStoreError.sequenceNotFound(sequenceName).description)
+        }
+        let program: PunchProgram
+        do { program = try saved.program() } catch {
+            throw CoachError.sequence(CoachStoreError.invalidSequence(name: sequenceName, error).description)
+        }
+
+        emit(.scanning(seconds: Self.seconds(scanTimeout)))
+        let trainer = try await findTrainer(choice)
+        emit(.found(trainer))
+        let connection = try await central.connect(to: trainer, policy: policy)
+        emit(.connected(address: trainer.address.string))
+
+        let (inputs, sink) = AsyncStream<Input>.makeStream(bufferingPolicy: .unbounded)
+        var pumps: [Task<Void, Never>] = []
+        defer { for pump in pumps { pump.cancel() } }
+        let sessionID: Int64
+        do {
+            let responses = try await connection.notifications(of: PunchUUID.response)
+            let statuses = try await connection.notifications(of: PunchUUID.control)
+            let events = connection.events
+            pumps.append(Task {
+                do {
+                    for try await bytes in responses { sink.yield(.response(bytes)) }
+                    sink.yield(.responsesEnded(nil))
+                } catch {
+                    sink.yield(.responsesEnded("\(error)"))
+                }
+            })
+            pumps.append(Task {
+                do { for try await bytes in statuses { sink.yield(.control(bytes)) } } catch {}
+            })
+            pumps.append(Task { for await event in events { sink.yield(.link(event)) } })
+
+            do {
+                try await connection.write(program.sequence, to: PunchUUID.sequence)
+                try await connection.write(program.timeSequence, to: PunchUUID.timeSequence)
+            } catch {
+                throw CoachError.device("the trainer refused the sequences: \(error)")
+            }
+            emit(.sequencesWritten(steps: program.sequence.count))
+            sessionID = try store.startSession(
+                athleteID: athleteID, program: program, sequenceName: saved.name, started: clock(),
+                deviceName: trainer.name, deviceAddress: trainer.address.string)
+            emit(.sessionStarted(id: sessionID))
+        } catch {
+            await connection.disconnect()
+            throw error
+        }
+
+        var stored: Set<Int> = []
+        var finishedAfter: Int?
+        var reason = "cancelled"
+        var complete = false
+        do {
+            let command: PunchControlCommand = countdownSeconds.map { .countdownStart(seconds: $0) } ?? .start
+            try await connection.write(command, to: PunchUUID.control)
+            loop: for await input in inputs {
+                switch input {
+                case let .response(bytes):
+                    let response: PunchResponse
+                    do { response = try PunchResponse(exactly: bytes) } catch {
+                        emit(.undecodable(bytes: bytes, error: "\(error)"))
+                        continue
+                    }
+                    let record = try store.appendStep(sessionID: sessionID, response: response)
+                    stored.insert(record.stepIndex)
+                    emit(.step(response, stored: record))
+                    if let done = finishedAfter, stored.count >= done {
+                        reason = "finished"; complete = stored.count == program.sequence.count
+                        break loop
+                    }
+                case let .responsesEnded(error):
+                    reason = error.map { "link lost: \($0)" } ?? "the trainer's responses ended"
+                    break loop
+                case let .control(bytes):
+                    guard let status = try? PunchControlStatus(exactly: bytes) else { continue }
+                    emit(.status(status))
+                    switch status {
+                    case let .finished(stepsDone):
+                        finishedAfter = Int(stepsDone)
+                        if stored.count >= Int(stepsDone) {
+                            reason = "finished"; complete = stored.count == program.sequence.count
+                            break loop
+                        }
+                        let grace = finishGrace
+                        pumps.append(Task {
+                            try? await Task.sleep(for: grace)
+                            sink.yield(.graceOver)
+                        })
+                    case .stopped:
+                        reason = "stopped by the trainer"
+                        break loop
+                    case let .error(code):
+                        reason = "trainer error \(code.rawValue): \(code)"
+                        break loop
+                    case .armed, .running:
+                        break
+                    }
+                case let .link(event):
+                    if event == .connected { continue }
+                    emit(.link(event))
+                    if case let .failed(error) = event {
+                        reason = "link lost: \(error)"
+                        break loop
+                    }
+                case .graceOver:
+                    reason = "finished, but \(program.sequence.count - stored.count) step results never arrived"
+                    complete = stored.count == program.sequence.count
+                    break loop
+                }
+            }
+        } catch {
+            reason = Task.isCancelled ? "cancelled" : "\(error)"
+        }
+        if Task.isCancelled || (!complete && reason == "cancelled") {
+            // A fresh task: the run's own task is cancelled, and the stop must still go out.
+            await Task { try? await connection.write(PunchControlCommand.stop, to: PunchUUID.control) }.value
+        }
+        try store.finishSession(id: sessionID, ended: clock(), complete: complete)
+        await connection.disconnect()
+        emit(.ended(CoachSessionOutcome(
+            sessionID: sessionID, complete: complete, stepsStored: stored.count, stepCount: program.sequence.count, reason: reason)))
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let parts = duration.components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

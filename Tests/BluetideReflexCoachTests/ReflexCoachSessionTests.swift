@@ -1,0 +1,210 @@
+import Bluetide
+import BluetideEmulation
+import BluetideEmulators
+import BluetideProfiles
+import BluetideReflex
+import BluetideTransport
+import Foundation
+import Testing
+@testable import BluetideReflexCoach
+
+/// Runs `body`, failing when it takes longer than `seconds` (a hang guard, not a timing assertion).
+func within<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else {
+            throw CoachError.device("\(what) took longer than \(seconds) s")
+        }
+        return value
+    }
+}
+
+/// An emulated punch trainer and a coach's Bluetooth on one fresh virtual link.
+struct CoachRig {
+    let trainerTransport: VirtualTransport
+    let trainer: EmulatedPeripheral
+    let bluetooth: Bluetooth
+    let store: CoachStore
+
+    static func start(missProbability: Double = 0.3, seed: UInt64 = 7) async throws -> CoachRig {
+        let link = "coach-\(UUID().uuidString)"
+        let transport = await VirtualTransport.attach(toLinkNamed: link)
+        var options = EmulatorOptions()
+        options.reactionMeanMilliseconds = 150
+        options.reactionStandardDeviationMilliseconds = 10
+        options.missProbability = missProbability
+        options.wrongTargetProbability = 0
+        let trainer = try await EmulatedPeripheral.launch(
+            transport: transport, models: [PunchTrainerModel(seed: seed, options: options)], commandTimeout: 120)
+        var configuration = Bluetooth.Configuration()
+        configuration.commandTimeout = .seconds(120)
+        configuration.connectTimeout = .seconds(60)
+        let bluetooth = try await Bluetooth.open(transport: "virtual:\(link)", configuration: configuration)
+        return CoachRig(trainerTransport: transport, trainer: trainer, bluetooth: bluetooth, store: try CoachStore.inMemory())
+    }
+
+    func coach() -> ReflexCoach {
+        var coach = ReflexCoach(central: bluetooth.central, store: store)
+        coach.scanRound = .seconds(1)
+        return coach
+    }
+
+    func close() async {
+        await bluetooth.close()
+        await trainer.stop()
+        await trainer.stack.close()
+    }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct ReflexCoachSessionTests {
+    @Test func aFullSessionIsStoredStepByStepAndReadsBackWithStatistics() async throws {
+        let rig = try await CoachRig.start()
+        let athlete = try rig.store.addAthlete(Athlete(name: "Ana", created: Date(timeIntervalSince1970: 0)))
+        let targets: [UInt8] = [0, 3, 5, 1, 2, 4, 3, 0]
+        try rig.store.saveSequence(name: "Jab", targets: targets, milliseconds: Array(repeating: 300, count: targets.count), at: Date())
+        let coach = rig.coach()
+        let athleteID = try #require(athlete.id)
+        let events = try await within(40, "session") {
+            var events: [CoachEvent] = []
+            for try await event in coach.run(athleteID: athleteID, sequenceName: "Jab") { events.append(event) }
+            return events
+        }
+        await rig.close()
+
+        guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
+        #expect(outcome.complete, "\(outcome.reason)")
+        #expect(outcome.stepsStored == targets.count)
+        let live = events.compactMap { event -> PunchResponse? in if case let .step(r, _) = event { return r } else { return nil } }
+        #expect(live.map(\.target) == targets)
+        #expect(events.contains { if case .status(.finished(stepsDone: 8)) = $0 { return true } else { return false } })
+
+        let session = try #require(try rig.store.session(id: outcome.sessionID))
+        #expect(session.complete && session.ended != nil)
+        #expect(session.sequenceName == "Jab" && session.deviceName?.hasPrefix("Reflex") == true)
+        let steps = try rig.store.steps(sessionID: outcome.sessionID)
+        #expect(steps.map(\.stepIndex) == Array(0..<targets.count))
+        #expect(steps.map(\.target) == targets)
+        #expect(steps.map(\.hit) == live.map(\.hit))
+        #expect(steps.map(\.reactionMilliseconds) == live.map { Int64($0.reactionTimeMilliseconds) })
+        let results = try #require(try rig.store.results(athleteID: athleteID).first)
+        let stats = ReflexStatistics.session(results)
+        #expect(stats.overall.count == targets.count)
+        #expect(stats.overall.hits == live.filter(\.hit).count)
+        #expect(stats.missingSteps == 0)
+    }
+
+    @Test func linkLossWithoutReconnectKeepsWhatArrivedAndMarksTheSessionIncomplete() async throws {
+        let rig = try await CoachRig.start(missProbability: 0)
+        let athlete = try rig.store.addAthlete(Athlete(name: "Ben", created: Date()))
+        let steps = 40
+        try rig.store.saveSequence(
+            name: "Long", targets: (0..<steps).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 400, count: steps), at: Date())
+        var coach = rig.coach()
+        coach.policy = ConnectionPolicy(reconnect: .disabled)
+        let athleteID = try #require(athlete.id)
+        let configured = coach
+        let controller = rig.trainerTransport.controller
+        let events = try await within(40, "session") {
+            var events: [CoachEvent] = []
+            var seen = 0
+            for try await event in configured.run(athleteID: athleteID, sequenceName: "Long") {
+                events.append(event)
+                if case .step = event {
+                    seen += 1
+                    if seen == 3 { await controller.link.linkLoss(controller) }
+                }
+            }
+            return events
+        }
+        await rig.close()
+
+        guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
+        #expect(!outcome.complete)
+        #expect(outcome.reason.contains("link lost"), "\(outcome.reason)")
+        #expect(outcome.stepsStored >= 3 && outcome.stepsStored < steps)
+        let stored = try rig.store.steps(sessionID: outcome.sessionID)
+        let live = events.filter { if case .step = $0 { return true } else { return false } }.count
+        #expect(stored.count == live)
+        #expect(stored.map(\.stepIndex) == Array(0..<stored.count))
+        let session = try #require(try rig.store.session(id: outcome.sessionID))
+        #expect(!session.complete && session.ended != nil)
+    }
+
+    /// With reconnection the emulated trainer keeps running through the outage: the session goes
+    /// on to `finished`, and is complete only if no step's result was sent while the link was down.
+    @Test func linkLossWithReconnectFinishesAndIsCompleteOnlyWhenNothingWasMissed() async throws {
+        let rig = try await CoachRig.start(missProbability: 0)
+        let athlete = try rig.store.addAthlete(Athlete(name: "Cleo", created: Date()))
+        let steps = 12
+        try rig.store.saveSequence(
+            name: "Mid", targets: (0..<steps).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 400, count: steps), at: Date())
+        var coach = rig.coach()
+        coach.policy = ConnectionPolicy(reconnect: .init(maximumAttempts: 10, delay: .milliseconds(50), maximumDelay: .milliseconds(200), attemptTimeout: .seconds(10)))
+        let athleteID = try #require(athlete.id)
+        let configured = coach
+        let controller = rig.trainerTransport.controller
+        let events = try await within(50, "session") {
+            var events: [CoachEvent] = []
+            var seen = 0
+            for try await event in configured.run(athleteID: athleteID, sequenceName: "Mid") {
+                events.append(event)
+                if case .step = event {
+                    seen += 1
+                    if seen == 2 { await controller.link.linkLoss(controller) }
+                }
+            }
+            return events
+        }
+        await rig.close()
+
+        guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
+        #expect(events.contains { if case .link(.reconnected) = $0 { return true } else { return false } })
+        #expect(outcome.reason.hasPrefix("finished"), "\(outcome.reason)")
+        let stored = try rig.store.steps(sessionID: outcome.sessionID)
+        #expect(stored.count == outcome.stepsStored)
+        #expect(outcome.complete == (stored.count == steps))
+        #expect(try rig.store.session(id: outcome.sessionID)?.complete == outcome.complete)
+    }
+
+    /// Ending the iteration (Ctrl-C in the CLI) stops the run: the session is marked incomplete
+    /// and keeps the steps that arrived.
+    @Test func cancellingKeepsWhatArrivedAndMarksTheSessionIncomplete() async throws {
+        let rig = try await CoachRig.start(missProbability: 0)
+        let athlete = try rig.store.addAthlete(Athlete(name: "Dev", created: Date()))
+        try rig.store.saveSequence(name: "Long", targets: (0..<30).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 400, count: 30), at: Date())
+        let athleteID = try #require(athlete.id)
+        let coach = rig.coach()
+        let sessionID = try await within(40, "two steps") {
+            var session: Int64 = -1
+            var seen = 0
+            for try await event in coach.run(athleteID: athleteID, sequenceName: "Long") {
+                if case let .sessionStarted(id) = event { session = id }
+                if case .step = event { seen += 1 }
+                if seen == 2 { break }
+            }
+            return session
+        }
+        let store = rig.store
+        let session = try await within(30, "session marked ended") {
+            while true {
+                if let s = try store.session(id: sessionID), s.ended != nil { return s }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        await rig.close()
+        #expect(!session.complete)
+        let stored = try store.steps(sessionID: sessionID)
+        #expect(stored.count >= 2 && stored.count < 30)
+    }
+
+    @Test func trainerChoiceParsesAddressesAndNames() {
+        #expect(TrainerChoice(parsing: nil) == .strongest)
+        #expect(TrainerChoice(parsing: "c6:c5:c4:c3:c2:c1/R") == .address("C6:C5:C4:C3:C2:C1"))
+        #expect(TrainerChoice(parsing: "Reflex-C1C2") == .name("Reflex-C1C2"))
+    }
+}
