@@ -6,13 +6,13 @@ import BluetideReflexDevice
 import BluetideTransport
 import Foundation
 
-/// `bluetide reflex …`: the boxing reflex trainer (reflex-trainer.md). Add further roles (the
-/// coach side) to `subcommands`.
+/// `bluetide reflex …`: the boxing reflex trainer (reflex-trainer.md): `device` runs the trainer,
+/// `coach` keeps athletes and sequences, runs sessions and shows history.
 struct ReflexCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reflex",
-        abstract: "The boxing reflex trainer: the device daemon (and its coach).",
-        subcommands: [ReflexDeviceCommand.self])
+        abstract: "The boxing reflex trainer: the device daemon and the coach.",
+        subcommands: [ReflexDeviceCommand.self, ReflexCoachCommand.self])
 }
 
 /// `bluetide reflex device`: serves the Punch service and drives the six targets.
