@@ -50,14 +50,61 @@ import Testing
         #expect(records.contains { if case .acl = $0.packet { true } else { false } })
         #expect(zip(records, records.dropFirst()).allSatisfy { $0.timestamp <= $1.timestamp })
 
-        // Wireshark's dissectors: every record is a frame, none malformed.
+        try await Self.expectOpensInTshark(path, records: records.count)
+    }
+
+    /// `gatt`-style dump (discover everything, read every readable value) of a Bumble peer
+    /// (`Interop/bumble/peripheral.py`) over Bumble's controllers, captured with `+snoop`.
+    @Test(.bumbleInterop) func gattDumpOfABumblePeerOpensInTshark() async throws {
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("bluetide-bumble-snoop-\(UUID().uuidString).btsnoop").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try await withBumble { bumble in
+            let (_, ports) = try await bumble.startControllers(legacyReports: false)
+            let options = BumblePeripheralOptions()
+            let (peripheral, _) = try await bumble.startPeripheral(port: ports[1], options: options)
+            let transport = try await Transport.open("tcp-client:127.0.0.1:\(ports[0])+snoop:\(path)")
+            let stack = HostStack(transport: transport, configuration: .init(randomAddress: .randomStatic(0x51_5E_ED)))
+            do {
+                try await within(30, "start") { try await stack.start() }
+                let peer = try BluetoothAddress(options.address, type: .random)
+                let link = try await within(30, "connect") { try await stack.connect(to: peer, timeout: 15) }
+                _ = try await link.gatt.exchangeMTU()
+                let services = try await link.gatt.discoverDatabase()
+                #expect(services.contains { $0.service.uuid == .heartRate })
+                var reads = 0
+                for characteristic in services.flatMap(\.characteristics).map(\.characteristic)
+                where characteristic.properties.contains(.read) {
+                    // One of them refuses reads (ATT error 0x02): that exchange belongs in the capture too.
+                    if (try? await link.gatt.read(handle: characteristic.valueHandle)) != nil { reads += 1 }
+                }
+                #expect(reads >= 4)
+                try await link.disconnect()
+            } catch {
+                await stack.close()
+                throw error
+            }
+            await stack.close()
+            _ = await peripheral.waitForExit(timeout: .seconds(10))
+        }
+        let records = try BTSnoopReader.records(atPath: path)
+        #expect(records.count > 40)
+        try await Self.expectOpensInTshark(path, records: records.count)
+    }
+
+    /// Wireshark's dissectors read the capture: every record is a frame, none malformed, ATT seen.
+    static func expectOpensInTshark(
+        _ path: String, records: Int, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         let tshark = try #require(Self.tshark(), "tshark is not installed: apt-get install tshark (.ci/run does)")
-        let frames = try Self.run(tshark, ["-r", path, "-T", "fields", "-e", "frame.number"])
-        #expect(frames.split(separator: "\n").count == records.count)
-        let malformed = try Self.run(tshark, ["-r", path, "-Y", "_ws.malformed || _ws.expert.severity >= \"error\""])
-        #expect(malformed.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "tshark found malformed packets:\n\(malformed)")
-        let att = try Self.run(tshark, ["-r", path, "-Y", "btatt", "-T", "fields", "-e", "btatt.opcode"])
-        #expect(att.split(separator: "\n").count >= 10, "tshark saw too few ATT PDUs: \(att)")
+        let frames = try await Self.run(tshark, ["-r", path, "-T", "fields", "-e", "frame.number"])
+        #expect(frames.split(separator: "\n").count == records, sourceLocation: sourceLocation)
+        let malformed = try await Self.run(tshark, ["-r", path, "-Y", "_ws.malformed || _ws.expert.severity >= \"error\""])
+        #expect(
+            malformed.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty,
+            "tshark found malformed packets:\n\(malformed)", sourceLocation: sourceLocation)
+        let att = try await Self.run(tshark, ["-r", path, "-Y", "btatt", "-T", "fields", "-e", "btatt.opcode"])
+        #expect(att.split(separator: "\n").count >= 10, "tshark saw too few ATT PDUs: \(att)", sourceLocation: sourceLocation)
     }
 
     static func tshark() -> URL? {
@@ -68,7 +115,14 @@ import Testing
         return nil
     }
 
-    static func run(_ executable: URL, _ arguments: [String]) throws -> String {
+    /// Runs a tool to completion on a thread of its own (never on the 2-thread cooperative pool).
+    static func run(_ executable: URL, _ arguments: [String]) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try runBlocking(executable, arguments) }) }.start()
+        }
+    }
+
+    private static func runBlocking(_ executable: URL, _ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
