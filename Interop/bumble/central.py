@@ -25,7 +25,6 @@ import json
 import logging
 import os
 import sys
-import threading
 import time
 
 from bumble import att, hci
@@ -33,6 +32,7 @@ from bumble.core import UUID, AdvertisingData
 from bumble.device import Device, DeviceConfiguration, Peer
 from bumble.gatt import Characteristic
 from bumble.transport import open_transport
+from bumble_common import address_text, stdin_eof_future, transport_moniker
 
 START = time.monotonic()
 
@@ -64,13 +64,6 @@ def normalize_uuid(text: str) -> str:
     return uuid_text(UUID(text))
 
 
-def address_text(address: hci.Address) -> str:
-    text = address.to_string(with_type_qualifier=False)
-    is_public = address.address_type in (
-        hci.Address.PUBLIC_DEVICE_ADDRESS,
-        hci.Address.PUBLIC_IDENTITY_ADDRESS,
-    )
-    return text + ("/P" if is_public else "/R")
 
 
 def parse_address(text: str) -> hci.Address:
@@ -445,8 +438,6 @@ class TestCentral:
 
 
 # --------------------------------------------------------------------------
-def transport_moniker(text: str) -> str:
-    return f"tcp-client:127.0.0.1:{text}" if text.isdigit() else text
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
@@ -573,28 +564,6 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     return arguments
 
 
-def stdin_eof_future() -> asyncio.Future:
-    """A future that completes when stdin reaches end of file.
-
-    A daemon thread does the blocking read, so it never holds up the interpreter's exit
-    (an executor thread would: asyncio.run waits for those at shutdown).
-    """
-    loop = asyncio.get_running_loop()
-    future = loop.create_future()
-
-    def read_until_eof() -> None:
-        try:
-            while sys.stdin.buffer.read1(1024):
-                pass
-        except (OSError, ValueError):
-            pass
-        try:
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(None))
-        except RuntimeError:
-            pass  # the loop has already closed
-
-    threading.Thread(target=read_until_eof, name="stdin-eof", daemon=True).start()
-    return future
 
 
 async def run(arguments: argparse.Namespace) -> int:

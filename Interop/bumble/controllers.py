@@ -23,13 +23,13 @@ import os
 import signal
 import socket
 import sys
-import threading
 
 from bumble import hci
 from bumble.controller import Controller
 from bumble.core import PhysicalTransport
 from bumble.link import LocalLink
 from bumble.transport.tcp_server import open_tcp_server_transport_with_socket
+from bumble_common import stdin_eof_future
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
@@ -117,28 +117,6 @@ def make_listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def stdin_eof_future() -> asyncio.Future:
-    """A future that completes when stdin reaches end of file.
-
-    A daemon thread does the blocking read, so it never holds up the interpreter's exit
-    (an executor thread would: asyncio.run waits for those at shutdown).
-    """
-    loop = asyncio.get_running_loop()
-    future = loop.create_future()
-
-    def read_until_eof() -> None:
-        try:
-            while sys.stdin.buffer.read1(1024):
-                pass
-        except (OSError, ValueError):
-            pass
-        try:
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(None))
-        except RuntimeError:
-            pass  # the loop has already closed
-
-    threading.Thread(target=read_until_eof, name="stdin-eof", daemon=True).start()
-    return future
 
 
 async def run(arguments: argparse.Namespace) -> int:

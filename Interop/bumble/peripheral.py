@@ -28,7 +28,6 @@ import os
 import signal
 import struct
 import sys
-import threading
 import time
 
 from bumble import att, hci
@@ -36,6 +35,7 @@ from bumble.core import AdvertisingData
 from bumble.device import Device, DeviceConfiguration
 from bumble.gatt import Characteristic, CharacteristicValue, Service
 from bumble.transport import open_transport
+from bumble_common import address_text, stdin_eof_future, transport_moniker
 
 # --------------------------------------------------------------------------
 # UUIDs of the Bluetide test service (documented in README.md).
@@ -102,14 +102,6 @@ def emit(event: str, **fields) -> None:
     sys.stdout.flush()
 
 
-def address_text(address: hci.Address) -> str:
-    """`AA:BB:CC:DD:EE:FF/P` for public addresses, `/R` for random ones."""
-    text = address.to_string(with_type_qualifier=False)
-    is_public = address.address_type in (
-        hci.Address.PUBLIC_DEVICE_ADDRESS,
-        hci.Address.PUBLIC_IDENTITY_ADDRESS,
-    )
-    return text + ("/P" if is_public else "/R")
 
 
 # --------------------------------------------------------------------------
@@ -338,9 +330,6 @@ class TestPeripheral:
 # --------------------------------------------------------------------------
 # Main
 # --------------------------------------------------------------------------
-def transport_moniker(text: str) -> str:
-    """A bare port number means `tcp-client:127.0.0.1:<port>`."""
-    return f"tcp-client:127.0.0.1:{text}" if text.isdigit() else text
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
@@ -399,28 +388,6 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def stdin_eof_future() -> asyncio.Future:
-    """A future that completes when stdin reaches end of file.
-
-    A daemon thread does the blocking read, so it never holds up the interpreter's exit
-    (an executor thread would: asyncio.run waits for those at shutdown).
-    """
-    loop = asyncio.get_running_loop()
-    future = loop.create_future()
-
-    def read_until_eof() -> None:
-        try:
-            while sys.stdin.buffer.read1(1024):
-                pass
-        except (OSError, ValueError):
-            pass
-        try:
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(None))
-        except RuntimeError:
-            pass  # the loop has already closed
-
-    threading.Thread(target=read_until_eof, name="stdin-eof", daemon=True).start()
-    return future
 
 
 async def run(arguments: argparse.Namespace) -> int:
