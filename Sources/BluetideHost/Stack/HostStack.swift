@@ -539,10 +539,10 @@ public actor HostStack {
     private let backlogLimit = 8
 
     /// Waits until the handle's queue of ACL fragments is short, so a sender that loops on
-    /// write-without-response is paced by the controller's buffers instead of growing memory.
-    /// Throws ``HostError/timedOut(_:seconds:)`` after the ATT transaction timeout when the
-    /// controller returns no buffers.
-    func waitForBuffers(on handle: UInt16) async throws {
+    /// write-without-response (or a server that notifies in a loop) is paced by the controller's
+    /// buffers instead of growing memory. Throws ``HostError/timedOut(_:seconds:)`` after the ATT
+    /// transaction timeout when the controller returns no buffers.
+    public func waitForBuffers(on handle: UInt16) async throws {
         if let error = runningError { throw error }
         guard links[handle] != nil else { throw HostError.noSuchConnection(handle) }
         guard let flow, flow.queuedFragments(on: handle) > backlogLimit else { return }

@@ -1,0 +1,111 @@
+import Foundation
+
+/// Minimum, maximum, mean and sample standard deviation of a set of samples (milliseconds in
+/// the bench reports).
+struct BenchStatistics: Codable, Equatable, Sendable {
+    let count: Int
+    let min: Double
+    let max: Double
+    let mean: Double
+    /// Sample standard deviation (n − 1); 0 for fewer than 2 samples.
+    let stdev: Double
+
+    /// Nil for no samples.
+    init?(_ samples: [Double]) {
+        guard let low = samples.min(), let high = samples.max() else { return nil }
+        count = samples.count
+        min = low
+        max = high
+        mean = samples.reduce(0, +) / Double(samples.count)
+        if samples.count > 1 {
+            let m = mean
+            stdev = (samples.reduce(0) { $0 + ($1 - m) * ($1 - m) } / Double(samples.count - 1)).squareRoot()
+        } else {
+            stdev = 0
+        }
+    }
+
+    /// `min=… max=… average=… stdev=…` with two decimals.
+    var text: String {
+        String(format: "min=%.2f max=%.2f average=%.2f stdev=%.2f", min, max, mean, stdev)
+    }
+}
+
+/// The figures of one side of one bench run.
+struct BumbleBenchReport: Equatable, Sendable {
+    var role: BumbleBenchRole
+    var scenario: BumbleBenchScenario
+    /// SEQUENCE packets sent (`send`, `ping`) or received (`receive`, `pong`).
+    var packets: Int
+    /// Octets per SEQUENCE packet, header included.
+    var packetSize: Int
+    /// Octets of all those packets, headers included (Bumble counts the same way).
+    var bytes: Int
+    /// `send`: RESET to ACK; `receive`: RESET to the last packet, seconds.
+    var seconds: Double
+    /// The link's ATT MTU.
+    var mtu: Int
+    /// Round-trip times, ms (`ping`).
+    var roundTrip: BenchStatistics? = nil
+    /// Absolute arrival jitter around its mean, ms (`receive`, `pong`; 3 packets or more).
+    var jitter: BenchStatistics? = nil
+    /// Sequence numbers that never arrived (`receive`, `pong`).
+    var missing = 0
+    /// Packets that arrived after a later one (`receive`, `pong`).
+    var outOfOrder = 0
+    /// ACKs out of order or for no packet sent (`ping`).
+    var unexpected = 0
+    /// Packets that did not decode.
+    var invalid = 0
+
+    /// Average speed over ``seconds``, octets per second.
+    var bytesPerSecond: Double { seconds > 0 ? Double(bytes) / seconds : 0 }
+
+    /// True when nothing went missing, out of order or undecodable.
+    var isClean: Bool { missing == 0 && outOfOrder == 0 && unexpected == 0 && invalid == 0 }
+
+    /// One line for people.
+    var line: String {
+        var text = "\(role.rawValue) \(scenario.rawValue): "
+        switch scenario {
+        case .send:
+            text += "\(packets) × \(packetSize) B = \(bytes) B in " + String(format: "%.3f s, average %.0f B/s", seconds, bytesPerSecond)
+                + " (ACK received)"
+        case .receive:
+            text += "\(packets) packets, \(bytes) B in " + String(format: "%.3f s, average %.0f B/s", seconds, bytesPerSecond)
+            if let jitter { text += "; jitter ms \(jitter.text)" }
+        case .ping:
+            text += "\(packets) × \(packetSize) B; RTT ms " + (roundTrip?.text ?? "none")
+        case .pong:
+            text += "answered \(packets) packets"
+            if let jitter { text += "; jitter ms \(jitter.text)" }
+        }
+        text += "; MTU \(mtu)"
+        var problems: [String] = []
+        if missing > 0 { problems.append("\(missing) missing") }
+        if outOfOrder > 0 { problems.append("\(outOfOrder) out of order") }
+        if unexpected > 0 { problems.append("\(unexpected) unexpected ACKs") }
+        if invalid > 0 { problems.append("\(invalid) undecodable") }
+        text += problems.isEmpty ? "; all in order" : "; " + problems.joined(separator: ", ")
+        return text
+    }
+
+    private struct JSONForm: Encodable {
+        let role: String, scenario: String
+        let packets: Int, packet_size: Int, bytes: Int
+        let seconds: Double, bytes_per_second: Double, mtu: Int
+        let rtt_ms: BenchStatistics?, jitter_ms: BenchStatistics?
+        let missing: Int, out_of_order: Int, unexpected: Int, invalid: Int
+    }
+
+    /// One JSON object (snake_case keys; statistics that do not apply are left out).
+    var json: String {
+        let form = JSONForm(
+            role: role.rawValue, scenario: scenario.rawValue, packets: packets, packet_size: packetSize, bytes: bytes,
+            seconds: seconds, bytes_per_second: bytesPerSecond.rounded(), mtu: mtu, rtt_ms: roundTrip, jitter_ms: jitter,
+            missing: missing, out_of_order: outOfOrder, unexpected: unexpected, invalid: invalid)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? String(decoding: encoder.encode(form), as: UTF8.self)) ?? "{}"
+    }
+}
