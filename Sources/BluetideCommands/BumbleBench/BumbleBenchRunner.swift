@@ -75,7 +75,7 @@ struct BumbleBenchRunner: Sendable {
                 try await send(reply, on: link, what: "ACK")
             }
             let now = BumbleBenchInbox.now()
-            if !outcome.runEnded, now - lastProgress >= 1 {
+            if !outcome.runEnded, receiver.packets > 0, now - lastProgress >= 1 {
                 lastProgress = now
                 progress("\(settings.scenario.rawValue): received \(receiver.packets) packets")
             }
