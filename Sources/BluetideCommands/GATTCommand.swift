@@ -67,7 +67,6 @@ struct GATTCommand: AsyncParsableCommand {
                     var entry: [String: Any] = [
                         "uuid": CharacteristicLookup.describe(characteristic.uuid).split(separator: " ").first.map(String.init) ?? "",
                         "properties": props, "handle": Int(characteristic.valueHandle),
-                        "descriptors": remote.descriptors.map { CharacteristicLookup.describe($0.uuid) },
                     ]
                     if let name = characteristic.uuid.name { entry["name"] = name }
                     var valueText = ""
@@ -86,12 +85,34 @@ struct GATTCommand: AsyncParsableCommand {
                             entry["readError"] = "\(error)"
                         }
                     }
+                    var descriptorLines: [String] = []
+                    var jsonDescriptors: [[String: Any]] = []
+                    for descriptor in remote.descriptors {
+                        var item: [String: Any] = [
+                            "uuid": CharacteristicLookup.describe(descriptor.uuid).split(separator: " ").first.map(String.init) ?? "",
+                            "handle": Int(descriptor.handle),
+                        ]
+                        var text = "    descriptor \(CharacteristicLookup.describe(descriptor.uuid)) (handle \(descriptor.handle))"
+                        do {
+                            let bytes = try await connection.readDescriptor(descriptor.uuid, of: characteristic.uuid)
+                            item["hex"] = bytes.hexString
+                            text += " = \(bytes.spacedHex)"
+                            if let meaning = DescriptorMeaning.describe(descriptor.uuid, bytes) {
+                                item["summary"] = meaning
+                                text += "  \(meaning)"
+                            }
+                        } catch {
+                            item["readError"] = "\(error)"
+                            text += "  (read failed: \(error))"
+                        }
+                        descriptorLines.append(text)
+                        jsonDescriptors.append(item)
+                    }
+                    entry["descriptors"] = jsonDescriptors
                     jsonCharacteristics.append(entry)
                     if !json {
                         output.emit("  \(CharacteristicLookup.describe(characteristic.uuid)) [\(props.joined(separator: ", "))]\(valueText)")
-                        for descriptor in remote.descriptors {
-                            output.emit("    descriptor \(CharacteristicLookup.describe(descriptor.uuid)) (handle \(descriptor.handle))")
-                        }
+                        for line in descriptorLines { output.emit(line) }
                     }
                 }
                 var serviceEntry: [String: Any] = [
@@ -107,5 +128,35 @@ struct GATTCommand: AsyncParsableCommand {
             throw error
         }
         await session.close()
+    }
+}
+
+/// What the values of common descriptors mean, for the `gatt` dump.
+enum DescriptorMeaning {
+    /// A short reading of `bytes` for descriptor type `uuid`, or nil when it has none.
+    static func describe(_ uuid: BluetoothUUID, _ bytes: [UInt8]) -> String? {
+        switch uuid {
+        case BluetoothUUID(0x2902), BluetoothUUID(0x2903):
+            // Client / Server Characteristic Configuration: a u16 of flag bits.
+            guard bytes.count == 2 else { return "(expected 2 octets, got \(bytes.count))" }
+            let bits = UInt16(bytes[0]) | UInt16(bytes[1]) << 8
+            if uuid == BluetoothUUID(0x2903) { return bits & 1 != 0 ? "broadcasts on" : "broadcasts off" }
+            var on: [String] = []
+            if bits & 1 != 0 { on.append("notifications") }
+            if bits & 2 != 0 { on.append("indications") }
+            return on.isEmpty ? "not subscribed" : on.joined(separator: " and ") + " on"
+        case BluetoothUUID(0x2901):
+            // Characteristic User Description: UTF-8 text.
+            return String(validating: bytes, as: UTF8.self).map { "\"\($0)\"" }
+        case BluetoothUUID(0x2900):
+            // Characteristic Extended Properties: bit 0 reliable write, bit 1 writable auxiliaries.
+            guard bytes.count == 2 else { return nil }
+            var names: [String] = []
+            if bytes[0] & 1 != 0 { names.append("reliable write") }
+            if bytes[0] & 2 != 0 { names.append("writable auxiliaries") }
+            return names.isEmpty ? "none" : names.joined(separator: ", ")
+        default:
+            return nil
+        }
     }
 }

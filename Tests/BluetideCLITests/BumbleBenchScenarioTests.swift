@@ -175,3 +175,16 @@ import Testing
         #expect(object["jitter_ms"] == nil)
     }
 }
+
+@Suite struct DescriptorMeaningTests {
+    @Test func commonDescriptorsAreExplained() {
+        #expect(DescriptorMeaning.describe(BluetoothUUID(0x2902), [0x00, 0x00]) == "not subscribed")
+        #expect(DescriptorMeaning.describe(BluetoothUUID(0x2902), [0x01, 0x00]) == "notifications on")
+        #expect(DescriptorMeaning.describe(BluetoothUUID(0x2902), [0x03, 0x00]) == "notifications and indications on")
+        #expect(DescriptorMeaning.describe(BluetoothUUID(0x2902), [0x01]) == "(expected 2 octets, got 1)")
+        #expect(DescriptorMeaning.describe(BluetoothUUID(0x2901), Array("Left pedal".utf8)) == "\"Left pedal\"")
+        #expect(DescriptorMeaning.describe(BluetoothUUID(0x2901), [0xFF, 0xFE]) == nil, "not UTF-8: hex only")
+        #expect(DescriptorMeaning.describe(BluetoothUUID(0x2900), [0x01, 0x00]) == "reliable write")
+        #expect(DescriptorMeaning.describe(BluetoothUUID(0x2904), [0x04]) == nil)
+    }
+}

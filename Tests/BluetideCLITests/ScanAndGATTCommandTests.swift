@@ -51,6 +51,8 @@ import Testing
         let measurement = try #require(collector.lines.first { $0.contains("2A37") })
         #expect(measurement.contains("notify"))
         #expect(text.contains("descriptor 2902"), "CCCD listed: \(text)")
+        let cccd = try #require(collector.lines.first { $0.contains("descriptor 2902") })
+        #expect(cccd.contains("= 00 00") && cccd.contains("not subscribed"), "CCCD value read and explained: \(cccd)")
         #expect(collector.lines.contains { $0.contains("2A19") && $0.contains("%") }, "battery decoded: \(text)")
 
         let json = LineCollector()
@@ -64,5 +66,10 @@ import Testing
         let sensor = try #require(characteristics.first { $0["uuid"] as? String == "2A38" })
         #expect(sensor["hex"] as? String == "01")
         #expect(sensor["decoded"] != nil)
+        let measurementEntry = try #require(characteristics.first { $0["uuid"] as? String == "2A37" })
+        let descriptors = try #require(measurementEntry["descriptors"] as? [[String: Any]])
+        let cccdEntry = try #require(descriptors.first { $0["uuid"] as? String == "2902" })
+        #expect(cccdEntry["hex"] as? String == "0000")
+        #expect(cccdEntry["summary"] as? String == "not subscribed")
     }
 }

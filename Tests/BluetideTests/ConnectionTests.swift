@@ -71,6 +71,24 @@ import Testing
         await #expect(throws: BluetideError.self) { _ = try await connection.read(TestGATT.counter) }
     }
 
+    @Test func descriptorsAreReadByTypeAndAMissingOneIsNamed() async throws {
+        let (_, central, peripheral) = try await Self.pair()
+        defer { Task { await central.close(); await peripheral.close() } }
+        let connection = try await central.central.connect(to: peripheral.address, policy: .test)
+        let cccd = BluetoothUUID(0x2902)
+        #expect(try await connection.readDescriptor(cccd, of: TestGATT.notify) == [0x00, 0x00])
+        let values = try await connection.notifications(of: TestGATT.notify)
+        #expect(try await connection.readDescriptor(cccd, of: TestGATT.notify) == [0x01, 0x00], "subscribing wrote the CCCD")
+        _ = values
+        await #expect(throws: BluetideError.descriptorNotFound(cccd, characteristic: TestGATT.counter, descriptors: [])) {
+            try await connection.readDescriptor(cccd, of: TestGATT.counter)
+        }
+        await #expect(throws: BluetideError.characteristicNotFound(BluetoothUUID(0x2A37), services: try await connection.services().map(\.service.uuid))) {
+            try await connection.readDescriptor(cccd, of: BluetoothUUID(0x2A37))
+        }
+        await connection.disconnect()
+    }
+
     @Test func mtuIsVisibleAndSettableOnce() async throws {
         let (_, central, peripheral) = try await Self.pair()
         defer { Task { await central.close(); await peripheral.close() } }

@@ -16,6 +16,8 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooManyConnections(limit: Int)
     /// The characteristic does not exist on the device; `services` lists the services that do.
     case characteristicNotFound(BluetoothUUID, services: [BluetoothUUID])
+    /// The characteristic has no descriptor of that type; `descriptors` lists the ones it has.
+    case descriptorNotFound(BluetoothUUID, characteristic: BluetoothUUID, descriptors: [BluetoothUUID])
     /// The device refused the operation with an ATT error.
     case attError(ATTErrorCode, characteristic: BluetoothUUID, operation: String)
     /// A write without response is limited to MTU − 3 octets, and any value to 512 octets.
@@ -51,6 +53,9 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .characteristicNotFound(uuid, services):
             "characteristic \(uuid) not found; the device has services: "
                 + (services.isEmpty ? "(none)" : services.map(\.description).joined(separator: ", "))
+        case let .descriptorNotFound(uuid, characteristic, descriptors):
+            "characteristic \(characteristic) has no descriptor \(uuid); it has: "
+                + (descriptors.isEmpty ? "(none)" : descriptors.map(\.description).joined(separator: ", "))
         case let .attError(code, uuid, operation): "\(operation) of \(uuid) refused by the device: ATT error \(code)"
         case let .valueTooLong(uuid, length, maximum):
             "\(length) bytes is too long for a write without response to \(uuid): at most \(maximum) (MTU − 3, and 512 for any value); split the value, raise the MTU or write with response"

@@ -64,6 +64,12 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
         return try Self.decode(bytes, as: type, from: characteristic)
     }
 
+    /// Reads a descriptor of a characteristic (e.g. 0x2902 Client Characteristic Configuration,
+    /// 0x2901 User Description), found by type so it survives a reconnect.
+    public func readDescriptor(_ descriptor: BluetoothUUID, of characteristic: BluetoothUUID) async throws -> [UInt8] {
+        try await core.readDescriptor(descriptor, of: characteristic)
+    }
+
     // MARK: Writes
 
     /// Writes `value`'s encoding to a characteristic.

@@ -240,6 +240,25 @@ actor ConnectionCore {
         }
     }
 
+    func readDescriptor(_ uuid: BluetoothUUID, of characteristicUUID: BluetoothUUID) async throws -> [UInt8] {
+        try await perform("read of descriptor \(uuid)", characteristicUUID) { link in
+            let handle = try await self.descriptor(uuid, of: characteristicUUID).handle
+            return try await link.gatt.read(handle: handle)
+        }
+    }
+
+    /// The descriptor `uuid` of the discovered characteristic `characteristicUUID`.
+    private func descriptor(_ uuid: BluetoothUUID, of characteristicUUID: BluetoothUUID) throws -> GATTDescriptor {
+        _ = try characteristic(characteristicUUID)
+        for service in services {
+            for remote in service.characteristics where remote.characteristic.uuid == characteristicUUID {
+                if let found = remote.descriptors.first(where: { $0.uuid == uuid }) { return found }
+                throw BluetideError.descriptorNotFound(uuid, characteristic: characteristicUUID, descriptors: remote.descriptors.map(\.uuid))
+            }
+        }
+        throw BluetideError.characteristicNotFound(characteristicUUID, services: services.map(\.service.uuid))
+    }
+
     func write(_ bytes: [UInt8], to uuid: BluetoothUUID, withResponse: Bool) async throws {
         try await perform(withResponse ? "write" : "write without response", uuid) { link in
             let handle = try await self.characteristic(uuid).valueHandle
