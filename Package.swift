@@ -71,7 +71,8 @@ let package = Package(
             ],
             swiftSettings: strict),
         .executableTarget(name: "bluetide", dependencies: ["BluetideCommands"], swiftSettings: strict),
-        // Shared by the test targets: run-time limits for hang guards.
+        // Shared by the test targets: run-time limits for hang guards, and the Bumble interop
+        // harness (Bumble/: environment probe, child processes with timed line output, controllers.py).
         .target(name: "BluetideTestSupport", path: "Tests/BluetideTestSupport", swiftSettings: strict),
         .testTarget(name: "BluetideCoreTests", dependencies: ["BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideProfilesTests", dependencies: ["BluetideProfiles"], swiftSettings: strict),

@@ -2,6 +2,7 @@ import BluetideCore
 import BluetideHCI
 import BluetideTransport
 import BluetideVirtual
+import BluetideTestSupport
 import Foundation
 import Testing
 @testable import BluetideHost

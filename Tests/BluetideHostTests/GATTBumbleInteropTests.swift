@@ -1,4 +1,5 @@
 import BluetideCore
+import BluetideTestSupport
 import Foundation
 import Testing
 @testable import BluetideHost

@@ -1,6 +1,7 @@
 import BluetideCore
 import BluetideHCI
 import BluetideTransport
+import BluetideTestSupport
 import Foundation
 import Testing
 @testable import BluetideHost

@@ -1,3 +1,4 @@
+import BluetideTestSupport
 import BluetideTransport
 import Foundation
 import Testing
@@ -73,15 +74,19 @@ import Testing
 
 /// The same examples against Bumble (Interop/bumble): our central example reads
 /// `peripheral.py`, and `central.py` runs its script against our peripheral example.
-@Suite(.serialized, .readmeBumble, .timeLimit(.minutes(2))) struct ReadmeExampleBumbleTests {
+@Suite(.serialized, .bumbleInterop, .timeLimit(.minutes(2))) struct ReadmeExampleBumbleTests {
     @Test func theCentralExampleReadsBumblesHeartRatePeripheral() async throws {
-        let (controllers, ports) = try await ReadmeBumble.startControllers()
+        let (controllers, ports) = try await BumbleLinkedControllers.start()
         var processes = [controllers]
         defer { let all = processes; Task { for process in all.reversed() { await process.stop() } } }
-        let peripheral = try ScriptProcess.start(
-            "peripheral.py", [String(ports[1]), "--name", "Bumble HRM", "--heart-rate-count", "3", "--timeout", "60"])
+        let peripheral = try await BumbleProcess.launchPython(
+            .interopScript("peripheral.py"),
+            arguments: [
+                String(ports[1]), "--name", "Bumble HRM", "--heart-rate-count", "3", "--timeout", "60",
+                "--exit-on-stdin-eof",
+            ])
         processes.append(peripheral)
-        _ = try await peripheral.json("event", "ready", within: 30)
+        _ = try await peripheral.firstJSON("event", "ready", timeout: .seconds(30))
 
         let watched = try await within(60, "central example against peripheral.py") {
             try await watchHeartRate(transport: "tcp-client:127.0.0.1:\(ports[0])", name: "Bumble HRM", count: 3)
@@ -90,26 +95,32 @@ import Testing
         #expect(watched.battery == BatteryLevel(percent: 87))
         #expect(watched.measurements.map(\.beatsPerMinute) == [60, 61, 62])
         // peripheral.py exits 0 once the link is disconnected.
-        #expect(await peripheral.exitStatus(within: 30) == 0)
+        #expect(await peripheral.waitForExit(timeout: .seconds(30)) == 0)
     }
 
     @Test func bumblesCentralReadsWritesAndSubscribesToThePeripheralExample() async throws {
-        let (controllers, ports) = try await ReadmeBumble.startControllers()
+        let (controllers, ports) = try await BumbleLinkedControllers.start()
         defer { Task { await controllers.stop() } }
         let strap = Task {
             try await serveHeartRateStrap(transport: "tcp-client:127.0.0.1:\(ports[0])", name: "Readme Bumble", beats: [70, 71, 72])
         }
         defer { strap.cancel() }
-        let central = try ScriptProcess.start("central.py", [
-            String(ports[1]), "--name", "Readme Bumble",
-            "--write-short", "2A39", "--short-hex", "01", "--subscribe", "2A37=3",
-            "--read-denied", "2A39", "--write-denied", "2A38",
-            "--step-timeout", "20", "--scan-timeout", "30", "--connect-timeout", "20", "--timeout", "90",
-        ])
+        let central = try await BumbleProcess.launchPython(
+            .interopScript("central.py"),
+            arguments: [
+                String(ports[1]), "--name", "Readme Bumble",
+                "--write-short", "2A39", "--short-hex", "01", "--subscribe", "2A37=3",
+                "--read-denied", "2A39", "--write-denied", "2A38",
+                "--step-timeout", "20", "--scan-timeout", "30", "--connect-timeout", "20", "--timeout", "90",
+                "--exit-on-stdin-eof",
+            ])
         defer { Task { await central.stop() } }
-        let line = try await central.line(within: 100, "summary") { ScriptProcess.object($0)?["step"] as? String == "summary" }
+        let line = try await central.firstLine(timeout: .seconds(100), describing: "summary") {
+            JSONValue(line: $0)?["step"]?.string == "summary"
+        }
         let summary = try CentralSummary(line: line)
-        #expect(summary.ok, "\(central.output.joined(separator: "\n"))")
+        let printed = await central.output()
+        #expect(summary.ok, "\(printed.joined(separator: "\n"))")
         #expect(summary.services.contains("180D") && summary.services.contains("180F"))
         #expect(summary.reads["2A38"] == "01")
         #expect(summary.reads["2A19"] == "57")
@@ -118,7 +129,7 @@ import Testing
         // Reading the write-only control point and writing the read-only location are refused.
         #expect(summary.readDenied["2A39"] == 0x02)
         #expect(summary.writeDenied["2A38"] == 0x03)
-        #expect(await central.exitStatus(within: 20) == 0)
+        #expect(await central.waitForExit(timeout: .seconds(20)) == 0)
         // central.py disconnected, so the peripheral example returned.
         try await within(30, "peripheral example ends") { try await strap.value }
     }

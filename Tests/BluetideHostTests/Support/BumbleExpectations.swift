@@ -1,3 +1,4 @@
+import BluetideTestSupport
 import Foundation
 import Testing
 

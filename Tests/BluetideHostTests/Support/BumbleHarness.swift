@@ -1,28 +1,24 @@
+import BluetideTestSupport
 import Foundation
 
 /// Starts and stops the Bumble side of an interop test: linked virtual controllers
-/// (`Interop/bumble/controllers.py`), the test peripheral and the test central.
+/// (`Interop/bumble/controllers.py`, via `BumbleLinkedControllers`), the test peripheral and the
+/// test central.
 ///
 /// Use it through `withBumble { bumble in ... }`, which stops every process it started (by PID:
 /// SIGTERM, then SIGKILL after a grace period) when the body returns or throws. Each test gets
 /// fresh controllers on fresh ports, because Bumble's controllers keep stale state across hosts.
-///
-/// Ports: `controllers.py` binds port 0 itself and reports the ports the OS chose on its
-/// `READY` line, so there is no window in which another process could take a port.
 actor BumbleHarness {
     /// Default wait for a process to become ready.
-    static let startupTimeout: Duration = .seconds(30)
+    static let startupTimeout: Duration = BumbleLinkedControllers.startupTimeout
 
-    private let python: URL
-    private let scripts: URL
     private let logDirectory: URL
     private var processes: [BumbleProcess] = []
+    private var logCount = 0
 
-    /// Fails (with the install command) when Python or Bumble is missing.
+    /// Fails (with the install command) when Python, Bumble or the interop scripts are missing.
     init() async throws {
-        let (python, scripts) = try await BumbleEnvironment.requireAvailable()
-        self.python = python
-        self.scripts = scripts
+        _ = try await BumbleEnvironment.requireAvailable()
         logDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("bluetide-bumble-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: logDirectory, withIntermediateDirectories: true)
@@ -31,13 +27,16 @@ actor BumbleHarness {
     /// Folder holding each process's stderr log.
     var logs: URL { logDirectory }
 
+    /// A fresh stderr log file for the next process called `name`.
+    private func nextLog(_ name: String) -> URL {
+        defer { logCount += 1 }
+        return logDirectory.appendingPathComponent("\(logCount)-\(name).stderr.log")
+    }
+
     /// Starts a Python script from the interop folder; the harness will stop it.
-    func startScript(name: String, script: String, arguments: [String]) throws -> BumbleProcess {
-        let index = processes.count
-        let process = try BumbleProcess.launch(
-            name: name, executable: python,
-            arguments: ["-u", scripts.appendingPathComponent(script).path] + arguments,
-            stderrLog: logDirectory.appendingPathComponent("\(index)-\(name).stderr.log"))
+    func startScript(name: String, script: String, arguments: [String]) async throws -> BumbleProcess {
+        let process = try await BumbleProcess.launchPython(
+            .interopScript(script), arguments: arguments, name: name, stderrLog: nextLog(name))
         processes.append(process)
         return process
     }
@@ -53,17 +52,11 @@ actor BumbleHarness {
         count: Int = 2, legacyReports: Bool = false, leACLLength: Int? = nil,
         timeout: Duration = startupTimeout
     ) async throws -> (process: BumbleProcess, ports: [UInt16]) {
-        var arguments = Array(repeating: "0", count: count) + ["--exit-on-stdin-eof"]
-        if legacyReports { arguments.append("--legacy-reports") }
-        if let leACLLength { arguments += ["--le-acl-length", String(leACLLength)] }
-        let process = try startScript(name: "controllers", script: "controllers.py", arguments: arguments)
-        let line = try await process.firstLine(timeout: timeout, describing: "READY line") {
-            $0.hasPrefix("READY ") || $0.hasPrefix("ERROR ")
-        }
-        let ports = line.split(separator: " ").dropFirst().compactMap { UInt16($0) }
-        guard line.hasPrefix("READY "), ports.count == count, !ports.contains(0) else {
-            throw await process.failure("unexpected controller start line: \(line)")
-        }
+        // On failure `start` has already stopped the process.
+        let (process, ports) = try await BumbleLinkedControllers.start(
+            count: count, legacyReports: legacyReports, leACLLength: leACLLength,
+            stderrLog: nextLog("controllers"), timeout: timeout)
+        processes.append(process)
         return (process, ports)
     }
 
@@ -72,7 +65,7 @@ actor BumbleHarness {
     func startPeripheral(
         port: UInt16, options: BumblePeripheralOptions = .init(), timeout: Duration = startupTimeout
     ) async throws -> (process: BumbleProcess, ready: JSONValue) {
-        let process = try startScript(
+        let process = try await startScript(
             name: "peripheral", script: "peripheral.py", arguments: options.arguments(port: port))
         let ready = try await process.firstJSON("event", "ready", timeout: timeout)
         return (process, ready)
@@ -80,8 +73,8 @@ actor BumbleHarness {
 
     /// Starts `central.py` on controller `port`. Read its steps with `jsonLines(timeout:)` or
     /// wait for the end with `centralSummary(_:timeout:)`.
-    func startCentral(port: UInt16, options: BumbleCentralOptions) throws -> BumbleProcess {
-        try startScript(name: "central", script: "central.py", arguments: options.arguments(port: port))
+    func startCentral(port: UInt16, options: BumbleCentralOptions) async throws -> BumbleProcess {
+        try await startScript(name: "central", script: "central.py", arguments: options.arguments(port: port))
     }
 
     /// Waits for the central's summary line and decodes it.

@@ -6,19 +6,22 @@ import Foundation
 /// (or for one that matches) for at most a given duration, so a silent peer fails the test with
 /// a message instead of hanging it. Every delivered value is also kept in `history` for
 /// diagnostics.
-actor TimedMailbox<Element: Sendable> {
+public actor TimedMailbox<Element: Sendable> {
     private var queue: [Element] = []
     private var finished = false
     private var waiters: [UInt64: CheckedContinuation<Element?, any Error>] = [:]
     private var nextWaiterID: UInt64 = 0
     /// Everything ever delivered, oldest first.
-    private(set) var history: [Element] = []
+    public private(set) var history: [Element] = []
+
+    /// An empty, open mailbox.
+    public init() {}
 
     /// Thrown by `next(timeout:)` when nothing arrived in time.
-    struct Timeout: Error {}
+    public struct Timeout: Error {}
 
     /// Adds a value (called by the single producer, in order).
-    func deliver(_ element: Element) {
+    public func deliver(_ element: Element) {
         history.append(element)
         if let id = waiters.keys.min(), let waiter = waiters.removeValue(forKey: id) {
             waiter.resume(returning: element)
@@ -28,15 +31,16 @@ actor TimedMailbox<Element: Sendable> {
     }
 
     /// Marks the end of the values; pending and later reads return `nil` once the queue is empty.
-    func finish() {
+    public func finish() {
         finished = true
         let pending = waiters
         waiters = [:]
         for waiter in pending.values { waiter.resume(returning: nil) }
     }
 
-    /// The next value, `nil` at the end, or throws `Timeout` after `timeout`.
-    func next(timeout: Duration) async throws -> Element? {
+    /// The next value, `nil` at the end, or throws `Timeout` after `timeout`
+    /// (`CancellationError` when the waiting task is cancelled).
+    public func next(timeout: Duration) async throws -> Element? {
         if !queue.isEmpty { return queue.removeFirst() }
         if finished { return nil }
         let id = nextWaiterID

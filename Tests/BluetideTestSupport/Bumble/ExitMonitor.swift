@@ -1,24 +1,31 @@
 import Foundation
 
 /// Records a child process's exit status and lets tasks wait for it with a timeout.
-actor ExitMonitor {
+///
+/// The process's termination handler calls `record(_:)` once; any number of tasks wait with
+/// `wait(timeout:)` (nothing blocks a thread: waiters are continuations).
+public actor ExitMonitor {
     private var status: Int32?
     private var waiters: [UInt64: CheckedContinuation<Int32?, Never>] = [:]
     private var nextWaiterID: UInt64 = 0
 
+    /// A monitor for a process that is still running.
+    public init() {}
+
     /// The exit status, or `nil` while the process runs.
-    var exitStatus: Int32? { status }
+    public var exitStatus: Int32? { status }
 
     /// Called once when the process has exited.
-    func record(_ exitStatus: Int32) {
+    public func record(_ exitStatus: Int32) {
         status = exitStatus
         let pending = waiters
         waiters = [:]
         for waiter in pending.values { waiter.resume(returning: exitStatus) }
     }
 
-    /// The exit status once the process exits, or `nil` if it is still running after `timeout`.
-    func wait(timeout: Duration) async -> Int32? {
+    /// The exit status once the process exits, or `nil` if it is still running after `timeout`
+    /// (a cancelled caller gets `nil` at once).
+    public func wait(timeout: Duration) async -> Int32? {
         if let status { return status }
         let id = nextWaiterID
         nextWaiterID &+= 1

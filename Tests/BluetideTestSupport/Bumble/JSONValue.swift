@@ -2,7 +2,7 @@ import Foundation
 
 /// A parsed JSON document, `Sendable` so it can cross tasks (the Bumble scripts print one
 /// JSON object per line and tests inspect them with subscripts).
-enum JSONValue: Sendable, Equatable, Decodable, CustomStringConvertible {
+public enum JSONValue: Sendable, Equatable, Decodable, CustomStringConvertible {
     case null
     case bool(Bool)
     case number(Double)
@@ -11,14 +11,15 @@ enum JSONValue: Sendable, Equatable, Decodable, CustomStringConvertible {
     case object([String: JSONValue])
 
     /// Parses one line of JSON text; `nil` when the text is not JSON.
-    init?(line: String) {
+    public init?(line: String) {
         guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)) else {
             return nil
         }
         self = value
     }
 
-    init(from decoder: any Decoder) throws {
+    /// Decodes any JSON value (numbers become `Double`).
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -36,54 +37,55 @@ enum JSONValue: Sendable, Equatable, Decodable, CustomStringConvertible {
     }
 
     /// Member of an object, `nil` for other kinds or a missing key.
-    subscript(key: String) -> JSONValue? {
+    public subscript(key: String) -> JSONValue? {
         if case .object(let members) = self { return members[key] }
         return nil
     }
 
     /// Element of an array, `nil` for other kinds or an index out of range.
-    subscript(index: Int) -> JSONValue? {
+    public subscript(index: Int) -> JSONValue? {
         if case .array(let elements) = self, elements.indices.contains(index) { return elements[index] }
         return nil
     }
 
     /// The string, if this is a string.
-    var string: String? {
+    public var string: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
     /// The number as an integer, if this is a number with no fractional part.
-    var int: Int? {
+    public var int: Int? {
         if case .number(let value) = self, value.rounded() == value, abs(value) < 1e15 { return Int(value) }
         return nil
     }
 
     /// The number, if this is a number.
-    var double: Double? {
+    public var double: Double? {
         if case .number(let value) = self { return value }
         return nil
     }
 
     /// The boolean, if this is a boolean.
-    var bool: Bool? {
+    public var bool: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }
 
     /// The elements, if this is an array.
-    var array: [JSONValue]? {
+    public var array: [JSONValue]? {
         if case .array(let value) = self { return value }
         return nil
     }
 
     /// The members, if this is an object.
-    var object: [String: JSONValue]? {
+    public var object: [String: JSONValue]? {
         if case .object(let value) = self { return value }
         return nil
     }
 
-    var description: String {
+    /// Compact JSON-like text (object keys sorted), for messages.
+    public var description: String {
         switch self {
         case .null: "null"
         case .bool(let value): "\(value)"

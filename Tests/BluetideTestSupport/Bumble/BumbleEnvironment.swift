@@ -1,51 +1,63 @@
 import Foundation
-import Testing
 
 /// Where the Bumble interop kit lives and whether it can run on this machine.
 ///
-/// Set `BLUETIDE_SKIP_BUMBLE=1` to skip the interop tests; otherwise a missing Python or Bumble
-/// makes them fail with the install command. `BLUETIDE_PYTHON` overrides the interpreter and
-/// `BLUETIDE_INTEROP_DIR` the scripts folder.
-enum BumbleEnvironment {
+/// Set `BLUETIDE_SKIP_BUMBLE=1` to skip the interop tests (see the `.bumbleInterop` trait);
+/// otherwise a missing Python or Bumble makes them fail with the install command.
+/// `BLUETIDE_PYTHON` overrides the interpreter and `BLUETIDE_INTEROP_DIR` the scripts folder.
+public enum BumbleEnvironment {
     /// The Bumble release the scripts are written and tested against.
-    static let expectedVersion = "0.0.236"
+    public static let expectedVersion = "0.0.236"
     /// What to run when Bumble is missing.
-    static let installHint = "python3 -m pip install bumble==\(expectedVersion)"
+    public static let installHint = "python3 -m pip install bumble==\(expectedVersion)"
+    /// The scripts `requireAvailable()` checks for in `scriptsDirectory`.
+    public static let requiredScripts = ["controllers.py", "peripheral.py", "central.py"]
 
     /// True when `BLUETIDE_SKIP_BUMBLE=1` asks to skip the interop tests.
-    static var isSkipRequested: Bool {
+    public static var isSkipRequested: Bool {
         ProcessInfo.processInfo.environment["BLUETIDE_SKIP_BUMBLE"] == "1"
     }
 
-    /// `Interop/bumble` at the repository root, found from this file's path.
-    static var scriptsDirectory: URL {
+    /// The repository root: the nearest folder above this source file that holds `Package.swift`.
+    public static var repositoryRoot: URL {
+        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while directory.path != "/" {
+            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
+                return directory
+            }
+            directory = directory.deletingLastPathComponent()
+        }
+        // Not reached in a checkout; fall back to the known layout
+        // <root>/Tests/BluetideTestSupport/Bumble/BumbleEnvironment.swift.
+        return URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    /// `Interop/bumble` at the repository root, or `BLUETIDE_INTEROP_DIR` when set.
+    public static var scriptsDirectory: URL {
         if let override = ProcessInfo.processInfo.environment["BLUETIDE_INTEROP_DIR"], !override.isEmpty {
             return URL(fileURLWithPath: override, isDirectory: true)
         }
-        // This file is <root>/Tests/BluetideHostTests/Support/BumbleEnvironment.swift.
-        return URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent()  // Support
-            .deletingLastPathComponent()  // BluetideHostTests
-            .deletingLastPathComponent()  // Tests
-            .deletingLastPathComponent()  // repository root
+        return repositoryRoot
             .appendingPathComponent("Interop", isDirectory: true)
             .appendingPathComponent("bumble", isDirectory: true)
     }
 
     /// The result of probing Python and Bumble once per test process.
-    struct Probe: Sendable {
+    public struct Probe: Sendable {
         /// The interpreter, when one was found.
-        let python: URL?
+        public let python: URL?
         /// Bumble's version string, when `import bumble` worked.
-        let bumbleVersion: String?
+        public let bumbleVersion: String?
         /// Why the kit cannot run, or `nil` when it can.
-        let problem: String?
+        public let problem: String?
     }
 
     /// Probed on first use: finds python3 and runs `import bumble`, on a thread of its own.
     /// (A `static let` that ran Python inline would block every cooperative thread that touched
     /// it until Python answered: on a loaded 2-core machine that stalled the whole test run.)
-    static func probe() async -> Probe { await ProbeCache.shared.value() }
+    public static func probe() async -> Probe { await ProbeCache.shared.value() }
 
     private actor ProbeCache {
         static let shared = ProbeCache()
@@ -62,8 +74,8 @@ enum BumbleEnvironment {
         }
     }
 
-    /// The Python interpreter and scripts folder, or a clear error (with the install command).
-    static func requireAvailable() async throws -> (python: URL, scripts: URL) {
+    /// A Python interpreter that can `import bumble`, or a clear error (with the install command).
+    public static func requirePython() async throws -> URL {
         let probe = await probe()
         if let problem = probe.problem {
             throw BumbleHarnessError(description: problem)
@@ -71,8 +83,15 @@ enum BumbleEnvironment {
         guard let python = probe.python else {
             throw BumbleHarnessError(description: "python3 not found; then run: \(installHint)")
         }
+        return python
+    }
+
+    /// The Python interpreter and the interop scripts folder (checked for `requiredScripts`),
+    /// or a clear error (with the install command).
+    public static func requireAvailable() async throws -> (python: URL, scripts: URL) {
+        let python = try await requirePython()
         let scripts = scriptsDirectory
-        for script in ["controllers.py", "peripheral.py", "central.py"] {
+        for script in requiredScripts {
             let path = scripts.appendingPathComponent(script).path
             guard FileManager.default.fileExists(atPath: path) else {
                 throw BumbleHarnessError(description: "missing interop script \(path)")
@@ -94,6 +113,7 @@ enum BumbleEnvironment {
         return nil
     }
 
+    /// Blocking: runs Python. Only called on the probe's own thread.
     fileprivate static func runProbe() -> Probe {
         guard let python = findPython() else {
             return Probe(
@@ -128,15 +148,5 @@ enum BumbleEnvironment {
                     """)
         }
         return Probe(python: python, bumbleVersion: lastLine, problem: nil)
-    }
-}
-
-extension Trait where Self == ConditionTrait {
-    /// Skips a test or suite when `BLUETIDE_SKIP_BUMBLE=1`; otherwise it runs (and fails with the
-    /// install command if Bumble is missing).
-    static var bumbleInterop: Self {
-        .enabled(
-            if: !BumbleEnvironment.isSkipRequested,
-            "Bumble interop tests skipped because BLUETIDE_SKIP_BUMBLE=1")
     }
 }

@@ -1,0 +1,253 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One child process started by a test (a Bumble script or app, or any executable), with its
+/// stdout and stderr as lines.
+///
+/// Each stream is read on a dedicated thread (never on the cooperative pool) and delivered, in
+/// order, to a `TimedMailbox`, so tests wait for lines with timeouts. Stderr lines are also
+/// copied to `stderrLog` when one is given. Stdin is a pipe held open by this object: scripts run
+/// with `--exit-on-stdin-eof` exit on their own if the test process dies. `stop(grace:)` ends the
+/// process by PID: SIGTERM, then SIGKILL.
+///
+/// Start Python programs with `launchPython(_:arguments:name:stderrLog:environment:)`.
+public final class BumbleProcess: Sendable {
+    /// Which of the child's output streams to read.
+    public enum Output: Sendable, CustomStringConvertible {
+        /// Standard output (the interop scripts print their JSON events here).
+        case stdout
+        /// Standard error (Bumble's apps log here).
+        case stderr
+        /// Lines of either stream, in arrival order (each stream's own order is kept).
+        case either
+
+        public var description: String {
+            switch self {
+            case .stdout: "stdout"
+            case .stderr: "stderr"
+            case .either: "output"
+            }
+        }
+    }
+
+    /// Short name used in messages ("controllers", "peripheral", "bench").
+    public let name: String
+    /// Operating-system process id.
+    public let pid: Int32
+    /// Where the process's stderr is copied, if anywhere.
+    public let stderrLog: URL?
+    /// Every stdout line, in order, read with a timeout.
+    public let lines: TimedMailbox<String>
+    /// Every stderr line, in order, read with a timeout.
+    public let stderrLines: TimedMailbox<String>
+    /// Every line of either stream, in arrival order, read with a timeout.
+    public let allLines: TimedMailbox<String>
+    private let exit: ExitMonitor
+    private let stdinPipe: Pipe
+    // `Process` is only touched in `launch` (before sharing) and read for its PID afterwards.
+    private let process: Process
+
+    private init(
+        name: String, process: Process, stdinPipe: Pipe, stderrLog: URL?, lines: TimedMailbox<String>,
+        stderrLines: TimedMailbox<String>, allLines: TimedMailbox<String>, exit: ExitMonitor
+    ) {
+        self.name = name
+        self.process = process
+        self.pid = process.processIdentifier
+        self.stdinPipe = stdinPipe
+        self.stderrLog = stderrLog
+        self.lines = lines
+        self.stderrLines = stderrLines
+        self.allLines = allLines
+        self.exit = exit
+    }
+
+    /// Starts `executable` with `arguments` (the environment is this process's, plus
+    /// `PYTHONUNBUFFERED=1`, plus `environment`). Stderr is also copied to `stderrLog` when given.
+    public static func launch(
+        name: String, executable: URL, arguments: [String], stderrLog: URL? = nil,
+        environment: [String: String] = [:], workingDirectory: URL? = nil
+    ) throws -> BumbleProcess {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let workingDirectory { process.currentDirectoryURL = workingDirectory }
+        var childEnvironment = ProcessInfo.processInfo.environment
+        childEnvironment["PYTHONUNBUFFERED"] = "1"
+        for (key, value) in environment { childEnvironment[key] = value }
+        process.environment = childEnvironment
+
+        var logHandle: FileHandle?
+        if let stderrLog {
+            _ = FileManager.default.createFile(atPath: stderrLog.path, contents: nil)
+            logHandle = try FileHandle(forWritingTo: stderrLog)
+        }
+        let stdinPipe = Pipe()
+        let stdoutPipe = Pipe()
+        let stderrPipe = Pipe()
+        process.standardInput = stdinPipe
+        process.standardOutput = stdoutPipe
+        process.standardError = stderrPipe
+
+        let exit = ExitMonitor()
+        process.terminationHandler = { finished in
+            let status = finished.terminationStatus
+            Task { await exit.record(status) }
+        }
+        do {
+            try process.run()
+        } catch {
+            try? logHandle?.close()
+            throw BumbleHarnessError(description: "cannot start \(name) (\(executable.path)): \(error)")
+        }
+
+        let lines = TimedMailbox<String>()
+        let stderrLines = TimedMailbox<String>()
+        let allLines = TimedMailbox<String>()
+        let stdoutPump = pump(stdoutPipe, into: lines, and: allLines, thread: "\(name) stdout reader", copy: nil)
+        let stderrPump = pump(stderrPipe, into: stderrLines, and: allLines, thread: "\(name) stderr reader", copy: logHandle)
+        Task {
+            await stdoutPump.value
+            await stderrPump.value
+            await allLines.finish()
+        }
+        return BumbleProcess(
+            name: name, process: process, stdinPipe: stdinPipe, stderrLog: stderrLog, lines: lines,
+            stderrLines: stderrLines, allLines: allLines, exit: exit)
+    }
+
+    /// Reads `pipe` on its own thread and delivers its lines to `mailbox` (then finishes it) and
+    /// to `shared` (which the caller finishes once every stream ended).
+    private static func pump(
+        _ pipe: Pipe, into mailbox: TimedMailbox<String>, and shared: TimedMailbox<String>, thread: String,
+        copy: FileHandle?
+    ) -> Task<Void, Never> {
+        let readEnd = pipe.fileHandleForReading
+        let stream = LineReader.start(fileDescriptor: readEnd.fileDescriptor, threadName: thread, copy: copy)
+        return Task {
+            for await line in stream {
+                await mailbox.deliver(line)
+                await shared.deliver(line)
+            }
+            await mailbox.finish()
+            // Keep the read end alive for as long as the reader thread uses its descriptor.
+            try? readEnd.close()
+        }
+    }
+
+    private func mailbox(_ output: Output) -> TimedMailbox<String> {
+        switch output {
+        case .stdout: lines
+        case .stderr: stderrLines
+        case .either: allLines
+        }
+    }
+
+    /// The next line of `output`; `nil` once the stream ended. Throws after `timeout`.
+    public func nextLine(from output: Output = .stdout, timeout: Duration) async throws -> String? {
+        do {
+            return try await mailbox(output).next(timeout: timeout)
+        } catch is TimedMailbox<String>.Timeout {
+            throw await failure("no \(output) within \(timeout)")
+        }
+    }
+
+    /// Reads lines of `output` until one satisfies `matches`; throws on timeout (overall) or at
+    /// the end of the stream. `what` names the awaited line in the error.
+    public func firstLine(
+        from output: Output = .stdout, timeout: Duration, describing what: String,
+        where matches: (String) -> Bool
+    ) async throws -> String {
+        let lines = mailbox(output)
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while true {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else { throw await failure("\(what) did not arrive within \(timeout)") }
+            let line: String?
+            do {
+                line = try await lines.next(timeout: remaining)
+            } catch is TimedMailbox<String>.Timeout {
+                throw await failure("\(what) did not arrive within \(timeout)")
+            }
+            guard let line else {
+                throw await failure("\(what) did not arrive: the process closed its \(output)")
+            }
+            if matches(line) { return line }
+        }
+    }
+
+    /// Reads stdout JSON lines until one has `key` equal to `value` (e.g. `event` = `ready`).
+    public func firstJSON(
+        _ key: String, _ value: String, timeout: Duration
+    ) async throws -> JSONValue {
+        let line = try await firstLine(timeout: timeout, describing: "\(key) \"\(value)\"") { line in
+            JSONValue(line: line)?[key]?.string == value
+        }
+        guard let json = JSONValue(line: line) else {
+            throw await failure("line is not JSON: \(line)")
+        }
+        return json
+    }
+
+    /// Stdout lines as an `AsyncSequence` of JSON objects (non-JSON lines are skipped). Each
+    /// element must arrive within `timeout`, or iteration throws.
+    public func jsonLines(timeout: Duration) -> TimedJSONLines {
+        TimedJSONLines(process: self, timeout: timeout)
+    }
+
+    /// Every line of `output` received so far.
+    public func output(_ output: Output = .stdout) async -> [String] {
+        await mailbox(output).history
+    }
+
+    /// The exit status once the process exits, or `nil` if it still runs after `timeout` (or the
+    /// waiting task is cancelled).
+    public func waitForExit(timeout: Duration) async -> Int32? {
+        await exit.wait(timeout: timeout)
+    }
+
+    /// The exit status, or `nil` while running.
+    public var exitStatus: Int32? {
+        get async { await exit.exitStatus }
+    }
+
+    /// Ends the process by PID: closes its stdin and sends SIGTERM, waits up to `grace`, then
+    /// sends SIGKILL and waits (up to 10 s) for the exit. Safe to call more than once.
+    public func stop(grace: Duration = .seconds(3)) async {
+        if await exit.exitStatus != nil { return }
+        try? stdinPipe.fileHandleForWriting.close()
+        _ = kill(pid, SIGTERM)
+        if await exit.wait(timeout: grace) != nil { return }
+        _ = kill(pid, SIGKILL)
+        _ = await exit.wait(timeout: .seconds(10))
+    }
+
+    /// The last `maxBytes` of what the process wrote to stderr so far.
+    public func stderrTail(maxBytes: Int = 3000) async -> String {
+        let text = await stderrLines.history.joined(separator: "\n")
+        return String(decoding: Array(text.utf8).suffix(maxBytes), as: UTF8.self)
+    }
+
+    /// An error naming this process, with its recent stdout and stderr.
+    public func failure(_ message: String) async -> BumbleHarnessError {
+        let recent = await lines.history.suffix(30).joined(separator: "\n")
+        let status = await exit.exitStatus.map { "exited with status \($0)" } ?? "still running"
+        let log = stderrLog.map { " (\($0.path))" } ?? ""
+        let stderr = await stderrTail()
+        return BumbleHarnessError(
+            description: """
+                \(name) (pid \(pid), \(status)): \(message)
+                --- last stdout lines ---
+                \(recent)
+                --- stderr tail\(log) ---
+                \(stderr)
+                """)
+    }
+}
