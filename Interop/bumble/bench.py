@@ -42,7 +42,12 @@ def exit_on_stdin_eof() -> None:
     """Ends the process (without cleanup: it is orphaned) once stdin reaches end of file."""
 
     def watch() -> None:
-        while sys.stdin.buffer.read(4096):
+        # os.read on the raw descriptor, not sys.stdin: a daemon thread blocked inside the
+        # buffered reader holds its lock, and the interpreter aborts when it exits meanwhile.
+        try:
+            while os.read(0, 4096):
+                pass
+        except OSError:
             pass
         os._exit(3)
 

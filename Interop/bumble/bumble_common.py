@@ -1,6 +1,7 @@
 """Helpers shared by the Bumble interop scripts (controllers.py, peripheral.py, central.py)."""
 
 import asyncio
+import os
 import sys
 import threading
 
@@ -17,8 +18,11 @@ def stdin_eof_future() -> asyncio.Future:
     future = loop.create_future()
 
     def read_until_eof() -> None:
+        # os.read on the raw descriptor, not sys.stdin: a daemon thread blocked inside the
+        # buffered reader holds its lock, and the interpreter aborts (SIGABRT) if it exits
+        # meanwhile.
         try:
-            while sys.stdin.buffer.read1(1024):
+            while os.read(0, 1024):
                 pass
         except (OSError, ValueError):
             pass
