@@ -146,11 +146,7 @@ struct BumbleBenchCentral: AsyncParsableCommand {
         commandName: "central",
         abstract: "Bumble-compatible bench, central side: connect to a bench peripheral and run a scenario over GATT.",
         discussion: """
-            Speaks the GATT service and packet format of Bumble's bench app (bumble.apps.bench), so
-            either side can be Bumble or Bluetide. Scenarios pair up: send ↔ receive (throughput,
-            Write Command central→peripheral or notifications peripheral→central), ping ↔ pong
-            (round-trip time). Figures go to standard output, progress to standard error; the exit
-            status is 2 when a run fails or its data was not intact.
+            Speaks the GATT service and packet format of Bumble's bench app (bumble.apps.bench), so either side can be Bumble or Bluetide. Scenarios pair up: send ↔ receive (throughput, Write Command central→peripheral or notifications peripheral→central), ping ↔ pong (round-trip time). Figures go to standard output, progress to standard error; the exit status is 2 when a run fails or its data was not intact.
 
             Examples, with two linked virtual controllers:
               bluetide controllers tcp-server:_:9000 tcp-server:_:9001
@@ -188,9 +184,7 @@ struct BumbleBenchPeripheral: AsyncParsableCommand {
         commandName: "peripheral",
         abstract: "Bumble-compatible bench, peripheral side: advertise the bench GATT service and run a scenario with the central that connects.",
         discussion: """
-            Advertises the name (default "Speed Peripheral") from a random static address (default
-            F1:F1:F1:F1:F1:F1) as Bumble's bench app does, serves its service (TX takes Write
-            Command and Write Request, RX notifies), and is ready once the central subscribes to RX.
+            Advertises the name (default "Speed Peripheral") from a random static address (default F1:F1:F1:F1:F1:F1) as Bumble's bench app does, serves its service (TX takes Write Command and Write Request, RX notifies), and is ready once the central subscribes to RX.
 
             Examples, with two linked virtual controllers:
               bluetide controllers tcp-server:_:9000 tcp-server:_:9001
@@ -230,8 +224,7 @@ struct BumbleBenchLoopback: AsyncParsableCommand {
         commandName: "loopback",
         abstract: "Run both sides of the Bumble-compatible bench in this process, on an in-process virtual link.",
         discussion: """
-            The central runs --scenario (default send) and the peripheral its peer scenario
-            (receive, send, pong or ping). Prints both sides' figures.
+            The central runs --scenario (default send) and the peripheral its peer scenario (receive, send, pong or ping). Prints both sides' figures.
 
             Examples:
               bluetide bench loopback --packet-count 1000 --packet-size 244
