@@ -38,7 +38,7 @@ import Testing
 
     @Test func aPacketLargerThanTheLinkCarriesIsRefusedBeforeSending() async throws {
         try await benchTimeLimit(60) {
-            let options = try Self.options(["--att-mtu", "23", "--packet-size", "100", "--stall-timeout", "2", "--timeout", "3"])
+            let options = try Self.options(["--att-mtu", "23", "--packet-size", "100", "--stall-timeout", "5", "--timeout", "30"])
             let central = try options.settings(for: .central)
             var peripheral = central
             peripheral.scenario = .receive

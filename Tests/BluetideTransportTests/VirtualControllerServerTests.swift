@@ -30,11 +30,12 @@ private actor RawHost {
     }
 
     /// The next packet or the end of the stream, within 5 s.
-    func nextWithin5s() async -> HCIPacket?? {
+    func nextWithin20s() async -> HCIPacket?? {
         await withTaskGroup(of: HCIPacket??.self) { group in
             group.addTask { .some(await self.next()) }
             group.addTask {
-                try? await Task.sleep(for: .seconds(5))
+                // A hang guard, not a timing check: generous, so a starved test process passes.
+                try? await Task.sleep(for: .seconds(20))
                 return .none
             }
             let first = await group.next() ?? .none
@@ -47,7 +48,7 @@ private actor RawHost {
     func run<C: HCICommand>(_ command: C, sourceLocation: SourceLocation = #_sourceLocation) async throws -> HCICommandComplete {
         try await transport.send(command.packet)
         while true {
-            let answer = try #require(await nextWithin5s(), "no answer to \(C.name) within 5 s", sourceLocation: sourceLocation)
+            let answer = try #require(await nextWithin20s(), "no answer to \(C.name) within 20 s", sourceLocation: sourceLocation)
             let packet = try #require(answer, "stream ended waiting for \(C.name)", sourceLocation: sourceLocation)
             if case let .commandComplete(complete) = try HCIEvent(packet: packet), complete.opcode == C.opcode {
                 return complete
@@ -58,7 +59,7 @@ private actor RawHost {
     /// True when the stream ends (the server closed us) within 5 s, skipping packets.
     func endsWithin5s() async -> Bool {
         while true {
-            guard let answer = await nextWithin5s() else { return false }
+            guard let answer = await nextWithin20s() else { return false }
             if answer == nil { return true }
         }
     }
