@@ -87,26 +87,17 @@ struct BumbleBenchClientLink: BumbleBenchLink {
         let wanted = peer.trimmingCharacters(in: .whitespaces)
         let reports: AsyncStream<AdvertisementReport>
         do { reports = try await stack.scan() } catch { throw CommandFailure("cannot scan: \(error)") }
-        let match: (BluetoothAddress, String?)? = await withTaskGroup(of: (BluetoothAddress, String?)?.self) { group in
-            group.addTask {
-                var names: [BluetoothAddress: String] = [:]
-                for await report in reports {
-                    if let name = report.data.localName { names[report.address] = name }
-                    let name = names[report.address]
-                    if report.address.string.caseInsensitiveCompare(wanted) == .orderedSame || name == wanted {
-                        guard report.isConnectable || report.isScanResponse else { continue }
-                        return (report.address, name)
-                    }
+        let match: (BluetoothAddress, String?)? = await firstWithin(timeout) {
+            var names: [BluetoothAddress: String] = [:]
+            for await report in reports {
+                if let name = report.data.localName { names[report.address] = name }
+                let name = names[report.address]
+                if report.address.string.caseInsensitiveCompare(wanted) == .orderedSame || name == wanted {
+                    guard report.isConnectable || report.isScanResponse else { continue }
+                    return (report.address, name)
                 }
-                return nil
             }
-            group.addTask {
-                try? await Task.sleep(for: .milliseconds(Int64(timeout * 1000)))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+            return nil
         }
         guard let match else {
             throw CommandFailure("no advertiser with address or name \"\(wanted)\" within \(formatBenchSeconds(timeout)) s: is the peer's bench peripheral running on the same controllers? (--peripheral ADDRESS|NAME, --timeout SECONDS)")
@@ -134,19 +125,10 @@ struct BumbleBenchServerLink: BumbleBenchLink {
 
     func close() async {
         // The central normally ends the link; give it a moment before doing so ourselves.
-        let ended = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                _ = await connection.waitForDisconnection()
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(2))
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
+        let ended = await firstWithin(2) { () -> Bool? in
+            _ = await connection.waitForDisconnection()
+            return true
+        } ?? false
         if !ended { _ = try? await connection.disconnect(timeout: 2) }
         inbox.end("closed by this side")
     }
@@ -193,23 +175,14 @@ struct BumbleBenchServerLink: BumbleBenchLink {
             throw CommandFailure("cannot advertise: \(error)")
         }
         log("advertising as \"\(name)\"; waiting for a central")
-        let outcome: (connection: HostConnection, handle: UInt16)? = await withTaskGroup(of: (HostConnection, UInt16)?.self) { group in
-            group.addTask {
-                for await connection in stack.incomingConnections {
-                    log("a central connected (\(connection)); waiting for its RX subscription")
-                    for await handle in subscribed.stream where handle == connection.handle {
-                        return (connection, handle)
-                    }
+        let outcome: (connection: HostConnection, handle: UInt16)? = await firstWithin(timeout) {
+            for await connection in stack.incomingConnections {
+                log("a central connected (\(connection)); waiting for its RX subscription")
+                for await handle in subscribed.stream where handle == connection.handle {
+                    return (connection, handle)
                 }
-                return nil
             }
-            group.addTask {
-                try? await Task.sleep(for: .milliseconds(Int64(timeout * 1000)))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+            return nil
         }
         _ = try? await stack.stopAdvertising()
         guard let outcome else {
@@ -222,6 +195,21 @@ struct BumbleBenchServerLink: BumbleBenchLink {
         }
         log("central subscribed to RX, MTU \(await connection.mtu())")
         return BumbleBenchServerLink(stack: stack, connection: connection, rxHandle: rxHandle, inbox: inbox)
+    }
+}
+
+/// The value `body` returns, or nil when it has not returned within `seconds` (it is then
+/// cancelled).
+func firstWithin<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async -> T?) async -> T? {
+    await withTaskGroup(of: T?.self) { group in
+        group.addTask { await body() }
+        group.addTask {
+            try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
     }
 }
 
