@@ -72,7 +72,7 @@ func formEncoded(_ text: String) -> String {
 
 extension TestResponse {
     /// The body as text.
-    var text: String { body.map { String(buffer: $0) } ?? "" }
+    var text: String { String(buffer: body) }
 
     /// The body with the HTML entities our pages use turned back into characters (for matching messages).
     var plainText: String {
@@ -82,7 +82,7 @@ extension TestResponse {
     }
 
     /// The body decoded as JSON.
-    var json: Any? { body.flatMap { try? JSONSerialization.jsonObject(with: Data(String(buffer: $0).utf8)) } }
+    var json: Any? { try? JSONSerialization.jsonObject(with: Data(String(buffer: body).utf8)) }
 }
 
 /// How often `needle` occurs in `text`.

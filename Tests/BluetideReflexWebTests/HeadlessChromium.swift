@@ -83,7 +83,7 @@ final class HeadlessChromium {
             var fds: [Int32] = [0, 0]
             guard pipe(&fds) == 0 else { throw Failure("pipe failed") }
             let read = fcntl(fds[0], F_DUPFD_CLOEXEC, 10), write = fcntl(fds[1], F_DUPFD_CLOEXEC, 10)
-            close(fds[0]); close(fds[1])
+            Glibc.close(fds[0]); Glibc.close(fds[1])
             return (read, write)
         }
         let commands = try pipeAbove4(), answers = try pipeAbove4()
@@ -99,10 +99,10 @@ final class HeadlessChromium {
         defer { for pointer in argv { free(pointer) } }
         var child: pid_t = 0
         let status = posix_spawn(&child, chromium, &actions, nil, argv, environ)
-        close(commands.read)
-        close(answers.write)
+        Glibc.close(commands.read)
+        Glibc.close(answers.write)
         guard status == 0 else {
-            close(commands.write); close(answers.read)
+            Glibc.close(commands.write); Glibc.close(answers.read)
             throw Failure("cannot start chromium: posix_spawn error \(status)")
         }
         pid = child

@@ -27,7 +27,9 @@ public enum DashboardStyle {
             body { margin: 0; font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--paper); }
             header.top { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1rem; padding: .6rem 1rem; background: #141925; color: #fff; }
             header.top a { color: #fff; text-decoration: none; }
-            .brand { font-weight: 700; font-size: 1.1rem; margin-right: auto; }
+            .brand { font-weight: 700; font-size: 1.1rem; margin-right: auto; display: inline-flex; align-items: center; gap: .55rem; }
+            .leds { display: inline-grid; grid-template-columns: repeat(3, .5rem); gap: .15rem; }
+            .leds i { width: .5rem; height: .5rem; border-radius: 50%; border: 1px solid; }
             nav { display: flex; gap: .25rem; }
             nav a { padding: .45rem .8rem; border-radius: .5rem; }
             nav a[aria-current="page"] { background: #2d3650; }
@@ -36,6 +38,10 @@ public enum DashboardStyle {
             h2 { font-size: 1.15rem; margin: 1.6rem 0 .6rem; }
             footer { text-align: center; color: var(--muted); font-size: .8rem; padding: 1rem; }
             a { color: var(--accent); }
+            .card > h2:first-child, .card > p.run-state:first-child { margin-top: .1rem; }
+            .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(26rem, 1fr)); gap: 0 1rem; }
+            .charts .wide { grid-column: 1 / -1; }
+            @media (max-width: 30rem) { .charts { grid-template-columns: 1fr; } }
             section.card, form.card { background: #fff; border: 1px solid var(--line); border-radius: .75rem; padding: .9rem 1rem; margin: 0 0 1rem; }
             .table-wrap { overflow-x: auto; -webkit-overflow-scrolling: touch; }
             table { border-collapse: collapse; width: 100%; background: #fff; font-variant-numeric: tabular-nums; }
@@ -68,10 +74,10 @@ public enum DashboardStyle {
             .target-button:active { transform: translateY(2px); }
             .target-check { display: inline-flex; align-items: center; gap: .35rem; margin: 0 .6rem .4rem 0; padding: .25rem .55rem .25rem .3rem; border-radius: 2rem; border: 2px solid; }
             .target-check input { width: auto; }
-            ol.steps { list-style: none; padding: 0; margin: 0 0 1rem; display: grid; grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); gap: .45rem; }
+            ol.steps { list-style: none; padding: 0; margin: 0 0 1rem; display: grid; grid-template-columns: repeat(auto-fill, minmax(11.5rem, 1fr)); gap: .45rem; }
             ol.steps li { display: flex; align-items: center; gap: .4rem; background: #fff; border: 1px solid var(--line); border-radius: .6rem; padding: .3rem .4rem; }
             ol.steps li .n { color: var(--muted); font-size: .8rem; min-width: 1.4rem; }
-            ol.steps li input { width: 5.2rem; padding: .3rem .4rem; }
+            ol.steps li input { flex: 1; min-width: 0; width: auto; padding: .3rem .4rem; }
             ol.steps li button { padding: .15rem .5rem; background: #fff; color: var(--bad); border-color: var(--line); }
             .chart { background: #fff; border: 1px solid var(--line); border-radius: .75rem; padding: .3rem; margin: 0 0 1rem; }
             .chart svg { display: block; width: 100%; height: auto; }

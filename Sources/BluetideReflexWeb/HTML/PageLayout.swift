@@ -29,6 +29,7 @@ public enum PageLayout {
             let current: HTML = item == section ? " aria-current=\"page\"" : ""
             return "<a href=\"\(item.path)\"\(current)>\(item.title)</a>"
         }
+        let leds = (0...5).map { target -> HTML in "<i class=\"target-\(target)\"></i>" }
         let scriptTag: HTML = script ? "<script src=\"/static/dashboard.js\" defer></script>\n" : ""
         return """
             <!DOCTYPE html>
@@ -40,7 +41,7 @@ public enum PageLayout {
             <link rel="stylesheet" href="/static/dashboard.css">
             \(scriptTag)</head>
             <body>
-            <header class="top"><a class="brand" href="/">🥊 Reflex coach</a><nav>\(navigation)</nav></header>
+            <header class="top"><a class="brand" href="/"><span class="leds" aria-hidden="true">\(leds)</span>Reflex coach</a><nav>\(navigation)</nav></header>
             <main>
             <h1>\(title)</h1>
             \(body)

@@ -63,7 +63,7 @@ extension DashboardPages {
         if let latest = results.last {
             charts.append(chart(SVGChart.reactionTimes(
                 of: latest, title: "Latest session (\(display.dateTime(latest.session.started))): reaction time per step",
-                options: SVGChartOptions(idPrefix: "latest-chart")), id: "latest"))
+                options: SVGChartOptions(idPrefix: "latest-chart")), id: "latest", wide: true))
         }
         let trendText: HTML = statistics.trend.millisecondsPerSession.map { slope -> HTML in
             let direction = slope < 0 ? "faster" : "slower"
@@ -74,7 +74,7 @@ extension DashboardPages {
             \(statBoxes(statistics.overall))\(trendText)\(perTargetTable(statistics.perTarget))</section>
 
             """
-        let chartSection: HTML = charts.isEmpty ? "" : "<h2>Charts</h2>\n\(charts)"
+        let chartSection: HTML = charts.isEmpty ? "" : "<h2>Charts</h2>\n<div class=\"charts\">\(charts)</div>\n"
         let noticeHTML: HTML = notice.map { "<p class=\"notice\" role=\"status\">\($0)</p>\n" } ?? ""
         let editForm = athleteForm(
             action: "/athletes/\(id)", heading: "Edit personal data", button: "Save changes",

@@ -111,7 +111,7 @@ extension DashboardServer {
                 let form = try RandomSequenceForm.parse(fields)
                 let program: PunchProgram
                 do { program = try form.generator.generate(seed: form.seed ?? UInt64.random(in: 0...UInt64.max)) } catch {
-                    throw FormErrors([FieldError(field: "steps", label: "Settings", expected: "settings the generator can use", got: error.description)])
+                    throw FormErrors([FieldError(field: "steps", label: "Settings", expected: "settings the generator can use", got: "\(error)")])
                 }
                 let saved = try Self.storeErrorsAsFields { try store.saveSequence(name: form.name, program: program, at: pages.now()) }
                 return DashboardResponses.redirect(DashboardPages.editorPath(saved.name) + "&saved=1")
@@ -169,7 +169,7 @@ extension DashboardServer {
             case .invalidMaxInterval: field = "maxInterval"
             default: field = "targets"
             }
-            throw FormErrors([FieldError(field: field, label: "Sequence", expected: "a sequence the trainer accepts", got: error.description)])
+            throw FormErrors([FieldError(field: field, label: "Sequence", expected: "a sequence the trainer accepts", got: "\(error)")])
         }
     }
 }

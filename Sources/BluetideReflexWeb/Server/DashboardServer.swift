@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 /// The coach's web dashboard: server-rendered pages over the coach's store, JSON endpoints, and
@@ -50,9 +51,11 @@ public struct DashboardServer: Sendable {
     public func start(host: String = "0.0.0.0", port: Int = 8080) async throws -> RunningDashboard {
         let bound = BoundPort()
         let application = application(host: host, port: port) { channel in bound.resolve(.success(channel.localAddress?.port ?? port)) }
+        // Our own group, so that stopping is a graceful shutdown (requests in flight finish).
+        let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [], logger: logger))
         let serving = Task {
             do {
-                try await application.run()
+                try await group.run()
                 bound.resolve(.failure(CancellationError()))
             } catch {
                 bound.resolve(.failure(error))
@@ -61,7 +64,7 @@ public struct DashboardServer: Sendable {
         }
         do {
             let port = try await bound.value()
-            return RunningDashboard(host: host, port: port, serving: serving, runs: runs)
+            return RunningDashboard(host: host, port: port, group: group, serving: serving, runs: runs)
         } catch {
             serving.cancel()
             throw error
@@ -105,6 +108,7 @@ public struct RunningDashboard: Sendable {
     public let host: String
     /// The port it listens on.
     public let port: Int
+    let group: ServiceGroup
     let serving: Task<Void, any Error>
     let runs: RunController
 
@@ -116,7 +120,7 @@ public struct RunningDashboard: Sendable {
         await runs.stop()
         await runs.waitUntilIdle()
         await runs.finishListeners()
-        serving.cancel()
+        await group.triggerGracefulShutdown()
         _ = try? await serving.value
     }
 
