@@ -62,6 +62,7 @@ struct ReflexCoachServe: AsyncParsableCommand {
         let stop = StopSignal.install()
         let serving = try await start { print($0) }
         print("Ctrl-C stops the dashboard.")
+        fflush(nil)  // every output stream: the addresses are wanted now, also when the output goes to a log
         let reason = await stop.wait()
         print("stopping (\(reason))")
         await serving.stop()

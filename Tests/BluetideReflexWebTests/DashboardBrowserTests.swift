@@ -87,10 +87,10 @@ import Testing
     /// Drives the pages (on the browser's thread).
     static func browse(_ browser: HeadlessChromium, base: String, screenshots: String?) throws -> Findings {
         var findings = Findings()
-        func shot(_ name: String) throws {
+        func shot(_ name: String, maxHeight: Double = 4000) throws {
             guard let screenshots else { return }
             try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
-            try browser.screenshot().write(to: URL(fileURLWithPath: screenshots).appendingPathComponent(name))
+            try browser.screenshot(maxHeight: maxHeight).write(to: URL(fileURLWithPath: screenshots).appendingPathComponent(name))
         }
         try browser.viewport(width: 1000, height: 1400)
 
@@ -101,7 +101,7 @@ import Testing
 
         try browser.open(base + "/athletes/1")
         findings.chartsOnAthletePage = Self.int(try browser.evaluate("document.querySelectorAll('figure.chart svg rect').length > 0 ? document.querySelectorAll('figure.chart svg').length : 0"))
-        try shot("athlete.png")
+        try shot("athlete.png", maxHeight: 2500)
 
         try browser.open(base + "/sequences/edit?name=Full%20circle")
         findings.buttonColours = try browser.evaluate(

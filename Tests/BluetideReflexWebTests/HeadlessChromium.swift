@@ -209,13 +209,13 @@ final class HeadlessChromium {
         throw Failure("gave up waiting for \(what) after \(Int(seconds)) s")
     }
 
-    /// The page as a PNG: the whole document (up to 4000 px high) at the current width.
-    func screenshot() throws -> Data {
+    /// The page as a PNG: the whole document (up to `maxHeight` CSS pixels) at the current width.
+    func screenshot(maxHeight: Double = 4000) throws -> Data {
         let metrics = try call("Page.getLayoutMetrics")
         let content = metrics["cssContentSize"] as? [String: Any]
         let viewport = metrics["cssLayoutViewport"] as? [String: Any]
         let width = (viewport?["clientWidth"] as? Double) ?? 1000
-        let height = min((content?["height"] as? Double) ?? 1400, 4000)
+        let height = min((content?["height"] as? Double) ?? 1400, maxHeight)
         let shot = try call("Page.captureScreenshot", [
             "format": "png", "captureBeyondViewport": true,
             "clip": ["x": 0, "y": 0, "width": width, "height": height, "scale": 1],

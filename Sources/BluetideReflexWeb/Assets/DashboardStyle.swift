@@ -39,9 +39,7 @@ public enum DashboardStyle {
             footer { text-align: center; color: var(--muted); font-size: .8rem; padding: 1rem; }
             a { color: var(--accent); }
             .card > h2:first-child, .card > p.run-state:first-child { margin-top: .1rem; }
-            .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(26rem, 1fr)); gap: 0 1rem; }
-            .charts .wide { grid-column: 1 / -1; }
-            @media (max-width: 30rem) { .charts { grid-template-columns: 1fr; } }
+            .charts { display: grid; grid-template-columns: 1fr; }
             section.card, form.card { background: #fff; border: 1px solid var(--line); border-radius: .75rem; padding: .9rem 1rem; margin: 0 0 1rem; }
             .table-wrap { overflow-x: auto; -webkit-overflow-scrolling: touch; }
             table { border-collapse: collapse; width: 100%; background: #fff; font-variant-numeric: tabular-nums; }
@@ -72,6 +70,8 @@ public enum DashboardStyle {
             .target-pad { display: grid; grid-template-columns: repeat(3, 1fr); gap: .6rem; margin: .4rem 0 1rem; max-width: 24rem; }
             .target-button { height: 4.2rem; border-radius: 1rem; border: 3px solid; font-size: 1.2rem; font-weight: 700; box-shadow: inset 0 -4px 0 rgba(0,0,0,.15); }
             .target-button:active { transform: translateY(2px); }
+            fieldset.target-choices { border: 1px solid var(--line); border-radius: .6rem; margin: 0 0 .75rem; padding: .5rem .7rem .3rem; }
+            fieldset.target-choices legend { font-weight: 600; font-size: .9rem; padding: 0 .3rem; }
             .target-check { display: inline-flex; align-items: center; gap: .35rem; margin: 0 .6rem .4rem 0; padding: .25rem .55rem .25rem .3rem; border-radius: 2rem; border: 2px solid; }
             .target-check input { width: auto; }
             ol.steps { list-style: none; padding: 0; margin: 0 0 1rem; display: grid; grid-template-columns: repeat(auto-fill, minmax(11.5rem, 1fr)); gap: .45rem; }

@@ -54,16 +54,16 @@ extension DashboardPages {
         var charts: [HTML] = []
         if !statistics.trend.points.isEmpty {
             charts.append(chart(SVGChart.meansOverTime(statistics.trend, title: "\(athlete.name): mean reaction time per session",
-                                                       options: SVGChartOptions(idPrefix: "trend-chart")), id: "trend"))
+                                                       options: SVGChartOptions(height: 340, idPrefix: "trend-chart")), id: "trend"))
         }
         if !statistics.perTarget.isEmpty {
             charts.append(chart(SVGChart.perTarget(statistics.perTarget, title: "\(athlete.name): reaction time per target",
-                                                   options: SVGChartOptions(idPrefix: "targets-chart")), id: "targets"))
+                                                   options: SVGChartOptions(height: 340, idPrefix: "targets-chart")), id: "targets"))
         }
         if let latest = results.last {
             charts.append(chart(SVGChart.reactionTimes(
                 of: latest, title: "Latest session (\(display.dateTime(latest.session.started))): reaction time per step",
-                options: SVGChartOptions(idPrefix: "latest-chart")), id: "latest", wide: true))
+                options: SVGChartOptions(idPrefix: "latest-chart")), id: "latest"))
         }
         let trendText: HTML = statistics.trend.millisecondsPerSession.map { slope -> HTML in
             let direction = slope < 0 ? "faster" : "slower"

@@ -62,8 +62,7 @@ public struct DashboardPages: Sendable {
     }
 
     /// An SVG chart from ``SVGChart`` inside its frame (the chart escapes its own text).
-    func chart(_ svg: String, id: String, wide: Bool = false) -> HTML {
-        let wideClass: HTML = wide ? " wide" : ""
-        return "<figure class=\"chart\(wideClass)\" id=\"\(id)\">\(HTML(trusted: svg))</figure>\n"
+    func chart(_ svg: String, id: String) -> HTML {
+        "<figure class=\"chart\" id=\"\(id)\">\(HTML(trusted: svg))</figure>\n"
     }
 }

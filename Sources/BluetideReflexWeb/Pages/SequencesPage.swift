@@ -52,7 +52,7 @@ extension DashboardPages {
             \(PageLayout.field("maxTime", label: "Longest time (ms)", value: fields?["maxTime"] ?? "2000", errors: errors, type: "number"))\
             \(PageLayout.field("seed", label: "Seed", value: fields?["seed"] ?? "", errors: errors, hint: "optional: the same seed gives the same sequence"))\
             </div>
-            <fieldset class="field"><legend>Targets to use</legend>\(checks)\(targetError)</fieldset>
+            <fieldset class="target-choices"><legend>Targets to use</legend>\(checks)\(targetError)</fieldset>
             <label class="field"><span><input type="checkbox" name="repeats" value="1"\(repeats) style="width:auto"> Allow the same target twice in a row</span></label>
             <button type="submit">Generate and save</button>
             </form>
