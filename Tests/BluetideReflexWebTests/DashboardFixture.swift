@@ -1,6 +1,7 @@
 import Bluetide
 import BluetideReflex
 import BluetideReflexCoach
+import BluetideTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -30,11 +31,18 @@ struct DashboardFixture: Sendable {
         return DashboardFixture(server: server, bluetooth: bluetooth, sample: sample)
     }
 
+    struct Timeout: Error, CustomStringConvertible {
+        var description: String { "the dashboard test did not finish in time" }
+    }
+
     /// Runs `body` against the router (no sockets), then stops any run and closes Bluetooth.
+    /// A hang guard of 40 s of run time.
     static func withRouter(_ body: @escaping @Sendable (any TestClientProtocol, DashboardFixture) async throws -> Void) async throws {
         let fixture = try await make()
         do {
-            try await fixture.server.application(host: "127.0.0.1", port: 0).test(.router) { client in try await body(client, fixture) }
+            try await withRunTimeLimit(40, onTimeout: { Timeout() }) {
+                try await fixture.server.application(host: "127.0.0.1", port: 0).test(.router) { client in try await body(client, fixture) }
+            }
         } catch {
             await fixture.close()
             throw error

@@ -7,7 +7,7 @@ import Testing
 
 /// Every page, form and JSON endpoint over HTTP (Hummingbird's router test client), against
 /// the sample gym.
-@Suite(.timeLimit(.minutes(1))) struct DashboardHTTPTests {
+@Suite struct DashboardHTTPTests {
     @Test func athletesPageListsEveryoneAndEscapesTheirNames() async throws {
         try await DashboardFixture.withRouter { client, fixture in
             let home = try await client.get("/")

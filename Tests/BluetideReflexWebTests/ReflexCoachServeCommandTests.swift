@@ -1,5 +1,6 @@
 import ArgumentParser
 import BluetideReflex
+import BluetideTestSupport
 import Foundation
 import Testing
 @testable import BluetideCommands
@@ -21,6 +22,10 @@ import Testing
     @Test func badPortsAreRefusedWithWhatToTry() async throws {
         let db = NSTemporaryDirectory() + "serve-\(UUID().uuidString).sqlite"
         defer { try? FileManager.default.removeItem(atPath: db) }
+        try await withRunTimeLimit(40, onTimeout: { DashboardFixture.Timeout() }) { try await Self.refusals(db: db) }
+    }
+
+    static func refusals(db: String) async throws {
         do {
             _ = try await ReflexCoachServe.parse(["--port", "70000", "--db", db]).start { _ in }
             Issue.record("port 70000 was accepted")
