@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 // Layers (see docs/ARCHITECTURE-NOTES.md and ../shared/ARCHITECTURE.md): arrows only point down.
@@ -20,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // The coach's web dashboard. No traits: we need neither swift-configuration nor full Foundation there.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
         .target(name: "BluetideCore", swiftSettings: strict),
@@ -62,11 +65,20 @@ let package = Package(
             dependencies: ["Bluetide", "BluetideReflex", "BluetideProfiles", "BluetideCore"],
             swiftSettings: strict),
         .target(
+            name: "BluetideReflexWeb",
+            dependencies: [
+                "Bluetide", "BluetideReflex", "BluetideReflexCoach", "BluetideProfiles", "BluetideCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
+        .target(
             name: "BluetideCommands",
             dependencies: [
                 "BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
-                "BluetideReflex", "BluetideReflexCoach",
+                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -89,5 +101,15 @@ let package = Package(
         .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideCommands", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideCore", "BluetideHost"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideVirtual", "BluetideCommands"], swiftSettings: strict),
+        .testTarget(
+            name: "BluetideReflexWebTests",
+            dependencies: [
+                "BluetideTestSupport", "BluetideReflexWeb", "BluetideReflex", "BluetideReflexCoach", "BluetideCommands", "BluetideProfiles",
+                "Bluetide",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ],
+            swiftSettings: strict),
     ]
 )

@@ -21,13 +21,14 @@ public struct ReflexCoachCommand: AsyncParsableCommand {
               bluetide reflex coach sequences save Jab --targets 0,3,5,1 --times 900
               bluetide reflex coach run --athlete "Ana Ruiz" --sequence Jab --emulate
               bluetide reflex coach history --athlete "Ana Ruiz"
+              bluetide reflex coach serve --emulate        (then open http://localhost:8080)
             """,
         subcommands: ReflexCoachCommand.subcommandTypes)
 
     /// The subcommands.
     static let subcommandTypes: [any ParsableCommand.Type] = [
         ReflexCoachAthletes.self, ReflexCoachSequences.self, ReflexCoachRun.self, ReflexCoachHistory.self,
-        ReflexCoachExport.self, ReflexCoachChart.self,
+        ReflexCoachExport.self, ReflexCoachChart.self, ReflexCoachServe.self,
     ]
 
     /// For the lead: add this to `ReflexCommand`'s subcommands at merge.
@@ -314,26 +315,8 @@ struct ReflexCoachRun: AsyncParsableCommand {
             let known = try store.sequences().map(\.name)
             throw CommandFailure("no saved sequence named \"\(sequence)\" (saved: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
         }
-        var spec = transport
-        if emulate {
-            if spec == "virtual" { spec = "virtual:reflex-coach-\(UUID().uuidString)" }
-            guard spec.hasPrefix("virtual") else { throw CommandFailure("--emulate needs a virtual transport (virtual or virtual:NAME)") }
-        }
-        var emulated: EmulatedPeripheral?
-        if emulate {
-            do {
-                let controller = try await Transport.open(spec)
-                emulated = try await EmulatedPeripheral.launch(transport: controller, models: [PunchTrainerModel(seed: UInt64.random(in: 0...UInt64.max))])
-                output("emulated trainer \"\(emulated?.advertisedName ?? "?")\" on \(spec)")
-            } catch {
-                throw CommandFailure("cannot start the emulated trainer on \(spec): \(error)")
-            }
-        }
-        let bluetooth: Bluetooth
-        do { bluetooth = try await Bluetooth.open(transport: spec) } catch {
-            if let emulated { await emulated.stop(); await emulated.stack.close() }
-            throw CommandFailure("cannot open transport \(spec): \(error)")
-        }
+        let link = try await CoachBluetooth.open(transport: transport, emulate: emulate, output: output)
+        let bluetooth = link.bluetooth
         var coach = ReflexCoach(central: bluetooth.central, store: store)
         coach.scanTimeout = .milliseconds(Int64(scanSeconds * 1000))
         coach.countdownSeconds = countdown
@@ -355,8 +338,7 @@ struct ReflexCoachRun: AsyncParsableCommand {
         }
         do { outcome = try await consumer.value } catch { failure = error }
         stopper.cancel()
-        await bluetooth.close()
-        if let emulated { await emulated.stop(); await emulated.stack.close() }
+        await link.close()
         if let failure {
             if let coachError = failure as? CoachError { throw CommandFailure(coachError.description) }
             throw CommandFailure("\(failure)")

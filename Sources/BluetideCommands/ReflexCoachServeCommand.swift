@@ -1,0 +1,124 @@
+import ArgumentParser
+import Bluetide
+import BluetideReflex
+import BluetideReflexCoach
+import BluetideReflexWeb
+import BluetideTransport
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `bluetide reflex coach serve`: the web dashboard (athletes, sequences, live runs, charts)
+/// for a phone on the gym's network.
+struct ReflexCoachServe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the coach's web dashboard: athletes, charts, the sequence editor and live runs.",
+        discussion: """
+            Serves pages for a phone or laptop on the same network: the athletes and their history with \
+            charts, the sequence editor (target buttons coloured like the LEDs) and a run page whose \
+            results arrive live. The server drives one trainer; one run at a time.
+
+            Examples:
+              bluetide reflex coach serve --emulate
+                  no hardware: an emulated trainer with simulated athletes; open http://localhost:8080
+              bluetide reflex coach serve --emulate --sample-data --port 8081
+                  the same, with three sample athletes and a few weeks of history to look at
+              bluetide reflex coach serve --transport hci-socket:0 --db ~/gym.sqlite
+                  a real trainer through the adapter hci0 (bring it down first: sudo hciconfig hci0 down)
+              bluetide reflex coach serve --transport tcp-client:127.0.0.1:9000 --device Reflex-C1C2
+                  a trainer behind a controller on TCP (e.g. `bluetide controllers`), picked by name
+            """)
+
+    @OptionGroup var database: CoachDatabaseOptions
+    @Option(name: .long, help: "Address to listen on (0.0.0.0 = every network interface).") var host: String = "0.0.0.0"
+    @Option(name: .long, help: "TCP port (0 picks a free one).") var port: Int = 8080
+    @Option(name: .long, help: "Controller transport: \(TransportSpec.syntaxSummary)") var transport: String = "virtual"
+    @Flag(name: .long, help: "Start an emulated punch trainer with simulated athletes on the same virtual link (hardware-free).")
+    var emulate = false
+    @Flag(name: .long, help: "Add three sample athletes, sequences and sessions when the database has no athletes.")
+    var sampleData = false
+    @Option(name: .long, help: "Trainer name or address (default: strongest signal).") var device: String?
+    @Option(name: .long, help: "Longest scan for the trainer at each run, seconds.") var scanSeconds: Double = 30
+    @Option(name: .long, help: .hidden) var scanRoundMilliseconds: Int = 2000
+
+    /// The dashboard and what it drives, while serving.
+    struct Serving: Sendable {
+        let dashboard: RunningDashboard
+        let link: CoachBluetooth
+
+        /// Stops the server (and the run), then Bluetooth and the emulated trainer.
+        func stop() async {
+            await dashboard.stop()
+            await link.close()
+        }
+    }
+
+    func run() async throws {
+        let stop = StopSignal.install()
+        let serving = try await start { print($0) }
+        print("Ctrl-C stops the dashboard.")
+        fflush(nil)  // every output stream: the addresses are wanted now, also when the output goes to a log
+        let reason = await stop.wait()
+        print("stopping (\(reason))")
+        await serving.stop()
+    }
+
+    /// Opens the store and Bluetooth, starts the server and prints where to open it.
+    func start(output: (String) -> Void) async throws -> Serving {
+        guard (0...65_535).contains(port) else { throw CommandFailure("--port \(port): expected 0...65535 (0 picks a free port)") }
+        guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--scan-seconds \(scanSeconds): expected 0 < s ≤ 300") }
+        guard scanRoundMilliseconds >= 100 else { throw CommandFailure("--scan-round-milliseconds: expected at least 100") }
+        let store = try database.open()
+        if sampleData, try store.athletes().isEmpty {
+            let summary = try SampleData.add(to: store, now: Date())
+            output("added sample data: \(summary.athletes.count) athletes, \(summary.sequences.count) sequences, \(summary.sessions) sessions")
+        }
+        let link = try await CoachBluetooth.open(transport: transport, emulate: emulate, output: output)
+        var coach = ReflexCoach(central: link.bluetooth.central, store: store)
+        coach.scanTimeout = .milliseconds(Int64(scanSeconds * 1000))
+        coach.scanRound = .milliseconds(Int64(min(scanRoundMilliseconds, Int(scanSeconds * 1000))))
+        let server = DashboardServer(runs: RunController(coach: coach, choice: TrainerChoice(parsing: device)))
+        let dashboard: RunningDashboard
+        do {
+            dashboard = try await server.start(host: host, port: port)
+        } catch {
+            await link.close()
+            throw CommandFailure("cannot listen on \(host):\(port): \(error) (try another --port, or --port 0)")
+        }
+        output("database: \(database.db ?? CoachStore.defaultPath())")
+        for url in Self.urls(host: host, port: dashboard.port) { output("open \(url)") }
+        return Serving(dashboard: dashboard, link: link)
+    }
+
+    /// The addresses to type in a browser: localhost, then (for 0.0.0.0) every IPv4 interface.
+    static func urls(host: String, port: Int) -> [String] {
+        guard host == "0.0.0.0" || host == "::" else { return ["http://\(host.contains(":") ? "[\(host)]" : host):\(port)"] }
+        return ["http://localhost:\(port)"] + interfaceAddresses().map { "http://\($0):\(port)   (from a phone on the same network)" }
+    }
+
+    /// The IPv4 addresses of the machine's interfaces, loopback left out.
+    static func interfaceAddresses() -> [String] {
+        var first: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&first) == 0, let start = first else { return [] }
+        defer { freeifaddrs(first) }
+        var found: [String] = []
+        var cursor: UnsafeMutablePointer<ifaddrs>? = start
+        while let entry = cursor {
+            defer { cursor = entry.pointee.ifa_next }
+            guard let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET) else { continue }
+            var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+            address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { ipv4 in
+                var raw = ipv4.pointee.sin_addr
+                _ = inet_ntop(AF_INET, &raw, &text, socklen_t(INET_ADDRSTRLEN))
+            }
+            let string = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if !string.hasPrefix("127."), !string.isEmpty, !found.contains(string) { found.append(string) }
+        }
+        return found
+    }
+}

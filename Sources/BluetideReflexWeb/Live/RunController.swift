@@ -1,0 +1,136 @@
+import BluetideReflex
+import BluetideReflexCoach
+import Foundation
+
+/// The one owner of the dashboard's trainer runs: starts a session through the server's
+/// ``ReflexCoach`` (one at a time), turns its events into ``LiveRunMessage``s and hands them
+/// to every page that listens.
+///
+/// A listener first gets the messages of the current (or last) run, so a phone that opens the
+/// run page mid-session catches up, then every new message as it happens.
+public actor RunController {
+    /// What the controller is doing, for the JSON endpoint and the run page.
+    public struct Snapshot: Sendable, Hashable, Codable {
+        /// True while a run is going on.
+        public var running: Bool
+        /// The current or last run's number (0 before the first).
+        public var run: Int
+        /// Its messages so far.
+        public var messages: [LiveRunMessage]
+    }
+
+    private struct ActiveRun {
+        var number: Int
+        var athlete: String
+        var sequence: String
+        var task: Task<Void, Never>
+    }
+
+    private let coach: ReflexCoach
+    private let choice: TrainerChoice
+    private var runNumber = 0
+    private var active: ActiveRun?
+    private var log: [LiveRunMessage] = []
+    private var listeners: [UUID: AsyncStream<LiveRunMessage>.Continuation] = [:]
+
+    /// A controller running sessions with `coach` on the trainer picked by `choice`.
+    public init(coach: ReflexCoach, choice: TrainerChoice = .strongest) {
+        self.coach = coach
+        self.choice = choice
+    }
+
+    /// The store the coach writes to.
+    public nonisolated var store: CoachStore { coach.store }
+
+    /// True while a run is going on.
+    public var isRunning: Bool { active != nil }
+
+    /// The current state and the current (or last) run's messages.
+    public var snapshot: Snapshot { Snapshot(running: active != nil, run: runNumber, messages: log) }
+
+    /// Starts `sequence` for `athlete`; returns the run's number. Refuses while another run is
+    /// going on.
+    @discardableResult
+    public func start(athlete: Athlete, sequence: SavedSequence) throws(RunRefusal) -> Int {
+        if let active { throw .busy(athlete: active.athlete, sequence: active.sequence) }
+        runNumber += 1
+        let number = runNumber
+        log = []
+        var started = LiveRunMessage(kind: .started, run: number, text: "\(athlete.name): sequence \"\(sequence.name)\"")
+        started.athleteId = athlete.id
+        started.athlete = athlete.name
+        started.sequence = sequence.name
+        started.targets = sequence.targets
+        started.stepCount = sequence.targets.count
+        publish(started)
+        let events = coach.run(athleteID: athlete.id ?? -1, sequenceName: sequence.name, choice: choice)
+        let task = Task { [weak self] in
+            var ended = false
+            do {
+                for try await event in events {
+                    if case .ended = event { ended = true }
+                    if let message = LiveRunMessage.from(event, run: number) { await self?.publish(message) }
+                }
+                if !ended {
+                    await self?.publish(LiveRunMessage(kind: .ended, run: number, text: "stopped from the dashboard"))
+                }
+            } catch {
+                let text = (error as? CoachError)?.description ?? "\(error)"
+                await self?.publish(LiveRunMessage(kind: .failed, run: number, text: text))
+            }
+            await self?.finished(number)
+        }
+        active = ActiveRun(number: number, athlete: athlete.name, sequence: sequence.name, task: task)
+        return number
+    }
+
+    /// Stops the current run (the trainer is sent `stop`, the session is kept as incomplete).
+    /// Returns false when nothing was running.
+    @discardableResult
+    public func stop() -> Bool {
+        guard let active else { return false }
+        active.task.cancel()
+        return true
+    }
+
+    /// Waits until the current run (if any) is over.
+    public func waitUntilIdle() async {
+        while let task = active?.task { await task.value }
+    }
+
+    /// A stream of messages: the current (or last) run's so far, then each new one. Ends when
+    /// the listener stops iterating (or ``finishListeners()``).
+    public func listen() -> AsyncStream<LiveRunMessage> {
+        let (stream, continuation) = AsyncStream<LiveRunMessage>.makeStream(bufferingPolicy: .unbounded)
+        if log.isEmpty {
+            continuation.yield(LiveRunMessage(kind: .idle, run: runNumber, text: "no session yet"))
+        }
+        for message in log { continuation.yield(message) }
+        let id = UUID()
+        listeners[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeListener(id) }
+        }
+        return stream
+    }
+
+    /// Number of pages listening (for tests and the status line).
+    public var listenerCount: Int { listeners.count }
+
+    /// Ends every listener's stream (server shutdown).
+    public func finishListeners() {
+        for continuation in listeners.values { continuation.finish() }
+        listeners.removeAll()
+    }
+
+    private func removeListener(_ id: UUID) { listeners[id] = nil }
+
+    private func publish(_ message: LiveRunMessage) {
+        log.append(message)
+        for continuation in listeners.values { continuation.yield(message) }
+    }
+
+    private func finished(_ number: Int) {
+        if active?.number == number { active = nil }
+    }
+}

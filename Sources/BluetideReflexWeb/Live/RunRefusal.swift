@@ -1,0 +1,13 @@
+/// Why the dashboard did not start a run.
+public enum RunRefusal: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Another run is going on (one trainer, one run at a time).
+    case busy(athlete: String, sequence: String)
+
+    /// The message for the coach.
+    public var description: String {
+        switch self {
+        case let .busy(athlete, sequence):
+            return "a session is already running (\(athlete), sequence \"\(sequence)\"): wait for it to end, or stop it first"
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import BluetideReflex
+import BluetideReflexCoach
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// The coach's web dashboard: server-rendered pages over the coach's store, JSON endpoints, and
+/// live run results over a WebSocket (`/live`), served by Hummingbird.
+///
+/// The server owns one ``RunController`` (one trainer, one run at a time). Start it with
+/// ``start(host:port:)``; port 0 picks a free port (see ``RunningDashboard/port``).
+public struct DashboardServer: Sendable {
+    /// The pages (and the store they read).
+    public let pages: DashboardPages
+    /// The runs.
+    public let runs: RunController
+    /// Hummingbird's logger (warnings and errors only by default).
+    public var logger: Logger
+
+    /// A dashboard over `runs.store`, rendering with `display`, taking dates from `now`.
+    public init(runs: RunController, display: DisplayText = DisplayText(), now: @escaping @Sendable () -> Date = { Date() }) {
+        self.runs = runs
+        pages = DashboardPages(store: runs.store, display: display, now: now)
+        var logger = Logger(label: "bluetide.reflex.dashboard")
+        logger.logLevel = .warning
+        self.logger = logger
+    }
+
+    /// The store.
+    public var store: CoachStore { pages.store }
+
+    /// The Hummingbird application serving the dashboard on `host:port` (HTTP/1.1 with the
+    /// WebSocket upgrade for `/live`); ``start(host:port:)`` runs it. Tests drive it directly.
+    public func application(
+        host: String = "0.0.0.0", port: Int = 8080, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        Application(
+            router: routes(),
+            server: .http1WebSocketUpgrade(webSocketRouter: webSocketRoutes()),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "bluetide-reflex"),
+            onServerRunning: onServerRunning,
+            logger: logger)
+    }
+
+    /// Binds `host:port` and serves until ``RunningDashboard/stop()``. Throws when the address
+    /// cannot be bound.
+    public func start(host: String = "0.0.0.0", port: Int = 8080) async throws -> RunningDashboard {
+        let bound = BoundPort()
+        let application = application(host: host, port: port) { channel in bound.resolve(.success(channel.localAddress?.port ?? port)) }
+        // Our own group, so that stopping is a graceful shutdown (requests in flight finish).
+        let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [], logger: logger))
+        let serving = Task {
+            do {
+                try await group.run()
+                bound.resolve(.failure(CancellationError()))
+            } catch {
+                bound.resolve(.failure(error))
+                throw error
+            }
+        }
+        do {
+            let port = try await bound.value()
+            return RunningDashboard(host: host, port: port, group: group, serving: serving, runs: runs)
+        } catch {
+            serving.cancel()
+            throw error
+        }
+    }
+}
+
+/// The port the server bound, handed from Hummingbird's "running" callback to ``DashboardServer/start(host:port:)``
+/// (whichever comes first: the port, or the error that stopped the server).
+final class BoundPort: Sendable {
+    private struct State {
+        var result: Result<Int, any Error>?
+        var waiter: CheckedContinuation<Int, any Error>?
+    }
+
+    private let state = Mutex(State())
+
+    /// Records the outcome (the first one counts) and wakes the waiter.
+    func resolve(_ result: Result<Int, any Error>) {
+        state.withLock { state in
+            guard state.result == nil else { return }
+            state.result = result
+            state.waiter?.resume(with: result)
+            state.waiter = nil
+        }
+    }
+
+    /// The port, once bound.
+    func value() async throws -> Int {
+        try await withCheckedThrowingContinuation { continuation in
+            state.withLock { state in
+                if let result = state.result { continuation.resume(with: result) } else { state.waiter = continuation }
+            }
+        }
+    }
+}
+
+/// A dashboard that is serving.
+public struct RunningDashboard: Sendable {
+    /// The address it was asked to bind (`0.0.0.0` = every interface).
+    public let host: String
+    /// The port it listens on.
+    public let port: Int
+    let group: ServiceGroup
+    let serving: Task<Void, any Error>
+    let runs: RunController
+
+    /// `http://127.0.0.1:PORT` — for tests and the local browser.
+    public var localURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Stops serving: the current run is stopped, live pages are closed, the port is released.
+    public func stop() async {
+        await runs.stop()
+        await runs.waitUntilIdle()
+        await runs.finishListeners()
+        await group.triggerGracefulShutdown()
+        _ = try? await serving.value
+    }
+
+    /// Waits until the server ends on its own (it only does on an error).
+    public func wait() async throws { try await serving.value }
+}
