@@ -50,6 +50,8 @@ struct ReflexCoachServe: AsyncParsableCommand {
     struct Serving: Sendable {
         let dashboard: RunningDashboard
         let link: CoachBluetooth
+        /// The runs the dashboard starts (the terminal follows them too).
+        let runs: RunController
 
         /// Stops the server (and the run), then Bluetooth and the emulated trainer.
         func stop() async {
@@ -63,6 +65,16 @@ struct ReflexCoachServe: AsyncParsableCommand {
         let serving = try await start { print($0) }
         print("Ctrl-C stops the dashboard.")
         fflush(nil)  // every output stream: the addresses are wanted now, also when the output goes to a log
+        // Runs started from a browser show up here too, a line per event, as they happen.
+        let messages = await serving.runs.listen()
+        let echo = Task {
+            for await message in messages {
+                guard let line = Self.terminalLine(message) else { continue }
+                print(line)
+                fflush(nil)
+            }
+        }
+        defer { echo.cancel() }
         let reason = await stop.wait()
         print("stopping (\(reason))")
         await serving.stop()
@@ -82,7 +94,8 @@ struct ReflexCoachServe: AsyncParsableCommand {
         var coach = ReflexCoach(central: link.bluetooth.central, store: store)
         coach.scanTimeout = .milliseconds(Int64(scanSeconds * 1000))
         coach.scanRound = .milliseconds(Int64(min(scanRoundMilliseconds, Int(scanSeconds * 1000))))
-        let server = DashboardServer(runs: RunController(coach: coach, choice: TrainerChoice(parsing: device)))
+        let runs = RunController(coach: coach, choice: TrainerChoice(parsing: device))
+        let server = DashboardServer(runs: runs)
         let dashboard: RunningDashboard
         do {
             dashboard = try await server.start(host: host, port: port)
@@ -92,7 +105,34 @@ struct ReflexCoachServe: AsyncParsableCommand {
         }
         output("database: \(database.db ?? CoachStore.defaultPath())")
         for url in Self.urls(host: host, port: dashboard.port) { output("open \(url)") }
-        return Serving(dashboard: dashboard, link: link)
+        return Serving(dashboard: dashboard, link: link, runs: runs)
+    }
+
+    /// One terminal line for a live-run message (nil for the ones not worth a line).
+    static func terminalLine(_ message: LiveRunMessage) -> String? {
+        let prefix = "run \(message.run): "
+        switch message.kind {
+        case .idle, .session:
+            return nil
+        case .started:
+            let steps = message.stepCount.map { " (\($0) steps)" } ?? ""
+            return prefix + "\(message.athlete ?? "?"), sequence \"\(message.sequence ?? "?")\"\(steps)"
+        case .progress, .status:
+            return message.text.map { prefix + $0 }
+        case .step:
+            let step = (message.step ?? 0) + 1
+            let target = message.target.map { "target \($0)" } ?? "target ?"
+            let colour = message.colour.map { " (\($0))" } ?? ""
+            let reaction = message.reactionMilliseconds.map { " \($0) ms" } ?? ""
+            let result = message.hit == true ? "hit" + reaction : "miss" + (message.wrongTarget == true ? ", wrong target first" : "")
+            return prefix + "step \(step) \(target)\(colour): \(result)"
+        case .ended:
+            let state = message.complete == true ? "complete" : "incomplete"
+            let stored = message.stepsStored.map { ", \($0) steps stored" } ?? ""
+            return prefix + state + stored + (message.text.map { " (\($0))" } ?? "")
+        case .failed:
+            return prefix + "failed: " + (message.text ?? "unknown reason")
+        }
     }
 
     /// The addresses to type in a browser: localhost, then (for 0.0.0.0) every IPv4 interface.

@@ -4,6 +4,7 @@ import BluetideTestSupport
 import Foundation
 import Testing
 @testable import BluetideCommands
+import BluetideReflexWeb
 
 /// `bluetide reflex coach serve`: registered, teaches with examples, refuses bad settings clearly.
 @Suite struct ReflexCoachServeCommandTests {
@@ -17,6 +18,25 @@ import Testing
         #expect(help.contains("--transport"))
         #expect(ReflexCoachServe.urls(host: "127.0.0.1", port: 8080) == ["http://127.0.0.1:8080"])
         #expect(ReflexCoachServe.urls(host: "0.0.0.0", port: 8080).first == "http://localhost:8080")
+    }
+
+    @Test func runsStartedFromTheBrowserAreFollowedInTheTerminal() {
+        var started = LiveRunMessage(kind: .started, run: 2)
+        started.athlete = "Ana Ruiz"
+        started.sequence = "Jab"
+        started.stepCount = 4
+        #expect(ReflexCoachServe.terminalLine(started) == "run 2: Ana Ruiz, sequence \"Jab\" (4 steps)")
+        var hit = LiveRunMessage(kind: .step, run: 2)
+        (hit.step, hit.target, hit.colour, hit.hit, hit.reactionMilliseconds) = (0, 3, "yellow", true, 412)
+        #expect(ReflexCoachServe.terminalLine(hit) == "run 2: step 1 target 3 (yellow): hit 412 ms")
+        var miss = LiveRunMessage(kind: .step, run: 2)
+        (miss.step, miss.target, miss.colour, miss.hit, miss.wrongTarget) = (1, 5, "orange", false, true)
+        #expect(ReflexCoachServe.terminalLine(miss) == "run 2: step 2 target 5 (orange): miss, wrong target first")
+        var ended = LiveRunMessage(kind: .ended, run: 2, text: "link lost")
+        (ended.complete, ended.stepsStored) = (false, 3)
+        #expect(ReflexCoachServe.terminalLine(ended) == "run 2: incomplete, 3 steps stored (link lost)")
+        #expect(ReflexCoachServe.terminalLine(LiveRunMessage(kind: .failed, run: 3, text: "no trainer found")) == "run 3: failed: no trainer found")
+        #expect(ReflexCoachServe.terminalLine(LiveRunMessage(kind: .idle, run: 0)) == nil)
     }
 
     @Test func badPortsAreRefusedWithWhatToTry() async throws {
