@@ -113,7 +113,7 @@ public final class BumbleProcess: Sendable {
             Task { await exit.record(status, bySignal: bySignal) }
         }
         do {
-            try process.run()
+            try withSignalsUnblocked { try process.run() }
         } catch {
             try? logHandle?.close()
             throw BumbleHarnessError(description: "cannot start \(name) (\(executable.path)): \(error)")
@@ -133,6 +133,20 @@ public final class BumbleProcess: Sendable {
         return BumbleProcess(
             name: name, process: process, stdinPipe: stdinPipe, stderrLog: stderrLog, lines: lines,
             stderrLines: stderrLines, allLines: allLines, exit: exit, outputEnd: outputEnd)
+    }
+
+    /// Runs `body` with no signals blocked on the calling thread, then restores its mask.
+    ///
+    /// A child inherits the signal mask of the thread that spawns it, and the cooperative pool's
+    /// threads block most signals: without this, SIGTERM would stay pending in every child (so
+    /// `stop(grace:)` could only end it with SIGKILL, after the grace period).
+    private static func withSignalsUnblocked<T>(_ body: () throws -> T) rethrows -> T {
+        var none = sigset_t()
+        var saved = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, &saved)
+        defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+        return try body()
     }
 
     /// Reads `pipe` on its own thread and delivers its lines to `mailbox` (then finishes it) and
