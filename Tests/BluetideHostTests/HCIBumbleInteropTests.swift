@@ -244,8 +244,8 @@ final class BumbleControllers: Sendable {
         throw lastError ?? TransportError.openFailed(spec)
     }
 
-    /// Ends the process by its own pid: SIGKILL at once (after a token SIGTERM), as the
-    /// controllers app ignores SIGTERM.
+    /// Ends the process by its own pid at once: SIGTERM, then SIGKILL without a grace period
+    /// (as before: the controllers app holds nothing worth a clean shutdown).
     func stop() async {
         await process.stop(grace: .zero)
     }
