@@ -1,3 +1,4 @@
+import BluetideTestSupport
 import Foundation
 import Testing
 @testable import BluetideCommands
@@ -20,71 +21,61 @@ import Testing
         }
     }
 
-    /// Runs the executable; returns the process and a reader of its stdout lines.
-    private func launch(_ arguments: [String]) throws -> (Process, Pipe, Pipe, Pipe) {
-        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let (input, output, error) = (Pipe(), Pipe(), Pipe())
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        return (process, input, output, error)
-    }
-
-    /// Reads stdout until `count` lines have arrived (or the stream ends).
-    private func lines(_ pipe: Pipe, count: Int) -> [String] {
-        var text = ""
-        while text.split(separator: "\n").count < count {
-            let data = pipe.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
+    /// Reads the next `count` stdout lines (fewer if the stream ends first), each within 60 s.
+    private func lines(_ process: BumbleProcess, count: Int) async throws -> [String] {
+        var head: [String] = []
+        while head.count < count, let line = try await process.nextLine(timeout: BluetideExecutable.runTimeout) {
+            head.append(line)
         }
-        return text.split(separator: "\n").map(String.init)
+        return head
     }
 
-    @Test func executablePrintsReadyAndControllersThenStopsOnStdinEOF() throws {
-        let (process, input, output, _) = try launch([
+    @Test func executablePrintsReadyAndControllersThenStopsOnStdinEOF() async throws {
+        let process = try BluetideExecutable.launch([
             "controllers", "tcp-server:127.0.0.1:0", "tcp-server:127.0.0.1:0", "--exit-on-stdin-eof",
         ])
-        defer { if process.isRunning { process.terminate() } }
-        let head = lines(output, count: 3)
-        try #require(head.count == 3, "output was \(head)")
-        let ready = head[0].split(separator: " ")
-        #expect(ready.first == "READY")
-        let ports = ready.dropFirst().compactMap { Int($0) }
-        #expect(ports.count == 2 && ports.allSatisfy { $0 > 0 })
-        #expect(head[1] == "controller 1: tcp-server 127.0.0.1:\(ports[0]), address 00:00:00:00:00:01")
-        #expect(head[2].hasPrefix("controller 2: tcp-server 127.0.0.1:\(ports[1]), address "))
-        try input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-    }
-
-    @Test func executableStopsCleanlyOnSIGTERM() throws {
-        let (process, _, output, _) = try launch(["controllers", "tcp-server:127.0.0.1:0"])
-        defer { if process.isRunning { process.terminate() } }
-        #expect(lines(output, count: 2).first?.hasPrefix("READY ") == true)
-        kill(process.processIdentifier, SIGTERM)
-        // Never hang the suite: SIGKILL after 10 s (then the status checks below fail).
-        let pid = process.processIdentifier
-        let watchdog = Task {
-            try await Task.sleep(for: .seconds(10))
-            kill(pid, SIGKILL)
+        do {
+            let head = try await lines(process, count: 3)
+            try #require(head.count == 3, "output was \(head)")
+            let ready = head[0].split(separator: " ")
+            #expect(ready.first == "READY")
+            let ports = ready.dropFirst().compactMap { Int($0) }
+            #expect(ports.count == 2 && ports.allSatisfy { $0 > 0 })
+            #expect(head[1] == "controller 1: tcp-server 127.0.0.1:\(ports[0]), address 00:00:00:00:00:01")
+            #expect(head[2].hasPrefix("controller 2: tcp-server 127.0.0.1:\(ports[1]), address "))
+            await process.closeStdin()
+            let status = await process.waitForExit(timeout: BluetideExecutable.runTimeout)
+            #expect(status == 0)
+        } catch {
+            await process.stop()
+            throw error
         }
-        process.waitUntilExit()
-        watchdog.cancel()
-        #expect(process.terminationStatus == 0)
-        #expect(process.terminationReason == .exit)
+        await process.stop()
     }
 
-    @Test func executableRefusesABadSpecWithStatusTwo() throws {
-        let (process, _, _, error) = try launch(["controllers", "tcp-server:_:9000", "tcp-client:127.0.0.1:9001"])
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 2)
-        let text = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    @Test func executableStopsCleanlyOnSIGTERM() async throws {
+        let process = try BluetideExecutable.launch(["controllers", "tcp-server:127.0.0.1:0"])
+        do {
+            #expect(try await lines(process, count: 2).first?.hasPrefix("READY ") == true)
+            kill(process.pid, SIGTERM)
+            // Never hang the suite: SIGKILL after 10 s (then the status checks below fail).
+            if await process.waitForExit(timeout: .seconds(10)) == nil {
+                kill(process.pid, SIGKILL)
+                _ = await process.waitForExit(timeout: .seconds(10))
+            }
+            #expect(await process.exitStatus == 0)
+            #expect(await process.endedBySignal == false)
+        } catch {
+            await process.stop()
+            throw error
+        }
+        await process.stop()
+    }
+
+    @Test func executableRefusesABadSpecWithStatusTwo() async throws {
+        let run = try await BluetideExecutable.run(["controllers", "tcp-server:_:9000", "tcp-client:127.0.0.1:9001"])
+        #expect(run.status == 2)
+        let text = run.stderr.joined(separator: "\n")
         #expect(text.split(separator: "\n").count == 1)
         #expect(text.contains("tcp-client:127.0.0.1:9001"))
     }

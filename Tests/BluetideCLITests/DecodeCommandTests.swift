@@ -88,18 +88,10 @@ import Testing
         #expect(throws: CommandFailure.self) { try render(["heart-rate"]) }
     }
 
-    @Test func executableExitsWithStatusTwoAndOneLine() throws {
-        let binary = try #require(Self.bluetideBinary(), "bluetide executable not built next to the tests")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["decode", "no-such-profile", "00"]
-        let errorPipe = Pipe()
-        process.standardError = errorPipe
-        process.standardOutput = Pipe()
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 2)
-        let text = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    @Test func executableExitsWithStatusTwoAndOneLine() async throws {
+        let run = try await BluetideExecutable.run(["decode", "no-such-profile", "00"])
+        #expect(run.status == 2)
+        let text = run.stderr.joined(separator: "\n")
         #expect(text.split(separator: "\n").count == 1)
         #expect(text.hasPrefix("bluetide: unknown profile"))
     }

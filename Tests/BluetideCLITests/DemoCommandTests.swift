@@ -1,3 +1,4 @@
+import BluetideTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -67,16 +68,14 @@ import Testing
     }
 
     @Test func executableExitsNonZeroWithOneLineForABadDuration() async throws {
-        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
-        let (status, output) = try await Self.runProcess(binary, ["demo", "--duration", "0"])
+        let (status, output) = try await Self.runProcess(["demo", "--duration", "0"])
         #expect(status != 0)
         let lines = output.split(separator: "\n")
         #expect(lines.count == 1 && output.contains("--duration"), "output: \(output)")
     }
 
     @Test func executableRunsTheDemoAndExitsZero() async throws {
-        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
-        let (status, output) = try await Self.runProcess(binary, ["demo", "--duration", "2", "--json"])
+        let (status, output) = try await Self.runProcess(["demo", "--duration", "2", "--json"])
         #expect(status == 0, "output: \(output.suffix(2000))")
         let objects = output.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String]
@@ -86,27 +85,13 @@ import Testing
         }
     }
 
-    /// Runs `binary` on a thread of its own (never blocking the cooperative pool); returns its
-    /// exit status and standard output.
-    static func runProcess(_ binary: URL, _ arguments: [String]) async throws -> (Int32, String) {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                let process = Process()
-                process.executableURL = binary
-                process.arguments = arguments
-                let pipe = Pipe()
-                process.standardOutput = pipe
-                process.standardError = pipe
-                do {
-                    try process.run()
-                } catch {
-                    continuation.resume(throwing: error)
-                    return
-                }
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
-            }
-        }
+    /// Runs `bluetide <arguments>` through the shared harness (output read on dedicated threads,
+    /// never blocking the cooperative pool); returns its exit status and its standard output and
+    /// error lines, in arrival order. Fails the test if it does not finish within 120 s.
+    static func runProcess(_ arguments: [String]) async throws -> (Int32, String) {
+        let run = try await BluetideExecutable.run(arguments, timeout: .seconds(120))
+        let output = run.combined.map { $0 + "\n" }.joined()
+        let status = try #require(run.status, "bluetide \(arguments) did not finish within 120 s; output: \(output.suffix(2000))")
+        return (status, output)
     }
 }

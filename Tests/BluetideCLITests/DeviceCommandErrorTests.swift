@@ -37,19 +37,12 @@ import Testing
     }
 
     @Test func executableExitsTwoWithOneLineForAnUnknownDevice() async throws {
-        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["gatt", "Nobody", "--timeout", "1", "--emulate", "heart-rate"]
-        let errorPipe = Pipe()
-        process.standardError = errorPipe
-        process.standardOutput = Pipe()
-        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(returning: -1) }
-        }
-        #expect(status == 2)
-        let text = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        // Stderr is also copied byte for byte to a file, so the exact text (newline included) is checked.
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("bluetide-gatt-error-\(UUID().uuidString).txt")
+        defer { try? FileManager.default.removeItem(at: log) }
+        let run = try await BluetideExecutable.run(["gatt", "Nobody", "--timeout", "1", "--emulate", "heart-rate"], stderrLog: log)
+        #expect(run.status == 2)
+        let text = String(decoding: try Data(contentsOf: log), as: UTF8.self)
         #expect(text == "bluetide: no device named Nobody seen within 1 s; try `bluetide scan`\n")
     }
 }

@@ -72,39 +72,17 @@ import Testing
     }
 
     @Test func executableExitsWithStatusTwoForAnUnknownModel() async throws {
-        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["emulate", "no-such-device"]
-        let errorPipe = Pipe()
-        process.standardError = errorPipe
-        process.standardOutput = Pipe()
-        // Wait without blocking a thread of the shared cooperative pool.
-        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(returning: -1) }
-        }
-        #expect(status == 2)
-        let text = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let run = try await BluetideExecutable.run(["emulate", "no-such-device"])
+        #expect(run.status == 2)
+        let text = run.stderr.joined(separator: "\n")
         #expect(text.split(separator: "\n").count == 1)
         #expect(text.hasPrefix("bluetide: unknown device model \"no-such-device\""))
     }
 
     @Test func emulatePrintsTheNameAndAddressOfEveryDeviceOnStart() async throws {
-        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["emulate", "heart-rate", "punch", "--duration", "0.5", "--seed", "7", "--json"]
-        let outputPipe = Pipe()
-        process.standardOutput = outputPipe
-        process.standardError = Pipe()
-        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(returning: -1) }
-        }
-        #expect(status == 0)
-        let text = String(decoding: outputPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let started = text.split(separator: "\n").compactMap { line in
+        let run = try await BluetideExecutable.run(["emulate", "heart-rate", "punch", "--duration", "0.5", "--seed", "7", "--json"])
+        #expect(run.status == 0)
+        let started = run.stdout.compactMap { line in
             try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
         }.filter { $0["event"] as? String == "started" }
         #expect(started.map { $0["device"] as? String } == ["heart-rate", "punch"])

@@ -3,7 +3,8 @@ import Foundation
 import Testing
 
 /// The shared process launcher (BluetideTestSupport/Bumble) with small Python programs: both
-/// output streams as lines, modules and scripts, exit status, and the interop folder lookup.
+/// output streams as lines, modules and scripts, stdin, exit status and how the process ended,
+/// and the interop folder lookup.
 @Suite("Bumble process launcher", .serialized, .bumbleInterop, .timeLimit(.minutes(1)))
 struct BumbleProcessTests {
     @Test("The interop folder is found from the support module's location")
@@ -91,5 +92,59 @@ struct BumbleProcessTests {
         #expect(await process.exitStatus == nil)
         await process.stop(grace: .seconds(1))
         #expect(await process.exitStatus != nil)
+    }
+
+    @Test("Lines written to stdin arrive in order; closing stdin gives the process end of file")
+    func stdinWritesAndClose() async throws {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("bluetide-\(UUID().uuidString).py")
+        try """
+            import sys
+            for line in sys.stdin:
+                print("echo " + line.strip(), flush=True)
+            print("eof", flush=True)
+            """.write(to: script, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: script) }
+
+        let process = try await BumbleProcess.launchPython(.script(script))
+        try await process.writeToStdin("one\n")
+        #expect(try await process.nextLine(timeout: .seconds(30)) == "echo one")
+        try await process.writeToStdin("two\nthree\n")
+        #expect(try await process.nextLine(timeout: .seconds(30)) == "echo two")
+        #expect(try await process.nextLine(timeout: .seconds(30)) == "echo three")
+        await process.closeStdin()
+        #expect(try await process.nextLine(timeout: .seconds(30)) == "eof")
+        #expect(await process.waitForExit(timeout: .seconds(30)) == 0)
+        #expect(await process.endedBySignal == false)
+        // Writing after stdin was closed is an error, not a crash.
+        await #expect(throws: BumbleHarnessError.self) { try await process.writeToStdin("late\n") }
+        await process.closeStdin()
+    }
+
+    @Test("waitForCompletion returns once the process exited and all of its output was read")
+    func completion() async throws {
+        let process = try BumbleProcess.launch(
+            name: "sh", executable: URL(fileURLWithPath: "/bin/sh"),
+            arguments: ["-c", "i=0; while [ $i -lt 2000 ]; do echo line $i; echo err $i >&2; i=$((i+1)); done; exit 4"])
+        #expect(await process.waitForCompletion(timeout: .seconds(30)) == 4)
+        let stdout = await process.output(.stdout)
+        #expect(stdout.count == 2000 && stdout.last == "line 1999")
+        #expect(await process.output(.stderr).count == 2000)
+        #expect(await process.output(.either).count == 4000)
+    }
+
+    @Test("A process ended by a signal is reported as such")
+    func endedBySignal() async throws {
+        let process = try BumbleProcess.launch(
+            name: "sleep", executable: URL(fileURLWithPath: "/bin/sleep"), arguments: ["600"])
+        #expect(await process.endedBySignal == nil)
+        // SIGTERM reaches the child (the pool thread's blocked signals are not inherited).
+        await process.stop(grace: .seconds(5))
+        #expect(await process.exitStatus == SIGTERM)
+        #expect(await process.endedBySignal == true)
+        // Still running after a short wait: waitForCompletion says so with nil.
+        let sleeper = try BumbleProcess.launch(
+            name: "sleep", executable: URL(fileURLWithPath: "/bin/sleep"), arguments: ["600"])
+        #expect(await sleeper.waitForCompletion(timeout: .milliseconds(200)) == nil)
+        await sleeper.stop()
     }
 }

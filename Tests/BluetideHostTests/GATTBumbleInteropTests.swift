@@ -7,7 +7,7 @@ import Testing
 /// Our GATT server (behind our ATT bearer) driven by Bumble's own GATT client
 /// (`bumble.gatt_client.Client`) over a pipe: raw ATT PDUs as hex lines, no HCI. Skipped when
 /// `python3` with `bumble` is not installed (`.ci/run` installs it).
-/// Serialized: the Bumble driver tests block a thread while they talk to Python.
+/// Serialized: each test starts Python; one at a time keeps a 2-core machine responsive.
 @Suite(.serialized) struct GATTBumbleInteropTests {
     /// Runs unless `BLUETIDE_SKIP_BUMBLE=1`; a missing Bumble then fails with the install
     /// command (see ``BumbleEnvironment``) instead of silently skipping.
@@ -98,23 +98,8 @@ import Testing
     asyncio.run(main())
     """#
 
-    /// Splits a pipe's bytes into lines.
-    struct LineReader {
-        let handle: FileHandle
-        var buffer: [UInt8] = []
-        mutating func next() -> String? {
-            while true {
-                if let nl = buffer.firstIndex(of: 0x0A) {
-                    let line = String(decoding: buffer[..<nl], as: UTF8.self)
-                    buffer.removeFirst(nl + 1)
-                    return line
-                }
-                let data = handle.availableData
-                if data.isEmpty { return nil }
-                buffer += data
-            }
-        }
-    }
+    /// How long to wait for each line from a driver (its own scenario times out after 30 s).
+    static let lineTimeout: Duration = .seconds(60)
 
     @Test(.enabled(if: bumbleAvailable)) func bumbleClientAgainstOurServer() async throws {
         _ = try await BumbleEnvironment.requireAvailable()
@@ -123,20 +108,20 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let script = dir.appendingPathComponent("driver.py")
         try Self.driver.write(to: script, atomically: true, encoding: .utf8)
-        let stderrPath = dir.appendingPathComponent("stderr.txt")
-        _ = FileManager.default.createFile(atPath: stderrPath.path, contents: nil)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path]
-        process.currentDirectoryURL = dir
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = try FileHandle(forWritingTo: stderrPath)
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let process = try await BumbleProcess.launchPython(.script(script), name: "gatt-client-driver")
+        do {
+            try await exchange(with: process)
+        } catch {
+            await process.stop()
+            throw error
+        }
+        await process.stop()
+    }
 
+    /// Serves the driver's ATT requests until it prints `DONE` (or its stdout ends), then checks
+    /// what both sides saw.
+    private func exchange(with process: BumbleProcess) async throws {
         var server = GATTFixture.server()
         server.connect(0x40)
         var bearer = ATTBearer(localMTU: 517)
@@ -144,15 +129,14 @@ import Testing
         var serverEvents: [GATTServerEvent] = []
         var confirmations = 0
         var done = false
-        var reader = LineReader(handle: output.fileHandleForReading)
 
-        func transmit(_ events: [ATTBearerEvent]) {
+        func transmit(_ events: [ATTBearerEvent]) async throws {
             for case let .send(bytes) in events {
-                input.fileHandleForWriting.write(Data("ATT \(bytes.hexString)\n".utf8))
+                try await process.writeToStdin("ATT \(bytes.hexString)\n")
             }
         }
 
-        while let line = reader.next() {
+        while let line = try await process.nextLine(timeout: Self.lineTimeout) {
             let parts = line.split(separator: " ").map(String.init)
             guard let kind = parts.first else { continue }
             switch kind {
@@ -160,13 +144,13 @@ import Testing
                 let served = bearer.receive(gattHex(parts.count > 1 ? parts[1] : ""), now: 0, server: &server, connection: 0x40)
                 serverEvents += served.server
                 confirmations += served.bearer.filter { if case .indicationConfirmed = $0 { true } else { false } }.count
-                transmit(served.bearer)
+                try await transmit(served.bearer)
             case "PUSH" where parts.count == 4:
                 let handle = UInt16(parts[2]) ?? 0
                 let pushes = parts[1] == "indicate"
                     ? server.indicate(valueHandle: handle, value: gattHex(parts[3]))
                     : server.notify(valueHandle: handle, value: gattHex(parts[3]))
-                for p in pushes { transmit(bearer.send(p, now: 0)) }
+                for p in pushes { try await transmit(bearer.send(p, now: 0)) }
             case "RESULT":
                 results[parts.count > 1 ? parts[1] : ""] = parts.count > 2 ? parts[2] : ""
             case "DONE":
@@ -178,10 +162,10 @@ import Testing
             }
             if done { break }
         }
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        let stderr = (try? String(contentsOf: stderrPath, encoding: .utf8)) ?? ""
-        #expect(done, "driver did not finish; stderr: \(stderr.suffix(2000))")
+        await process.closeStdin()
+        _ = await process.waitForExit(timeout: Self.lineTimeout)
+        let stderr = await process.stderrTail(maxBytes: 2000)
+        #expect(done, "driver did not finish; stderr: \(stderr)")
 
         #expect(results["services"] == "1800,1801,180D,6E400001B5A3F393E0A9E50E24DCCA9E,180F")
         #expect(results["characteristics"]?.hasPrefix("2A00@3,2A01@5,2A05@8,2A37@12,2A38@15,2A39@17,6E400002B5A3F393E0A9E50E24DCCA9E@21") == true)
@@ -242,17 +226,11 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("vectors.py")
         try script.write(to: path, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", path.path]
-        process.currentDirectoryURL = dir
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        let process = try await BumbleProcess.launchPython(.script(path), name: "att-vectors")
+        let status = await process.waitForCompletion(timeout: Self.lineTimeout)
+        await process.stop()
+        if status == nil { Issue.record(await process.failure("did not finish within \(Self.lineTimeout)")) }
+        let lines = await process.output(.stdout).filter { !$0.isEmpty }
         let nus = GATTFixture.service
         let ours: [ATTPDU] = [
             .errorResponse(requestOpcode: .readRequest, handle: 3, error: .readNotPermitted),

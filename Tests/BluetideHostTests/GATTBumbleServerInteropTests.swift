@@ -86,7 +86,17 @@ import Testing
 
     @Test(.enabled(if: GATTBumbleInteropTests.bumbleAvailable)) func ourClientAgainstBumbleServer() async throws {
         _ = try await BumbleEnvironment.requireAvailable()
-        let peer = try BumbleServerPeer(script: Self.driver)
+        let peer = try await BumbleServerPeer(script: Self.driver)
+        do {
+            try await exercise(peer)
+        } catch {
+            await peer.finish()
+            throw error
+        }
+    }
+
+    /// Our client's whole conversation with the Bumble server; ends with `peer.finish()`.
+    private func exercise(_ peer: BumbleServerPeer) async throws {
         let client = GATTClient(channel: peer)
         await peer.attach(client)
         #expect(await peer.waitFor("READY") != nil)
@@ -133,12 +143,13 @@ import Testing
     }
 }
 
-/// Runs the Bumble server driver and bridges it to an ``ATTBearer`` on our side.
+/// Runs the Bumble server driver (through the shared `BumbleProcess` harness: its output is read
+/// on dedicated threads, every wait has a timeout) and bridges it to an ``ATTBearer`` on our side.
 actor BumbleServerPeer: ATTRequestChannel {
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private var reader: GATTBumbleInteropTests.LineReader
+    /// How long to wait for each line from the driver (it gives up by itself after 30 s).
+    static let lineTimeout: Duration = .seconds(60)
+
+    private let process: BumbleProcess
     private var bearer = ATTBearer(localMTU: 517)
     private var results: [ATTTransactionID: Result<ATTPDU, any Error>] = [:]
     private var lines: [String] = []
@@ -146,19 +157,12 @@ actor BumbleServerPeer: ATTRequestChannel {
     private var client: GATTClient?
     private let directory: URL
 
-    init(script: String) throws {
+    init(script: String) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bluetide-gatt-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("server.py")
         try script.write(to: path, atomically: true, encoding: .utf8)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", path.path]
-        process.currentDirectoryURL = directory
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        reader = GATTBumbleInteropTests.LineReader(handle: output.fileHandleForReading)
-        try process.run()
+        process = try await BumbleProcess.launchPython(.script(path), name: "gatt-server-driver")
     }
 
     func attach(_ client: GATTClient) { self.client = client }
@@ -179,8 +183,9 @@ actor BumbleServerPeer: ATTRequestChannel {
 
     func currentMTU() async -> Int { bearer.mtu }
 
-    func control(_ line: String) {
-        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+    func control(_ line: String) async {
+        // A driver that has gone shows up as a missing line (`waitFor` returns nil).
+        try? await process.writeToStdin(line + "\n")
     }
 
     /// Reads lines until one starts with `prefix`; returns it (nil at end of output).
@@ -197,15 +202,16 @@ actor BumbleServerPeer: ATTRequestChannel {
         while deliveries < target { guard (try? await readOne()) == true else { return } }
     }
 
-    func finish() {
-        control("QUIT")
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+    func finish() async {
+        await control("QUIT")
+        await process.closeStdin()
+        _ = await process.waitForExit(timeout: Self.lineTimeout)
+        await process.stop()
         try? FileManager.default.removeItem(at: directory)
     }
 
     private func readOne() async throws -> Bool {
-        guard let line = reader.next() else { return false }
+        guard let line = try await process.nextLine(timeout: Self.lineTimeout) else { return false }
         let parts = line.split(separator: " ").map(String.init)
         if parts.count == 2, parts[0] == "ATT" {
             try await handle(bearer.receive(gattHex(parts[1]), now: 0))
@@ -218,7 +224,7 @@ actor BumbleServerPeer: ATTRequestChannel {
     private func handle(_ events: [ATTBearerEvent]) async throws {
         for event in events {
             switch event {
-            case let .send(bytes): control("ATT \(bytes.hexString)")
+            case let .send(bytes): try await process.writeToStdin("ATT \(bytes.hexString)\n")
             case let .response(id, pdu): results[id] = .success(pdu)
             case let .failed(id, error): results[id] = .failure(error)
             case let .notification(h, v):

@@ -1,17 +1,30 @@
 import BluetideCore
 import BluetideHCI
+import BluetideTestSupport
 import BluetideTransport
 import Foundation
 import Testing
 @testable import BluetideHost
 
 /// Runs the host-side HCI state machines over the TCP transport against Bumble's virtual
-/// controllers (`python -m bumble.apps.controllers`), when Bumble is installed (`.ci/run` installs it).
-@Suite(.enabled(if: BumbleControllers.isInstalled, "needs Bumble: pip install bumble==0.0.236"))
+/// controllers (`python -m bumble.apps.controllers`; `.ci/run` installs Bumble). Skipped with
+/// `BLUETIDE_SKIP_BUMBLE=1`; otherwise a missing Bumble fails with the install command.
+@Suite(.bumbleInterop)
 struct HCIBumbleInteropTests {
     @Test func startupConnectionAndFragmentedACLAgainstBumble() async throws {
         let controllers = try await BumbleControllers.start()
-        defer { controllers.stop() }
+        do {
+            try await exercise(controllers)
+        } catch {
+            await controllers.stop()
+            throw error
+        }
+        await controllers.stop()
+    }
+
+    /// Reset, connect and a fragmented ACL PDU over the two controllers, captured to a snoop
+    /// file that Bumble's `show` app then reads.
+    private func exercise(_ controllers: BumbleControllers) async throws {
         let snoopPath = NSTemporaryDirectory() + "bluetide-interop-\(UInt32.random(in: 0...UInt32.max)).btsnoop"
         defer { try? FileManager.default.removeItem(atPath: snoopPath) }
 
@@ -85,7 +98,7 @@ struct HCIBumbleInteropTests {
         #expect(records.dropFirst().first?.packet == .event(code: 0x0E, parameters: [0x01, 0x03, 0x0C, 0x00]))
         #expect(records.contains { $0.direction == .sent && { if case .acl = $0 { true } else { false } }($0.packet) })
         // And Bumble's own reader accepts it.
-        let show = try BumbleControllers.run(["-m", "bumble.apps.show", "--format", "snoop", snoopPath])
+        let show = try await BumbleControllers.show(snoopPath)
         #expect(show.status == 0)
         #expect(show.output.contains("HCI_RESET_COMMAND"))
     }
@@ -179,30 +192,28 @@ final class ScriptedHost {
     }
 }
 
-/// A `python -m bumble.apps.controllers` process with two TCP controllers on one virtual link.
-final class BumbleControllers {
-    let process: Process
+/// A `python -m bumble.apps.controllers` process with two TCP controllers on one virtual link,
+/// run through the shared `BumbleProcess` harness (output read on dedicated threads; stopped by
+/// PID). Used on purpose instead of `Interop/bumble/controllers.py`: this test checks interop
+/// with Bumble's own controllers app, as `python -m bumble.apps.controllers tcp-server:_:PORT_A
+/// tcp-server:_:PORT_B`.
+final class BumbleControllers: Sendable {
+    let process: BumbleProcess
     let ports: [Int]
 
-    private init(process: Process, ports: [Int]) {
+    private init(process: BumbleProcess, ports: [Int]) {
         self.process = process
         self.ports = ports
     }
 
-    static let isInstalled: Bool = (try? run(["-c", "import bumble"]).status) == 0
-
-    /// Runs python3 with `arguments`; returns its exit status and standard output.
-    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    /// Runs `python -m bumble.apps.show --format snoop <path>`; returns its exit status (`nil`
+    /// if it did not finish within 60 s) and standard output.
+    static func show(_ path: String) async throws -> (status: Int32?, output: String) {
+        let show = try await BumbleProcess.launchPython(
+            .module("bumble.apps.show"), arguments: ["--format", "snoop", path], name: "show")
+        let status = await show.waitForCompletion(timeout: .seconds(60))
+        await show.stop()
+        return (status, await show.output(.stdout).map { $0 + "\n" }.joined())
     }
 
     /// Starts the controllers on two free ports.
@@ -213,12 +224,8 @@ final class BumbleControllers {
             ports.append(probe.localPort)
             await probe.close()
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-m", "bumble.apps.controllers"] + ports.map { "tcp-server:_:\($0)" }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try await BumbleProcess.launchPython(
+            .module("bumble.apps.controllers"), arguments: ports.map { "tcp-server:_:\($0)" }, name: "bumble-controllers")
         return BumbleControllers(process: process, ports: ports)
     }
 
@@ -237,9 +244,9 @@ final class BumbleControllers {
         throw lastError ?? TransportError.openFailed(spec)
     }
 
-    /// Ends the process (by its own pid; SIGKILL, as the controllers app ignores SIGTERM).
-    func stop() {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+    /// Ends the process by its own pid at once: SIGTERM, then SIGKILL without a grace period
+    /// (as before: the controllers app holds nothing worth a clean shutdown).
+    func stop() async {
+        await process.stop(grace: .zero)
     }
 }

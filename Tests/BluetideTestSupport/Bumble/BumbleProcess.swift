@@ -14,7 +14,9 @@ import Darwin
 /// Each stream is read on a dedicated thread (never on the cooperative pool) and delivered, in
 /// order, to a `TimedMailbox`, so tests wait for lines with timeouts. Stderr lines are also
 /// copied to `stderrLog` when one is given. Stdin is a pipe held open by this object: scripts run
-/// with `--exit-on-stdin-eof` exit on their own if the test process dies. `stop(grace:)` ends the
+/// with `--exit-on-stdin-eof` exit on their own if the test process dies; tests talk to a process
+/// with `writeToStdin(_:)` and end its input with `closeStdin()`. `waitForExit(timeout:)` waits for
+/// the exit, `waitForCompletion(timeout:)` also for the end of its output. `stop(grace:)` ends the
 /// process by PID: SIGTERM, then SIGKILL.
 ///
 /// Start Python programs with `launchPython(_:arguments:name:stderrLog:environment:)`.
@@ -50,13 +52,18 @@ public final class BumbleProcess: Sendable {
     /// Every line of either stream, in arrival order, read with a timeout.
     public let allLines: TimedMailbox<String>
     private let exit: ExitMonitor
+    /// Records (status 0) once stdout and stderr have both ended and every line was delivered.
+    private let outputEnd: ExitMonitor
     private let stdinPipe: Pipe
+    /// Serial queue for blocking stdin writes, off the cooperative pool and in call order.
+    private let stdinQueue: DispatchQueue
     // `Process` is only touched in `launch` (before sharing) and read for its PID afterwards.
     private let process: Process
 
     private init(
         name: String, process: Process, stdinPipe: Pipe, stderrLog: URL?, lines: TimedMailbox<String>,
-        stderrLines: TimedMailbox<String>, allLines: TimedMailbox<String>, exit: ExitMonitor
+        stderrLines: TimedMailbox<String>, allLines: TimedMailbox<String>, exit: ExitMonitor,
+        outputEnd: ExitMonitor
     ) {
         self.name = name
         self.process = process
@@ -67,6 +74,8 @@ public final class BumbleProcess: Sendable {
         self.stderrLines = stderrLines
         self.allLines = allLines
         self.exit = exit
+        self.outputEnd = outputEnd
+        self.stdinQueue = DispatchQueue(label: "\(name) stdin writer")
     }
 
     /// Starts `executable` with `arguments` (the environment is this process's, plus
@@ -97,12 +106,14 @@ public final class BumbleProcess: Sendable {
         process.standardError = stderrPipe
 
         let exit = ExitMonitor()
+        let outputEnd = ExitMonitor()
         process.terminationHandler = { finished in
             let status = finished.terminationStatus
-            Task { await exit.record(status) }
+            let bySignal = finished.terminationReason == .uncaughtSignal
+            Task { await exit.record(status, bySignal: bySignal) }
         }
         do {
-            try process.run()
+            try withSignalsUnblocked { try process.run() }
         } catch {
             try? logHandle?.close()
             throw BumbleHarnessError(description: "cannot start \(name) (\(executable.path)): \(error)")
@@ -117,10 +128,25 @@ public final class BumbleProcess: Sendable {
             await stdoutPump.value
             await stderrPump.value
             await allLines.finish()
+            await outputEnd.record(0)
         }
         return BumbleProcess(
             name: name, process: process, stdinPipe: stdinPipe, stderrLog: stderrLog, lines: lines,
-            stderrLines: stderrLines, allLines: allLines, exit: exit)
+            stderrLines: stderrLines, allLines: allLines, exit: exit, outputEnd: outputEnd)
+    }
+
+    /// Runs `body` with no signals blocked on the calling thread, then restores its mask.
+    ///
+    /// A child inherits the signal mask of the thread that spawns it, and the cooperative pool's
+    /// threads block most signals: without this, SIGTERM would stay pending in every child (so
+    /// `stop(grace:)` could only end it with SIGKILL, after the grace period).
+    private static func withSignalsUnblocked<T>(_ body: () throws -> T) rethrows -> T {
+        var none = sigset_t()
+        var saved = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, &saved)
+        defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+        return try body()
     }
 
     /// Reads `pipe` on its own thread and delivers its lines to `mailbox` (then finishes it) and
@@ -213,10 +239,69 @@ public final class BumbleProcess: Sendable {
         await exit.wait(timeout: timeout)
     }
 
+    /// Waits (up to `timeout` in all) for the process to exit and for its stdout and stderr to
+    /// end, so `output(_:)` then holds everything it wrote. Returns the exit status, or `nil` if
+    /// the process still runs or its output is still open after `timeout` (for example because a
+    /// child of its own keeps the pipes open).
+    public func waitForCompletion(timeout: Duration) async -> Int32? {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        guard let status = await exit.wait(timeout: timeout) else { return nil }
+        let remaining = ContinuousClock.now.duration(to: deadline)
+        guard await outputEnd.wait(timeout: max(remaining, .zero)) != nil else { return nil }
+        return status
+    }
+
     /// The exit status, or `nil` while running.
     public var exitStatus: Int32? {
         get async { await exit.exitStatus }
     }
+
+    /// True when an uncaught signal ended the process (then `exitStatus` is the signal number),
+    /// false when it exited by itself; `nil` while it runs.
+    public var endedBySignal: Bool? {
+        get async { await exit.endedBySignal }
+    }
+
+    /// Writes `text` to the process's stdin, e.g. one command line (`"QUIT\n"`).
+    ///
+    /// The write runs on a serial queue of this process (a full pipe blocks that queue, never the
+    /// cooperative pool); writes arrive in call order. Throws when stdin is closed or the process
+    /// is gone. `SIGPIPE` is ignored in the test process from the first call on, so writing to a
+    /// process that died is an error here instead of killing the test runner.
+    public func writeToStdin(_ text: String) async throws {
+        _ = Self.ignoreBrokenPipeSignal
+        let handle = stdinPipe.fileHandleForWriting
+        let data = Data(text.utf8)
+        let name = name
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            stdinQueue.async {
+                do {
+                    try handle.write(contentsOf: data)
+                    continuation.resume()
+                } catch {
+                    continuation.resume(
+                        throwing: BumbleHarnessError(description: "cannot write to \(name)'s stdin: \(error)"))
+                }
+            }
+        }
+    }
+
+    /// Closes the process's stdin (the process reads end of file), after every earlier
+    /// `writeToStdin(_:)`. Safe to call more than once.
+    public func closeStdin() async {
+        let handle = stdinPipe.fileHandleForWriting
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            stdinQueue.async {
+                try? handle.close()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Ignores `SIGPIPE` for the whole test process, once.
+    private static let ignoreBrokenPipeSignal: Void = {
+        _ = signal(SIGPIPE, SIG_IGN)
+    }()
 
     /// Ends the process by PID: closes its stdin and sends SIGTERM, waits up to `grace`, then
     /// sends SIGKILL and waits (up to 10 s) for the exit. Safe to call more than once.

@@ -6,6 +6,7 @@ import Foundation
 /// `wait(timeout:)` (nothing blocks a thread: waiters are continuations).
 public actor ExitMonitor {
     private var status: Int32?
+    private var signalled: Bool?
     private var waiters: [UInt64: CheckedContinuation<Int32?, Never>] = [:]
     private var nextWaiterID: UInt64 = 0
 
@@ -15,9 +16,14 @@ public actor ExitMonitor {
     /// The exit status, or `nil` while the process runs.
     public var exitStatus: Int32? { status }
 
-    /// Called once when the process has exited.
-    public func record(_ exitStatus: Int32) {
+    /// True when the process was ended by a signal it did not handle (then `exitStatus` is the
+    /// signal number), false when it exited on its own; `nil` while it runs.
+    public var endedBySignal: Bool? { signalled }
+
+    /// Called once when the process has exited; `bySignal` when an uncaught signal ended it.
+    public func record(_ exitStatus: Int32, bySignal: Bool = false) {
         status = exitStatus
+        signalled = bySignal
         let pending = waiters
         waiters = [:]
         for waiter in pending.values { waiter.resume(returning: exitStatus) }
