@@ -31,6 +31,9 @@ public struct ReflexCoach: Sendable {
     public var countdownSeconds: UInt8?
     /// After `finished`, how long to wait for step results still in flight on punchResponse.
     public var finishGrace: Duration = .seconds(2)
+    /// Longest silence from the trainer (no result, no status) while the link is up before the
+    /// session ends incomplete; nil: the sequence's longest step time + the countdown + 10 s.
+    public var quietTimeout: Duration?
     /// Source of the dates stored (session start and end).
     public var clock: @Sendable () -> Date = { Date() }
 
@@ -88,6 +91,15 @@ public struct ReflexCoach: Sendable {
         case control([UInt8])
         case link(ConnectionEvent)
         case graceOver
+        /// Once a second, for the silence check.
+        case tick
+    }
+
+    /// The silence after which a run is given up (see ``quietTimeout``).
+    func quietLimit(for program: PunchProgram) -> Duration {
+        if let quietTimeout { return quietTimeout }
+        let longestStep = Int(program.timeSequence.milliseconds.max() ?? 0)
+        return .milliseconds(longestStep) + .seconds(Int(countdownSeconds ?? 0)) + .seconds(10)
     }
 
     /// The whole run; `emit` gets each event in order.
@@ -127,6 +139,12 @@ public struct ReflexCoach: Sendable {
                 do { for try await bytes in statuses { sink.yield(.control(bytes)) } } catch {}
             })
             pumps.append(Task { for await event in events { sink.yield(.link(event)) } })
+            pumps.append(Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    sink.yield(.tick)
+                }
+            })
 
             do {
                 try await connection.write(program.sequence, to: PunchUUID.sequence)
@@ -148,11 +166,23 @@ public struct ReflexCoach: Sendable {
         var finishedAfter: Int?
         var reason = "cancelled"
         var complete = false
+        let quiet = quietLimit(for: program)
+        let monotonic = ContinuousClock()
+        var lastHeard = monotonic.now
+        var linkUp = true
         do {
             let command: PunchControlCommand = countdownSeconds.map { .countdownStart(seconds: $0) } ?? .start
             try await connection.write(command, to: PunchUUID.control)
             loop: for await input in inputs {
+                if case .tick = input {} else { lastHeard = monotonic.now }
                 switch input {
+                case .tick:
+                    // Only while the link is up: the reconnect policy bounds an outage itself.
+                    if linkUp, lastHeard.duration(to: monotonic.now) > quiet {
+                        reason = "no word from the trainer for \(Self.seconds(quiet)) s"
+                        complete = false
+                        break loop
+                    }
                 case let .response(bytes):
                     let response: PunchResponse
                     do { response = try PunchResponse(exactly: bytes) } catch {
@@ -196,9 +226,33 @@ public struct ReflexCoach: Sendable {
                 case let .link(event):
                     if event == .connected { continue }
                     emit(.link(event))
-                    if case let .failed(error) = event {
+                    switch event {
+                    case let .failed(error):
                         reason = "link lost: \(error)"
                         break loop
+                    case .disconnected:
+                        linkUp = false
+                    case .reconnected:
+                        linkUp = true
+                        // Notifications sent while the link was down are gone, but punchResponse
+                        // still holds the latest result: keep it, and if it was the last step the
+                        // trainer finished during the outage (its `finished` was missed too).
+                        guard let bytes = try? await connection.read(PunchUUID.response),
+                              let response = try? PunchResponse(exactly: bytes), let step = response.step,
+                              Int(step) < program.sequence.count
+                        else { continue }
+                        if !stored.contains(Int(step)) {
+                            let record = try store.appendStep(sessionID: sessionID, response: response)
+                            stored.insert(record.stepIndex)
+                            emit(.step(response, stored: record))
+                        }
+                        if Int(step) == program.sequence.count - 1 {
+                            reason = "finished (while the link was down)"
+                            complete = stored.count == program.sequence.count
+                            break loop
+                        }
+                    default:
+                        break
                     }
                 case .graceOver:
                     reason = "finished, but \(program.sequence.count - stored.count) step results never arrived"

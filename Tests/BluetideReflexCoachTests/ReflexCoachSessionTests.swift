@@ -171,6 +171,68 @@ struct CoachRig {
         #expect(try rig.store.session(id: outcome.sessionID)?.complete == outcome.complete)
     }
 
+    /// The trainer finishes while the link is down (its `finished` notification is lost): after
+    /// reconnecting, the coach reads punchResponse, keeps the last step's result and ends the
+    /// session instead of waiting for a status that will never come.
+    @Test func aTrainerThatFinishedDuringTheOutageEndsTheSessionAfterReconnecting() async throws {
+        let rig = try await CoachRig.start(missProbability: 0)
+        let athlete = try rig.store.addAthlete(Athlete(name: "Finn", created: Date()))
+        let steps = 6
+        try rig.store.saveSequence(
+            name: "Short", targets: (0..<steps).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 300, count: steps), at: Date())
+        var coach = rig.coach()
+        // The first attempt comes well after the trainer's last step (6 × ~150 ms).
+        coach.policy = ConnectionPolicy(reconnect: .init(maximumAttempts: 5, delay: .seconds(3), maximumDelay: .seconds(3), attemptTimeout: .seconds(10)))
+        let athleteID = try #require(athlete.id)
+        let configured = coach
+        let controller = rig.trainerTransport.controller
+        let events = try await within(50, "session") {
+            var events: [CoachEvent] = []
+            var lost = false
+            for try await event in configured.run(athleteID: athleteID, sequenceName: "Short") {
+                events.append(event)
+                if case .step = event, !lost {
+                    lost = true
+                    await controller.link.linkLoss(controller)
+                }
+            }
+            return events
+        }
+        await rig.close()
+        guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
+        #expect(events.contains { if case .link(.reconnected) = $0 { return true } else { return false } })
+        #expect(outcome.reason == "finished (while the link was down)", "\(outcome.reason)")
+        let stored = try rig.store.steps(sessionID: outcome.sessionID)
+        #expect(stored.map(\.stepIndex).contains(steps - 1), "the last step's result was read back: \(stored.map(\.stepIndex))")
+        #expect(!outcome.complete, "steps sent during the outage are missing")
+        #expect(try rig.store.session(id: outcome.sessionID)?.complete == false)
+    }
+
+    /// A trainer that goes silent with the link up does not hold the coach for ever.
+    @Test func aSilentTrainerEndsTheSessionAfterTheQuietTimeout() async throws {
+        let rig = try await CoachRig.start(missProbability: 1)
+        let athlete = try rig.store.addAthlete(Athlete(name: "Gus", created: Date()))
+        // Every step is missed, so the trainer says nothing for each step's whole 20 s.
+        try rig.store.saveSequence(name: "Slow", targets: [0, 1], milliseconds: [20_000, 20_000], at: Date())
+        var coach = rig.coach()
+        coach.quietTimeout = .seconds(2)
+        #expect(coach.quietLimit(for: try PunchProgram(sequence: PunchSequence(targets: [0]), timeSequence: PunchTimeSequence(milliseconds: [500]))) == .seconds(2))
+        let athleteID = try #require(athlete.id)
+        let configured = coach
+        let events = try await within(40, "session") {
+            var events: [CoachEvent] = []
+            for try await event in configured.run(athleteID: athleteID, sequenceName: "Slow") { events.append(event) }
+            return events
+        }
+        await rig.close()
+        guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
+        #expect(outcome.reason == "no word from the trainer for 2.0 s", "\(outcome.reason)")
+        #expect(!outcome.complete && outcome.stepsStored == 0)
+        var defaults = rig.coach()
+        defaults.countdownSeconds = 3
+        #expect(defaults.quietLimit(for: try PunchProgram(sequence: PunchSequence(targets: [0, 1]), timeSequence: PunchTimeSequence(milliseconds: [500, 1500]))) == .milliseconds(14_500))
+    }
+
     /// Ending the iteration (Ctrl-C in the CLI) stops the run: the session is marked incomplete
     /// and keeps the steps that arrived.
     @Test func cancellingKeepsWhatArrivedAndMarksTheSessionIncomplete() async throws {
