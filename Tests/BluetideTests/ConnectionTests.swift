@@ -305,16 +305,18 @@ import Testing
         let (link, central, peripheral) = try await Self.pair()
         defer { Task { await central.close(); await peripheral.close() } }
         let connection = try await central.central.connect(
-            to: peripheral.address, policy: ConnectionPolicy(operationTimeout: .milliseconds(500), setupTimeout: .seconds(20)))
+            to: peripheral.address, policy: ConnectionPolicy(operationTimeout: .seconds(2), setupTimeout: .seconds(20)))
         let radio = await VirtualLink.named(link)
-        await radio.setLatency(.seconds(1))
-        await #expect(throws: BluetideError.timedOut(operation: "read of \(TestGATT.counter)", seconds: 0.5)) {
+        // Latency well above the time limit, and a limit that a loaded machine still meets for
+        // an ordinary read.
+        await radio.setLatency(.seconds(4))
+        await #expect(throws: BluetideError.timedOut(operation: "read of \(TestGATT.counter)", seconds: 2)) {
             _ = try await connection.read(TestGATT.counter)
         }
         await radio.setLatency(.zero)
-        // The late answer (about 1 s after the request) belongs to the abandoned read; once it
+        // The late answer (about 4 s after the request) belongs to the abandoned read; once it
         // is in, the next read succeeds.
-        try await Task.sleep(for: .milliseconds(1200))
+        try await Task.sleep(for: .milliseconds(2500))
         #expect(try await connection.read(TestGATT.readOnly) == [7])
     }
 
