@@ -157,7 +157,7 @@ struct SVGChartTests {
     }
 
     @Test func escapingKeepsDocumentsWellFormed() {
-        #expect(SVGBuilder.escape("a<b>&\"c'\u{1}") == "a&lt;b&gt;&amp;&quot;c&apos;")
+        #expect(SVGBuilder.escape("a<b>&\"c'\u{1}\u{7F}\u{FFFF}") == "a&lt;b&gt;&amp;&quot;c&#39;")
         let weird = SVGChart.meansOverTime(ReflexStatistics.trend(of: []), title: "\u{0}<svg>&amp;\"'",
                                            options: SVGChartOptions(width: 10, height: 10, idPrefix: "x\"y"))
         #expect(SVGCollector.parse(weird) != nil)

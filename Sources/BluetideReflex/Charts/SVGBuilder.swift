@@ -4,26 +4,8 @@ struct SVGBuilder {
     private(set) var lines: [String] = []
     private var depth = 0
 
-    /// Escapes `&`, `<`, `>`, `"` and `'` for text and attribute values; drops characters XML 1.0
-    /// does not allow (other control characters).
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
-            default:
-                let v = scalar.value
-                if v < 0x20 || v == 0xFFFE || v == 0xFFFF { continue }
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    /// Escapes text and attribute values (see ``MarkupEscaping/escape(_:)``).
+    static func escape(_ text: String) -> String { MarkupEscaping.escape(text) }
 
     /// A coordinate or length: at most two decimals, no trailing zeros.
     static func number(_ value: Double) -> String { DecimalText.compact(value, maxDigits: 2) }

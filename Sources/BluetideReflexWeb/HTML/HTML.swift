@@ -1,3 +1,5 @@
+import BluetideReflex
+
 /// A fragment of HTML markup whose interpolated `String`s are escaped.
 ///
 /// Write pages as literals: `let row: HTML = "<td>\(athlete.name)</td>"`. Every interpolated
@@ -27,26 +29,9 @@ public struct HTML: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
     /// Appends another fragment.
     public static func + (lhs: HTML, rhs: HTML) -> HTML { HTML(trusted: lhs.markup + rhs.markup) }
 
-    /// Escapes `text` for use in element content and quoted attribute values. Control
-    /// characters other than tab, line feed and carriage return are dropped.
-    public static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F { continue }
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    /// Escapes `text` for element content and quoted attribute values (the rule the SVG charts
+    /// use too: ``MarkupEscaping/escape(_:)``).
+    public static func escape(_ text: String) -> String { MarkupEscaping.escape(text) }
 
     /// Builds the markup of a literal: literal parts verbatim, interpolations escaped.
     public struct StringInterpolation: StringInterpolationProtocol {
