@@ -234,7 +234,8 @@ public enum SVGChart {
         var svg = SVGBuilder()
         let p = plot(for: options)
         begin(&svg, options: options, title: title, description: description)
-        let top = shown.compactMap { $0.summary.worstMilliseconds }.max() ?? 0
+        // Headroom above the slowest hit, so the hit-rate labels above the whiskers stay clear of them.
+        let top = (shown.compactMap { $0.summary.worstMilliseconds }.max() ?? 0) * 1.12
         let yTicks = ChartAxis.valueTicks(upTo: top)
         let yMax = yTicks.last ?? 1000
         func y(_ ms: Double) -> Double { p.bottom - min(max(ms, 0), yMax) / yMax * p.height }
