@@ -2,95 +2,112 @@
 ///
 /// Every read names the field it is for; a read past the end throws ``DecodingError`` with that
 /// name, the bytes needed and the bytes left. Nothing here traps on any input.
+///
+/// The reading methods are `@inlinable`: the profile codecs live in other modules, and without
+/// inlining every `read<T>` there ran as unspecialised generic code (several times slower).
 public struct ByteReader: Sendable {
     /// The whole input.
     public let bytes: [UInt8]
     /// Index of the next byte to read.
-    public private(set) var offset: Int
+    public var offset: Int { position }
+    @usableFromInline var position: Int
 
+    @inlinable
     public init(_ bytes: [UInt8]) {
         self.bytes = bytes
-        self.offset = 0
+        self.position = 0
     }
 
+    @inlinable
     public init<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
         self.init(Array(bytes))
     }
 
     /// Bytes not yet read.
-    public var remaining: Int { bytes.count - offset }
+    @inlinable public var remaining: Int { bytes.count - position }
     /// True once every byte has been read.
-    public var isAtEnd: Bool { offset >= bytes.count }
+    @inlinable public var isAtEnd: Bool { position >= bytes.count }
 
     /// Throws unless `count` more bytes are present.
+    @inlinable
     public func require(_ count: Int, _ field: String) throws(DecodingError) {
         guard count >= 0, remaining >= count else {
-            throw .truncated(field, needed: count, present: max(remaining, 0), at: offset)
+            throw .truncated(field, needed: count, present: max(remaining, 0), at: position)
         }
     }
 
     /// Reads an unsigned or signed integer of `T`'s width in the given byte order.
+    @inlinable
     public mutating func read<T: FixedWidthInteger>(
         _ type: T.Type = T.self, _ field: String, _ endian: Endianness = .little
     ) throws(DecodingError) -> T {
         let width = T.bitWidth / 8
         try require(width, field)
         let raw: T.Magnitude = readRaw(width: width, endian: endian)
-        offset += width
+        position += width
         return T(truncatingIfNeeded: raw)
     }
 
     /// Reads one byte.
+    @inlinable
     public mutating func readUInt8(_ field: String) throws(DecodingError) -> UInt8 {
-        try read(UInt8.self, field)
+        try require(1, field)
+        defer { position += 1 }
+        return bytes[position]
     }
 
     /// Reads an unsigned 24-bit integer.
+    @inlinable
     public mutating func readUInt24(_ field: String, _ endian: Endianness = .little) throws(DecodingError) -> UInt32 {
         try require(3, field)
         let value: UInt32 = readRaw(width: 3, endian: endian)
-        offset += 3
+        position += 3
         return value
     }
 
     /// Reads a signed (two's complement) 24-bit integer.
+    @inlinable
     public mutating func readInt24(_ field: String, _ endian: Endianness = .little) throws(DecodingError) -> Int32 {
         let raw = try readUInt24(field, endian)
         return Int32(bitPattern: raw << 8) >> 8
     }
 
     /// Reads an unsigned 48-bit integer.
+    @inlinable
     public mutating func readUInt48(_ field: String, _ endian: Endianness = .little) throws(DecodingError) -> UInt64 {
         try require(6, field)
         let value: UInt64 = readRaw(width: 6, endian: endian)
-        offset += 6
+        position += 6
         return value
     }
 
     /// Reads a signed (two's complement) 48-bit integer.
+    @inlinable
     public mutating func readInt48(_ field: String, _ endian: Endianness = .little) throws(DecodingError) -> Int64 {
         let raw = try readUInt48(field, endian)
         return Int64(bitPattern: raw << 16) >> 16
     }
 
     /// Reads `count` bytes.
+    @inlinable
     public mutating func readBytes(_ count: Int, _ field: String) throws(DecodingError) -> [UInt8] {
         try require(count, field)
-        defer { offset += count }
-        return Array(bytes[offset..<offset + count])
+        defer { position += count }
+        return Array(bytes[position..<position + count])
     }
 
     /// Reads every byte that is left (possibly none).
+    @inlinable
     public mutating func readRemaining() -> [UInt8] {
-        guard offset < bytes.count else { return [] }
-        defer { offset = bytes.count }
-        return Array(bytes[offset...])
+        guard position < bytes.count else { return [] }
+        defer { position = bytes.count }
+        return Array(bytes[position...])
     }
 
     /// Reads `count` bytes (or all that are left when `count` is nil) as UTF-8.
     /// Invalid UTF-8 throws; use ``readLenientString(_:_:)`` for device strings.
     public mutating func readString(_ count: Int? = nil, _ field: String) throws(DecodingError) -> String {
-        let start = offset
+        let start = position
         let raw = try count.map { n throws(DecodingError) in try readBytes(n, field) } ?? readRemaining()
         guard let text = String(validating: raw, as: UTF8.self) else {
             throw .invalid(field, expected: "UTF-8 text", found: raw.hexString, at: start)
@@ -106,26 +123,29 @@ public struct ByteReader: Sendable {
     }
 
     /// Skips `count` bytes.
+    @inlinable
     public mutating func skip(_ count: Int, _ field: String) throws(DecodingError) {
         try require(count, field)
-        offset += count
+        position += count
     }
 
     /// The next byte without consuming it, or nil at the end.
+    @inlinable
     public func peek() -> UInt8? {
-        offset < bytes.count ? bytes[offset] : nil
+        position < bytes.count ? bytes[position] : nil
     }
 
-    private func readRaw<T: FixedWidthInteger & UnsignedInteger>(width: Int, endian: Endianness) -> T {
+    @inlinable
+    func readRaw<T: FixedWidthInteger & UnsignedInteger>(width: Int, endian: Endianness) -> T {
         var value: T = 0
         switch endian {
         case .little:
             for i in stride(from: width - 1, through: 0, by: -1) {
-                value = (value << 8) | T(bytes[offset + i])
+                value = (value << 8) | T(bytes[position + i])
             }
         case .big:
             for i in 0..<width {
-                value = (value << 8) | T(bytes[offset + i])
+                value = (value << 8) | T(bytes[position + i])
             }
         }
         return value

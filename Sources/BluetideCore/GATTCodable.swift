@@ -19,12 +19,14 @@ public typealias GATTCodable = GATTDecodable & GATTEncodable
 extension GATTDecodable {
     /// Decodes a value from a whole payload. Trailing bytes after the value are tolerated
     /// (devices pad); use ``init(exactly:)`` to reject them.
+    @inlinable
     public init<C: Collection>(bytes: C) throws(DecodingError) where C.Element == UInt8 {
         var reader = ByteReader(Array(bytes))
         self = try Self(from: &reader)
     }
 
     /// Decodes a value that must use every byte of the payload.
+    @inlinable
     public init<C: Collection>(exactly bytes: C) throws(DecodingError) where C.Element == UInt8 {
         var reader = ByteReader(Array(bytes))
         self = try Self(from: &reader)
