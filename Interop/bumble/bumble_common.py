@@ -1,9 +1,12 @@
 """Helpers shared by the Bumble interop scripts (controllers.py, peripheral.py, central.py)."""
 
+import argparse
 import asyncio
+import logging
 import os
 import sys
 import threading
+from typing import Awaitable, Callable, Optional
 
 from bumble import hci
 
@@ -48,3 +51,43 @@ def address_text(address: hci.Address) -> str:
 def transport_moniker(text: str) -> str:
     """A bare port number means `tcp-client:127.0.0.1:<port>`."""
     return f"tcp-client:127.0.0.1:{text}" if text.isdigit() else text
+
+
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """The options every interop script takes: --exit-on-stdin-eof and --log-level."""
+    parser.add_argument(
+        "--exit-on-stdin-eof",
+        action="store_true",
+        help="exit when stdin reaches end of file (so the script dies with the "
+        "process that started it)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default=os.environ.get("BUMBLE_LOGLEVEL", "WARNING"),
+        help="Python log level for Bumble's own messages on stderr",
+    )
+
+
+def run_main(
+    parse_arguments: Callable[[list], argparse.Namespace],
+    run: Callable[[argparse.Namespace], Awaitable[int]],
+    on_crash: Optional[Callable[[Exception], None]] = None,
+) -> None:
+    """main() of an interop script: parse sys.argv, log on stderr at --log-level, run, report
+    a crash through `on_crash` (exit status 1), then leave at once: a stdin watcher thread may
+    still be blocked in read()."""
+    arguments = parse_arguments(sys.argv[1:])
+    logging.basicConfig(
+        level=arguments.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        code = asyncio.run(run(arguments))
+    except Exception as error:  # reported as a JSON line, not a traceback the harness cannot read
+        if on_crash is None:
+            raise
+        on_crash(error)
+        code = 1
+    sys.stdout.flush()
+    os._exit(code)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
 import os
 import sys
 import time
@@ -32,7 +31,7 @@ from bumble.core import UUID, AdvertisingData
 from bumble.device import Device, DeviceConfiguration, Peer
 from bumble.gatt import Characteristic
 from bumble.transport import open_transport
-from bumble_common import address_text, stdin_eof_future, transport_moniker
+from bumble_common import address_text, stdin_eof_future, transport_moniker, add_common_options, run_main
 
 START = time.monotonic()
 
@@ -533,16 +532,7 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--timeout", type=float, default=60.0, help="seconds allowed for everything"
     )
-    parser.add_argument(
-        "--exit-on-stdin-eof",
-        action="store_true",
-        help="exit when stdin reaches end of file",
-    )
-    parser.add_argument(
-        "--log-level",
-        default=os.environ.get("BUMBLE_LOGLEVEL", "WARNING"),
-        help="Python log level for Bumble's messages on stderr",
-    )
+    add_common_options(parser)
     arguments = parser.parse_args(argv)
     try:
         arguments.short_value = bytes.fromhex(arguments.short_hex)
@@ -612,19 +602,7 @@ async def run(arguments: argparse.Namespace) -> int:
 
 
 def main() -> None:
-    arguments = parse_arguments(sys.argv[1:])
-    logging.basicConfig(
-        level=arguments.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    try:
-        code = asyncio.run(run(arguments))
-    except Exception as error:
-        emit("error", during="run", message=repr(error))
-        code = 1
-    sys.stdout.flush()
-    os._exit(code)
+    run_main(parse_arguments, run, lambda error: emit("error", during="run", message=repr(error)))
 
 
 if __name__ == "__main__":

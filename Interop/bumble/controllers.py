@@ -18,18 +18,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
-import os
 import signal
 import socket
-import sys
 
 from bumble import hci
 from bumble.controller import Controller
 from bumble.core import PhysicalTransport
 from bumble.link import LocalLink
 from bumble.transport.tcp_server import open_tcp_server_transport_with_socket
-from bumble_common import stdin_eof_future
+from bumble_common import stdin_eof_future, add_common_options, run_main
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
@@ -61,17 +58,7 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         help="LE ACL data packet length reported by LE Read Buffer Size "
         "(Bumble's default is 27)",
     )
-    parser.add_argument(
-        "--exit-on-stdin-eof",
-        action="store_true",
-        help="exit when stdin reaches end of file (so the controllers die with "
-        "the process that started them)",
-    )
-    parser.add_argument(
-        "--log-level",
-        default=os.environ.get("BUMBLE_LOGLEVEL", "WARNING"),
-        help="Python log level for Bumble's own messages on stderr",
-    )
+    add_common_options(parser)
     return parser.parse_args(argv)
 
 
@@ -170,16 +157,7 @@ async def run(arguments: argparse.Namespace) -> int:
 
 
 def main() -> None:
-    arguments = parse_arguments(sys.argv[1:])
-    logging.basicConfig(
-        level=arguments.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    code = asyncio.run(run(arguments))
-    # The stdin watcher thread may still be blocked in read(): leave at once.
-    sys.stdout.flush()
-    os._exit(code)
+    run_main(parse_arguments, run)
 
 
 if __name__ == "__main__":

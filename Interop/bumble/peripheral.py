@@ -23,8 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
-import os
 import signal
 import struct
 import sys
@@ -35,7 +33,7 @@ from bumble.core import AdvertisingData
 from bumble.device import Device, DeviceConfiguration
 from bumble.gatt import Characteristic, CharacteristicValue, Service
 from bumble.transport import open_transport
-from bumble_common import address_text, stdin_eof_future, transport_moniker
+from bumble_common import address_text, stdin_eof_future, transport_moniker, add_common_options, run_main
 
 # --------------------------------------------------------------------------
 # UUIDs of the Bluetide test service (documented in README.md).
@@ -375,16 +373,7 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         default=50.0,
         help="advertising interval in milliseconds",
     )
-    parser.add_argument(
-        "--exit-on-stdin-eof",
-        action="store_true",
-        help="exit when stdin reaches end of file",
-    )
-    parser.add_argument(
-        "--log-level",
-        default=os.environ.get("BUMBLE_LOGLEVEL", "WARNING"),
-        help="Python log level for Bumble's messages on stderr",
-    )
+    add_common_options(parser)
     return parser.parse_args(argv)
 
 
@@ -479,20 +468,7 @@ async def run(arguments: argparse.Namespace) -> int:
 
 
 def main() -> None:
-    arguments = parse_arguments(sys.argv[1:])
-    logging.basicConfig(
-        level=arguments.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    try:
-        code = asyncio.run(run(arguments))
-    except Exception as error:
-        emit("error", during="run", message=repr(error))
-        code = 1
-    sys.stdout.flush()
-    # A stdin watcher thread may still block in read(): leave at once.
-    os._exit(code)
+    run_main(parse_arguments, run, lambda error: emit("error", during="run", message=repr(error)))
 
 
 if __name__ == "__main__":

@@ -250,20 +250,45 @@ struct BumbleBenchLoopback: AsyncParsableCommand {
         let centralTransport = await VirtualTransport.attach(toLinkNamed: linkName)
         let peripheralAddress = try benchOwnAddress(BumbleBenchService.peripheralAddress, option: "peripheral")
         let centralAddress = try benchOwnAddress(BumbleBenchService.centralAddress, option: "central")
-        return try await withThrowingTaskGroup(of: (BumbleBenchRole, [BumbleBenchReport]).self) { group in
+        let outcomes = await withTaskGroup(of: (BumbleBenchRole, Result<[BumbleBenchReport], any Error>).self) { group in
             group.addTask {
-                (.peripheral, try await BumbleBenchSide.run(
-                    role: .peripheral, transport: peripheralTransport, address: peripheralAddress, peer: "",
-                    name: BumbleBenchService.peripheralName, options: options, settings: peripheral))
+                do {
+                    return (.peripheral, .success(try await BumbleBenchSide.run(
+                        role: .peripheral, transport: peripheralTransport, address: peripheralAddress, peer: "",
+                        name: BumbleBenchService.peripheralName, options: options, settings: peripheral)))
+                } catch {
+                    return (.peripheral, .failure(error))
+                }
             }
             group.addTask {
-                (.central, try await BumbleBenchSide.run(
-                    role: .central, transport: centralTransport, address: centralAddress,
-                    peer: BumbleBenchService.peripheralName, name: "Bluetide Bench Central", options: options, settings: central))
+                do {
+                    return (.central, .success(try await BumbleBenchSide.run(
+                        role: .central, transport: centralTransport, address: centralAddress,
+                        peer: BumbleBenchService.peripheralName, name: "Bluetide Bench Central", options: options, settings: central)))
+                } catch {
+                    return (.central, .failure(error))
+                }
             }
-            var byRole: [BumbleBenchRole: [BumbleBenchReport]] = [:]
-            for try await (role, reports) in group { byRole[role] = reports }
-            return (byRole[.central] ?? []) + (byRole[.peripheral] ?? [])
+            var byRole: [BumbleBenchRole: Result<[BumbleBenchReport], any Error>] = [:]
+            for await (role, outcome) in group {
+                byRole[role] = outcome
+                // One side failed: the other would only wait for its timeouts.
+                if case .failure = outcome { group.cancelAll() }
+            }
+            return byRole
         }
+        // When one side fails, the other fails too, only because the link ended or it was
+        // cancelled: report the cause.
+        let failures: [any Error] = [BumbleBenchRole.central, .peripheral].compactMap { role in
+            if case let .failure(error) = outcomes[role] { return error }
+            return nil
+        }
+        func rank(_ error: any Error) -> Int {
+            if error is CancellationError { return 3 }
+            if let failure = error as? CommandFailure { return failure.isLinkLoss ? 2 : 0 }
+            return 1
+        }
+        if let cause = failures.min(by: { rank($0) < rank($1) }) { throw cause }
+        return [BumbleBenchRole.central, .peripheral].flatMap { role in (try? outcomes[role]?.get()) ?? [] }
     }
 }

@@ -17,6 +17,9 @@ final class BumbleBenchInbox: Sendable {
         case stalled(seconds: Double)
         /// The link ended (with what the stack said).
         case linkLost(String)
+
+        /// True for ``linkLost(_:)``.
+        var isLinkLoss: Bool { if case .linkLost = self { true } else { false } }
     }
 
     private struct State {

@@ -47,7 +47,7 @@ struct BumbleBenchRunner: Sendable {
                 arrival = try await link.inbox.next(timeout: settings.stallSeconds)
             } catch let failure as BumbleBenchInbox.Failure {
                 let what = settings.scenario == .send ? "the ACK of the last packet" : "ACKs (\(sender.roundTrips.count) of \(settings.packetCount) came)"
-                throw CommandFailure(describe(failure, waitingFor: what))
+                throw CommandFailure(describe(failure, waitingFor: what), isLinkLoss: failure.isLinkLoss)
             }
             if sender.receive(arrival.bytes, at: arrival.time) { break }
         }
@@ -68,7 +68,7 @@ struct BumbleBenchRunner: Sendable {
             } catch let failure as BumbleBenchInbox.Failure {
                 if case .linkLost = failure, !reports.isEmpty, idle { return reports }
                 let what = idle ? "the first packet" : "more packets (\(receiver.packets) came, the last one never did)"
-                throw CommandFailure(describe(failure, waitingFor: what))
+                throw CommandFailure(describe(failure, waitingFor: what), isLinkLoss: failure.isLinkLoss)
             }
             let outcome = receiver.receive(arrival.bytes, at: arrival.time)
             if let reply = outcome.reply {
