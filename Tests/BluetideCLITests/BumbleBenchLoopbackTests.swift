@@ -36,6 +36,25 @@ import Testing
         }
     }
 
+    @Test(arguments: [BumbleBenchScenario.send, .ping])
+    func repeatedRunsAreEachReportedAndSummed(_ scenario: BumbleBenchScenario) async throws {
+        try await benchTimeLimit(60) {
+            let options = try Self.options(["--scenario", scenario.rawValue, "--packet-count", "10", "--packet-size", "50",
+                                            "--repeat", "2", "--repeat-delay", "0", "--linger"])
+            let central = try options.settings(for: .central)
+            #expect(central.repeatCount == 2)
+            var peripheral = central
+            peripheral.scenario = scenario.peer
+            let reports = try await BumbleBenchLoopback.run(central: central, peripheral: peripheral, options: options)
+            #expect(reports.filter { $0.role == .central }.count == 3, "\(reports.map(\.line))")
+            #expect(reports.filter { $0.role == .peripheral }.count == 3, "\(reports.map(\.line))")
+            #expect(reports.allSatisfy { $0.isClean && $0.packets == 10 })
+            let summary = try #require(BumbleBenchReport.summary(of: reports.filter { $0.role == .central }))
+            #expect(summary.hasPrefix("central \(scenario.rawValue), 3 runs: " + (scenario == .ping ? "average RTT ms min=" : "B/s min=")), "\(summary)")
+            #expect(BumbleBenchReport.summary(of: Array(reports.prefix(1))) == nil)
+        }
+    }
+
     @Test func aPacketLargerThanTheLinkCarriesIsRefusedBeforeSending() async throws {
         try await benchTimeLimit(60) {
             let options = try Self.options(["--att-mtu", "23", "--packet-size", "100", "--stall-timeout", "5", "--timeout", "30"])

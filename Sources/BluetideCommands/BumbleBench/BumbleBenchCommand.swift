@@ -25,6 +25,12 @@ struct BumbleBenchOptions: ParsableArguments {
     @Flag(name: .long, help: "Keep serving runs after the last packet until the peer disconnects (receive, pong).")
     var linger = false
 
+    @Option(name: .long, help: "Further runs after the first (send, ping); the peer must --linger.")
+    var `repeat` = 0
+
+    @Option(name: .long, help: "Seconds between repeated runs.")
+    var repeatDelay: Double = 1
+
     @Option(name: .long, help: "ATT MTU to offer, 23 to 517.")
     var attMtu = 517
 
@@ -44,7 +50,8 @@ struct BumbleBenchOptions: ParsableArguments {
     func settings(for role: BumbleBenchRole) throws -> BumbleBenchSettings {
         let settings = BumbleBenchSettings(
             scenario: scenario ?? role.defaultScenario, packetCount: packetCount, packetSize: packetSize,
-            paceMilliseconds: pace, startDelaySeconds: startDelay, linger: linger, stallSeconds: stallTimeout)
+            paceMilliseconds: pace, startDelaySeconds: startDelay, linger: linger, repeatCount: `repeat`,
+            repeatDelaySeconds: repeatDelay, stallSeconds: stallTimeout)
         try settings.validate()
         guard (23...517).contains(attMtu) else { throw CommandFailure("--att-mtu \(attMtu): expected 23 to 517") }
         guard timeout > 0, timeout.isFinite else { throw CommandFailure("--timeout \(timeout): expected a positive number of seconds") }
@@ -60,6 +67,7 @@ struct BumbleBenchOptions: ParsableArguments {
     /// Prints the reports; fails when a run lost, reordered or garbled packets.
     func emit(_ reports: [BumbleBenchReport]) throws {
         for report in reports { print(json ? report.json : report.line) }
+        if !json, let summary = BumbleBenchReport.summary(of: reports) { print(summary) }
         if let bad = reports.first(where: { !$0.isClean }) {
             throw CommandFailure("bench \(bad.scenario.rawValue): the data was not intact: \(bad.line)")
         }
@@ -235,7 +243,9 @@ struct BumbleBenchLoopback: AsyncParsableCommand {
     @OptionGroup var options: BumbleBenchOptions
 
     func run() async throws {
-        let central = try options.settings(for: .central)
+        var central = try options.settings(for: .central)
+        // Repeated runs need a receiver that lingers (linger matters to receivers only).
+        if central.repeatCount > 0 { central.linger = true }
         var peripheral = central
         peripheral.scenario = central.scenario.peer
         try options.emit(try await Self.run(central: central, peripheral: peripheral, options: options))

@@ -90,6 +90,23 @@ struct BumbleBenchReport: Equatable, Sendable {
         return text
     }
 
+    /// Over several runs of one side (`--repeat`, or a lingering receiver): min/max/average/stdev
+    /// of the speed (send, receive) or of the average RTT (ping); nil for a single run.
+    static func summary(of reports: [BumbleBenchReport]) -> String? {
+        guard reports.count > 1, let first = reports.first else { return nil }
+        let side = "\(first.role.rawValue) \(first.scenario.rawValue), \(reports.count) runs"
+        switch first.scenario {
+        case .ping:
+            return BenchStatistics(reports.compactMap { $0.roundTrip?.mean }).map { "\(side): average RTT ms \($0.text)" }
+        case .send, .receive:
+            return BenchStatistics(reports.map(\.bytesPerSecond)).map {
+                "\(side): B/s " + String(format: "min=%.0f max=%.0f average=%.0f stdev=%.0f", $0.min, $0.max, $0.mean, $0.stdev)
+            }
+        case .pong:
+            return "\(side): answered \(reports.map(\.packets).reduce(0, +)) packets"
+        }
+    }
+
     private struct JSONForm: Encodable {
         let role: String, scenario: String
         let packets: Int, packet_size: Int, bytes: Int

@@ -17,7 +17,15 @@ struct BumbleBenchRunner: Sendable {
             guard settings.packetSize <= mtu - 3 else {
                 throw CommandFailure("--packet-size \(settings.packetSize): the link carries at most \(mtu - 3) octets per packet (ATT MTU \(mtu) − 3); use --packet-size \(mtu - 3) or a larger --att-mtu on both sides")
             }
-            return [try await runSender(on: link, mtu: mtu)]
+            var reports: [BumbleBenchReport] = []
+            for run in 0...settings.repeatCount {
+                if run > 0, settings.repeatDelaySeconds > 0 {
+                    try await Task.sleep(for: .milliseconds(Int64(settings.repeatDelaySeconds * 1000)))
+                }
+                reports.append(try await runSender(on: link, mtu: mtu))
+                if settings.repeatCount > 0 { progress("run \(run + 1) of \(settings.repeatCount + 1): \(reports.last!.line)") }
+            }
+            return reports
         }
         return try await runReceiver(on: link, mtu: mtu)
     }

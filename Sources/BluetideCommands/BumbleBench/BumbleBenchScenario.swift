@@ -53,6 +53,10 @@ struct BumbleBenchSettings: Sendable, Equatable {
     var startDelaySeconds = 1.0
     /// Keep serving runs after the last packet (`receive`, `pong`) until the link ends.
     var linger = false
+    /// Further runs after the first (`send`, `ping`); the peer must `--linger`.
+    var repeatCount = 0
+    /// Seconds between repeated runs.
+    var repeatDelaySeconds = 1.0
     /// Seconds without an expected packet after which the run fails.
     var stallSeconds = 10.0
 
@@ -75,6 +79,12 @@ struct BumbleBenchSettings: Sendable, Equatable {
         }
         guard startDelaySeconds >= 0, startDelaySeconds.isFinite else {
             throw CommandFailure("--start-delay \(startDelaySeconds): expected 0 or more seconds")
+        }
+        guard repeatCount >= 0, repeatCount <= 10_000 else {
+            throw CommandFailure("--repeat \(repeatCount): expected 0 (one run) to 10000 further runs")
+        }
+        guard repeatDelaySeconds >= 0, repeatDelaySeconds.isFinite else {
+            throw CommandFailure("--repeat-delay \(repeatDelaySeconds): expected 0 or more seconds")
         }
         guard stallSeconds > 0, stallSeconds.isFinite else {
             throw CommandFailure("--stall-timeout \(stallSeconds): expected a positive number of seconds")
