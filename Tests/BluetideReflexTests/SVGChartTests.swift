@@ -114,6 +114,34 @@ struct SVGChartTests {
         #expect(svg == SVGChart.meansOverTime(trend, options: SVGChartOptions(idPrefix: "ana-trend")))
     }
 
+    @Test func weightChartFitsItsAxisToTheWeights() throws {
+        let entries = [
+            WeightEntry(athleteId: 1, date: CalendarDate(year: 2026, month: 11, day: 14)!, kilograms: 56.4),
+            WeightEntry(athleteId: 1, date: CalendarDate(year: 2026, month: 10, day: 1)!, kilograms: 57.8),
+            WeightEntry(athleteId: 1, date: CalendarDate(year: 2026, month: 10, day: 20)!, kilograms: 57.1),
+        ]
+        let svg = SVGChart.weightOverTime(entries, title: "Ana: weight", options: SVGChartOptions(idPrefix: "ana-weight"))
+        let doc = try #require(SVGCollector.parse(svg), "well-formed XML")
+        #expect(doc.all("polyline", class: "weights").count == 1)
+        #expect(doc.all("circle").count == 3)
+        // In date order, whatever order the entries came in.
+        #expect(doc.all("title").map(\.text).contains("2026-10-01: 57.8 kg"))
+        #expect(doc.all("desc").first?.text == "3 weigh-ins from 2026-10-01 to 2026-11-14; first 57.8 kg, last 56.4 kg.")
+        // The axis runs around the weights, not from zero.
+        let labels = doc.all("text").map(\.text)
+        #expect(labels.contains("56") && labels.contains("58") && !labels.contains("0"), "\(labels)")
+        let empty = try #require(SVGCollector.parse(SVGChart.weightOverTime([])))
+        #expect(empty.all("text").map(\.text).contains("No weigh-ins"))
+    }
+
+    @Test func rangeTicksAreNiceAndWidenedWhenFlat() {
+        // 1.4 kg apart: widened to 2 kg around 57.1 (56.1...58.1), then to nice half-kilogram steps.
+        #expect(ChartAxis.valueTicks(from: 56.4, to: 57.8, count: 4, minimumSpan: 2) == [56, 56.5, 57, 57.5, 58, 58.5])
+        #expect(ChartAxis.valueTicks(from: 70, to: 70, count: 4, minimumSpan: 2) == [69, 69.5, 70, 70.5, 71])
+        #expect(ChartAxis.valueTicks(from: 61, to: 58, count: 4) == [58, 59, 60, 61])
+        #expect(ChartAxis.valueTicks(from: .nan, to: 3) == ChartAxis.valueTicks(upTo: 0))
+    }
+
     @Test func meansOverTimeWithNoOrOneSession() throws {
         let none = try #require(SVGCollector.parse(SVGChart.meansOverTime(ReflexStatistics.trend(of: []))))
         #expect(none.all("text", class: "no-data").first?.text == "No sessions with hits")

@@ -60,6 +60,7 @@ import Testing
             #expect(occurrences(of: "<tr data-session=", in: html) == 6)
             #expect(occurrences(of: "<tr data-target=", in: html) == 6, "per-target table over all sessions")
             #expect(html.contains("id=\"weights\""))
+            #expect(html.contains("<figure class=\"weight-chart\" id=\"weight-chart\"><svg"), "sample athletes have several weigh-ins")
             for chart in ["trend", "targets", "latest"] { #expect(html.contains("id=\"\(chart)\"><svg")) }
             #expect(html.contains("class=\"swatch target-0\""))
 

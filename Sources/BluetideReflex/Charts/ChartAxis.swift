@@ -11,6 +11,23 @@ enum ChartAxis {
         return (0...intervals).map { Double($0) * step }
     }
 
+    /// Ticks over a "nice" range around `low...high` (steps of 1, 2 or 5 × 10ⁿ, about `count`
+    /// intervals), for values far from zero such as body mass. A range narrower than `minimumSpan`
+    /// is widened around its middle so a steady series is not drawn as noise.
+    static func valueTicks(from low: Double, to high: Double, count: Int = 5, minimumSpan: Double = 1) -> [Double] {
+        guard low.isFinite, high.isFinite else { return valueTicks(upTo: 0) }
+        var lower = min(low, high), upper = max(low, high)
+        if upper - lower < minimumSpan {
+            let middle = (lower + upper) / 2
+            lower = middle - minimumSpan / 2
+            upper = middle + minimumSpan / 2
+        }
+        let step = niceStep((upper - lower) / Double(max(count, 1)))
+        let first = (lower / step).rounded(.down)
+        let last = (upper / step).rounded(.up)
+        return stride(from: first, through: last, by: 1).map { $0 * step }
+    }
+
     /// The smallest of 1, 2, 5 × 10ⁿ that is ≥ `raw`.
     static func niceStep(_ raw: Double) -> Double {
         guard raw.isFinite, raw > 0 else { return 1 }

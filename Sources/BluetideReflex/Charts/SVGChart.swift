@@ -215,6 +215,73 @@ public enum SVGChart {
         return svg.document
     }
 
+    // MARK: Weight
+
+    /// Body mass over time: one point per weigh-in (kg), joined in date order, on an axis fitted
+    /// to the weights (not from zero, so a change of a kilogram shows).
+    public static func weightOverTime(_ entries: [WeightEntry], title: String = "Weight",
+                                      options: SVGChartOptions = .init()) -> String {
+        let points = entries.sorted { $0.date < $1.date }
+        let description: String
+        if let first = points.first, let last = points.last {
+            description = "\(points.count) weigh-ins from \(first.date.iso) to \(last.date.iso); first "
+                + "\(DecimalText.fixed(first.kilograms, 1)) kg, last \(DecimalText.fixed(last.kilograms, 1)) kg."
+        } else {
+            description = "No weigh-ins."
+        }
+
+        var svg = SVGBuilder()
+        let p = plot(for: options)
+        begin(&svg, options: options, title: title, description: description)
+
+        var start = points.first?.date.startOfDayUTC ?? Date(timeIntervalSince1970: 0)
+        var end = points.last?.date.startOfDayUTC ?? Date(timeIntervalSince1970: 86_400)
+        if end.timeIntervalSince(start) <= 0 {
+            start = start.addingTimeInterval(-86_400)
+            end = end.addingTimeInterval(86_400)
+        }
+        let span = end.timeIntervalSince(start)
+        let inset = p.width * 0.04
+        func x(_ date: Date) -> Double { p.left + inset + date.timeIntervalSince(start) / span * (p.width - 2 * inset) }
+        let kilograms = points.map(\.kilograms)
+        let yTicks = kilograms.isEmpty
+            ? ChartAxis.valueTicks(from: 50, to: 90)
+            : ChartAxis.valueTicks(from: kilograms.min()!, to: kilograms.max()!, count: 4, minimumSpan: 2)
+        let yMin = yTicks.first ?? 0, yMax = yTicks.last ?? 1
+        func y(_ kg: Double) -> Double { p.bottom - (min(max(kg, yMin), yMax) - yMin) / max(yMax - yMin, 1e-9) * p.height }
+
+        valueAxis(&svg, p, ticks: yTicks, y: y, label: "Weight (kg)")
+        svg.open("g", [("class", "x-axis")])
+        svg.empty("line", [("x1", n(p.left)), ("y1", n(p.bottom)), ("x2", n(p.right)), ("y2", n(p.bottom)), ("stroke", "#333333")])
+        let (ticks, _) = ChartAxis.timeTicks(from: start, to: end)
+        for tick in ticks {
+            svg.empty("line", [("x1", n(x(tick))), ("y1", n(p.bottom)), ("x2", n(x(tick))), ("y2", n(p.bottom + 5)), ("stroke", "#333333")])
+            svg.text("text", [("x", n(x(tick))), ("y", n(p.bottom + 18)), ("text-anchor", "middle"), ("font-size", "11")],
+                     ChartAxis.timeLabel(tick, showsTime: false))
+        }
+        svg.text("text", [("x", n(p.left + p.width / 2)), ("y", n(p.bottom + 36)), ("text-anchor", "middle"), ("font-size", "12")],
+                 "Date (UTC)")
+        svg.close("g")
+
+        if points.isEmpty {
+            noData(&svg, p, "No weigh-ins")
+        } else {
+            if points.count > 1 {
+                let coordinates = points.map { "\(n(x($0.date.startOfDayUTC))),\(n(y($0.kilograms)))" }.joined(separator: " ")
+                svg.empty("polyline", [("class", "weights"), ("points", coordinates), ("fill", "none"), ("stroke", "#2E9E49"), ("stroke-width", "2")])
+            }
+            svg.open("g", [("class", "weigh-ins")])
+            for point in points {
+                svg.titled("circle", [("cx", n(x(point.date.startOfDayUTC))), ("cy", n(y(point.kilograms))), ("r", "4"),
+                                      ("fill", "#2E9E49"), ("stroke", "#1B6B30")],
+                           title: "\(point.date.iso): \(DecimalText.fixed(point.kilograms, 1)) kg")
+            }
+            svg.close("g")
+        }
+        svg.close("svg")
+        return svg.document
+    }
+
     // MARK: Per target
 
     /// One bar per target: mean reaction time of hits, coloured like the LED, a whisker from best

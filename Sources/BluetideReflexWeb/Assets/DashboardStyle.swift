@@ -81,6 +81,8 @@ public enum DashboardStyle {
             ol.steps li button { padding: .15rem .5rem; background: #fff; color: var(--bad); border-color: var(--line); }
             .chart { background: #fff; border: 1px solid var(--line); border-radius: .75rem; padding: .3rem; margin: 0 0 1rem; }
             .chart svg { display: block; width: 100%; height: auto; }
+            .weight-chart { margin: 0 0 1rem; }
+            .weight-chart svg { display: block; width: 100%; height: auto; }
             .run-state { font-size: 1.1rem; font-weight: 700; padding: .6rem .9rem; border-radius: .6rem; background: #eef1f6; margin: 0 0 .8rem; }
             .run-state[data-state="running"] { background: #e5efff; color: #0b4a8c; }
             .run-state[data-state="complete"] { background: #e8f5ec; color: var(--good); }

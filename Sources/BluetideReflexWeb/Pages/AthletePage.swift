@@ -35,9 +35,15 @@ extension DashboardPages {
         let weightRows = weights.reversed().map { w -> HTML in
             "<tr><td>\(w.date.iso)</td><td class=\"num\">\(DisplayText.fixed(w.kilograms, digits: 1)) kg</td></tr>\n"
         }
+        // The chart from two weigh-ins on (one point says nothing the table does not).
+        let weightChart: HTML = weights.count < 2 ? "" : """
+            <figure class="weight-chart" id="weight-chart">\(HTML(trusted: SVGChart.weightOverTime(
+                weights, title: "\(athlete.name): weight", options: SVGChartOptions(height: 260, idPrefix: "weight-svg"))))</figure>
+
+            """
         let weightTable: HTML = weights.isEmpty
             ? "<p class=\"muted\">No weigh-ins yet.</p>\n"
-            : "<div class=\"table-wrap\"><table id=\"weights\"><thead><tr><th>Date</th><th class=\"num\">Weight</th></tr></thead><tbody>\n\(weightRows)</tbody></table></div>\n"
+            : weightChart + "<div class=\"table-wrap\"><table id=\"weights\"><thead><tr><th>Date</th><th class=\"num\">Weight</th></tr></thead><tbody>\n\(weightRows)</tbody></table></div>\n"
         let today = CalendarDate(utcDayOf: now()).iso
         let weightSection: HTML = """
             <section class="card" id="weight"><h2>Weight history</h2>
