@@ -1,6 +1,7 @@
 import BluetideCore
 import BluetideHCI
 import BluetideHost
+import BluetideSupport
 
 /// The state of one ``Connection``: the current link, the discovered services, subscriptions
 /// and the reconnect machinery. One owner of that state (principle 2).

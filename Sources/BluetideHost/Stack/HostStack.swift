@@ -190,8 +190,14 @@ public actor HostStack {
         Task {
             for await delivery in delivered {
                 switch delivery {
-                case let .notification(client, handle, value): await client.receiveNotification(handle: handle, value: value)
-                case let .indication(client, handle, value): await client.receiveIndication(handle: handle, value: value)
+                case let .notification(client, handle, value):
+                    if !(await client.receiveNotification(handle: handle, value: value)) {
+                        HostLog.gatt.debug("dropped a notification nobody subscribed to", metadata: ["attribute": "\(handle)"])
+                    }
+                case let .indication(client, handle, value):
+                    if !(await client.receiveIndication(handle: handle, value: value)) {
+                        HostLog.gatt.debug("dropped an indication nobody subscribed to", metadata: ["attribute": "\(handle)"])
+                    }
                 case let .closed(client): await client.connectionClosed()
                 }
             }
@@ -353,16 +359,24 @@ public actor HostStack {
             receiveEvent(packet)
         case let .acl(handle, boundary, _, data):
             let output = reassembler.receive(handle: handle, boundary: boundary, data: data)
+            for error in output.errors { HostLog.hci.warning("\(error)") }
             if let pdu = output.pdu { receivePDU(pdu.bytes, on: pdu.handle) }
         default:
-            break
+            HostLog.hci.debug("dropped an HCI packet a host does not take", metadata: ["packet": "\(packet)"])
         }
     }
 
     private func receiveEvent(_ packet: HCIPacket) {
         // A known event with short parameters is dropped: a command it should have answered
         // fails at its timeout, naming the command.
-        guard let event = try? HCIEvent(packet: packet) else { return }
+        let decoded: HCIEvent?
+        do {
+            decoded = try HCIEvent(packet: packet)
+        } catch {
+            HostLog.hci.warning("dropped a malformed HCI event", metadata: ["error": "\(error)"])
+            return
+        }
+        guard let event = decoded else { return }
         apply(commands.handle(event, now: now()))
         if var flow {
             for out in flow.handle(event) { outbox.yield(out) }
@@ -481,9 +495,15 @@ public actor HostStack {
     }
 
     private func receivePDU(_ pdu: [UInt8], on handle: UInt16) {
-        guard var link = links[handle] else { return }
+        guard var link = links[handle] else {
+            HostLog.hci.debug("dropped an L2CAP PDU on a handle with no connection", metadata: ["handle": "\(handle)", "pdu": "\(pdu.logHex)"])
+            return
+        }
         let routing = link.router.receive(pdu)
         links[handle] = link
+        if let dropped = routing.dropped {
+            HostLog.l2cap.debug("dropped an L2CAP PDU", metadata: ["handle": "\(handle)", "reason": "\(dropped)", "pdu": "\(pdu.logHex)"])
+        }
         for frame in routing.outgoing { sendFrame(frame, on: handle) }
         for event in routing.signalingEvents {
             if case let .connectionParameterUpdateRequested(p, accepted: true) = event {
@@ -521,6 +541,8 @@ public actor HostStack {
                     links[handle]?.attWaiters.removeAll()
                     for (_, waiter) in waiters { waiter.resume(throwing: error) }
                 }
+            case let .ignored(bytes, reason):
+                HostLog.att.debug("dropped an ATT PDU", metadata: ["handle": "\(handle)", "reason": "\(reason)", "pdu": "\(bytes.logHex)"])
             default:
                 break
             }
