@@ -32,7 +32,7 @@ struct H4PacketReceiver: Sendable {
             _ = try framer.append(EmptyCollection<UInt8>())
             return true
         } catch {
-            Self.log.warning("H4 framing failed; the transport ends", metadata: ["error": "\(error)"])
+            Self.log.debug("H4 framing failed; the transport ends", metadata: ["error": "\(error)"])
             finish(throwing: error)
             return false
         }

@@ -1,8 +1,9 @@
 import Logging
 
 /// The host's loggers, one per layer, for what it drops: malformed events, data on unknown
-/// handles, undecodable PDUs. The application configures the logging system (the CLI's
-/// `--log-level`/`-v`); with none configured these go to standard error at `info` and above.
+/// handles, undecodable PDUs. Drops are logged at `debug` (a peer's bad bytes are answered or
+/// ignored, not errors of this program); the application sets the level (the CLI's
+/// `--log-level`/`-v`).
 enum HostLog {
     /// HCI events and ACL data (label `bluetide.hci`).
     static let hci = Logger(label: "bluetide.hci")

@@ -89,6 +89,8 @@ public actor HostStack {
     private var pendingConnect: PendingConnect?
     private var connectCancellation: Task<Void, Never>?
     private var expectingCancelledConnection = false
+    /// The cancel of a timed-out attempt, waiting for the LE Connection Complete that ends it.
+    private var cancelledConnectionWaiter: CheckedContinuation<Void, Never>?
     private var scanners: [Int: AsyncStream<AdvertisementReport>.Continuation] = [:]
     private var nextScannerID = 0
     private var scanning = false
@@ -267,6 +269,7 @@ public actor HostStack {
             pendingConnect = nil
             pending.continuation.resume(throwing: error)
         }
+        endCancelledConnectionWait()
         for (_, scanner) in scanners { scanner.finish() }
         scanners.removeAll()
         for waiters in flowWaiters.values { for waiter in waiters { waiter.continuation.resume(throwing: error) } }
@@ -359,7 +362,7 @@ public actor HostStack {
             receiveEvent(packet)
         case let .acl(handle, boundary, _, data):
             let output = reassembler.receive(handle: handle, boundary: boundary, data: data)
-            for error in output.errors { HostLog.hci.warning("\(error)") }
+            for error in output.errors { HostLog.hci.debug("\(error)") }
             if let pdu = output.pdu { receivePDU(pdu.bytes, on: pdu.handle) }
         default:
             HostLog.hci.debug("dropped an HCI packet a host does not take", metadata: ["packet": "\(packet)"])
@@ -373,7 +376,7 @@ public actor HostStack {
         do {
             decoded = try HCIEvent(packet: packet)
         } catch {
-            HostLog.hci.warning("dropped a malformed HCI event", metadata: ["error": "\(error)"])
+            HostLog.hci.debug("dropped a malformed HCI event", metadata: ["error": "\(error)"])
             return
         }
         guard let event = decoded else { return }
@@ -434,7 +437,7 @@ public actor HostStack {
         if isCentral, expectingCancelledConnection, pendingConnect == nil {
             // The end of a cancelled attempt (status 0x02), or a connection that won the race
             // with the cancel: nobody waits for it.
-            expectingCancelledConnection = false
+            endCancelledConnectionWait()
             if status == .success {
                 Task { _ = try? await self.execute(HCIDisconnect(handle: handle, reason: .remoteUserTerminated)) }
             }
@@ -704,10 +707,24 @@ public actor HostStack {
             expectingCancelledConnection = false
             return
         }
-        for _ in 0..<100 where expectingCancelledConnection {
-            try? await Task.sleep(for: .milliseconds(20))
+        guard expectingCancelledConnection, case .running = state else {
+            expectingCancelledConnection = false
+            return
         }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: .seconds(2))
+            await self?.endCancelledConnectionWait()
+        }
+        await withCheckedContinuation { cancelledConnectionWaiter = $0 }
+        timer.cancel()
+    }
+
+    /// The attempt a cancel waited for has ended (its Connection Complete came, the wait timed
+    /// out, or the stack stopped): the next connect may go ahead.
+    private func endCancelledConnectionWait() {
         expectingCancelledConnection = false
+        cancelledConnectionWaiter?.resume()
+        cancelledConnectionWaiter = nil
     }
 
     private func failPendingConnect(to address: BluetoothAddress, _ error: any Error) {
