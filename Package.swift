@@ -58,8 +58,12 @@ let package = Package(
             dependencies: ["BluetideCore", "BluetideProfiles", "BluetideEmulators", "BluetideHCI", "BluetideHost", "BluetideTransport", "BluetideRecording"],
             swiftSettings: strict),
         .target(
+            name: "BluetideCharts",
+            dependencies: ["BluetideSupport"],
+            swiftSettings: strict),
+        .target(
             name: "BluetideReflex",
-            dependencies: ["BluetideProfiles", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["BluetideCharts", "BluetideProfiles", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .target(
             name: "BluetideReflexDevice",
@@ -72,7 +76,7 @@ let package = Package(
         .target(
             name: "BluetideReflexWeb",
             dependencies: [
-                "BluetideReflex", "BluetideReflexCoach", "BluetideProfiles",
+                "BluetideReflex", "BluetideReflexCoach", "BluetideProfiles", "BluetideCharts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -105,7 +109,7 @@ let package = Package(
         .testTarget(name: "BluetideTests", dependencies: ["BluetideTestSupport", "Bluetide", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideEmulationTests", dependencies: ["BluetideTestSupport", "BluetideEmulation", "BluetideHost", "BluetideTransport", "BluetideEmulators", "BluetideProfiles", "BluetideRecording", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexDeviceTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideReflexDevice", "Bluetide", "BluetideGPIO", "BluetideHost", "BluetideTransport", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
-        .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
+        .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideCharts", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideCommands", "BluetideProfiles", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideCore", "BluetideHost"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideCommands"], swiftSettings: strict),
         .testTarget(
