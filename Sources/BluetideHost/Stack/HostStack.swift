@@ -84,6 +84,8 @@ public actor HostStack {
         let deadline: Double
     }
     private var reassembler = ACLReassembler()
+    /// Bytes of partial L2CAP PDUs the reassembler holds, all handles together.
+    var pendingReassemblyBytes: Int { reassembler.pendingBytes }
     private var server: GATTServer
     private var links: [UInt16: Link] = [:]
     private var pendingConnect: PendingConnect?
@@ -361,6 +363,9 @@ public actor HostStack {
         case .event:
             receiveEvent(packet)
         case let .acl(handle, boundary, _, data):
+            // Data for a handle with no connection is dropped before reassembly, so a controller
+            // cannot make the host keep partial PDUs for handles that will never complete.
+            guard links[handle & 0x0FFF] != nil else { return }
             let output = reassembler.receive(handle: handle, boundary: boundary, data: data)
             for error in output.errors { HostLog.hci.debug("\(error)") }
             if let pdu = output.pdu { receivePDU(pdu.bytes, on: pdu.handle) }
