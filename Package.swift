@@ -84,6 +84,7 @@ let package = Package(
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
                 "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .executableTarget(name: "bluetide", dependencies: ["BluetideCommands"], swiftSettings: strict),

@@ -118,19 +118,6 @@ struct DecodeCommand: ParsableCommand {
     }
 }
 
-/// A user-facing failure: one line on standard error, exit status 2.
-struct CommandFailure: Error, CustomStringConvertible {
-    let message: String
-    /// True when the failure only follows from the peer's side ending the link (so a command
-    /// running both sides reports the other side's failure, the cause, instead).
-    var isLinkLoss = false
-    init(_ message: String, isLinkLoss: Bool = false) {
-        self.message = message
-        self.isLinkLoss = isLinkLoss
-    }
-    var description: String { message }
-}
-
 /// JSON rendering of decoded packets.
 enum JSONLine {
     private struct Box: Encodable {
