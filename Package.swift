@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Layers (see docs/ARCHITECTURE-NOTES.md and ../shared/ARCHITECTURE.md): arrows only point down.
+// Layers (see docs/ARCHITECTURE-NOTES.md and docs/ARCHITECTURE.md): arrows only point down.
 //   bluetide (CLI) → BluetideHost → BluetideTransport → BluetideVirtual → BluetideHCI → BluetideCore
 //                  → BluetideProfiles → BluetideCore
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]

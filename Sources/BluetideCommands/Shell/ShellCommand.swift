@@ -47,15 +47,15 @@ struct ShellCommand: AsyncParsableCommand {
     func execute(input: AsyncStream<[UInt8]>, interactive: Bool, output: CommandOutput? = nil) async throws {
         guard timeout.isFinite, timeout > 0 else { throw CommandFailure("--timeout \(timeout): expected seconds > 0") }
         let devices = try await DeviceSession.open(session)
-        let console: ShellConsole? = interactive ? ShellConsole(prompt: "\(device)> ", complete: { _, _ in [] }) : nil
+        let completions = ShellCompletions()
+        let console: ShellConsole? = interactive ? ShellConsole(prompt: "\(device)> ", complete: { completions.candidates(previousWords: $0, word: $1) }) : nil
         let lines = output ?? (console.map { console in CommandOutput(emit: { console.print($0) }, isTerminal: true) } ?? .standardOutput())
-        let shell = ShellSession(devices: devices, target: device, timeout: timeout, json: json, output: lines)
+        let shell = ShellSession(devices: devices, target: device, timeout: timeout, json: json, output: lines, completions: completions)
         var failures = 0
         do {
             try await shell.connect()
             if let console {
-                let completer = ShellConsole(prompt: console.prompt, complete: { shell.completions(previousWords: $0, word: $1) })
-                try await interact(shell, console: completer, input: input)
+                try await interact(shell, console: console, input: input)
             } else {
                 failures = try await runScript(shell, input: input, output: lines)
             }

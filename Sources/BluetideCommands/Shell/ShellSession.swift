@@ -21,10 +21,11 @@ actor ShellSession {
     private var decoders: [BluetoothUUID: ValueDecoding] = [:]
     private var watcher: Task<Void, Never>?
     private var notificationTick: AsyncStream<Void>.Continuation?
-    /// Names the completer offers for characteristics (read from another thread while typing).
-    private let completionNames = Mutex<[String]>([])
+    /// What Tab offers, updated as services are discovered.
+    private let completions: ShellCompletions
 
-    init(devices: DeviceSession, target: String, timeout: Double, json: Bool, output: CommandOutput) {
+    init(devices: DeviceSession, target: String, timeout: Double, json: Bool, output: CommandOutput, completions: ShellCompletions = ShellCompletions()) {
+        self.completions = completions
         self.devices = devices
         self.target = target
         self.timeout = timeout
@@ -325,23 +326,34 @@ actor ShellSession {
     // MARK: Completion
 
     private func updateCompletionNames() {
-        var names: Set<String> = []
+        completions.update(with: services)
+    }
+}
+
+/// What Tab completes in the shell: command names first, then characteristics (assigned names,
+/// profile names, 16-bit UUIDs) of the connected device. Read by the terminal while typing.
+final class ShellCompletions: Sendable {
+    private let names = Mutex<[String]>([])
+
+    /// Takes the characteristic names of `services`.
+    func update(with services: [GATTRemoteService]) {
+        var found: Set<String> = []
         for service in services {
             for item in service.characteristics {
                 let uuid = item.characteristic.uuid
-                names.insert(uuid.uuid16.map { String(format: "%04X", $0) } ?? "\(uuid)")
-                if let name = uuid.name { names.insert(CharacteristicLookup.slug(name)) }
-                if let profile = ProfileCatalog.forCharacteristic(uuid) { names.insert(profile.name) }
+                found.insert(uuid.uuid16.map { String(format: "%04X", $0) } ?? "\(uuid)")
+                if let name = uuid.name { found.insert(CharacteristicLookup.slug(name)) }
+                if let profile = ProfileCatalog.forCharacteristic(uuid) { found.insert(profile.name) }
             }
         }
-        completionNames.withLock { $0 = names.sorted() }
+        names.withLock { $0 = found.sorted() }
     }
 
-    /// What Tab offers: command names first, then characteristics (names, profiles, UUIDs).
-    nonisolated func completions(previousWords: [String], word: String) -> [String] {
+    /// The candidates for the word after `previousWords`.
+    func candidates(previousWords: [String], word: String) -> [String] {
         guard let command = previousWords.first?.lowercased() else { return ShellRequest.commands.map(\.name) }
         let takesCharacteristic = ["read", "write", "subscribe", "sub", "unsubscribe", "unsub"].contains(command)
         guard takesCharacteristic, previousWords.count == 1 else { return [] }
-        return completionNames.withLock { $0 }
+        return names.withLock { $0 }
     }
 }
