@@ -91,6 +91,7 @@ let package = Package(
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
                 "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .executableTarget(name: "bluetide", dependencies: ["BluetideCommands"], swiftSettings: strict),
@@ -110,7 +111,7 @@ let package = Package(
         .testTarget(name: "BluetideEmulationTests", dependencies: ["BluetideTestSupport", "BluetideEmulation", "BluetideHost", "BluetideTransport", "BluetideEmulators", "BluetideProfiles", "BluetideRecording", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexDeviceTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideReflexDevice", "Bluetide", "BluetideGPIO", "BluetideHost", "BluetideTransport", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideCharts", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
-        .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideCommands", "BluetideProfiles", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideCore", "BluetideHost"], swiftSettings: strict),
+        .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideCommands", "BluetideProfiles", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideCore", "BluetideHost", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
         .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideCommands"], swiftSettings: strict),
         .testTarget(
             name: "BluetideReflexWebTests",
