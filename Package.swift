@@ -78,11 +78,15 @@ let package = Package(
             ],
             swiftSettings: strict),
         .target(
+            name: "BluetideRing",
+            dependencies: ["Bluetide", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+        .target(
             name: "BluetideCommands",
             dependencies: [
                 "BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
-                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb",
+                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -105,6 +109,13 @@ let package = Package(
         .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideCommands", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideCore", "BluetideHost"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideVirtual", "BluetideCommands"], swiftSettings: strict),
+        .testTarget(
+            name: "BluetideRingTests",
+            dependencies: [
+                "BluetideTestSupport", "BluetideRing", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideTransport",
+                "BluetideCommands", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict),
         .testTarget(
             name: "BluetideReflexWebTests",
             dependencies: [

@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func everyDocumentedRequestGetsAValidResponse() throws {
-        var model = COLMIRingModel(seed: 5)
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
         let requests: [COLMIRequest] = [
             .setTime(try COLMISetTime(COLMIDateTime(year: 2024, month: 8, day: 10, hour: 12))),
             .camera(mode: 4), .camera(mode: 6), .battery, .phoneName(try COLMIPhoneName(name: "GB")),
@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test func heartRateLogReassemblesTo288SlotsFollowingTheSettings() throws {
-        var model = COLMIRingModel(seed: 5)
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
         // Default: every 30 minutes; the clock is at 09:00, so 00:00...09:00 are filled.
         var day = try #require(try log(send(&model, .heartRateLog(dayStart: dayStart), at: 0)))
         #expect(day.bpmBySlot.count == 288)
@@ -83,7 +83,7 @@ import Testing
     }
 
     @Test func setTimeMovesTheClock() throws {
-        var model = COLMIRingModel(seed: 5)
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
         let replies = try send(&model, .setTime(try COLMISetTime(COLMIDateTime(year: 2025, month: 3, day: 14, hour: 15, minute: 9, second: 26))), at: 100)
         #expect(replies.map(\.opcode) == [0x01, 0x2F])
         #expect(replies.last?[1] == 0xF1)
@@ -95,7 +95,7 @@ import Testing
     }
 
     @Test func stepsAgreeWithTheLiveTotals() throws {
-        var model = COLMIRingModel(seed: 5)
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
         var assembler = COLMISportDetailAssembler()
         var detail: COLMISportDetail?
         for packet in try send(&model, .sportDetail(dayOffset: 0), at: 0) {
@@ -123,7 +123,7 @@ import Testing
     }
 
     @Test func realTimeStreamsRunUntilStopped() throws {
-        var model = COLMIRingModel(seed: 5)
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
         #expect(try send(&model, .realTimeStart(.heartRate, .start), at: 0).isEmpty)
         var readings = try values(drive(&model, to: 10, step: 0.25), COLMIUUID.notify).compactMap { v -> COLMIRealTimeReading? in
             if case let .realTimeReading(r) = try COLMIResponse(packet: COLMIPacket(exactly: v.bytes)) { return r }
@@ -148,7 +148,7 @@ import Testing
     }
 
     @Test func bigDataFramesReassembleWithValidCRC() throws {
-        var model = COLMIRingModel(seed: 5)
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
         for request in [COLMIBigDataFrame.sleepRequest(), .sleepRequest(.allProtocolV1), .spo2Request, .temperatureRequest] {
             let outputs = model.write(COLMIUUID.bigDataWrite, request.bytes, now: 0).outputs
             #expect(outputs.allSatisfy { $0.characteristic == COLMIUUID.bigDataNotify && $0.bytes.count <= 20 })
@@ -174,5 +174,14 @@ import Testing
                 Issue.record("unexpected payload for \(request)")
             }
         }
+    }
+}
+
+extension EmulatorOptions {
+    /// The ring clock these tests were written against: 2024-08-10 09:00:00.
+    static var augustTenAtNine: EmulatorOptions {
+        var options = EmulatorOptions()
+        options.clockStartSeconds = 1_723_280_400
+        return options
     }
 }
