@@ -1,4 +1,5 @@
 import BluetideCore
+import Foundation
 import BluetideProfiles
 import Testing
 
@@ -92,6 +93,54 @@ import Testing
         let start = UInt32(COLMIDateTime(year: 2025, month: 3, day: 14).secondsSince1970)
         let day = try #require(try log(send(&model, .heartRateLog(dayStart: start), at: 160)))
         #expect(day.measurements.last?.minuteOfDay == 15 * 60)
+    }
+
+    @Test func byDefaultTheClockStartsAtTheCurrentTimeAndHoldsAWeek() throws {
+        let before = Int64(Date().timeIntervalSince1970)
+        var model = COLMIRingModel(seed: 5)
+        let after = Int64(Date().timeIntervalSince1970)
+        #expect((before...after).contains(model.ringSeconds(at: 0)))
+        // Today's log is not empty (at least the slot of midnight), and seven days are held.
+        let today = Int(model.ringSeconds(at: 0) / 86_400)
+        for back in 0..<COLMIRingModel.historyDays {
+            let start = UInt32((today - back) * 86_400)
+            let day = try #require(try log(send(&model, .heartRateLog(dayStart: start), at: 1)), "day -\(back)")
+            #expect(!day.measurements.isEmpty)
+            #expect(try send(&model, .sportDetail(dayOffset: UInt8(back)), at: 1).first?[1] != 0xFF || back == 0)
+        }
+        // Before the week: no data, as the real ring answers.
+        let older = UInt32((today - COLMIRingModel.historyDays) * 86_400)
+        #expect(try send(&model, .heartRateLog(dayStart: older), at: 1).map(\.bytes) == [[0x15, 0xFF] + Array(repeating: 0, count: 13) + [0x14]])
+        #expect(try send(&model, .sportDetail(dayOffset: UInt8(COLMIRingModel.historyDays)), at: 1).first?[1] == 0xFF)
+    }
+
+    @Test func theSameDayReadsTheSameOnEveryRequestAndAgreesAcrossCommands() throws {
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
+        let start = dayStart - 86_400 * 3
+        let first = try #require(try log(send(&model, .heartRateLog(dayStart: start), at: 1)))
+        let again = try #require(try log(send(&model, .heartRateLog(dayStart: start), at: 500)))
+        #expect(first.bpmBySlot == again.bpmBySlot)
+        // The sleep night ending that day spans the hours the HR log shows as asleep (54 bpm ± 4).
+        let night = model.data.sleepWindow(day: Int(start / 86_400))
+        let asleep = first.measurements.filter { $0.minuteOfDay < night.wakeMinute }
+        #expect(!asleep.isEmpty && asleep.allSatisfy { (50...58).contains($0.bpm) })
+    }
+
+    @Test func unknownAndMalformedCommandsAreTreatedAsTheRingDoes() throws {
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
+        // An unknown opcode with a valid checksum is echoed back.
+        let unknown = try COLMIPacket(opcode: 0x7E, payload: [1, 2, 3])
+        #expect(try send(&model, .other(unknown), at: 1) == [unknown])
+        // A bad checksum, a short packet, a long packet: ignored, no reply.
+        var bad = COLMIRequest.battery.packet.bytes
+        bad[15] &+= 1
+        for bytes in [bad, Array(bad.prefix(15)), bad + [0]] {
+            #expect(model.write(COLMIUUID.write, bytes, now: 2) == .ok)
+        }
+        // A big-data request with a bad CRC is ignored too; writing to the notify characteristic is refused.
+        #expect(model.write(COLMIUUID.bigDataWrite, [0xBC, 0x27, 0x01, 0x00, 0x00, 0x00, 0xFF], now: 3) == .ok)
+        #expect(model.write(COLMIUUID.notify, COLMIRequest.battery.packet.bytes, now: 3) == .rejected(attError: EmulatedATTError.writeNotPermitted))
+        #expect(model.acceptsOneCentralAtATime)
     }
 
     @Test func stepsAgreeWithTheLiveTotals() throws {

@@ -30,22 +30,33 @@ struct RingSyncCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Print the result as JSON.") var json = false
 
+    @Option(name: .long, help: .hidden)
+    var now: String?
+
     func run() async throws { try await execute(CommandOutput.standardOutput()) }
 
     func execute(_ output: CommandOutput) async throws {
+        var options = Ring.Options()
+        if let now {
+            // Replaying a capture: set the ring's clock to this time and sync relative to it.
+            guard let fixed = ISO8601DateFormatter().date(from: now) else {
+                throw CommandFailure("--now \(now): expected an ISO 8601 time like 2024-08-10T12:00:00Z")
+            }
+            options.clock = { fixed }
+        }
         if let days, !(1...7).contains(days) {
             throw CommandFailure("--days \(days): expected 1 to 7 (the ring keeps about a week), e.g. --days 7")
         }
         let path = db ?? RingStore.defaultPath()
         let store: RingStore
         do { store = try RingStore(path: path) } catch { throw CommandFailure("\(error)") }
-        let link = try await connection.open()
+        let link = try await connection.open(options: options)
         let showProgress = output.isTerminal && !json && isatty(STDERR_FILENO) == 1
         let report: RingSyncReport
         do {
             report = try await link.use { ring in
                 let sync = RingSync(ring: ring, store: store, ringID: await ring.connection.address.description)
-                return try await sync.run(days: try days ?? sync.defaultDays(now: Date())) { progress in
+                return try await sync.run(days: try days ?? sync.defaultDays()) { progress in
                     if showProgress { Self.drawProgress(progress) }
                 }
             }

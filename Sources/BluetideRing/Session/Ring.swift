@@ -26,6 +26,8 @@ public actor Ring {
         public var calendar = RingCalendar()
         /// Whether ``open(_:options:)`` sets the ring's clock.
         public var setsTimeOnOpen = true
+        /// The time the ring's clock is set to (the system clock; a fixed time replays a capture).
+        public var clock: @Sendable () -> Date = { Date() }
         public init() {}
     }
 
@@ -94,9 +96,11 @@ public actor Ring {
 
     // MARK: Commands
 
-    /// Sets the ring's clock to `date` in ``Options/calendar``; returns the capability map.
+    /// Sets the ring's clock to `date` (default: ``Options/clock``) in ``Options/calendar``;
+    /// returns the capability map.
     @discardableResult
-    public func setTime(_ date: Date = Date()) async throws -> COLMICapabilities {
+    public func setTime(_ date: Date? = nil) async throws -> COLMICapabilities {
+        let date = date ?? options.clock()
         let offset = options.calendar.timeZone.secondsFromGMT(for: date)
         let request = try COLMISetTime(secondsSince1970: Int64(date.timeIntervalSince1970), utcOffsetSeconds: offset)
         let packet = try await single(.setTime(request), "set time")

@@ -64,22 +64,25 @@ public struct RingSync: Sendable {
 
     /// The number of days to fetch when none is given: back to the day of the last sync, at least
     /// 1 and at most 7.
-    public func defaultDays(now: Date) throws -> Int {
+    public func defaultDays(now: Date? = nil) throws -> Int {
+        let now = now ?? ring.options.clock()
         guard let last = try store.lastSync(ring: ringID) else { return 7 }
         let calendar = ring.options.calendar
         return min(7, max(1, calendar.day(at: now) - calendar.day(at: last) + 1))
     }
 
     /// Runs the sync; `progress` is called after every step.
-    public func run(days: Int, now: Date = Date(), progress: @Sendable (RingSyncProgress) -> Void = { _ in }) async throws -> RingSyncReport {
+    public func run(days: Int, now: Date? = nil, progress: @Sendable (RingSyncProgress) -> Void = { _ in }) async throws -> RingSyncReport {
         let calendar = ring.options.calendar
+        let now = now ?? ring.options.clock()
         let today = calendar.day(at: now)
         let dayList = (0..<max(1, days)).reversed().map { today - $0 }
         var report = RingSyncReport(added: 0, fetched: 0, skipped: 0, days: dayList.map(RingCalendar.label(day:)), unavailable: [])
-        let perDay: [(kind: String, label: String)] = [
-            (RingSampleKind.heartRate, "heart rate"), (RingSampleKind.steps, "steps"),
-            (RingSampleKind.stress, "stress"), (RingSampleKind.hrv, "HRV"),
-        ]
+        // Stress and HRV only when the ring says it has them (older firmware never answers).
+        let caps = await ring.capabilities
+        var perDay: [(kind: String, label: String)] = [(RingSampleKind.heartRate, "heart rate"), (RingSampleKind.steps, "steps")]
+        if caps?.supportsStress ?? true { perDay.append((RingSampleKind.stress, "stress")) }
+        if caps?.supportsHRV ?? true { perDay.append((RingSampleKind.hrv, "HRV")) }
         let total = dayList.count * perDay.count + 3
         var done = 0
         var step = ""
