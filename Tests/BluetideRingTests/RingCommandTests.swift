@@ -93,3 +93,22 @@ struct Scratch {
         }
     }
 }
+
+/// `bluetide ring watch` against the emulated ring.
+@Suite(.timeLimit(.minutes(2))) struct RingWatchCommandTests {
+    @Test func watchPrintsHeartRateReadingsAsJSONUntilTheDurationEnds() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        try await guarded(90, "watch") {
+            try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "1"])
+                .execute(RingLines().output, input: { nil })
+            let lines = RingLines()
+            try await RingWatchCommand.parse(["--pairing-file", scratch.pairing, "--json", "--duration", "5"]).execute(lines.output)
+            let readings = lines.lines.filter { $0.contains("\"kind\":\"heart_rate\"") }
+            #expect(readings.count >= 3, "\(lines.lines)")
+            #expect(readings.first?.contains("\"measuring\":true") == true)
+            #expect(readings.contains { $0.contains("\"measuring\":false") })
+            #expect(lines.lines.contains { $0.contains("\"kind\":\"battery\"") })
+        }
+    }
+}

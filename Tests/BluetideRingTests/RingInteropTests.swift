@@ -1,6 +1,7 @@
 import BluetideTestSupport
 import Foundation
 import Testing
+import BluetideEmulators
 @testable import BluetideRing
 
 /// The `bluetide` executable, each ring command in its own process, on `bluetide controllers`
@@ -165,5 +166,47 @@ import Testing
         }
         await ring.stop()
         await controllers.stop()
+    }
+}
+
+/// The issue's "done when", literally: four commands in four processes on a fresh data folder,
+/// the emulated ring remembered by `pair`, and pandas reading back the values the ring sent.
+@Suite(.bumbleInterop, .timeLimit(.minutes(4))) struct RingDoneWhenTests {
+    @Test func pairBatterySyncExportInFourProcessesThenPandasReadsTheRingsValues() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+        let pair = try await RingInteropTests.bluetide(["ring", "pair", "--first", "--emulate", "colmi-r02"], scratch: scratch)
+        #expect(pair.status == 0, "\(pair.stderr)")
+        let battery = try await RingInteropTests.bluetide(["ring", "battery"], scratch: scratch)
+        #expect(battery.status == 0, "\(battery.stderr)")
+        #expect(battery.stdout.first?.contains("battery ") == true, "\(battery.stdout)")
+        let sync = try await RingInteropTests.bluetide(["ring", "sync"], scratch: scratch)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let db = scratch.url.appendingPathComponent("bluetide/ring.sqlite").path
+        #expect(sync.stdout.first?.hasSuffix("into \(db)") == true, "\(sync.stdout)")
+        let export = try await RingInteropTests.bluetide(["ring", "export", "--out", scratch.out], scratch: scratch)
+        #expect(export.status == 0, "\(export.stderr)")
+
+        // Yesterday's heart rate as pandas reads it equals the emulated ring's (seed 0, UTC clock).
+        let person = COLMISyntheticData(seed: 0)
+        let yesterday = Int(Date().timeIntervalSince1970 / 86_400) - 1
+        let label = RingCalendar.label(day: yesterday)
+        let python = try await BumbleEnvironment.requirePython()
+        let code = """
+            import pandas as pd
+            s = pd.read_csv("samples.csv", parse_dates=["time"])
+            h = s[(s.kind == "heart_rate") & (s.time.dt.strftime("%Y-%m-%d") == "\(label)")]
+            print(" ".join(f"{t.hour * 60 + t.minute}={int(v)}" for t, v in zip(h.time, h.value)))
+            """
+        let pandas = try BumbleProcess.launch(
+            name: "pandas", executable: python, arguments: ["-c", code], workingDirectory: URL(fileURLWithPath: scratch.out))
+        let status = await pandas.waitForCompletion(timeout: .seconds(60))
+        let printed = await pandas.output(.stdout)
+        let errors = await pandas.stderrTail()
+        await pandas.stop()
+        #expect(status == 0, "\(errors)")
+        let expected = stride(from: 0, to: 1440, by: 30).map { "\($0)=\(person.heartRate(day: yesterday, minute: $0))" }.joined(separator: " ")
+        #expect(printed == [expected])
     }
 }

@@ -103,8 +103,8 @@ struct RingExportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Database file (default: \(RingStore.defaultPath())).")
     var db: String?
 
-    @Option(name: .long, help: ArgumentHelp("Folder to write into (created if needed).", valueName: "dir"))
-    var out: String
+    @Option(name: .long, help: ArgumentHelp("Folder to write into (created if needed; default: the current folder).", valueName: "dir"))
+    var out: String = "."
 
     @Option(name: .long, help: "csv or jsonl.")
     var format: String = "csv"

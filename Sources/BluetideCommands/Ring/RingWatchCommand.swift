@@ -31,39 +31,35 @@ struct RingWatchCommand: AsyncParsableCommand {
         let link = try await connection.open()
         if !json { output.emit("\(link.label): measuring \(spo2 ? "SpO2" : "heart rate"); Ctrl-C stops") }
         let ring = link.ring
-        let reader = Task {
-            var sinceContinue = 0
-            for await event in ring.events {
-                if let line = Self.line(event, json: json) { output.emit(line) }
-                if case .reading = event {
+        do {
+            if let battery = try? await ring.battery(), let line = Self.line(.battery(battery), json: json) { output.emit(line) }
+            try await ring.startMeasurement(type)
+        } catch {
+            await link.close()
+            throw CommandFailure("\(link.label): \(error)")
+        }
+        // Whichever ends first: Ctrl-C / --duration, or the ring's events (the link dropped).
+        // Both waits end when cancelled (AsyncStream iteration), so the group always returns.
+        let json = json
+        let reason = await withTaskGroup(of: String.self) { group in
+            group.addTask { [duration] in await StopSignal.install(duration: duration).wait() }
+            group.addTask {
+                var sinceContinue = 0
+                for await event in ring.events {
+                    if let line = Self.line(event, json: json) { output.emit(line) }
+                    guard case .reading = event else { continue }
                     sinceContinue += 1
                     if sinceContinue >= 25 {
                         sinceContinue = 0
                         try? await ring.continueMeasurement(type)
                     }
                 }
-            }
-        }
-        do {
-            if let battery = try? await ring.battery(), let line = Self.line(.battery(battery), json: json) { output.emit(line) }
-            try await ring.startMeasurement(type)
-        } catch {
-            reader.cancel()
-            await link.close()
-            throw CommandFailure("\(link.label): \(error)")
-        }
-        let linkLost = Task { _ = await reader.value }
-        let reason = await withTaskGroup(of: String.self) { group in
-            group.addTask { [duration] in await StopSignal.install(duration: duration).wait() }
-            group.addTask {
-                await linkLost.value
-                return "link lost"
+                return Task.isCancelled ? "stopped" : "link lost"
             }
             let first = await group.next() ?? "stopped"
             group.cancelAll()
             return first
         }
-        reader.cancel()
         await link.close()
         if reason == "link lost" { throw CommandFailure("\(link.label): the link was lost; bring the ring closer and run watch again") }
         if !json { output.emit("stopped (\(reason)); measurement ended on the ring") }
