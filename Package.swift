@@ -86,14 +86,23 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BluetideRing",
-            dependencies: ["Bluetide", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Bluetide", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+        .target(
+            name: "BluetideRingWeb",
+            dependencies: [
+                "BluetideRing", "BluetideCharts",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
         .target(
             name: "BluetideCommands",
             dependencies: [
                 "BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
-                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing",
+                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -119,8 +128,9 @@ let package = Package(
         .testTarget(
             name: "BluetideRingTests",
             dependencies: [
-                "BluetideTestSupport", "BluetideRing", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideTransport",
-                "BluetideCommands", .product(name: "GRDB", package: "GRDB.swift"),
+                "BluetideTestSupport", "BluetideRing", "BluetideRingWeb", "Bluetide", "BluetideEmulation", "BluetideEmulators",
+                "BluetideTransport", "BluetideCommands", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strict),
         .testTarget(

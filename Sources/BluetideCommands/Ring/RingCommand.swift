@@ -25,6 +25,6 @@ struct RingCommand: AsyncParsableCommand {
         subcommands: [
             RingPairCommand.self, RingForgetCommand.self, RingBatteryCommand.self, RingInfoCommand.self,
             RingSyncCommand.self, RingExportCommand.self, RingWatchCommand.self, RingHeartRateSettingsCommand.self,
-            RingFindCommand.self, RingPowerOffCommand.self, RingResetCommand.self,
+            RingFindCommand.self, RingPowerOffCommand.self, RingResetCommand.self, RingServeCommand.self,
         ])
 }

@@ -120,13 +120,10 @@ struct RingExportCommand: AsyncParsableCommand {
     func run() async throws { try await execute(CommandOutput.standardOutput()) }
 
     static func day(_ text: String, option: String) throws -> Date {
-        let parts = text.split(separator: "-").compactMap { Int($0) }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
-        guard parts.count == 3, let date = calendar.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2])),
-              RingExport.timeText(date).hasPrefix(String(format: "%04d-%02d-%02d", parts[0], parts[1], parts[2]))
-        else { throw CommandFailure("\(option) \(text): expected a date YYYY-MM-DD, e.g. \(option) 2026-11-01") }
-        return date
+        guard let day = RingCalendar.day(label: text) else {
+            throw CommandFailure("\(option) \(text): expected a date YYYY-MM-DD, e.g. \(option) 2026-11-01")
+        }
+        return Date(timeIntervalSince1970: TimeInterval(day) * 86_400)
     }
 
     func execute(_ output: CommandOutput) async throws {

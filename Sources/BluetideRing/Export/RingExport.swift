@@ -1,3 +1,4 @@
+import BluetideSupport
 import Foundation
 
 /// Writes samples as tidy tables for analysis: one row per sample with the columns
@@ -17,10 +18,10 @@ public enum RingExport {
 
     /// `2026-11-23T08:05:00Z`.
     public static func timeText(_ date: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
+        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        let (days, rest) = CivilCalendar.floorDivide(seconds, 86_400)
+        let p = RingCalendar.pad
+        return "\(RingCalendar.label(day: Int(days)))T\(p(rest / 3600, 2)):\(p(rest / 60 % 60, 2)):\(p(rest % 60, 2))Z"
     }
 
     /// A value without a trailing `.0` when whole (`72`, `0.5`).

@@ -1,4 +1,5 @@
 import Bluetide
+import BluetideSupport
 import Foundation
 
 /// A session with one COLMI ring over one ``Connection``.
@@ -51,7 +52,7 @@ public actor Ring {
     }
     private var pending: Pending?
     private var nextID = 0
-    private var tail: Task<Void, Never>?
+    private let commands = AsyncLock()
     private var readers: [Task<Void, Never>] = []
     private var linkProblem: String?
     private var measuring: Set<UInt8> = []
@@ -246,15 +247,9 @@ public actor Ring {
         }
     }
 
-    /// Runs `body` after every earlier command has finished.
-    private func serialized<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let previous = tail
-        let task = Task { () async throws -> T in
-            _ = await previous?.value
-            return try await body()
-        }
-        tail = Task { _ = try? await task.value }
-        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    /// Runs `body` after every earlier command has finished (commands never overlap).
+    private func serialized<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        try await commands.run(body)
     }
 
     /// Writes a request that has no reply.

@@ -1,3 +1,4 @@
+import BluetideSupport
 import Foundation
 
 /// The ring's notion of time. The ring keeps a wall clock with no time zone; Bluetide sets it to
@@ -26,20 +27,28 @@ public struct RingCalendar: Sendable, Hashable {
     }
 
     /// The ring day at `date`.
-    public func day(at date: Date) -> Int { Int(ringSeconds(at: date).floorDiv(86_400)) }
+    public func day(at date: Date) -> Int { Int(CivilCalendar.floorDivide(ringSeconds(at: date), 86_400).0) }
 
     /// The ring day as `YYYY-MM-DD`.
     public static func label(day: Int) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
-        let c = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: TimeInterval(day) * 86_400))
-        return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
+        let (year, month, day) = CivilCalendar.date(fromDays: Int64(day))
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
+    }
+
+    /// The ring day of `YYYY-MM-DD`, nil when it is not a date.
+    public static func day(label: String) -> Int? {
+        let parts = label.split(separator: "-", omittingEmptySubsequences: false).map { Int64($0) }
+        guard parts.count == 3, let year = parts[0], let month = parts[1], let day = parts[2], (1...12).contains(month),
+              (1...CivilCalendar.daysInMonth(year: year, month: month)).contains(day) else { return nil }
+        return Int(CivilCalendar.days(year: year, month: month, day: day))
+    }
+
+    /// Zero padded to `width` digits.
+    public static func pad(_ value: Int64, _ width: Int) -> String {
+        let text = String(value)
+        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
     }
 
     /// The instant the ring shows `minute` of ring day `day` (minute may be negative or past 1440).
     public func date(day: Int, minute: Int) -> Date { date(ringSeconds: Int64(day) * 86_400 + Int64(minute) * 60) }
-}
-
-extension Int64 {
-    fileprivate func floorDiv(_ d: Int64) -> Int64 { (self - ((self % d) + d) % d) / d }
 }
