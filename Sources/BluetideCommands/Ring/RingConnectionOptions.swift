@@ -51,7 +51,8 @@ struct RingConnectionOptions: ParsableArguments {
         }
         let session = try await DeviceSession.open(try sessionOptions(remembered: remembered))
         do {
-            let (connection, label) = try await session.connect(target, timeout: timeout)
+            var (connection, label) = try await session.connect(target, timeout: timeout)
+            if device == nil, let remembered { label = remembered.label }
             do {
                 return RingLink(session: session, ring: try await Ring.open(connection, options: options), label: label)
             } catch {
