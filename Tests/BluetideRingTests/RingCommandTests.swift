@@ -61,6 +61,24 @@ struct Scratch {
         }
     }
 
+    @Test func pairListsRingsStrongestFirstAndTakesTheNumberTyped() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        try await guarded(90, "pair with a choice") {
+            let lines = RingLines()
+            try await RingPairCommand.parse([
+                "--emulate", "colmi-r02@-75,colmi-r02@-45,heart-rate@-30", "--pairing-file", scratch.pairing, "--scan-time", "2",
+            ]).execute(lines.output, input: { "2" })
+            let rows = lines.lines.filter { $0.hasPrefix("1  ") || $0.hasPrefix("2  ") || $0.hasPrefix("3  ") }
+            #expect(rows.count == 2, "\(lines.lines)")  // the heart-rate strap is not a ring
+            #expect(rows.first?.contains("-45 dBm") == true && rows.first?.contains("▂▄▆█") == true, "\(rows)")
+            #expect(rows.last?.contains("-75 dBm") == true && rows.last?.contains("▂···") == true, "\(rows)")
+            #expect(lines.lines.contains("which ring? [1-2, Enter = 1]"))
+            let picked = try #require(try RingPairingFile(url: URL(fileURLWithPath: scratch.pairing)).load())
+            #expect(rows.last?.contains("\(picked.address)") == true)
+        }
+    }
+
     @Test func badInputAndMissingPairingAreOneLineErrorsThatSayWhatToTry() async throws {
         let scratch = Scratch()
         defer { scratch.remove() }

@@ -148,6 +148,34 @@ import Testing
         #expect(try store.samples().map(\.value) == [60])
     }
 
+    @Test func aFullDiskStopsTheSyncWithOneLineAndKeepsEveryDayAlreadyStored() async throws {
+        let rig = try await RingRig.start()
+        do {
+            try await guarded(90, "sync into a full database") {
+                let store = try RingStore.inMemory()
+                // SQLite's page limit makes the database "full" after a few days of samples.
+                try await store.database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = 12") }
+                let ring = try await rig.open()
+                do {
+                    _ = try await RingSync(ring: ring, store: store, ringID: "ring-1").run(days: 7)
+                    Issue.record("the sync did not notice the full disk")
+                } catch let interrupted as RingSyncInterrupted {
+                    let text = "\(interrupted)"
+                    #expect(text.contains("is full"), "\(text)")
+                    #expect(text.contains("could not store "), "\(text)")
+                    #expect(!text.contains("\n"))
+                    #expect(interrupted.report.added > 0)
+                    #expect(try store.sampleCount() == interrupted.report.added)
+                }
+                await ring.close()
+            }
+        } catch {
+            await rig.close()
+            throw error
+        }
+        await rig.close()
+    }
+
     @Test func historyRowsPutEveningSleepOnThePreviousDayAndSkipEmptySlots() throws {
         let night = COLMISleepDay(daysAgo: 1, startMinute: 1343, endMinute: 542, periods: [
             COLMISleepPeriod(stage: .light, minutes: 54), COLMISleepPeriod(stage: .noData, minutes: 10), COLMISleepPeriod(stage: .deep, minutes: 17),

@@ -99,8 +99,8 @@ struct RingPairCommand: AsyncParsableCommand {
             let code = count >= 3 ? "32" : count == 2 ? "33" : "31"
             bars = "\u{1B}[\(code)m\(bars)\u{1B}[0m"
         }
-        let rssi = String(ring.rssi).padding(toLength: 4, withPad: " ", startingAt: 0)
-        return "\(number)  \(bars)  \(rssi) dBm  \(ring.name ?? "(no name)")  \(ring.address)"
+        let rssi = "\(ring.rssi) dBm".padding(toLength: 8, withPad: " ", startingAt: 0)
+        return "\(number)  \(bars)  \(rssi)  \(ring.name ?? "(no name)")  \(ring.address)"
     }
 
     struct Found: Encodable {
