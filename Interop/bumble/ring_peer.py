@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import calendar
-import json
 import signal
 import sys
 import time
@@ -39,7 +38,7 @@ from bumble.core import AdvertisingData
 from bumble.device import Device, DeviceConfiguration
 from bumble.gatt import Characteristic, CharacteristicValue, Service
 from bumble.transport import open_transport
-from bumble_common import add_common_options, address_text, run_main, stdin_eof_future, transport_moniker
+from bumble_common import add_common_options, json_line, address_text, run_main, stdin_eof_future, transport_moniker
 
 UART_SERVICE = "6E40FFF0-B5A3-F393-E0A9-E50E24DCCA9E"
 UART_WRITE = "6E400002-B5A3-F393-E0A9-E50E24DCCA9E"
@@ -101,14 +100,9 @@ SLEEP_FRAME = bytes.fromhex(
     .replace(" ", ""))
 SPO2_EMPTY = bytes.fromhex("bc2a0000ffff")
 
-START = time.monotonic()
-
-
 def emit(event: str, **fields) -> None:
-    record = {"event": event, "t": round(time.monotonic() - START, 3)}
-    record.update(fields)
-    sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
-    sys.stdout.flush()
+    """One JSON event line on stdout."""
+    json_line("event", event, **fields)
 
 
 def bcd(value: int) -> int:

@@ -98,7 +98,6 @@ import BluetideEmulators
             #expect(csv.filter { $0.contains(",heart_rate,") }.count == 6)
 
             // pandas reads the values the ring sent.
-            let python = try await BumbleEnvironment.requirePython()
             let code = """
                 import pandas as pd
                 s = pd.read_csv("samples.csv", parse_dates=["time"])
@@ -106,12 +105,7 @@ import BluetideEmulators
                 print(",".join(f"{t:%H:%M}={int(v)}" for t, v in zip(h.time, h.value)))
                 print(int(s[s.kind.str.startswith("sleep_")].value.sum()))
                 """
-            let pandas = try BumbleProcess.launch(
-                name: "pandas", executable: python, arguments: ["-c", code], workingDirectory: URL(fileURLWithPath: scratch.out))
-            let status = await pandas.waitForCompletion(timeout: .seconds(60))
-            let printed = await pandas.output(.stdout)
-            let errors = await pandas.stderrTail()
-            await pandas.stop()
+            let (status, printed, errors) = try await runPython(["-c", code], in: scratch.out)
             #expect(status == 0, "\(errors)")
             #expect(printed == ["15:00=89,16:00=107,17:00=96,18:00=107,20:00=80,21:00=70", "639"])
 
@@ -192,19 +186,13 @@ import BluetideEmulators
         let person = COLMISyntheticData(seed: 0)
         let yesterday = Int(Date().timeIntervalSince1970 / 86_400) - 1
         let label = RingCalendar.label(day: yesterday)
-        let python = try await BumbleEnvironment.requirePython()
         let code = """
             import pandas as pd
             s = pd.read_csv("samples.csv", parse_dates=["time"])
             h = s[(s.kind == "heart_rate") & (s.time.dt.strftime("%Y-%m-%d") == "\(label)")]
             print(" ".join(f"{t.hour * 60 + t.minute}={int(v)}" for t, v in zip(h.time, h.value)))
             """
-        let pandas = try BumbleProcess.launch(
-            name: "pandas", executable: python, arguments: ["-c", code], workingDirectory: URL(fileURLWithPath: scratch.out))
-        let status = await pandas.waitForCompletion(timeout: .seconds(60))
-        let printed = await pandas.output(.stdout)
-        let errors = await pandas.stderrTail()
-        await pandas.stop()
+        let (status, printed, errors) = try await runPython(["-c", code], in: scratch.out)
         #expect(status == 0, "\(errors)")
         let expected = stride(from: 0, to: 1440, by: 30).map { "\($0)=\(person.heartRate(day: yesterday, minute: $0))" }.joined(separator: " ")
         #expect(printed == [expected])

@@ -20,31 +20,18 @@ import Testing
     @Test func theDocumentedPandasSessionLoadsTheExportWithTheRingsValues() async throws {
         let scratch = Scratch()
         defer { scratch.remove() }
-        let rig = try await RingRig.start()
         let store = try RingStore.inMemory()
-        do {
-            try await guarded(120, "sync") {
-                let ring = try await rig.open()
-                _ = try await RingSync(ring: ring, store: store, ringID: "ring-1").run(days: 7)
-                await ring.close()
-            }
-        } catch {
-            await rig.close()
-            throw error
+        try await RingRig.with(120, "sync") { rig in
+            let ring = try await rig.open()
+            _ = try await RingSync(ring: ring, store: store, ringID: "ring-1").run(days: 7)
+            await ring.close()
         }
-        await rig.close()
         let samples = try store.samples()
         try RingExport.write(samples, to: URL(fileURLWithPath: scratch.out), format: .csv)
         let script = URL(fileURLWithPath: scratch.out).appendingPathComponent("analysis.py")
         try Data(try Self.documentedCode().utf8).write(to: script)
 
-        let python = try await BumbleEnvironment.requirePython()
-        let process = try BumbleProcess.launch(
-            name: "pandas", executable: python, arguments: [script.path], workingDirectory: URL(fileURLWithPath: scratch.out))
-        let status = await process.waitForCompletion(timeout: .seconds(120))
-        let lines = await process.output(.stdout)
-        let errors = await process.stderrTail()
-        await process.stop()
+        let (status, lines, errors) = try await runPython([script.path], in: scratch.out)
         #expect(status == 0, "python failed: \(errors)")
         if errors.contains("No module named 'pandas'") { Issue.record("pandas is missing: python3 -m pip install -r Interop/requirements.txt") }
 

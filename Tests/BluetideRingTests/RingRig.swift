@@ -56,6 +56,31 @@ struct RingRig {
         await peripheral.stop()
         await peripheral.stack.close()
     }
+
+    /// Starts a rig with `model`, runs `body` under a hang guard of `seconds`, closes the rig.
+    static func with(
+        model: any DeviceModel = COLMIRingModel(seed: 3), _ seconds: Double, _ what: String,
+        _ body: @escaping @Sendable (RingRig) async throws -> Void
+    ) async throws {
+        let rig = try await start(model)
+        do {
+            try await guarded(seconds, what) { try await body(rig) }
+        } catch {
+            await rig.close()
+            throw error
+        }
+        await rig.close()
+    }
+}
+
+/// Runs Python `arguments` in `folder` (at most 120 s); its exit status, stdout lines and stderr tail.
+func runPython(_ arguments: [String], in folder: String) async throws -> (status: Int32?, stdout: [String], stderr: String) {
+    let python = try await BumbleEnvironment.requirePython()
+    let process = try BumbleProcess.launch(name: "python", executable: python, arguments: arguments, workingDirectory: URL(fileURLWithPath: folder))
+    let status = await process.waitForCompletion(timeout: .seconds(120))
+    let result = (status, await process.output(.stdout), await process.stderrTail())
+    await process.stop()
+    return result
 }
 
 /// The emulated ring, but its replies to one opcode carry a bad checksum the first `corruptions` times.

@@ -12,114 +12,93 @@ import Testing
     let person = COLMISyntheticData(seed: 3)
 
     @Test func aSyncStoresTheWeekWithTheRingsValuesAndASecondSyncAddsNothing() async throws {
-        let rig = try await RingRig.start()
-        do {
-            try await guarded(150, "two syncs") {
-                let store = try RingStore.inMemory()
-                let ring = try await rig.open()
-                let sync = RingSync(ring: ring, store: store, ringID: "ring-1")
-                let now = Date()
-                let first = try await sync.run(days: 7, now: now)
-                #expect(first.days.count == 7)
-                #expect(first.added > 0)
-                #expect(first.unavailable.isEmpty)
-                let count = try store.sampleCount()
-                #expect(count == first.added)
+        try await RingRig.with(150, "two syncs") { rig in
+            let store = try RingStore.inMemory()
+            let ring = try await rig.open()
+            let sync = RingSync(ring: ring, store: store, ringID: "ring-1")
+            let now = Date()
+            let first = try await sync.run(days: 7, now: now)
+            #expect(first.days.count == 7)
+            #expect(first.added > 0)
+            #expect(first.unavailable.isEmpty)
+            let count = try store.sampleCount()
+            #expect(count == first.added)
 
-                // Heart rate of a past day is exactly what the ring holds (every 30 min by default).
-                let day = RingCalendar.utc.day(at: now) - 2
-                let start = Date(timeIntervalSince1970: TimeInterval(day) * 86_400)
-                let hr = try store.samples(from: start, to: start.addingTimeInterval(86_400), kinds: [RingSampleKind.heartRate])
-                #expect(hr.count == 48)
-                for sample in hr {
-                    let minute = Int(sample.time.timeIntervalSince(start)) / 60
-                    #expect(sample.value == Double(person.heartRate(day: day, minute: minute)))
-                    #expect(sample.unit == "bpm")
-                }
-                // Steps of that day add up to the ring's quarter-hour steps.
-                let steps = try store.samples(from: start, to: start.addingTimeInterval(86_400), kinds: [RingSampleKind.steps])
-                #expect(steps.reduce(0) { $0 + $1.value } == Double((0..<96).reduce(0) { $0 + Int(person.steps(day: day, quarter: $1)) }))
-                // Sleep of the night ending that day: its minutes are the window's length.
-                let window = person.sleepWindow(day: day)
-                let nightStart = start.addingTimeInterval(TimeInterval(window.bedMinute - 1440) * 60)
-                let sleep = try store.samples(
-                    from: nightStart, to: start.addingTimeInterval(TimeInterval(window.wakeMinute) * 60),
-                    kinds: [RingSampleKind.sleepLight, RingSampleKind.sleepDeep, RingSampleKind.sleepREM, RingSampleKind.sleepAwake])
-                #expect(sleep.reduce(0) { $0 + Int($1.value) } == 1440 - window.bedMinute + window.wakeMinute)
-                #expect(sleep.first?.time == nightStart)
-
-                let second = try await sync.run(days: 7, now: now)
-                #expect(second.added == 0)
-                #expect(second.skipped == 6 * 4)  // past days of the per-day kinds are complete
-                #expect(try store.sampleCount() == count)
-                await ring.close()
+            // Heart rate of a past day is exactly what the ring holds (every 30 min by default).
+            let day = RingCalendar.utc.day(at: now) - 2
+            let start = Date(timeIntervalSince1970: TimeInterval(day) * 86_400)
+            let hr = try store.samples(from: start, to: start.addingTimeInterval(86_400), kinds: [RingSampleKind.heartRate])
+            #expect(hr.count == 48)
+            for sample in hr {
+                let minute = Int(sample.time.timeIntervalSince(start)) / 60
+                #expect(sample.value == Double(person.heartRate(day: day, minute: minute)))
+                #expect(sample.unit == "bpm")
             }
-        } catch {
-            await rig.close()
-            throw error
+            // Steps of that day add up to the ring's quarter-hour steps.
+            let steps = try store.samples(from: start, to: start.addingTimeInterval(86_400), kinds: [RingSampleKind.steps])
+            #expect(steps.reduce(0) { $0 + $1.value } == Double((0..<96).reduce(0) { $0 + Int(person.steps(day: day, quarter: $1)) }))
+            // Sleep of the night ending that day: its minutes are the window's length.
+            let window = person.sleepWindow(day: day)
+            let nightStart = start.addingTimeInterval(TimeInterval(window.bedMinute - 1440) * 60)
+            let sleep = try store.samples(
+                from: nightStart, to: start.addingTimeInterval(TimeInterval(window.wakeMinute) * 60),
+                kinds: [RingSampleKind.sleepLight, RingSampleKind.sleepDeep, RingSampleKind.sleepREM, RingSampleKind.sleepAwake])
+            #expect(sleep.reduce(0) { $0 + Int($1.value) } == 1440 - window.bedMinute + window.wakeMinute)
+            #expect(sleep.first?.time == nightStart)
+
+            let second = try await sync.run(days: 7, now: now)
+            #expect(second.added == 0)
+            #expect(second.skipped == 6 * 4)  // past days of the per-day kinds are complete
+            #expect(try store.sampleCount() == count)
+            await ring.close()
         }
-        await rig.close()
     }
 
     @Test func aLinkLostMidSyncKeepsWhatWasStoredAndTheNextSyncFinishes() async throws {
-        let rig = try await RingRig.start()
-        do {
-            try await guarded(150, "interrupted then resumed sync") {
-                let store = try RingStore.inMemory()
-                let reference = try RingStore.inMemory()
-                let now = Date()
-                let ring = try await rig.open()
-                let dropped = Flag()
-                do {
-                    _ = try await RingSync(ring: ring, store: store, ringID: "ring-1").run(days: 7, now: now) { progress in
-                        if progress.done == 5, dropped.set() { Task { await rig.dropLinks() } }
-                    }
-                    Issue.record("the sync did not notice the lost link")
-                } catch let interrupted as RingSyncInterrupted {
-                    #expect(interrupted.report.added > 0)
-                    #expect("\(interrupted)".contains("run `bluetide ring sync` again"))
-                    #expect(try store.sampleCount() == interrupted.report.added)
+        try await RingRig.with(150, "interrupted then resumed sync") { rig in
+            let store = try RingStore.inMemory()
+            let reference = try RingStore.inMemory()
+            let now = Date()
+            let ring = try await rig.open()
+            let dropped = Flag()
+            do {
+                _ = try await RingSync(ring: ring, store: store, ringID: "ring-1").run(days: 7, now: now) { progress in
+                    if progress.done == 5, dropped.set() { Task { await rig.dropLinks() } }
                 }
-                await ring.close()
-                let kept = try store.sampleCount()
-
-                let again = try await rig.open()
-                let second = try await RingSync(ring: again, store: store, ringID: "ring-1").run(days: 7, now: now)
-                #expect(second.skipped > 0)
-                _ = try await RingSync(ring: again, store: reference, ringID: "ring-1").run(days: 7, now: now)
-                await again.close()
-                #expect(try store.sampleCount() == kept + second.added)
-                #expect(try store.samples() == reference.samples())
+                Issue.record("the sync did not notice the lost link")
+            } catch let interrupted as RingSyncInterrupted {
+                #expect(interrupted.report.added > 0)
+                #expect("\(interrupted)".contains("run `bluetide ring sync` again"))
+                #expect(try store.sampleCount() == interrupted.report.added)
             }
-        } catch {
-            await rig.close()
-            throw error
+            await ring.close()
+            let kept = try store.sampleCount()
+
+            let again = try await rig.open()
+            let second = try await RingSync(ring: again, store: store, ringID: "ring-1").run(days: 7, now: now)
+            #expect(second.skipped > 0)
+            _ = try await RingSync(ring: again, store: reference, ringID: "ring-1").run(days: 7, now: now)
+            await again.close()
+            #expect(try store.sampleCount() == kept + second.added)
+            #expect(try store.samples() == reference.samples())
         }
-        await rig.close()
     }
 
     @Test func theRingKeepsLocalTimeAndSamplesAreStoredInUTC() async throws {
-        let rig = try await RingRig.start()
-        do {
-            try await guarded(90, "sync in UTC+05:30") {
-                let store = try RingStore.inMemory()
-                let india = RingCalendar(timeZone: TimeZone(secondsFromGMT: 5 * 3600 + 1800)!)
-                let ring = try await rig.open(calendar: india)
-                let now = Date()
-                _ = try await RingSync(ring: ring, store: store, ringID: "ring-1").run(days: 3, now: now)
-                await ring.close()
-                // Ring-local midnight of two days ago is 18:30 UTC the day before.
-                let day = india.day(at: now) - 2
-                let localMidnightUTC = Date(timeIntervalSince1970: TimeInterval(day) * 86_400 - 19_800)
-                let hr = try store.samples(from: localMidnightUTC, to: localMidnightUTC.addingTimeInterval(86_400), kinds: [RingSampleKind.heartRate])
-                #expect(hr.first?.time == localMidnightUTC)
-                #expect(hr.first?.value == Double(person.heartRate(day: day, minute: 0)))
-            }
-        } catch {
-            await rig.close()
-            throw error
+        try await RingRig.with(90, "sync in UTC+05:30") { rig in
+            let store = try RingStore.inMemory()
+            let india = RingCalendar(timeZone: TimeZone(secondsFromGMT: 5 * 3600 + 1800)!)
+            let ring = try await rig.open(calendar: india)
+            let now = Date()
+            _ = try await RingSync(ring: ring, store: store, ringID: "ring-1").run(days: 3, now: now)
+            await ring.close()
+            // Ring-local midnight of two days ago is 18:30 UTC the day before.
+            let day = india.day(at: now) - 2
+            let localMidnightUTC = Date(timeIntervalSince1970: TimeInterval(day) * 86_400 - 19_800)
+            let hr = try store.samples(from: localMidnightUTC, to: localMidnightUTC.addingTimeInterval(86_400), kinds: [RingSampleKind.heartRate])
+            #expect(hr.first?.time == localMidnightUTC)
+            #expect(hr.first?.value == Double(person.heartRate(day: day, minute: 0)))
         }
-        await rig.close()
     }
 
     @Test func aLockedDatabaseIsOneLineNamingWhatWasNotStoredAndLosesNothing() throws {
@@ -149,31 +128,24 @@ import Testing
     }
 
     @Test func aFullDiskStopsTheSyncWithOneLineAndKeepsEveryDayAlreadyStored() async throws {
-        let rig = try await RingRig.start()
-        do {
-            try await guarded(90, "sync into a full database") {
-                let store = try RingStore.inMemory()
-                // SQLite's page limit makes the database "full" after a few days of samples.
-                try await store.database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = 12") }
-                let ring = try await rig.open()
-                do {
-                    _ = try await RingSync(ring: ring, store: store, ringID: "ring-1").run(days: 7)
-                    Issue.record("the sync did not notice the full disk")
-                } catch let interrupted as RingSyncInterrupted {
-                    let text = "\(interrupted)"
-                    #expect(text.contains("is full"), "\(text)")
-                    #expect(text.contains("could not store "), "\(text)")
-                    #expect(!text.contains("\n"))
-                    #expect(interrupted.report.added > 0)
-                    #expect(try store.sampleCount() == interrupted.report.added)
-                }
-                await ring.close()
+        try await RingRig.with(90, "sync into a full database") { rig in
+            let store = try RingStore.inMemory()
+            // SQLite's page limit makes the database "full" after a few days of samples.
+            try await store.database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = 12") }
+            let ring = try await rig.open()
+            do {
+                _ = try await RingSync(ring: ring, store: store, ringID: "ring-1").run(days: 7)
+                Issue.record("the sync did not notice the full disk")
+            } catch let interrupted as RingSyncInterrupted {
+                let text = "\(interrupted)"
+                #expect(text.contains("is full"), "\(text)")
+                #expect(text.contains("could not store "), "\(text)")
+                #expect(!text.contains("\n"))
+                #expect(interrupted.report.added > 0)
+                #expect(try store.sampleCount() == interrupted.report.added)
             }
-        } catch {
-            await rig.close()
-            throw error
+            await ring.close()
         }
-        await rig.close()
     }
 
     @Test func historyRowsPutEveningSleepOnThePreviousDayAndSkipEmptySlots() throws {

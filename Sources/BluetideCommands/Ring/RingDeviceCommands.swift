@@ -153,10 +153,10 @@ struct RingPowerOffCommand: AsyncParsableCommand {
     func run() async throws { try await execute(CommandOutput.standardOutput()) }
 
     func execute(_ output: CommandOutput) async throws {
-        guard yes else { throw CommandFailure("power-off turns the ring off until it is put on its charger; pass --yes to do it") }
-        let link = try await connection.open()
-        try await link.use { try await $0.powerOff() }
-        output.emit("\(link.label): powering off")
+        try await RingConfirmedAction.run(
+            yes: yes, connection: connection, output: output,
+            refusal: "power-off turns the ring off until it is put on its charger; pass --yes to do it", done: "powering off"
+        ) { try await $0.powerOff() }
     }
 }
 
@@ -172,9 +172,23 @@ struct RingResetCommand: AsyncParsableCommand {
     func run() async throws { try await execute(CommandOutput.standardOutput()) }
 
     func execute(_ output: CommandOutput) async throws {
-        guard yes else { throw CommandFailure("reset erases the ring's settings and all history not yet synced; run `bluetide ring sync` first, then pass --yes") }
+        try await RingConfirmedAction.run(
+            yes: yes, connection: connection, output: output,
+            refusal: "reset erases the ring's settings and all history not yet synced; run `bluetide ring sync` first, then pass --yes",
+            done: "factory reset sent"
+        ) { try await $0.factoryReset() }
+    }
+}
+
+/// A command that only runs with `--yes`: refuses with a line saying why, else connects, acts, reports.
+enum RingConfirmedAction {
+    static func run(
+        yes: Bool, connection: RingConnectionOptions, output: CommandOutput, refusal: String, done: String,
+        _ action: (Ring) async throws -> Void
+    ) async throws {
+        guard yes else { throw CommandFailure(refusal) }
         let link = try await connection.open()
-        try await link.use { try await $0.factoryReset() }
-        output.emit("\(link.label): factory reset sent")
+        try await link.use(action)
+        output.emit("\(link.label): \(done)")
     }
 }
