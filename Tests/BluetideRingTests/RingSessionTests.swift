@@ -40,8 +40,8 @@ import Testing
             let ring = try await rig.open()
             try await ring.startMeasurement(.heartRate)
             var values: [UInt8] = []
-            for await event in ring.events {
-                if case let .reading(r) = event, r.type == .heartRate { values.append(r.value) }
+            for await r in ring.readings where r.type == .heartRate {
+                values.append(r.value)
                 if values.filter({ $0 != 0 }).count >= 2 { break }
             }
             #expect(values.prefix(2) == [0, 0])  // "measuring" first, like the real ring

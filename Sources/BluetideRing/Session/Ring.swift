@@ -9,7 +9,8 @@ import Foundation
 /// not come within ``Options/replyTimeout``, or comes corrupt (bad checksum, bad CRC, packets out
 /// of order), is asked for again up to ``Options/retries`` times, then the command throws
 /// ``RingError/noValidReply(command:attempts:lastProblem:)``. Packets the ring sends by itself
-/// (battery pushes, real-time readings, activity totals) go to ``events``.
+/// (battery pushes, real-time readings, activity totals) go to ``events``, and battery pushes and
+/// readings also to their own streams, ``batteryUpdates`` and ``readings``.
 ///
 /// ``open(_:options:)`` subscribes to both notify characteristics and sets the ring's clock (as
 /// the official app does on every connect). ``close()`` stops any real-time measurement it
@@ -36,9 +37,15 @@ public actor Ring {
     public nonisolated let connection: Connection
     /// Options in force.
     public nonisolated let options: Options
-    /// Unsolicited packets, newest kept when nobody reads (up to 256).
+    /// Every unsolicited packet, newest kept when nobody reads (up to 256).
     public nonisolated let events: AsyncStream<RingEvent>
+    /// Battery pushes (`73 0C`) alone.
+    public nonisolated let batteryUpdates: AsyncStream<COLMIBattery>
+    /// Real-time readings (`69`) alone, including the "measuring" (value 0) and error ones.
+    public nonisolated let readings: AsyncStream<COLMIRealTimeReading>
     private let eventSink: AsyncStream<RingEvent>.Continuation
+    private let batterySink: AsyncStream<COLMIBattery>.Continuation
+    private let readingSink: AsyncStream<COLMIRealTimeReading>.Continuation
 
     /// The capability map the ring sent after the last set time.
     public private(set) var capabilities: COLMICapabilities?
@@ -61,6 +68,8 @@ public actor Ring {
         self.connection = connection
         self.options = options
         (events, eventSink) = AsyncStream<RingEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        (batteryUpdates, batterySink) = AsyncStream<COLMIBattery>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        (readings, readingSink) = AsyncStream<COLMIRealTimeReading>.makeStream(bufferingPolicy: .bufferingNewest(256))
     }
 
     /// Starts a session on `connection`: checks for the COLMI service, subscribes, sets the clock.
@@ -225,7 +234,7 @@ public actor Ring {
         for type in measuring.sorted() { try? await stopMeasurement(COLMIRealTimeType(rawValue: type)) }
         for task in readers { task.cancel() }
         readers.removeAll()
-        eventSink.finish()
+        finishStreams()
         await connection.disconnect()
     }
 
@@ -321,7 +330,13 @@ public actor Ring {
             pending = nil
             p.sink.finish(throwing: RingError.linkLost(problem))
         }
+        finishStreams()
+    }
+
+    private func finishStreams() {
         eventSink.finish()
+        batterySink.finish()
+        readingSink.finish()
     }
 
     // MARK: Incoming
@@ -373,11 +388,15 @@ public actor Ring {
     private func unsolicited(_ packet: COLMIPacket) {
         guard let response = try? COLMIResponse(packet: packet) else { return }
         switch response {
-        case let .realTimeReading(r): eventSink.yield(.reading(r))
+        case let .realTimeReading(r):
+            eventSink.yield(.reading(r))
+            readingSink.yield(r)
         case let .continuousHeartRate(bpm): eventSink.yield(.continuousHeartRate(bpm))
         case let .deviceNotification(n):
             switch n {
-            case let .battery(b): eventSink.yield(.battery(b))
+            case let .battery(b):
+                eventSink.yield(.battery(b))
+                batterySink.yield(b)
             case let .liveActivity(a): eventSink.yield(.activity(a))
             case let .event(subtype, _): eventSink.yield(.notice(subtype: subtype))
             }

@@ -135,36 +135,23 @@ public struct RingSync: Sendable {
                 }
             }
             let first = dayList.first ?? today
-            for (label, fetch) in [("sleep", 0), ("SpO2", 1), ("temperature", 2)] {
-                step = label
+            for whole in WholeHistory.allCases {
+                step = whole.rawValue
                 defer {
                     done += 1
                     progress(RingSyncProgress(done: done, total: total, step: step))
                 }
-                guard let caps = await ring.capabilities else { continue }
+                guard let caps = await ring.capabilities, whole.isSupported(by: caps) else { continue }
                 let groups: [(day: Int, rows: [RingSample])]
-                let kinds: [String]
                 do {
-                    switch fetch {
-                    case 0:
-                        groups = RingHistoryRows.sleep(try await ring.sleep(), today: today, calendar: calendar)
-                        kinds = [RingSampleKind.sleepLight, RingSampleKind.sleepDeep, RingSampleKind.sleepREM, RingSampleKind.sleepAwake]
-                    case 1:
-                        guard caps.supportsSpO2 else { continue }
-                        groups = RingHistoryRows.spo2(try await ring.spo2History(), today: today, calendar: calendar)
-                        kinds = [RingSampleKind.spo2]
-                    default:
-                        guard caps.supportsTemperature else { continue }
-                        groups = RingHistoryRows.temperature(try await ring.temperatureHistory(), today: today, calendar: calendar)
-                        kinds = [RingSampleKind.temperature]
-                    }
+                    groups = try await whole.fetch(from: ring, today: today, calendar: calendar)
                 } catch RingError.noValidReply {
-                    report.unavailable.append(label)
+                    report.unavailable.append(whole.rawValue)
                     continue
                 }
                 report.fetched += 1
                 for group in groups where group.day >= first {
-                    for kind in kinds {
+                    for kind in whole.kinds {
                         try save(group.rows.filter { $0.kind == kind }, kind: kind, day: group.day)
                     }
                 }
@@ -175,5 +162,37 @@ public struct RingSync: Sendable {
         }
         try store.recordSync(ring: ringID, started: now, finished: Date(), added: report.added, status: "complete")
         return report
+    }
+}
+
+/// The kinds the ring sends whole (every day it holds, one V2 big-data frame each).
+enum WholeHistory: String, CaseIterable {
+    case sleep, spo2 = "SpO2", temperature
+
+    /// The sample kinds it becomes.
+    var kinds: [String] {
+        switch self {
+        case .sleep: [RingSampleKind.sleepLight, RingSampleKind.sleepDeep, RingSampleKind.sleepREM, RingSampleKind.sleepAwake]
+        case .spo2: [RingSampleKind.spo2]
+        case .temperature: [RingSampleKind.temperature]
+        }
+    }
+
+    /// Whether the ring's capability map says it has this history.
+    func isSupported(by caps: COLMICapabilities) -> Bool {
+        switch self {
+        case .sleep: true
+        case .spo2: caps.supportsSpO2
+        case .temperature: caps.supportsTemperature
+        }
+    }
+
+    /// Fetches it and splits it by ring day.
+    func fetch(from ring: Ring, today: Int, calendar: RingCalendar) async throws -> [(day: Int, rows: [RingSample])] {
+        switch self {
+        case .sleep: RingHistoryRows.sleep(try await ring.sleep(), today: today, calendar: calendar)
+        case .spo2: RingHistoryRows.spo2(try await ring.spo2History(), today: today, calendar: calendar)
+        case .temperature: RingHistoryRows.temperature(try await ring.temperatureHistory(), today: today, calendar: calendar)
+        }
     }
 }
