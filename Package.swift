@@ -85,11 +85,24 @@ let package = Package(
             ],
             swiftSettings: strict),
         .target(
+            name: "BluetideRing",
+            dependencies: ["Bluetide", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+        .target(
+            name: "BluetideRingWeb",
+            dependencies: [
+                "BluetideRing", "BluetideCharts",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .target(
             name: "BluetideCommands",
             dependencies: [
                 "BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
-                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb",
+                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -113,6 +126,14 @@ let package = Package(
         .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideCharts", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideCommands", "BluetideProfiles", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideCore", "BluetideHost", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
         .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideCommands"], swiftSettings: strict),
+        .testTarget(
+            name: "BluetideRingTests",
+            dependencies: [
+                "BluetideTestSupport", "BluetideRing", "BluetideRingWeb", "Bluetide", "BluetideEmulation", "BluetideEmulators",
+                "BluetideTransport", "BluetideCommands", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: strict),
         .testTarget(
             name: "BluetideReflexWebTests",
             dependencies: [

@@ -33,7 +33,7 @@ from bumble.core import AdvertisingData
 from bumble.device import Device, DeviceConfiguration
 from bumble.gatt import Characteristic, CharacteristicValue, Service
 from bumble.transport import open_transport
-from bumble_common import address_text, stdin_eof_future, transport_moniker, add_common_options, run_main
+from bumble_common import json_line, address_text, stdin_eof_future, transport_moniker, add_common_options, run_main
 
 # --------------------------------------------------------------------------
 # UUIDs of the Bluetide test service (documented in README.md).
@@ -89,15 +89,9 @@ def sequence_payload(index: int, total: int) -> bytes:
 # --------------------------------------------------------------------------
 # Output
 # --------------------------------------------------------------------------
-START = time.monotonic()
-
-
 def emit(event: str, **fields) -> None:
     """Print one JSON event line and flush so a harness sees it at once."""
-    record = {"event": event, "t": round(time.monotonic() - START, 3)}
-    record.update(fields)
-    sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
-    sys.stdout.flush()
+    json_line("event", event, **fields)
 
 
 
