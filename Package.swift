@@ -54,6 +54,8 @@ let package = Package(
             name: "BluetideEmulation",
             dependencies: ["BluetideCore", "BluetideProfiles", "BluetideEmulators", "BluetideHost", "BluetideTransport", "BluetideRecording"],
             swiftSettings: strict),
+        // The uart app: serial links to HM-10 / Nordic UART devices, on the public API only.
+        .target(name: "BluetideSerial", dependencies: ["Bluetide"], swiftSettings: strict),
         .target(
             name: "BluetideReflex",
             dependencies: ["BluetideCore", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")],
@@ -82,7 +84,7 @@ let package = Package(
             dependencies: [
                 "BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
-                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb",
+                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideSerial",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -105,6 +107,7 @@ let package = Package(
         .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideCommands", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideCore", "BluetideHost"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideVirtual", "BluetideCommands"], swiftSettings: strict),
+        .testTarget(name: "BluetideSerialTests", dependencies: ["BluetideTestSupport", "BluetideSerial", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideCommands", "bluetide"], swiftSettings: strict),
         .testTarget(
             name: "BluetideReflexWebTests",
             dependencies: [
