@@ -14,6 +14,8 @@ final class UARTConsole: Sendable {
     /// Whether input and output are a terminal (raw-mode session rather than a pipe).
     let isInteractive: Bool
     private let statusLock = Mutex(())
+    /// Whether the last data written ended mid-line (a status line then starts on a new one).
+    private let lineOpen = Mutex(false)
 
     init(input: FileDescriptorPort, output: FileDescriptorPort, statusDescriptor: Int32, isInteractive: Bool) {
         self.input = input
@@ -37,7 +39,8 @@ final class UARTConsole: Sendable {
     /// Writes a status line to the status descriptor (stderr), whole.
     func status(_ line: String, skipEmpty: Bool = false) {
         if skipEmpty, line.isEmpty { return }
-        let bytes = Array((line + (isInteractive ? "\r\n" : "\n")).utf8)
+        var bytes = Array((line + (isInteractive ? "\r\n" : "\n")).utf8)
+        if isInteractive, lineOpen.withLock({ open in defer { open = false }; return open }) { bytes.insert(contentsOf: [0x0D, 0x0A], at: 0) }
         statusLock.withLock { _ in
             var offset = 0
             while offset < bytes.count {
@@ -46,6 +49,13 @@ final class UARTConsole: Sendable {
                 offset += count
             }
         }
+    }
+
+    /// Writes received data to the output, remembering whether it ended mid-line.
+    func writeData(_ bytes: [UInt8]) async {
+        guard let last = bytes.last else { return }
+        lineOpen.withLock { $0 = last != 0x0A }
+        try? await output.write(bytes)
     }
 
     /// Writes a data line (a device list row) to the output.

@@ -49,6 +49,9 @@ extension UARTRunner {
             group.addTask { _ = try? await keys.value }
             group.addTask { await closed.value }
             await group.next()
+            keys.cancel()
+            closed.cancel()
+            io.input.stop()  // a key read may be waiting
             group.cancelAll()
         }
         try? await io.output.write(endLine())

@@ -52,7 +52,7 @@ final class UARTRunner: Sendable {
             }
             return s.formatter.format(chunk, from: device, at: Date())
         }
-        try? await io.output.write(bytes)
+        await io.writeData(bytes)
     }
 
     /// The links input goes to: all with --broadcast, else the selected one.
@@ -106,6 +106,12 @@ final class UARTRunner: Sendable {
     func pipe(ending: LineEnding?, idleTimeout: Double) async throws {
         let printer = Task { await printReceived() }
         defer { printer.cancel() }
+        // When every link has closed for good, stop waiting for input.
+        let watcher = Task { [links, io] in
+            for link in links { guard await link.waitForClose() != nil else { return } }
+            io.input.stop()
+        }
+        defer { watcher.cancel() }
         var pendingCR = false
         var failure: String?
         reading: while let chunk = await io.input.read() {
@@ -147,7 +153,7 @@ final class UARTRunner: Sendable {
         defer { port.close(); terminal.close() }
         let link = links[0]
         reporter.message("serial port ready: \(path) → \(terminal.slavePath)", device: link.name)
-        try await bridge(link: link) { [self] in
+        try await bridge(link: link, stop: { port.stop() }) { [self] in
             let fromDevice = Task {
                 for await chunk in link.bytes { try? await port.write(chunk) }
             }
@@ -167,7 +173,7 @@ final class UARTRunner: Sendable {
         let link = links[0]
         reporter.message("listening on \(host):\(listener.port)", device: link.name)
         let client = CurrentClient()
-        try await bridge(link: link) { [self] in
+        try await bridge(link: link, stop: { listener.stop(); client.port?.stop() }) { [self] in
             let fromDevice = Task {
                 // Bytes that arrive with no client connected are dropped (as a serial line would).
                 for await chunk in link.bytes {
@@ -187,13 +193,15 @@ final class UARTRunner: Sendable {
         }
     }
 
-    /// Runs `body` until it ends, a stop signal arrives, or the link closes.
-    private func bridge(link: SerialLink, _ body: @escaping @Sendable () async throws -> Void) async throws {
+    /// Runs `body` until it ends, a stop signal arrives, or the link closes; `stop` ends the
+    /// blocking reads `body` may be waiting in.
+    private func bridge(link: SerialLink, stop: @escaping @Sendable () -> Void, _ body: @escaping @Sendable () async throws -> Void) async throws {
         try await withThrowingTaskGroup(of: String?.self) { group in
             group.addTask { try await body(); return nil }
             group.addTask { await StopSignal.install().wait(); return nil }
             group.addTask { await link.waitForClose() }
             let first = try await group.next() ?? nil
+            stop()
             group.cancelAll()
             if let reason = first { throw CommandFailure("\(link.name): \(reason)") }
         }

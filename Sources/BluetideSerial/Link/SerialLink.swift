@@ -49,7 +49,8 @@ public actor SerialLink {
     private var roomWaiters: [CheckedContinuation<Void, any Error>] = []
     private var drainWaiters: [CheckedContinuation<Void, any Error>] = []
     private var linkWaiters: [CheckedContinuation<Void, any Error>] = []
-    private var closeWaiters: [CheckedContinuation<String, Never>] = []
+    private var closeWaiters: [Int: CheckedContinuation<String?, Never>] = [:]
+    private var nextWaiter = 0
     private var sentBytes = 0
 
     /// Bytes queued while the link is up before ``send(_:)`` waits: enough to keep a few writes
@@ -346,18 +347,30 @@ public actor SerialLink {
         let error = SerialLinkError.closed(device: name, reason: reason)
         for waiter in roomWaiters + drainWaiters + linkWaiters { waiter.resume(throwing: error) }
         roomWaiters = []; drainWaiters = []; linkWaiters = []
-        for waiter in closeWaiters { waiter.resume(returning: reason) }
-        closeWaiters = []
+        for waiter in closeWaiters.values { waiter.resume(returning: reason) }
+        closeWaiters = [:]
         bytesSink.finish()
         statusSink.finish()
         let connection = self.connection
         Task { await connection.disconnect() }
     }
 
-    /// Waits until the link closes and returns why.
-    public func waitForClose() async -> String {
+    /// Waits until the link closes and returns why; nil when the waiting task is cancelled first.
+    public func waitForClose() async -> String? {
         if let closeReason { return closeReason }
-        return await withCheckedContinuation { closeWaiters.append($0) }
+        nextWaiter += 1
+        let id = nextWaiter
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+                if Task.isCancelled { continuation.resume(returning: nil) } else { closeWaiters[id] = continuation }
+            }
+        } onCancel: {
+            Task { await self.cancelCloseWaiter(id) }
+        }
+    }
+
+    private func cancelCloseWaiter(_ id: Int) {
+        closeWaiters.removeValue(forKey: id)?.resume(returning: nil)
     }
 
     /// Why the link closed; nil while it is open.

@@ -56,6 +56,9 @@ public final class TCPListener: Sendable {
         }
     }
 
+    /// Ends a pending and every later ``accept()`` (they return nil).
+    public func stop() { waiter.stop() }
+
     /// Stops accepting and closes the socket.
     public func close() {
         waiter.close()
