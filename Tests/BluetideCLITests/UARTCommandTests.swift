@@ -82,6 +82,35 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: link), "the symlink is removed at exit")
     }
 
+    /// `--tcp`: a TCP client's bytes go to the device and the echo comes back; a second client
+    /// is served after the first leaves.
+    @Test func tcpBridgeServesOneClientAtATime() async throws {
+        let python = try await BumbleEnvironment.requirePython()
+        let bridge = try BluetideExecutable.launch(["uart", "HMSoft", "--emulate", "hm10", "--tcp", "127.0.0.1:0"])
+        defer { Task { await bridge.stop() } }
+        let ready = try await bridge.firstLine(from: .stderr, timeout: .seconds(60), describing: "listening line") { $0.contains("listening on 127.0.0.1:") }
+        let port = try #require(ready.split(separator: ":").last.flatMap { Int(String($0)) }, "\(ready)")
+        let client = """
+            import socket, sys
+            for text in (b"first client\\n", b"second client\\n"):
+                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+                s.sendall(text)
+                got = b""
+                while len(got) < len(text):
+                    got += s.recv(100)
+                s.close()
+                print(got.decode().strip(), flush=True)
+            """
+        let run = try BumbleProcess.launch(name: "tcp client", executable: python, arguments: ["-c", client, String(port)])
+        let status = await run.waitForCompletion(timeout: .seconds(60))
+        await run.stop()
+        let stderr = await run.output(.stderr)
+        let stdout = await run.output(.stdout)
+        #expect(status == 0, "\(stderr)")
+        #expect(stdout == ["first client", "second client"])
+        await bridge.stop()
+    }
+
     /// A real terminal: tmux runs `bluetide uart --emulate hm10`, keys are typed with send-keys
     /// and the screen read with capture-pane.
     @Test func interactiveSessionInTmux() async throws {
@@ -140,7 +169,7 @@ struct Tmux: Sendable {
         let process = Process()
         process.executableURL = executable
         process.arguments = ["-L", socket, "new-session", "-d", "-s", session, "-x", "160", "-y", "40",
-                             command + "; echo \"[exited $?]\"; sleep 60"]
+                             command + "; echo \"[exited $?]\"; sleep 5"]
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
