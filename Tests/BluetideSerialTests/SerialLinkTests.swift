@@ -151,6 +151,26 @@ import Testing
         await world.close()
     }
 
+    @Test func reportsRSSIAtTheIntervalAskedFor() async throws {
+        let world = try await SerialWorld()
+        try await world.start("hm10", name: "Robot5", index: 15)
+        let link = try await within(30, "connect") {
+            try await SerialLink.connect(
+                to: try await SerialScanner(central: world.central).find("Robot5"), on: world.central,
+                options: SerialLinkOptions(rssiInterval: .milliseconds(50)))
+        }
+        let recorder = LinkRecorder(link)
+        try await within(20, "two RSSI events") {
+            try await recorder.wait { $0.statuses.filter { $0.name == "rssi" }.count >= 2 }
+        }
+        let readings = recorder.statuses.compactMap { if case let .rssi(dBm) = $0 { dBm } else { nil } }
+        #expect(readings.allSatisfy { (-127...20).contains($0) }, "\(readings)")
+        #expect(try await link.rssi() == readings.first)
+        recorder.stop()
+        await link.close()
+        await world.close()
+    }
+
     @Test func givesUpAfterTheReconnectTriesAndRefusesWrites() async throws {
         let world = try await SerialWorld()
         try await world.start("nus", name: "Robot3", index: 10)

@@ -137,7 +137,8 @@ struct LineEditor {
         case 0x7F, 0x08:
             guard !line.isEmpty else { return ([], nil) }
             // Remove a whole UTF-8 character.
-            repeat { line.removeLast() } while (line.last.map { $0 & 0xC0 == 0x80 } ?? false)
+            while let last = line.last, last & 0xC0 == 0x80 { line.removeLast() }  // continuation bytes
+            if !line.isEmpty { line.removeLast() }  // the character's first byte
             return ([0x08, 0x20, 0x08], nil)
         case 0x15:  // Ctrl-U: clear the line
             let count = String(decoding: line, as: UTF8.self).count
