@@ -19,31 +19,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import signal
-import sys
-import time
 
 from bumble import hci
 from bumble.core import AdvertisingData, UUID
 from bumble.device import Device, DeviceConfiguration
 from bumble.gatt import Characteristic, CharacteristicValue, Service
 from bumble.transport import open_transport
-from bumble_common import add_common_options, address_text, run_main, stdin_eof_future, transport_moniker
+from bumble_common import add_common_options, address_text, emit_event, run_main, transport_moniker, wait_until_finished
 
 NUS_SERVICE_UUID = "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
 NUS_RX_UUID = "6E400002-B5A3-F393-E0A9-E50E24DCCA9E"
 NUS_TX_UUID = "6E400003-B5A3-F393-E0A9-E50E24DCCA9E"
 
-START = time.monotonic()
-
-
-def emit(event: str, **fields) -> None:
-    """Print one JSON event line and flush so a harness sees it at once."""
-    record = {"event": event, "t": round(time.monotonic() - START, 3)}
-    record.update(fields)
-    sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
-    sys.stdout.flush()
+emit = emit_event
 
 
 class UARTPeer:
@@ -156,26 +144,9 @@ async def run(arguments: argparse.Namespace) -> int:
             return 1
         emit("ready", name=arguments.name, address=address_text(device.random_address))
 
-        loop = asyncio.get_running_loop()
-        for signal_number in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signal_number, lambda: peer.finished.done() or peer.finished.set_result(4))
-        waiters = [peer.finished]
-        if arguments.exit_on_stdin_eof:
-            waiters.append(stdin_eof_future())
-        done, _ = await asyncio.wait(waiters, timeout=arguments.timeout, return_when=asyncio.FIRST_COMPLETED)
+        code = await wait_until_finished(peer.finished, arguments)
         peer.sender.cancel()
-        if peer.finished in done:
-            code = peer.finished.result()
-            if code == 4:
-                emit("stopped", reason="signal")
-        elif done:
-            emit("stopped", reason="stdin closed")
-            code = 4
-        else:
-            emit("timeout", seconds=arguments.timeout)
-            code = 3
         return code
-
 
 def main() -> None:
     run_main(parse_arguments, run, lambda error: emit("error", during="run", message=repr(error)))

@@ -22,18 +22,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import signal
 import struct
-import sys
-import time
 
 from bumble import att, hci
 from bumble.core import AdvertisingData
 from bumble.device import Device, DeviceConfiguration
 from bumble.gatt import Characteristic, CharacteristicValue, Service
 from bumble.transport import open_transport
-from bumble_common import address_text, stdin_eof_future, transport_moniker, add_common_options, run_main
+from bumble_common import address_text, emit_event, transport_moniker, add_common_options, run_main, wait_until_finished
 
 # --------------------------------------------------------------------------
 # UUIDs of the Bluetide test service (documented in README.md).
@@ -89,17 +85,7 @@ def sequence_payload(index: int, total: int) -> bytes:
 # --------------------------------------------------------------------------
 # Output
 # --------------------------------------------------------------------------
-START = time.monotonic()
-
-
-def emit(event: str, **fields) -> None:
-    """Print one JSON event line and flush so a harness sees it at once."""
-    record = {"event": event, "t": round(time.monotonic() - START, 3)}
-    record.update(fields)
-    sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
-    sys.stdout.flush()
-
-
+emit = emit_event
 
 
 # --------------------------------------------------------------------------
@@ -441,31 +427,7 @@ async def run(arguments: argparse.Namespace) -> int:
             handles=peripheral.handles(),
         )
 
-        loop = asyncio.get_running_loop()
-        for signal_number in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(
-                signal_number,
-                lambda: peripheral.finished.done()
-                or peripheral.finished.set_result(4),
-            )
-        waiters = [peripheral.finished]
-        if arguments.exit_on_stdin_eof:
-            waiters.append(stdin_eof_future())
-        done, _ = await asyncio.wait(
-            waiters, timeout=arguments.timeout, return_when=asyncio.FIRST_COMPLETED
-        )
-        if peripheral.finished in done:
-            code = peripheral.finished.result()
-            if code == 4:
-                emit("stopped", reason="signal")
-        elif done:
-            emit("stopped", reason="stdin closed")
-            code = 4
-        else:
-            emit("timeout", seconds=arguments.timeout)
-            code = 3
-        return code
-
+        return await wait_until_finished(peripheral.finished, arguments)
 
 def main() -> None:
     run_main(parse_arguments, run, lambda error: emit("error", during="run", message=repr(error)))

@@ -10,10 +10,7 @@ import Testing
     func echoesOneHundredKilobytesInOrder(model: String, name: String) async throws {
         let world = try await SerialWorld()
         try await world.start(model, name: name, index: 1)
-        let link = try await within(30, "connect") {
-            let found = try await SerialScanner(central: world.central).find(name, timeout: .seconds(10))
-            return try await SerialLink.connect(to: found, on: world.central)
-        }
+        let link = try await world.connect(name)
         let recorder = LinkRecorder(link)
         let payload = randomBytes(100_000, seed: 13)
         try await within(120, "100 KB echo") {
@@ -41,9 +38,7 @@ import Testing
     @Test func hm10AnswersATNameWithItsAdvertisedName() async throws {
         let world = try await SerialWorld()
         try await world.start("hm10", name: "Robot1", index: 2)
-        let link = try await within(30, "connect") {
-            try await SerialLink.connect(to: try await SerialScanner(central: world.central).find("Robot1"), on: world.central)
-        }
+        let link = try await world.connect("Robot1")
         // The module's answers end without CR/LF (HMSoft firmware), so they are read as bytes.
         let recorder = LinkRecorder(link)
         try await link.send("AT+NAME?\r\n")
@@ -57,9 +52,7 @@ import Testing
     @Test func lineViewEndsLinesAtCROrLFOrCRLF() async throws {
         let world = try await SerialWorld()
         try await world.start("nus", name: "Robot4", index: 14)
-        let link = try await within(30, "connect") {
-            try await SerialLink.connect(to: try await SerialScanner(central: world.central).find("Robot4"), on: world.central)
-        }
+        let link = try await world.connect("Robot4")
         let box = Collected()
         let reader = Task { for await line in link.lines() { box.append(line.text) } }
         try await link.send("one\r\ntwo\nthree\rfour")
@@ -118,9 +111,7 @@ import Testing
         let world = try await SerialWorld()
         try await world.start("hm10", name: "Robot1", index: 9)
         let options = SerialLinkOptions(reconnectTries: 20, reconnectInterval: .milliseconds(200), connectTimeout: .seconds(2), outageBufferLimit: 64)
-        let link = try await within(30, "connect") {
-            try await SerialLink.connect(to: try await SerialScanner(central: world.central).find("Robot1"), on: world.central, options: options)
-        }
+        let link = try await world.connect("Robot1", options: options)
         let recorder = LinkRecorder(link)
         try await within(20, "echo before") {
             try await link.send("before\n")
@@ -154,11 +145,7 @@ import Testing
     @Test func reportsRSSIAtTheIntervalAskedFor() async throws {
         let world = try await SerialWorld()
         try await world.start("hm10", name: "Robot5", index: 15)
-        let link = try await within(30, "connect") {
-            try await SerialLink.connect(
-                to: try await SerialScanner(central: world.central).find("Robot5"), on: world.central,
-                options: SerialLinkOptions(rssiInterval: .milliseconds(50)))
-        }
+        let link = try await world.connect("Robot5", options: SerialLinkOptions(rssiInterval: .milliseconds(50)))
         let recorder = LinkRecorder(link)
         try await within(20, "two RSSI events") {
             try await recorder.wait { $0.statuses.filter { $0.name == "rssi" }.count >= 2 }
@@ -175,9 +162,7 @@ import Testing
         let world = try await SerialWorld()
         try await world.start("nus", name: "Robot3", index: 10)
         let options = SerialLinkOptions(reconnectTries: 2, reconnectInterval: .milliseconds(100), connectTimeout: .milliseconds(500))
-        let link = try await within(30, "connect") {
-            try await SerialLink.connect(to: try await SerialScanner(central: world.central).find("Robot3"), on: world.central, options: options)
-        }
+        let link = try await world.connect("Robot3", options: options)
         let recorder = LinkRecorder(link)
         await world.kill("Robot3")
         let reason = try await within(60, "gave up") { await link.waitForClose() }
@@ -197,8 +182,8 @@ import Testing
         try await world.start("nus", name: "Robot3", index: 13)
         await world.central.setMaximumConnections(2)
         let scanner = SerialScanner(central: world.central)
-        let one = try await within(30, "connect 1") { try await SerialLink.connect(to: try await scanner.find("Robot1"), on: world.central) }
-        let two = try await within(30, "connect 2") { try await SerialLink.connect(to: try await scanner.find("Robot2"), on: world.central) }
+        let one = try await world.connect("Robot1")
+        let two = try await world.connect("Robot2")
         let third = try await scanner.find("Robot3")
         await #expect(throws: SerialLinkError.tooManyLinks(limit: 2)) { try await SerialLink.connect(to: third, on: world.central) }
         let first = LinkRecorder(one)

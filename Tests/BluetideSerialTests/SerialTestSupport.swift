@@ -44,6 +44,13 @@ final class SerialWorld: Sendable {
         return device
     }
 
+    /// Finds the device called `name` and makes a serial link to it (within a hang guard).
+    func connect(_ name: String, options: SerialLinkOptions = SerialLinkOptions()) async throws -> SerialLink {
+        try await within(30, "connect to \(name)") { [central] in
+            try await SerialLink.connect(to: try await SerialScanner(central: central).find(name), on: central, options: options)
+        }
+    }
+
     /// Cuts the device's links (as if it lost power) and stops it.
     func kill(_ name: String) async {
         guard let (device, transport) = devices.withLock({ $0.removeValue(forKey: name) }) else { return }
