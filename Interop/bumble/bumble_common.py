@@ -76,6 +76,24 @@ async def wait_until_finished(finished: asyncio.Future, arguments: argparse.Name
     return 3
 
 
+async def open_address_and_transport(arguments: argparse.Namespace):
+    """A peripheral script's start: its random static `--address` and its opened transport
+    (a bare port means tcp-client:127.0.0.1:PORT), or None after an error event line."""
+    from bumble.transport import open_transport
+
+    try:
+        address = hci.Address(arguments.address, hci.Address.RANDOM_DEVICE_ADDRESS)
+    except Exception as error:
+        emit_event("error", during="arguments", message=f"bad address: {error}")
+        return None
+    try:
+        transport = await asyncio.wait_for(open_transport(transport_moniker(arguments.transport)), 10.0)
+    except Exception as error:
+        emit_event("error", during="transport", message=repr(error))
+        return None
+    return address, transport
+
+
 def address_text(address: hci.Address) -> str:
     """`AA:BB:CC:DD:EE:FF/P` for public addresses, `/R` for random ones."""
     text = address.to_string(with_type_qualifier=False)

@@ -24,8 +24,7 @@ from bumble import hci
 from bumble.core import AdvertisingData, UUID
 from bumble.device import Device, DeviceConfiguration
 from bumble.gatt import Characteristic, CharacteristicValue, Service
-from bumble.transport import open_transport
-from bumble_common import add_common_options, address_text, emit_event, run_main, transport_moniker, wait_until_finished
+from bumble_common import open_address_and_transport, add_common_options, address_text, emit_event, run_main, wait_until_finished
 
 NUS_SERVICE_UUID = "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
 NUS_RX_UUID = "6E400002-B5A3-F393-E0A9-E50E24DCCA9E"
@@ -105,17 +104,10 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
 
 
 async def run(arguments: argparse.Namespace) -> int:
-    try:
-        address = hci.Address(arguments.address, hci.Address.RANDOM_DEVICE_ADDRESS)
-    except Exception as error:
-        emit("error", during="arguments", message=f"bad address: {error}")
+    opened = await open_address_and_transport(arguments)
+    if opened is None:
         return 1
-    try:
-        transport = await asyncio.wait_for(open_transport(transport_moniker(arguments.transport)), 10.0)
-    except Exception as error:
-        emit("error", during="transport", message=repr(error))
-        return 1
-
+    address, transport = opened
     async with transport:
         config = DeviceConfiguration()
         config.name = arguments.name

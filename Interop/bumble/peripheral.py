@@ -28,8 +28,7 @@ from bumble import att, hci
 from bumble.core import AdvertisingData
 from bumble.device import Device, DeviceConfiguration
 from bumble.gatt import Characteristic, CharacteristicValue, Service
-from bumble.transport import open_transport
-from bumble_common import address_text, emit_event, transport_moniker, add_common_options, run_main, wait_until_finished
+from bumble_common import open_address_and_transport, address_text, emit_event, add_common_options, run_main, wait_until_finished
 
 # --------------------------------------------------------------------------
 # UUIDs of the Bluetide test service (documented in README.md).
@@ -366,19 +365,10 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
 
 
 async def run(arguments: argparse.Namespace) -> int:
-    try:
-        address = hci.Address(arguments.address, hci.Address.RANDOM_DEVICE_ADDRESS)
-    except Exception as error:
-        emit("error", during="arguments", message=f"bad address: {error}")
+    opened = await open_address_and_transport(arguments)
+    if opened is None:
         return 1
-    try:
-        transport = await asyncio.wait_for(
-            open_transport(transport_moniker(arguments.transport)), 10.0
-        )
-    except Exception as error:
-        emit("error", during="transport", message=repr(error))
-        return 1
-
+    address, transport = opened
     async with transport:
         config = DeviceConfiguration()
         config.name = arguments.name
