@@ -61,6 +61,8 @@ let package = Package(
             name: "BluetideCharts",
             dependencies: ["BluetideSupport"],
             swiftSettings: strict),
+        // The uart app: serial links to HM-10 / Nordic UART devices, on the public API only.
+        .target(name: "BluetideSerial", dependencies: ["Bluetide"], swiftSettings: strict),
         .target(
             name: "BluetideReflex",
             dependencies: ["BluetideCharts", "BluetideProfiles", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
@@ -102,7 +104,7 @@ let package = Package(
             dependencies: [
                 "BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
-                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb",
+                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -126,6 +128,7 @@ let package = Package(
         .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideCharts", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideCommands", "BluetideProfiles", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideCore", "BluetideHost", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
         .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideCommands"], swiftSettings: strict),
+        .testTarget(name: "BluetideSerialTests", dependencies: ["BluetideTestSupport", "BluetideSerial", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideTransport"], swiftSettings: strict),
         .testTarget(
             name: "BluetideRingTests",
             dependencies: [
