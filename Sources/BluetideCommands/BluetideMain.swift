@@ -14,6 +14,9 @@ public enum BluetideMain {
         } catch let failure as CommandFailure {
             FileHandle.standardError.write(Data("bluetide: \(failure.message)\n".utf8))
             exit(2)
+        } catch let code as ExitCode where !code.isSuccess {
+            // A command that already said why (e.g. interrupted by a signal) and chose its status.
+            exit(code.rawValue)
         } catch {
             // Help and version requests exit 0 as usual; every other usage error exits 2 like
             // the decode failures, with ArgumentParser's message (which names the bad argument).
