@@ -18,7 +18,7 @@ public struct BluetideCommand: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, DecodeCommand.self, ScanCommand.self, GATTCommand.self, ReadCommand.self,
             WriteCommand.self, SubscribeCommand.self, RecordCommand.self, ReplayCommand.self, EmulateCommand.self,
-            ControllersCommand.self, BenchCommand.self, ReflexCommand.self,
+            ControllersCommand.self, BenchCommand.self, ReflexCommand.self, RideCommand.self,
         ])
 
     public init() {}

@@ -39,7 +39,7 @@ public struct RideMerger: Sendable {
     private var devices: [String: DeviceState] = [:]
     private var order: [String] = []
     private var distance = 0.0
-    private var lastSpeed: (kmh: Double, time: Double)?
+    private var lastSpeed: (kmh: Double, time: Double, freshUntil: Double)?
     /// Values that did not decode (skipped).
     public private(set) var undecodableValues = 0
 
@@ -99,12 +99,12 @@ public struct RideMerger: Sendable {
     }
 
     /// The fresh value of `metric` and the device it came from, at `time`.
-    public func current(_ metric: RideMetric, at time: Double) -> (value: Double, device: RideDevice)? {
+    public func current(_ metric: RideMetric, at time: Double) -> (value: Double, device: RideDevice, receivedAt: Double)? {
         for role in Self.preference(for: metric) {
             for key in order {
                 guard let state = devices[key], state.device.role == role, state.connected,
                       let held = state.values[metric], time - held.time <= configuration.staleAfterSeconds else { continue }
-                return (held.value, state.device)
+                return (held.value, state.device, held.time)
             }
         }
         return nil
@@ -114,12 +114,11 @@ public struct RideMerger: Sendable {
     public mutating func sample(at time: Double, trigger: RideSampleTrigger) -> RideSample {
         let speed = current(.speed, at: time)
         if let last = lastSpeed, time > last.time {
-            // The speed held since the last sample, over at most the freshness window.
-            let seconds = min(time - last.time, configuration.staleAfterSeconds)
-            distance += last.kmh / 3.6 * seconds
+            // The speed held since the last sample, for as long as it stayed fresh.
+            distance += last.kmh / 3.6 * max(0, min(time, last.freshUntil) - last.time)
         }
         if let speed {
-            lastSpeed = (speed.value, time)
+            lastSpeed = (speed.value, time, speed.receivedAt + configuration.staleAfterSeconds)
         } else {
             lastSpeed = nil
         }

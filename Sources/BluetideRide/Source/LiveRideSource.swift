@@ -194,11 +194,12 @@ public actor LiveRideSource: RideDataSource {
                 }
                 if found.count == requests.count { break }
             }
-            let missing = requests.indices.filter { found[$0] == nil }.map { requests[$0].description }
-            if !missing.isEmpty {
+            let missing = requests.indices.filter { found[$0] == nil && !requests[$0].isOptional }.map { requests[$0].description }
+            if !missing.isEmpty || found.isEmpty {
                 let list = seen.isEmpty ? "no device at all" : Array(Set(seen)).sorted().joined(separator: ", ")
+                let what = missing.isEmpty ? "no trainer or sensor" : missing.joined(separator: ", ")
                 throw RideError(
-                    "not found within \(RideFormat.fixed(configuration.scanSeconds, 0)) s: \(missing.joined(separator: ", ")) (seen: \(list)); check the name with `bluetide scan`")
+                    "not found within \(RideFormat.fixed(configuration.scanSeconds, 0)) s: \(what) (seen: \(list)); check the name with `bluetide scan`")
             }
         }
         return requests.indices.compactMap { found[$0] }

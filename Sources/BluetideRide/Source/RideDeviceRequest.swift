@@ -30,11 +30,14 @@ public struct RideDeviceRequest: Sendable, Hashable, CustomStringConvertible {
     /// Its advertised name or address (`C6:C5:C4:C3:C2:C1`, `/R` or `/P` to skip the scan);
     /// nil: the first device advertising ``Kind/services``.
     public var device: String?
+    /// Whether the ride goes on without it (automatic discovery takes what it finds).
+    public var isOptional: Bool
 
-    /// A request.
-    public init(_ kind: Kind, device: String? = nil) {
+    /// A request; an optional one that is not found is left out instead of failing the ride.
+    public init(_ kind: Kind, device: String? = nil, optional: Bool = false) {
         self.kind = kind
         self.device = device
+        isOptional = optional
     }
 
     /// `trainer "Tacx Neo"` or `any heart-rate`.
