@@ -86,6 +86,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
+        // The ride app: trainers and sensors merged into samples, trainer control, workouts, export.
+        .target(name: "BluetideRide", dependencies: ["Bluetide", "BluetideRecording"], swiftSettings: strict),
         .target(
             name: "BluetideRing",
             dependencies: ["Bluetide", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
@@ -104,7 +106,7 @@ let package = Package(
             dependencies: [
                 "BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
-                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial",
+                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial", "BluetideRide",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -137,6 +139,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strict),
+        .testTarget(name: "BluetideRideTests", dependencies: ["BluetideTestSupport", "BluetideRide", "Bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport"], swiftSettings: strict),
         .testTarget(
             name: "BluetideReflexWebTests",
             dependencies: [
