@@ -87,7 +87,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // The ride app: trainers and sensors merged into samples, trainer control, workouts, export.
-        .target(name: "BluetideRide", dependencies: ["Bluetide", "BluetideRecording"], swiftSettings: strict),
+        .target(name: "BluetideRide", dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideRecording"], swiftSettings: strict),
         .target(
             name: "BluetideRing",
             dependencies: ["Bluetide", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
@@ -139,7 +139,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strict),
-        .testTarget(name: "BluetideRideTests", dependencies: ["BluetideTestSupport", "BluetideRide", "Bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport"], swiftSettings: strict),
+        .testTarget(name: "BluetideRideTests", dependencies: ["BluetideTestSupport", "BluetideRide", "Bluetide", "BluetideCore", "BluetideProfiles", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport"], swiftSettings: strict),
         .testTarget(
             name: "BluetideReflexWebTests",
             dependencies: [
