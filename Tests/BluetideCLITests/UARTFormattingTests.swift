@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test func lineEditorEditsAndHandsOutTheLine() {
-        var editor = LineEditor()
+        var editor = LocalEchoLine()
         #expect(editor.feed(UInt8(ascii: "A")) == ([UInt8(ascii: "A")], nil))
         _ = editor.feed(UInt8(ascii: "X"))
         #expect(editor.feed(0x7F).screen == [0x08, 0x20, 0x08])

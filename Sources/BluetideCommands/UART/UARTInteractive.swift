@@ -20,7 +20,7 @@ extension UARTRunner {
         }
         defer { closed.cancel() }
         let keys = Task { [self] () -> String? in
-            var editor = LineEditor()
+            var editor = LocalEchoLine()
             while let chunk = await io.input.read() {
                 for key in chunk {
                     if key == Self.escapeKey {
@@ -92,7 +92,7 @@ extension UARTRunner {
 
     private func sendFile() async throws {
         io.status("file to send (Enter when done): ", skipEmpty: false)
-        var editor = LineEditor()
+        var editor = LocalEchoLine()
         var path: [UInt8]?
         while path == nil, let chunk = await io.input.read(maximum: 1) {
             for key in chunk {
@@ -125,7 +125,7 @@ extension UARTRunner {
 
 /// Local line editing for the terminal: printable keys are shown and kept, Backspace removes
 /// the last one, Enter hands the line out. Pure logic: a key in, screen bytes and maybe a line out.
-struct LineEditor {
+struct LocalEchoLine {
     private(set) var line: [UInt8] = []
 
     /// Handles one key: what to draw, and the finished line when the key was Enter.
