@@ -12,7 +12,7 @@ struct UARTCommand: AsyncParsableCommand {
         discussion: """
             With no DEVICE it searches for --scan-time seconds and lists UART devices strongest first (coloured \
             bars, name, address, services); on a terminal you pick one, elsewhere a single one is used.
-            On a terminal you type lines (Enter sends the line and --eol); Ctrl-] opens a menu: quit, hex on/off, \
+            On a terminal you type lines (Enter sends the line and --eol, Ctrl-C quits); Ctrl-] opens a menu: quit, hex on/off, \
             send a file, RSSI, reconnect, next device. With stdin or stdout not a terminal it is a pipe: stdin goes \
             to the device, the device's bytes to stdout, and it exits once stdin has ended and nothing came back \
             for --idle-timeout seconds. --pty PATH makes a pseudo-terminal linked at PATH for minicom, screen or \
@@ -214,7 +214,7 @@ struct UARTCommand: AsyncParsableCommand {
         }
         let rows = UARTDeviceList.rows(found, color: io.isInteractive && !json, json: json)
         if list {
-            for row in rows { io.printLine(row) }
+            for row in rows { await io.printLine(row) }
             if found.isEmpty, !json { io.status("no UART devices found; try --all to list every device, or a longer --scan-time") }
             return []
         }

@@ -12,7 +12,7 @@ extension UARTRunner {
         let mode = TerminalMode(descriptor: io.input.input)
         defer { mode?.restore() }
         let names = links.map(\.name).joined(separator: ", ")
-        reporter.message("connected to \(names); Ctrl-] for the menu" + (charMode ? "" : ", Enter sends the line + \(ending.rawValue)"))
+        reporter.message("connected to \(names); Ctrl-] for the menu" + (charMode ? "" : ", Enter sends the line + \(ending.rawValue), Ctrl-C quits"))
         let printer = Task { await printReceived() }
         defer { printer.cancel() }
         let closed = Task { [links] in
@@ -27,6 +27,8 @@ extension UARTRunner {
                         if try await menu() { return nil }
                         continue
                     }
+                    // Ctrl-C quits in line mode; in --char-mode it goes to the device like any key.
+                    if key == 0x03, !charMode { return nil }
                     if charMode {
                         let bytes = key == 0x0D || key == 0x0A ? ending.bytes : [key]
                         if echo { try? await io.output.write(key == 0x0D ? [0x0D, 0x0A] : [key]) }
