@@ -14,6 +14,18 @@ from typing import Awaitable, Callable, Optional
 from bumble import hci
 
 
+START = time.monotonic()
+
+
+def json_line(key: str, value: str, **fields) -> None:
+    """Print one JSON line {key: value, "t": seconds since start, **fields} and flush, so a
+    harness sees it at once."""
+    record = {key: value, "t": round(time.monotonic() - START, 3)}
+    record.update(fields)
+    sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
+    sys.stdout.flush()
+
+
 def stdin_eof_future() -> asyncio.Future:
     """A future that completes when stdin reaches end of file.
 
