@@ -21,11 +21,11 @@ struct UARTCommand: AsyncParsableCommand {
             --outage-buffer bytes wait and are sent once it is back; more is refused with a message.
 
             Examples:
-              bluetide uart --emulate hm10                          # type AT+NAME? and Enter
+              bluetide uart --emulate hm10              # type AT+NAME?, Enter
               echo 'AT+VERS?' | bluetide uart HMSoft --emulate hm10
-              bluetide uart Robot1 --pty /tmp/ttyBLE                # then: screen /tmp/ttyBLE, or pyserial
-              bluetide uart Robot1 --tcp 127.0.0.1:7000             # then: nc 127.0.0.1 7000
-              bluetide uart Robot1 Robot2 --broadcast --timestamps  # lines prefixed [Robot1] / [Robot2]
+              bluetide uart Robot1 --pty /tmp/ttyBLE    # screen /tmp/ttyBLE
+              bluetide uart Robot1 --tcp 127.0.0.1:7000 # nc 127.0.0.1 7000
+              bluetide uart Robot1 Robot2 --broadcast --timestamps
               bluetide uart --list --scan-time 10 --transport hci-socket:0
               bluetide uart Sensor --service 1234 --write 1235 --notify 1236
             """)
