@@ -191,8 +191,13 @@ struct Tmux: Sendable {
         throw TmuxTimeout(description: "\"\(text)\" did not appear; the screen:\n\(screen)")
     }
 
-    /// Ends the server (and the session's processes).
-    func kill() async { _ = try? await run(["kill-server"]) }
+    /// Ends the server (and the session's processes) and removes its socket file, which a
+    /// server ended from another mount namespace can leave behind.
+    func kill() async {
+        _ = try? await run(["kill-server"])
+        let directory = ProcessInfo.processInfo.environment["TMUX_TMPDIR"] ?? "/tmp"
+        try? FileManager.default.removeItem(atPath: "\(directory)/tmux-\(getuid())/\(socket)")
+    }
 }
 
 struct TmuxTimeout: Error, CustomStringConvertible { let description: String }

@@ -49,7 +49,12 @@ extension UARTRunner {
                             }
                         }
                     }
-                    if escape != nil, try await menu() { return nil }
+                    if escape != nil {
+                        // The menu's key may have come in the same read as the escape key.
+                        let pending = rest.first
+                        if pending != nil { rest = rest.dropFirst() }
+                        if try await menu(key: pending) { return nil }
+                    }
                 }
             }
             return "end of input"
@@ -68,12 +73,14 @@ extension UARTRunner {
         for link in links { if let reason = await link.closedReason, reason != "closed" { throw CommandFailure("\(link.name): \(reason)") } }
     }
 
-    /// The escape menu; returns true to quit.
-    func menu() async throws -> Bool {
+    /// The escape menu; `key` is its key when it has already been read. Returns true to quit.
+    func menu(key pending: UInt8? = nil) async throws -> Bool {
         let hexNow = hexEnabled
         reporter.message("menu: q quit · h hex \(hexNow ? "off" : "on") · f send a file · r RSSI · c reconnect"
             + (links.count > 1 ? " · n next device (now \(selectedLink.name))" : "") + " · other key: back")
-        guard let key = await io.input.read(maximum: 1)?.first else { return true }
+        var key = pending
+        if key == nil { key = await io.input.read(maximum: 1)?.first }
+        guard let key else { return true }
         switch key {
         case UInt8(ascii: "q"), UInt8(ascii: "Q"), 0x03:
             return true
