@@ -37,18 +37,13 @@ import Testing
         #expect(LineEnding.cr.convert(Array("x\n".utf8), pendingCR: &pending) == Array("x\r".utf8))
     }
 
-    @Test func lineEditorEditsAndHandsOutTheLine() {
-        var editor = LocalEchoLine()
-        #expect(editor.feed(UInt8(ascii: "A")) == ([UInt8(ascii: "A")], nil))
-        _ = editor.feed(UInt8(ascii: "X"))
-        #expect(editor.feed(0x7F).screen == [0x08, 0x20, 0x08])
-        _ = editor.feed(UInt8(ascii: "T"))
-        #expect(editor.feed(0x01) == ([], nil), "control keys are ignored")
-        #expect(editor.feed(0x0D).line == Array("AT".utf8))
-        #expect(editor.line.isEmpty)
-        for byte in Array("é".utf8) { _ = editor.feed(byte) }
-        _ = editor.feed(0x7F)
-        #expect(editor.line.isEmpty, "Backspace removes a whole UTF-8 character")
+    @Test func theTypedLineIsRedrawnWithTheCursorWhereTheEditorHasIt() {
+        var editor = LineEditor()
+        var decoder = KeyDecoder()
+        for key in decoder.keys(Array("AT+NAM?".utf8) + [0x1B, 0x5B, 0x44]) { _ = editor.handle(key) }  // ← once
+        #expect(String(decoding: UARTRunner.editedLine(editor), as: UTF8.self) == "\rAT+NAM?\u{1B}[K\u{1B}[1D")
+        for key in decoder.keys(Array("E".utf8)) { _ = editor.handle(key) }
+        #expect(editor.line == "AT+NAME?")
     }
 
     @Test func tcpAddressesDefaultToLoopback() throws {

@@ -13,6 +13,8 @@ import Testing
 
     @Test func descriptionNamesTheCharacteristics() {
         #expect(SerialProfile.hm10.description == "HM-10 (FFE0: write FFE1, notify FFE1)")
+        #expect(SerialProfile.nordicUART.description == "Nordic UART (6E400001: write 6E400002, notify 6E400003)")
+        #expect(SerialProfile.short(SerialUUID.nordicUARTRX) == "6E400002-B5A3-F393-E0A9-E50E24DCCA9E")
     }
 
     @Test func optionsMapToAFixedIntervalPolicy() {

@@ -12,7 +12,7 @@ struct UARTCommand: AsyncParsableCommand {
         discussion: """
             With no DEVICE it searches for --scan-time seconds and lists UART devices strongest first (coloured \
             bars, name, address, services); on a terminal you pick one, elsewhere a single one is used.
-            On a terminal you type lines (Enter sends the line and --eol); Ctrl-] opens a menu: quit, hex on/off, \
+            On a terminal you type lines (Enter sends the line and --eol, Ctrl-C quits); Ctrl-] opens a menu: quit, hex on/off, \
             send a file, RSSI, reconnect, next device. With stdin or stdout not a terminal it is a pipe: stdin goes \
             to the device, the device's bytes to stdout, and it exits once stdin has ended and nothing came back \
             for --idle-timeout seconds. --pty PATH makes a pseudo-terminal linked at PATH for minicom, screen or \
@@ -21,11 +21,11 @@ struct UARTCommand: AsyncParsableCommand {
             --outage-buffer bytes wait and are sent once it is back; more is refused with a message.
 
             Examples:
-              bluetide uart --emulate hm10                          # type AT+NAME? and Enter
+              bluetide uart --emulate hm10              # type AT+NAME?, Enter
               echo 'AT+VERS?' | bluetide uart HMSoft --emulate hm10
-              bluetide uart Robot1 --pty /tmp/ttyBLE                # then: screen /tmp/ttyBLE, or pyserial
-              bluetide uart Robot1 --tcp 127.0.0.1:7000             # then: nc 127.0.0.1 7000
-              bluetide uart Robot1 Robot2 --broadcast --timestamps  # lines prefixed [Robot1] / [Robot2]
+              bluetide uart Robot1 --pty /tmp/ttyBLE    # screen /tmp/ttyBLE
+              bluetide uart Robot1 --tcp 127.0.0.1:7000 # nc 127.0.0.1 7000
+              bluetide uart Robot1 Robot2 --broadcast --timestamps
               bluetide uart --list --scan-time 10 --transport hci-socket:0
               bluetide uart Sensor --service 1234 --write 1235 --notify 1236
             """)
@@ -214,7 +214,7 @@ struct UARTCommand: AsyncParsableCommand {
         }
         let rows = UARTDeviceList.rows(found, color: io.isInteractive && !json, json: json)
         if list {
-            for row in rows { io.printLine(row) }
+            for row in rows { await io.printLine(row) }
             if found.isEmpty, !json { io.status("no UART devices found; try --all to list every device, or a longer --scan-time") }
             return []
         }

@@ -59,10 +59,8 @@ final class UARTConsole: Sendable {
     }
 
     /// Writes a data line (a device list row) to the output.
-    func printLine(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        let output = self.output
-        Task { try? await output.write(bytes) }
+    func printLine(_ line: String) async {
+        try? await output.write(Array((line + "\n").utf8))
     }
 
     /// Asks a question on the status stream and reads a line (cooked input, before raw mode).

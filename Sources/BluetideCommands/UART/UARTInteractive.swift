@@ -12,7 +12,7 @@ extension UARTRunner {
         let mode = TerminalMode(descriptor: io.input.input)
         defer { mode?.restore() }
         let names = links.map(\.name).joined(separator: ", ")
-        reporter.message("connected to \(names); Ctrl-] for the menu" + (charMode ? "" : ", Enter sends the line + \(ending.rawValue)"))
+        reporter.message("connected to \(names); Ctrl-] for the menu" + (charMode ? "" : ", Enter sends the line + \(ending.rawValue), Ctrl-C quits"))
         let printer = Task { await printReceived() }
         defer { printer.cancel() }
         let closed = Task { [links] in
@@ -20,25 +20,40 @@ extension UARTRunner {
         }
         defer { closed.cancel() }
         let keys = Task { [self] () -> String? in
-            var editor = LocalEchoLine()
+            var editor = LineEditor()
+            var decoder = KeyDecoder()
             while let chunk = await io.input.read() {
-                for key in chunk {
-                    if key == Self.escapeKey {
-                        if try await menu() { return nil }
-                        continue
-                    }
+                // The escape key is taken out first; the bytes around it are keys as usual.
+                var rest = chunk[...]
+                while !rest.isEmpty {
+                    let escape = rest.firstIndex(of: Self.escapeKey)
+                    let typed = Array(rest[..<(escape ?? rest.endIndex)])
+                    rest = escape.map { rest[($0 + 1)...] } ?? []
                     if charMode {
-                        let bytes = key == 0x0D || key == 0x0A ? ending.bytes : [key]
-                        if echo { try? await io.output.write(key == 0x0D ? [0x0D, 0x0A] : [key]) }
-                        await send(bytes)
-                    } else {
-                        let (screen, line) = editor.feed(key)
-                        if !screen.isEmpty { try? await io.output.write(screen) }
-                        if let line {
-                            // Without --echo the typed line is wiped, leaving the device's answer.
-                            try? await io.output.write(echo ? [0x0D, 0x0A] : Array("\r\u{1B}[K".utf8))
-                            await send(line + ending.bytes)
+                        for key in typed {
+                            let bytes = key == 0x0D || key == 0x0A ? ending.bytes : [key]
+                            if echo { try? await io.output.write(key == 0x0D ? [0x0D, 0x0A] : [key]) }
+                            await send(bytes)
                         }
+                    } else {
+                        for key in decoder.keys(typed) {
+                            switch editor.handle(key) {
+                            case .redraw: try? await io.output.write(Self.editedLine(editor))
+                            case .bell, .showCompletions: try? await io.output.write([0x07])
+                            case let .submit(line):
+                                // Without --echo the typed line is wiped, leaving the device's answer.
+                                try? await io.output.write(echo ? [0x0D, 0x0A] : Array("\r\u{1B}[K".utf8))
+                                await send(Array(line.utf8) + ending.bytes)
+                            case .cancel, .endOfInput:
+                                return nil  // Ctrl-C, or Ctrl-D on an empty line
+                            }
+                        }
+                    }
+                    if escape != nil {
+                        // The menu's key may have come in the same read as the escape key.
+                        let pending = rest.first
+                        if pending != nil { rest = rest.dropFirst() }
+                        if try await menu(key: pending) { return nil }
                     }
                 }
             }
@@ -58,12 +73,14 @@ extension UARTRunner {
         for link in links { if let reason = await link.closedReason, reason != "closed" { throw CommandFailure("\(link.name): \(reason)") } }
     }
 
-    /// The escape menu; returns true to quit.
-    func menu() async throws -> Bool {
+    /// The escape menu; `key` is its key when it has already been read. Returns true to quit.
+    func menu(key pending: UInt8? = nil) async throws -> Bool {
         let hexNow = hexEnabled
         reporter.message("menu: q quit · h hex \(hexNow ? "off" : "on") · f send a file · r RSSI · c reconnect"
             + (links.count > 1 ? " · n next device (now \(selectedLink.name))" : "") + " · other key: back")
-        guard let key = await io.input.read(maximum: 1)?.first else { return true }
+        var key = pending
+        if key == nil { key = await io.input.read(maximum: 1)?.first }
+        guard let key else { return true }
         switch key {
         case UInt8(ascii: "q"), UInt8(ascii: "Q"), 0x03:
             return true
@@ -91,18 +108,22 @@ extension UARTRunner {
     }
 
     private func sendFile() async throws {
-        io.status("file to send (Enter when done): ", skipEmpty: false)
-        var editor = LocalEchoLine()
-        var path: [UInt8]?
-        while path == nil, let chunk = await io.input.read(maximum: 1) {
-            for key in chunk {
-                let (screen, line) = editor.feed(key)
-                if !screen.isEmpty { try? await io.output.write(screen) }
-                if let line { path = line; break }
+        io.status("file to send (Enter when done, Ctrl-C to cancel):", skipEmpty: false)
+        var editor = LineEditor()
+        var decoder = KeyDecoder()
+        var path: String?
+        reading: while let chunk = await io.input.read() {
+            for key in decoder.keys(chunk) {
+                switch editor.handle(key) {
+                case .redraw: try? await io.output.write(Self.editedLine(editor))
+                case let .submit(line): path = line; break reading
+                case .cancel, .endOfInput: break reading
+                case .bell, .showCompletions: try? await io.output.write([0x07])
+                }
             }
         }
         try? await io.output.write([0x0D, 0x0A])
-        let name = String(decoding: path ?? [], as: UTF8.self).trimmingCharacters(in: .whitespaces)
+        let name = (path ?? "").trimmingCharacters(in: .whitespaces)
         guard !name.isEmpty else { reporter.message("no file sent"); return }
         guard let data = FileManager.default.contents(atPath: (name as NSString).expandingTildeInPath) else {
             reporter.message("cannot read \(name): no such file, or not readable")
@@ -123,31 +144,13 @@ extension UARTRunner {
     }
 }
 
-/// Local line editing for the terminal: printable keys are shown and kept, Backspace removes
-/// the last one, Enter hands the line out. Pure logic: a key in, screen bytes and maybe a line out.
-struct LocalEchoLine {
-    private(set) var line: [UInt8] = []
-
-    /// Handles one key: what to draw, and the finished line when the key was Enter.
-    mutating func feed(_ key: UInt8) -> (screen: [UInt8], line: [UInt8]?) {
-        switch key {
-        case 0x0D, 0x0A:
-            defer { line = [] }
-            return ([], line)
-        case 0x7F, 0x08:
-            guard !line.isEmpty else { return ([], nil) }
-            // Remove a whole UTF-8 character.
-            while let last = line.last, last & 0xC0 == 0x80 { line.removeLast() }  // continuation bytes
-            if !line.isEmpty { line.removeLast() }  // the character's first byte
-            return ([0x08, 0x20, 0x08], nil)
-        case 0x15:  // Ctrl-U: clear the line
-            let count = String(decoding: line, as: UTF8.self).count
-            line = []
-            return (Array(repeating: [0x08, 0x20, 0x08], count: count).flatMap { $0 }, nil)
-        default:
-            guard key >= 0x20 || key == 0x09 else { return ([], nil) }
-            line.append(key)
-            return ([key], nil)
-        }
+extension UARTRunner {
+    /// What redraws the line being typed: back to the line's start, the text, clear the rest,
+    /// and the cursor moved back to where the editor has it.
+    static func editedLine(_ editor: LineEditor) -> [UInt8] {
+        var bytes = Array(("\r" + editor.line + "\u{1B}[K").utf8)
+        let back = editor.buffer.count - editor.cursor
+        if back > 0 { bytes += Array("\u{1B}[\(back)D".utf8) }
+        return bytes
     }
 }

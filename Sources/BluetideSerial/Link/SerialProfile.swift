@@ -59,12 +59,14 @@ public struct SerialProfile: Sendable, Hashable, CustomStringConvertible {
         case .nordicUART: "Nordic UART"
         case .custom: "custom"
         }
-        return "\(label) (\(Self.short(service)): write \(Self.short(write)), notify \(Self.short(notify)))"
+        // Nordic UART's UUIDs differ only in their first 8 digits, which people quote alone.
+        let name = { (uuid: BluetoothUUID) in kind == .nordicUART ? String(Self.short(uuid).prefix(8)) : Self.short(uuid) }
+        return "\(label) (\(name(service)): write \(name(write)), notify \(name(notify)))"
     }
 
-    /// A UUID as people write it: 4 hex digits for a 16-bit one.
+    /// A UUID as people write it: 4 hex digits for a 16-bit one, else the full 128-bit form.
     public static func short(_ uuid: BluetoothUUID) -> String {
-        uuid.uuid16.map { String(hex4: $0) } ?? "\(uuid)"
+        uuid.uuid16.map { String(hex4: $0) } ?? uuid.uuidString
     }
 
     /// Finds the serial profile among a device's discovered services: `explicit` when given
