@@ -75,7 +75,8 @@ public protocol TrainerControl: Sendable {
     func setUserData(riderKilograms: Double, bikeKilograms: Double, wheelCircumferenceMeters: Double) async throws
     /// Back to free riding (FTMS Reset releases control).
     func reset() async throws
-    /// The trainer's own reports, as they come; ends when the connection does.
+    /// The trainer's own reports, as they come; ends when the control stops. One consumer (a
+    /// ``RideSession`` relays them as its notices).
     var statusUpdates: AsyncStream<TrainerStatusUpdate> { get }
 }
 
