@@ -23,6 +23,19 @@ func settled(_ seen: [RideSample], at watts: Int, tolerance: Int = 3, count: Int
     return ticks.count == count && ticks.allSatisfy { $0.powerWatts.map { abs($0 - watts) <= tolerance } ?? false }
 }
 
+/// Runs `body`, then stops the session and closes the rig whether it threw or not.
+func riding(_ session: RideSession, _ rig: EmulatedRig, _ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch {
+        await session.stop()
+        await rig.close()
+        throw error
+    }
+    await session.stop()
+    await rig.close()
+}
+
 @Suite(.serialized) struct RideSessionTests {
     @Test func tacxFECAndStrapFoundByServiceAndERGSettles() async throws {
         let rig = try await EmulatedRig.start(["tacx-fec", "heart-rate"])
@@ -30,7 +43,7 @@ func settled(_ seen: [RideSample], at watts: Int, tolerance: Int = 3, count: Int
             central: rig.bluetooth.central, requests: RideDeviceRequest.Kind.allCases.map { .init($0, optional: true) },
             configuration: .init(scanSeconds: 2))
         let session = RideSession(source: source)
-        do {
+        try await riding(session, rig) {
             let stream = try await session.start()
             #expect(Set(await source.devices.map(\.role)) == [.fecTrainer, .heartRate])
             // The emulated rider pushes 200 W; ERG 150 W must bring the trainer down to it.
@@ -46,13 +59,7 @@ func settled(_ seen: [RideSample], at watts: Int, tolerance: Int = 3, count: Int
             // Grade and resistance are confirmed by page 71 too.
             try await session.setTarget(.grade(percent: 5))
             try await session.setTarget(.resistance(percent: 20))
-        } catch {
-            await session.stop()
-            await rig.close()
-            throw error
         }
-        await session.stop()
-        await rig.close()
     }
 
     @Test func ftmsControlStatusAndRefusals() async throws {
@@ -99,7 +106,7 @@ func settled(_ seen: [RideSample], at watts: Int, tolerance: Int = 3, count: Int
             requests: [.init(.trainer, device: EmulatedRig.address(0).description), .init(.heartRate, device: EmulatedRig.address(1).description)],
             configuration: .init(retryDelay: .milliseconds(300)))
         let session = RideSession(source: source)
-        do {
+        try await riding(session, rig) {
             let stream = try await session.start()
             _ = try await guarded("heart rate at first") { try await samples(stream) { $0.last?.heartRateBpm != nil } }
             await rig.kill("heart-rate")
@@ -114,13 +121,7 @@ func settled(_ seen: [RideSample], at watts: Int, tolerance: Int = 3, count: Int
             }
             #expect(back.last?.powerWatts != nil)
             #expect(!back.contains { $0.heartRateBpm == 0 })
-        } catch {
-            await session.stop()
-            await rig.close()
-            throw error
         }
-        await session.stop()
-        await rig.close()
     }
 
     @Test func aRecordedRideReplaysIntoTheSameSamples() async throws {
@@ -168,7 +169,7 @@ func settled(_ seen: [RideSample], at watts: Int, tolerance: Int = 3, count: Int
         let rig = try await EmulatedRig.start(["ftms-bike"])
         let source = LiveRideSource(central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)])
         let session = RideSession(source: source, configuration: .init(ftpWatts: 200))
-        do {
+        try await riding(session, rig) {
             let stream = try await session.start()
             let workout = Workout(name: "two steps", steps: [
                 WorkoutStep(kind: "steady", durationSeconds: 2, startPower: .ftpFraction(0.6)),
@@ -181,12 +182,6 @@ func settled(_ seen: [RideSample], at watts: Int, tolerance: Int = 3, count: Int
             #expect(last.target == .power(watts: 260))
             #expect(last.workout?.stepIndex == 1)
             #expect(last.workout?.stepCount == 2)
-        } catch {
-            await session.stop()
-            await rig.close()
-            throw error
         }
-        await session.stop()
-        await rig.close()
     }
 }
