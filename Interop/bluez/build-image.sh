@@ -43,7 +43,7 @@ mkdir -p "$root/tmp/wheels"
 python3 -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
     --python-version 3.11 --platform manylinux_2_36_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
     -d "$root/tmp/wheels" "bleak==$bleak_version"
-chroot "$root" python3 -m pip install --quiet --disable-pip-version-check --no-index --break-system-packages \
+env -u PIP_FIND_LINKS -u PIP_CERT PIP_CONFIG_FILE=/dev/null chroot "$root" python3 -m pip install --quiet --disable-pip-version-check --no-index --break-system-packages \
     --find-links /tmp/wheels "bleak==$bleak_version"
 rm -rf "$root/tmp/wheels"
 

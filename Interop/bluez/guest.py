@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -154,6 +155,11 @@ def run_agent(args) -> None:
             print(json.dumps({"event": "exit", "status": status, "console": console_tail()}), flush=True)
             os._exit(1)
 
+        def on_signal(_number, _frame) -> None:
+            qemu.kill()
+            os._exit(143)
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
         threading.Thread(target=from_guest, daemon=True).start()
         threading.Thread(target=watch_qemu, daemon=True).start()
         print(json.dumps({"event": "started", "pid": qemu.pid, "console": console, "share": share}), flush=True)
