@@ -157,6 +157,8 @@ def run_agent(args) -> None:
 
         def on_signal(_number, _frame) -> None:
             qemu.kill()
+            qemu.wait()
+            shutil.rmtree(scratch, ignore_errors=True)
             os._exit(143)
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)

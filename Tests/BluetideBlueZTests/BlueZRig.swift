@@ -51,27 +51,13 @@ final class BlueZRig: Sendable {
         }
     }
 
-    /// The `bluetide` executable built next to the tests.
-    static func bluetideBinary() -> URL? {
-        var directory = Bundle.main.bundleURL
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("bluetide")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return nil
-    }
-
     private static func make() async throws -> BlueZRig {
         let started = ContinuousClock.now
         let imageStatus = try await BlueZGuestEnvironment.buildImage()
-        guard let bluetide = bluetideBinary() else {
+        guard let bluetide = BuiltExecutables.bluetide else {
             throw BumbleHarnessError(description: "the bluetide executable is not built next to the tests")
         }
-        let share = FileManager.default.temporaryDirectory.appendingPathComponent("bluez-rig-\(getpid())", isDirectory: true)
-        try? FileManager.default.removeItem(at: share)
-        try FileManager.default.createDirectory(at: share.appendingPathComponent("bin"), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: bluetide, to: share.appendingPathComponent("bin/bluetide"))
+        let share = try makeShareDirectory(with: bluetide)
 
         let specs = Array(repeating: "tcp-server:127.0.0.1:0", count: 2 + emulatedProfiles.count)
         let controllers = try BumbleProcess.launch(
@@ -90,6 +76,29 @@ final class BlueZRig: Sendable {
             await controllers.stop()
             throw error
         }
+    }
+
+    /// A fresh shared folder for this process (`bin/bluetide` hard-linked when it can be, else
+    /// copied), after removing those of earlier test processes that are gone.
+    private static func makeShareDirectory(with bluetide: URL) throws -> URL {
+        let files = FileManager.default
+        let temporary = files.temporaryDirectory
+        let prefix = "bluez-rig-"
+        for name in (try? files.contentsOfDirectory(atPath: temporary.path)) ?? [] where name.hasPrefix(prefix) {
+            if let pid = Int32(name.dropFirst(prefix.count)), pid != getpid(), kill(pid, 0) != 0 {
+                try? files.removeItem(at: temporary.appendingPathComponent(name))
+            }
+        }
+        let share = temporary.appendingPathComponent("\(prefix)\(getpid())", isDirectory: true)
+        try? files.removeItem(at: share)
+        try files.createDirectory(at: share.appendingPathComponent("bin"), withIntermediateDirectories: true)
+        let binary = share.appendingPathComponent("bin/bluetide")
+        do {
+            try files.linkItem(at: bluetide, to: binary)
+        } catch {
+            try files.copyItem(at: bluetide, to: binary)
+        }
+        return share
     }
 
     /// Starts `bluetide emulate PROFILE` on emulator port `index` at `address` (random static);
