@@ -59,7 +59,11 @@ public actor BlueZGuest {
         var arguments = ["agent", "--hci", hci, "--share", share.path, "--console", console.path]
         if let swiftRuntime { arguments += ["--swift-lib", swiftRuntime.path] }
         let script = BlueZGuestEnvironment.rigDirectory.appendingPathComponent("guest.py")
-        let process = try await BumbleProcess.launchPython(.script(script), arguments: arguments, name: "bluez-guest")
+        // guest.py needs only Python's standard library (not Bumble): any python3 runs it.
+        guard let python = BlueZGuestEnvironment.executable(named: "python3") else {
+            throw BumbleHarnessError(description: "the BlueZ guest runner needs python3 on PATH (apt-get install python3)")
+        }
+        let process = try BumbleProcess.launch(name: "bluez-guest", executable: python, arguments: [script.path] + arguments)
         do {
             let hello = try await process.firstLine(timeout: timeout, describing: "the guest's agent (boot)") { line in
                 line.contains("\"hello\"") || line.contains("\"error\"") || line.contains("\"event\": \"exit\"")
