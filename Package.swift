@@ -129,6 +129,7 @@ let package = Package(
         .testTarget(name: "BluetideReflexDeviceTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideReflexDevice", "Bluetide", "BluetideGPIO", "BluetideHost", "BluetideTransport", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideCharts", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideCommands", "BluetideProfiles", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideCore", "BluetideHost", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
+        .testTarget(name: "BluetideBlueZTests", dependencies: ["BluetideTestSupport", "Bluetide", "bluetide"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideCommands"], swiftSettings: strict),
         .testTarget(name: "BluetideSerialTests", dependencies: ["BluetideTestSupport", "BluetideSerial", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideTransport"], swiftSettings: strict),
         .testTarget(

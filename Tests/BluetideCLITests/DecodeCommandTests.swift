@@ -1,3 +1,4 @@
+import BluetideTestSupport
 import Foundation
 import Testing
 @testable import BluetideCommands
@@ -97,13 +98,5 @@ import Testing
     }
 
     /// The `bluetide` binary SwiftPM builds next to the test bundle.
-    static func bluetideBinary() -> URL? {
-        var directory = Bundle.main.bundleURL
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("bluetide")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return nil
-    }
+    static func bluetideBinary() -> URL? { BuiltExecutables.bluetide }
 }
