@@ -204,7 +204,7 @@ enum CharacteristicLookup {
 
     /// "2A37 Heart Rate Measurement" style label.
     static func describe(_ uuid: BluetoothUUID) -> String {
-        let short = uuid.uuid16.map { String(format: "%04X", $0) } ?? "\(uuid)"
+        let short = uuid.shortString
         return uuid.name.map { "\(short) \($0)" } ?? short
     }
 
@@ -265,10 +265,12 @@ enum JSONObjectLine {
         return object
     }
 
+    /// The line, with numbers written as every `--json` writes them (``JSONOutputValue``).
     static func line(_ object: [String: Any]) -> String {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             return "{}"
         }
-        return String(decoding: data, as: UTF8.self)
+        guard let value = try? JSONDecoder().decode(JSONOutputValue.self, from: data) else { return String(decoding: data, as: UTF8.self) }
+        return value.text
     }
 }

@@ -98,7 +98,8 @@ import Testing
         func visit(_ command: any ParsableCommand.Type, path: String) {
             let configuration = command.configuration
             let name = path.isEmpty ? (configuration.commandName ?? "bluetide") : "\(path) \(configuration.commandName ?? "")"
-            for line in configuration.discussion.split(separator: "\n") where line.trimmingCharacters(in: .whitespaces).hasPrefix("bluetide ") {
+            // Indented lines are examples (and their continuation lines, which end in " \\").
+            for line in configuration.discussion.split(separator: "\n") where line.hasPrefix("  ") {
                 if line.count + 2 > 80 { tooLong.append("\(name): \(line)") }
             }
             for subcommand in configuration.subcommands { visit(subcommand, path: name) }

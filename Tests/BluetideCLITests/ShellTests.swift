@@ -66,16 +66,16 @@ import Testing
         #expect(type("b\t").last == .showCompletions(["battery-level", "body-sensor-location"]))
         #expect(type("a\t").last == .redraw)
         #expect(editor.line == "read battery-level ")
-        // ← twice, Backspace, Ctrl-A, Ctrl-K: edits at the cursor.
+        // Backspace, ← twice, Backspace: edits at the cursor (the "v" before "el" goes).
         #expect(type("\u{7F}\u{1B}[D\u{1B}[D\u{7F}").last == .redraw)
-        #expect(editor.line == "read battery-lel")
-        #expect(type("\u{1B}[F\r") == [.redraw, .submit("read battery-lel")])
+        #expect(editor.line == "read battery-leel")
+        #expect(type("\u{1B}[F\r") == [.redraw, .submit("read battery-leel")])
         #expect(type("rssi\r") == [.redraw, .redraw, .redraw, .redraw, .submit("rssi")])
         // ↑ recalls the newest entry, ↑ again the one before, ↓ comes back; Ctrl-W deletes a word.
         #expect(type("\u{1B}[A").last == .redraw)
         #expect(editor.line == "rssi")
         _ = type("\u{1B}[A")
-        #expect(editor.line == "read battery-lel")
+        #expect(editor.line == "read battery-leel")
         #expect(type("\u{1B}[A").last == .bell)
         _ = type("\u{17}")
         #expect(editor.line == "read ")
@@ -159,24 +159,33 @@ import Testing
     @Test(.needs("tmux", install: "apt-get install tmux"))
     func atATerminalItEditsCompletesAndPrintsNotificationsAbovePrompt() async throws {
         let binary = try #require(DecodeCommandTests.bluetideBinary())
-        let terminal = try TmuxTerminal(command: "'\(binary.path)' shell 'Bluetide HRM' --emulate heart-rate")
-        defer { terminal.close() }
+        let terminal = try await TmuxTerminal(command: "'\(binary.path)' shell 'Bluetide HRM' --emulate heart-rate")
+        do {
+            try await Self.drive(terminal)
+        } catch {
+            await terminal.close()
+            throw error
+        }
+        await terminal.close()
+    }
+
+    static func drive(_ terminal: TmuxTerminal) async throws {
         try await terminal.waitFor("Bluetide HRM> ")
-        try terminal.send(["rea", "Tab", "battery-l", "Tab", "Enter"])
+        try await terminal.send(["rea", "Tab", "battery-l", "Tab", "Enter"])
         try await terminal.waitFor("2A19 Battery Level: 100 %")
-        #expect(try terminal.screen().contains("Bluetide HRM> read battery-level"))
-        try terminal.send(["subscribe heart-rate", "Enter"])
+        #expect(try await terminal.screen().contains("Bluetide HRM> read battery-level"))
+        try await terminal.send(["subscribe heart-rate", "Enter"])
         try await terminal.waitFor("← 2A37 Heart Rate Measurement")
         // A half-typed line stays below the notifications printed while typing.
-        try terminal.send(["unsub"])
+        try await terminal.send(["unsub"])
         try await terminal.waitFor { screen in
             let lines = screen.split(separator: "\n").map(String.init)
             guard let typed = lines.lastIndex(where: { $0.hasPrefix("Bluetide HRM> unsub") }) else { return false }
             return lines[..<typed].filter { $0.hasPrefix("← 2A37") }.count >= 2
         }
-        try terminal.send(["C-u", "Up", "Up", "Enter"])
+        try await terminal.send(["C-u", "Up", "Up", "Enter"])
         try await terminal.waitFor { $0.components(separatedBy: "2A19 Battery Level: 100 %").count == 3 }
-        try terminal.send(["C-d"])
+        try await terminal.send(["C-d"])
         try await terminal.waitFor("EXIT=0")
     }
 }
@@ -186,36 +195,52 @@ struct TmuxTerminal {
     let socket = "bluetide-test-\(UUID().uuidString.prefix(8))"
     let tmux: URL
 
-    init(command: String) throws {
+    init(command: String) async throws {
         tmux = try #require(OptionalTool.executable("tmux"), "tmux is not installed: apt-get install tmux (.ci/run does)")
-        try run(["new-session", "-d", "-s", "t", "-x", "160", "-y", "50", "\(command); echo EXIT=$?; sleep 60"])
+        // The server this starts must not inherit a pipe of ours (its output would never end).
+        try await run(["new-session", "-d", "-s", "t", "-x", "160", "-y", "50", "\(command); echo EXIT=$?; sleep 60"], capture: false)
     }
 
+    /// Runs tmux on a thread of its own (never blocking the cooperative pool); its output when `capture`.
     @discardableResult
-    func run(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = tmux
-        process.arguments = ["-L", socket] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+    func run(_ arguments: [String], capture: Bool = true) async throws -> String {
+        let tmux = self.tmux, socket = self.socket
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                let process = Process()
+                process.executableURL = tmux
+                process.arguments = ["-L", socket] + arguments
+                let output = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-\(UUID().uuidString).txt")
+                FileManager.default.createFile(atPath: output.path, contents: nil)
+                defer { try? FileManager.default.removeItem(at: output) }
+                do {
+                    let handle = try FileHandle(forWritingTo: output)
+                    process.standardOutput = capture ? handle : FileHandle.nullDevice
+                    process.standardError = FileHandle.nullDevice
+                    process.standardInput = FileHandle.nullDevice
+                    try process.run()
+                    process.waitUntilExit()
+                    try handle.close()
+                    continuation.resume(returning: String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }.start()
+        }
     }
 
-    func send(_ keys: [String]) throws { try run(["send-keys", "-t", "t"] + keys) }
+    func send(_ keys: [String]) async throws { try await run(["send-keys", "-t", "t"] + keys) }
 
-    func screen() throws -> String { try run(["capture-pane", "-p", "-t", "t"]) }
+    func screen() async throws -> String { try await run(["capture-pane", "-p", "-t", "t"]) }
 
     /// Waits (at most 30 s, checking the screen every 0.2 s) until `condition` holds.
     func waitFor(_ condition: (String) -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         for _ in 0..<150 {
-            if condition(try screen()) { return }
+            if condition(try await screen()) { return }
             try await Task.sleep(for: .milliseconds(200))
         }
-        Issue.record("the terminal never showed what was expected; screen:\n\(try screen())", sourceLocation: sourceLocation)
+        let last = try await screen()
+        Issue.record("the terminal never showed what was expected; screen:\n\(last)", sourceLocation: sourceLocation)
         throw TimedOut()
     }
 
@@ -223,5 +248,5 @@ struct TmuxTerminal {
         try await waitFor({ $0.contains(text) }, sourceLocation: sourceLocation)
     }
 
-    func close() { _ = try? run(["kill-server"]) }
+    func close() async { _ = try? await run(["kill-server"], capture: false) }
 }

@@ -3,7 +3,7 @@ import Foundation
 /// A JSON value as `--json` prints it: objects with sorted keys, numbers rounded to at most six
 /// decimals (microseconds for seconds), no slashes escaped. Built from dictionaries or from any
 /// `Encodable` (a profile's decoded value), so every command writes numbers the same way.
-enum JSONOutputValue: Sendable, Equatable, Decodable {
+enum JSONOutputValue: Sendable, Equatable, Codable {
     case string(String)
     case number(Double)
     case integer(Int64)
@@ -21,6 +21,19 @@ enum JSONOutputValue: Sendable, Equatable, Decodable {
         else if let value = try? container.decode(String.self) { self = .string(value) }
         else if let value = try? container.decode([JSONOutputValue].self) { self = .array(value) }
         else { self = .object(try container.decode([String: JSONOutputValue].self)) }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case let .string(value): try container.encode(value)
+        case let .number(value): try container.encode(value)
+        case let .integer(value): try container.encode(value)
+        case let .bool(value): try container.encode(value)
+        case .null: try container.encodeNil()
+        case let .array(items): try container.encode(items)
+        case let .object(members): try container.encode(members)
+        }
     }
 
     /// `value` as JSON (through its `Encodable` conformance); `.null` when it cannot be encoded.
