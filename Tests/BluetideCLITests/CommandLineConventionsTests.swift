@@ -89,6 +89,8 @@ import Testing
         let value: JSONOutputValue = ["cadenceRPM": 90.02197802197801, "speedKilometresPerHour": 13.7345, "flags": ["a\"b"]]
         #expect(value.text == #"{"cadenceRPM":90.021978,"flags":["a\"b"],"speedKilometresPerHour":13.7345}"#)
         #expect(HumanFormat.describe(value) == "cadence 90.02 rpm, flags a\"b, speed 13.73 km/h")
+        struct Trainer: Encodable { let distanceMeters = 12; let att_error = 1 }
+        #expect(JSONOutputValue.encoding(Trainer()).text == #"{"attError":1,"distanceMetres":12}"#)
     }
 
     /// Every example line in every command's help fits in 80 columns once indented, so the
@@ -98,9 +100,13 @@ import Testing
         func visit(_ command: any ParsableCommand.Type, path: String) {
             let configuration = command.configuration
             let name = path.isEmpty ? (configuration.commandName ?? "bluetide") : "\(path) \(configuration.commandName ?? "")"
-            // Indented lines are examples (and their continuation lines, which end in " \\").
-            for line in configuration.discussion.split(separator: "\n") where line.hasPrefix("  ") {
-                if line.count + 2 > 80 { tooLong.append("\(name): \(line)") }
+            // Example lines start with a command; a long one continues on lines after a " \\".
+            var continues = false
+            for line in configuration.discussion.split(separator: "\n") {
+                let text = line.trimmingCharacters(in: .whitespaces)
+                let isExample = continues || ["bluetide ", "python", "printf ", "swift "].contains { text.hasPrefix($0) }
+                if isExample, line.count + 2 > 80 { tooLong.append("\(name): \(line)") }
+                continues = isExample && text.hasSuffix("\\")
             }
             for subcommand in configuration.subcommands { visit(subcommand, path: name) }
         }

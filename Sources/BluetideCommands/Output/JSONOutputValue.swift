@@ -47,7 +47,29 @@ enum JSONOutputValue: Sendable, Equatable, Codable {
             positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
         guard let data = try? encoder.encode(Box(value: value)),
               let decoded = try? JSONDecoder().decode(JSONOutputValue.self, from: data) else { return .null }
-        return decoded
+        return decoded.withFieldNamesSpelledOneWay
+    }
+
+    /// The same value with every object key in the one spelling of docs/json-output.md:
+    /// lowerCamelCase (`att_error` → `attError`) and metres, not meters (`distanceMeters` →
+    /// `distanceMetres`), whatever the Swift type's property is called.
+    var withFieldNamesSpelledOneWay: JSONOutputValue {
+        switch self {
+        case let .array(items): return .array(items.map(\.withFieldNamesSpelledOneWay))
+        case let .object(members):
+            var renamed: [String: JSONOutputValue] = [:]
+            for (key, value) in members { renamed[Self.fieldName(key)] = value.withFieldNamesSpelledOneWay }
+            return .object(renamed)
+        default: return self
+        }
+    }
+
+    /// `att_error` → `attError`, `distanceMeters` → `distanceMetres`.
+    static func fieldName(_ key: String) -> String {
+        let parts = key.split(separator: "_", omittingEmptySubsequences: true)
+        var name = parts.enumerated().map { index, part in index == 0 ? String(part) : part.prefix(1).uppercased() + part.dropFirst() }.joined()
+        if name.isEmpty { name = key }
+        return name.replacingOccurrences(of: "Meter", with: "Metre").replacingOccurrences(of: "meter", with: "metre")
     }
 
     /// The compact JSON text (one line).
