@@ -27,8 +27,8 @@ public struct BluetideCommand: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, DecodeCommand.self, ScanCommand.self, GATTCommand.self, ReadCommand.self,
             WriteCommand.self, SubscribeCommand.self, RecordCommand.self, ReplayCommand.self, EmulateCommand.self,
-            ControllersCommand.self, BenchCommand.self, ReflexCommand.self,
-            ShellCommand.self,
+            ControllersCommand.self, BenchCommand.self, ReflexCommand.self, RingCommand.self, UARTCommand.self,
+            RideCommand.self, ShellCommand.self,
         ])
 
     public init() {}

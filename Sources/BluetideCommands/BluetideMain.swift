@@ -22,6 +22,9 @@ public enum BluetideMain {
         } catch let failure as CommandFailure {
             let status = StopSignal.wasInterrupted ? ExitStatus.interrupted : failure.status
             report(failure.message, status: status, field: failure.field, json: json)
+        } catch let code as ExitCode where !code.isSuccess {
+            // A command that already said why (e.g. interrupted by a signal) and chose its status.
+            exit(code.rawValue)
         } catch {
             // Help and version requests exit 0 as usual; every other parser error is a usage
             // error (status 2) with ArgumentParser's message, which names the bad argument.

@@ -62,3 +62,13 @@ final class StopSignal {
         return reason
     }
 }
+
+/// Standard output written a line at a time, also when it is a pipe or a file, so a log or a
+/// supervising program sees each line of a long-running command as it happens.
+enum LineOutput {
+    /// Prints `line` and flushes it at once.
+    static func print(_ line: String) {
+        Swift.print(line)
+        fflush(nil)
+    }
+}
