@@ -159,94 +159,47 @@ import Testing
     @Test(.needs("tmux", install: "apt-get install tmux"))
     func atATerminalItEditsCompletesAndPrintsNotificationsAbovePrompt() async throws {
         let binary = try #require(DecodeCommandTests.bluetideBinary())
-        let terminal = try await TmuxTerminal(command: "'\(binary.path)' shell 'Bluetide HRM' --emulate heart-rate")
+        let tmux = try #require(Tmux(), "tmux is not installed: apt-get install tmux (.ci/run does)")
+        try tmux.start("'\(binary.path)' shell 'Bluetide HRM' --emulate heart-rate")
         do {
-            try await Self.drive(terminal)
+            try await Self.drive(tmux)
         } catch {
-            await terminal.close()
+            await tmux.kill()
             throw error
         }
-        await terminal.close()
+        await tmux.kill()
     }
 
-    static func drive(_ terminal: TmuxTerminal) async throws {
-        try await terminal.waitFor("Bluetide HRM> ")
-        try await terminal.send(["rea", "Tab", "battery-l", "Tab", "Enter"])
-        try await terminal.waitFor("2A19 Battery Level: 100 %")
-        #expect(try await terminal.screen().contains("Bluetide HRM> read battery-level"))
-        try await terminal.send(["subscribe heart-rate", "Enter"])
-        try await terminal.waitFor("← 2A37 Heart Rate Measurement")
+    /// Types at the shell's prompt and reads the screen back (the UART tests' tmux helper).
+    static func drive(_ tmux: Tmux) async throws {
+        _ = try await tmux.waitForScreen(containing: "Bluetide HRM> ")
+        try await tmux.keys("rea", "Tab", "battery-l", "Tab", "Enter")
+        let read = try await tmux.waitForScreen(containing: "2A19 Battery Level: 100 %")
+        #expect(read.contains("Bluetide HRM> read battery-level"), "Tab completed the command and the name: \(read)")
+        try await tmux.keys("subscribe heart-rate", "Enter")
+        _ = try await tmux.waitForScreen(containing: "← 2A37 Heart Rate Measurement")
         // A half-typed line stays below the notifications printed while typing.
-        try await terminal.send(["unsub"])
-        try await terminal.waitFor { screen in
+        try await tmux.keys("unsub")
+        try await waitUntil(tmux) { screen in
             let lines = screen.split(separator: "\n").map(String.init)
             guard let typed = lines.lastIndex(where: { $0.hasPrefix("Bluetide HRM> unsub") }) else { return false }
             return lines[..<typed].filter { $0.hasPrefix("← 2A37") }.count >= 2
         }
-        try await terminal.send(["C-u", "Up", "Up", "Enter"])
-        try await terminal.waitFor { $0.components(separatedBy: "2A19 Battery Level: 100 %").count == 3 }
-        try await terminal.send(["C-d"])
-        try await terminal.waitFor("EXIT=0")
-    }
-}
-
-/// A command run in a detached tmux session on a private tmux server: keys in, screen out.
-struct TmuxTerminal {
-    let socket = "bluetide-test-\(UUID().uuidString.prefix(8))"
-    let tmux: URL
-
-    init(command: String) async throws {
-        tmux = try #require(OptionalTool.executable("tmux"), "tmux is not installed: apt-get install tmux (.ci/run does)")
-        // The server this starts must not inherit a pipe of ours (its output would never end).
-        try await run(["new-session", "-d", "-s", "t", "-x", "160", "-y", "50", "\(command); echo EXIT=$?; sleep 60"], capture: false)
+        // History: ↑ ↑ recalls the read; Ctrl-D leaves with status 0.
+        try await tmux.keys("C-u", "Up", "Up", "Enter")
+        try await waitUntil(tmux) { $0.components(separatedBy: "2A19 Battery Level: 100 %").count == 3 }
+        try await tmux.keys("C-d")
+        _ = try await tmux.waitForScreen(containing: "[exited 0]")
     }
 
-    /// Runs tmux on a thread of its own (never blocking the cooperative pool); its output when `capture`.
-    @discardableResult
-    func run(_ arguments: [String], capture: Bool = true) async throws -> String {
-        let tmux = self.tmux, socket = self.socket
-        return try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                let process = Process()
-                process.executableURL = tmux
-                process.arguments = ["-L", socket] + arguments
-                let output = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-\(UUID().uuidString).txt")
-                FileManager.default.createFile(atPath: output.path, contents: nil)
-                defer { try? FileManager.default.removeItem(at: output) }
-                do {
-                    let handle = try FileHandle(forWritingTo: output)
-                    process.standardOutput = capture ? handle : FileHandle.nullDevice
-                    process.standardError = FileHandle.nullDevice
-                    process.standardInput = FileHandle.nullDevice
-                    try process.run()
-                    process.waitUntilExit()
-                    try handle.close()
-                    continuation.resume(returning: String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }.start()
+    /// Waits (every 100 ms, at most about 60 s) until the screen satisfies `condition`.
+    static func waitUntil(_ tmux: Tmux, _ condition: (String) -> Bool) async throws {
+        var screen = ""
+        for _ in 0..<600 {
+            screen = (try? await tmux.screen()) ?? ""
+            if condition(screen) { return }
+            try await Task.sleep(for: .milliseconds(100))
         }
+        throw TmuxTimeout(description: "the screen never showed what was expected:\n\(screen)")
     }
-
-    func send(_ keys: [String]) async throws { try await run(["send-keys", "-t", "t"] + keys) }
-
-    func screen() async throws -> String { try await run(["capture-pane", "-p", "-t", "t"]) }
-
-    /// Waits (at most 30 s, checking the screen every 0.2 s) until `condition` holds.
-    func waitFor(_ condition: (String) -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        for _ in 0..<150 {
-            if condition(try await screen()) { return }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        let last = try await screen()
-        Issue.record("the terminal never showed what was expected; screen:\n\(last)", sourceLocation: sourceLocation)
-        throw TimedOut()
-    }
-
-    func waitFor(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        try await waitFor({ $0.contains(text) }, sourceLocation: sourceLocation)
-    }
-
-    func close() async { _ = try? await run(["kill-server"], capture: false) }
 }

@@ -1,3 +1,4 @@
+import BluetideRecording
 import Foundation
 
 /// A JSON value as `--json` prints it: objects with sorted keys, numbers rounded to at most six
@@ -81,7 +82,7 @@ enum JSONOutputValue: Sendable, Equatable, Codable {
 
     private func write(to out: inout String) {
         switch self {
-        case let .string(value): Self.quote(value, into: &out)
+        case let .string(value): out += JSONText.quoted(value)
         case let .number(value): out += Self.format(value)
         case let .integer(value): out += String(value)
         case let .bool(value): out += value ? "true" : "false"
@@ -97,7 +98,7 @@ enum JSONOutputValue: Sendable, Equatable, Codable {
             out += "{"
             for (index, key) in members.keys.sorted().enumerated() {
                 if index > 0 { out += "," }
-                Self.quote(key, into: &out)
+                out += JSONText.quoted(key)
                 out += ":"
                 members[key]!.write(to: &out)
             }
@@ -115,22 +116,6 @@ enum JSONOutputValue: Sendable, Equatable, Codable {
         while text.hasSuffix("0") { text.removeLast() }
         if text.hasSuffix(".") { text.removeLast() }
         return text == "-0" ? "0" : text
-    }
-
-    private static func quote(_ text: String, into out: inout String) {
-        out += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
     }
 }
 
