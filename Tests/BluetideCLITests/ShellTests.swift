@@ -172,7 +172,7 @@ import Testing
 
     /// Types at the shell's prompt and reads the screen back (the UART tests' tmux helper).
     static func drive(_ tmux: Tmux) async throws {
-        _ = try await tmux.waitForScreen(containing: "Bluetide HRM> ")
+        _ = try await tmux.waitForScreen(containing: "Bluetide HRM>")  // capture-pane drops trailing spaces
         try await tmux.keys("rea", "Tab", "battery-l", "Tab", "Enter")
         let read = try await tmux.waitForScreen(containing: "2A19 Battery Level: 100 %")
         #expect(read.contains("Bluetide HRM> read battery-level"), "Tab completed the command and the name: \(read)")
