@@ -79,6 +79,11 @@ import Testing
         #expect(LoggingOptions.level(in: ["scan", "-vvv"]) == .trace)
         #expect(LoggingOptions.level(in: ["scan", "--log-level", "notice", "-v"]) == .notice)
         #expect(LoggingOptions.level(in: ["decode", "--", "-v"]) == .warning)
+        // Every command takes them, not only those that declare the option group.
+        #expect(try LoggingOptions.split(["decode", "-vv", "heart-rate", "--log-level", "info", "00"]).rest == ["decode", "heart-rate", "00"])
+        #expect(throws: CommandFailure.self) { try LoggingOptions.split(["scan", "--log-level", "loud"]) }
+        let decode = try await BluetideExecutable.run(["decode", "heart-rate", "-v", "0048"])
+        #expect(decode.status == 0 && decode.stdout.count == 1, "\(decode.stderr)")
     }
 
     @Test func numbersAreRoundedOneWay() {
