@@ -72,6 +72,9 @@ final class DeviceSession: Sendable {
         do { spec = try TransportSpec(parsing: options.transport) } catch {
             throw CommandFailure("--transport: \(error)")
         }
+        if plan.isEmpty, case .virtual(nil) = spec.kind {
+            appLogger.warning("the virtual transport has no devices of its own: add --emulate PROFILE (see bluetide emulate --list), share one with `bluetide emulate` in another process, or pick a radio with --transport (e.g. hci-socket:0)")
+        }
         if !plan.isEmpty {
             guard case let .virtual(name) = spec.kind else {
                 throw CommandFailure("--emulate needs a virtual transport (virtual or virtual:NAME), not \(options.transport)")

@@ -27,6 +27,15 @@ import Testing
         #expect(runtime.stderr.count == 1 && runtime.stderr[0].hasPrefix("bluetide: no device named Nobody"), "\(runtime.stderr)")
     }
 
+    @Test func plainVirtualWithNoDevicesWarnsAtStartAndSaysWhatToAdd() async throws {
+        let run = try await BluetideExecutable.run(["scan", "--timeout", "0.3"])
+        #expect(run.status == 0)
+        #expect(run.stderr.count == 1 && run.stderr[0].hasPrefix("WARNING bluetide.app: the virtual transport has no devices"), "\(run.stderr)")
+        #expect(run.stderr.first?.contains("--emulate PROFILE") == true)
+        let quiet = try await BluetideExecutable.run(["scan", "--timeout", "0.3", "--log-level", "error"])
+        #expect(quiet.stderr.isEmpty, "\(quiet.stderr)")
+    }
+
     @Test func withJSONErrorsAreOneJSONObjectOnStandardError() async throws {
         let runtime = try await BluetideExecutable.run(["read", "Nobody", "2A19", "--timeout", "0.5", "--emulate", "heart-rate", "--json"])
         #expect(runtime.status == 1)
