@@ -13,7 +13,8 @@ public struct BluetideCommand: AsyncParsableCommand {
               bluetide subscribe "Bluetide HR" heart-rate --emulate heart-rate --count 5
               bluetide decode --list
               bluetide decode heart-rate 164E1C03F402
-              bluetide decode csc 03A25E01006D0E4B63967F 03A45E0100D7124B63967F --circumference 2.105
+              bluetide decode csc 03A25E01006D0E4B63967F 03A45E0100D7124B63967F \\
+                  --circumference 2.105
               bluetide decode fec --json A4094E05192A5A1027FA403032
               bluetide shell "Bluetide HRM" --emulate heart-rate
 

@@ -11,7 +11,8 @@ public enum BluetideMain {
         StandardErrorLogHandler.bootstrap(level: LoggingOptions.level(in: given) ?? .warning)
         let json = given.prefix(while: { $0 != "--" }).contains("--json")
         do {
-            var command = try BluetideCommand.parseAsRoot(given)
+            // --log-level and -v/-vv work on every command: taken out here, before parsing.
+            var command = try BluetideCommand.parseAsRoot(try LoggingOptions.split(given).rest)
             appLogger.debug("bluetide \(BluetideVersion.current): \(given.joined(separator: " "))")
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()

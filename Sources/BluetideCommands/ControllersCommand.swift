@@ -20,7 +20,8 @@ struct ControllersCommand: AsyncParsableCommand {
 
             Examples:
               bluetide controllers tcp-server:_:9000 tcp-server:_:9001
-              bluetide controllers tcp-server:127.0.0.1:0 tcp-server:127.0.0.1:0 --exit-on-stdin-eof
+              bluetide controllers tcp-server:127.0.0.1:0 tcp-server:127.0.0.1:0 \\
+                  --exit-on-stdin-eof
             then, in other terminals:
               python Interop/bumble/peripheral.py tcp-client:127.0.0.1:9001
               python -m bumble.apps.bench central tcp-client:127.0.0.1:9000

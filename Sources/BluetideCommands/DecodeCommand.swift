@@ -17,8 +17,9 @@ struct DecodeCommand: ParsableCommand {
 
             Examples:
               bluetide decode heart-rate 164E1C03F402
-              bluetide decode csc 0302000000000004@0 0306000000000008@1 --circumference 2.096
-              printf '00 48\n00 4A\n' | bluetide decode heart-rate --json
+              bluetide decode csc 0302000000000004@0 0306000000000008@1 \\
+                  --circumference 2.096
+              printf '00 48\\n00 4A\\n' | bluetide decode heart-rate --json
             """)
 
     @Argument(help: "Profile name (see --list).")
@@ -87,11 +88,14 @@ struct DecodeCommand: ParsableCommand {
                 throw CommandFailure.usage("packet \(index + 1) (\(bytes.spacedHex)): \(descriptor.name): \(error)")
             }
             if json {
-                output.append(try JSONLine.encode(profile: descriptor.name, bytes: bytes, time: time, packet: packet))
+                output.append(JSONOutput.line("decoded", [
+                    "value": JSONOutput.value(bytes, decoded: packet.value, profile: descriptor.name, summary: packet.summary, derived: packet.derived),
+                    "arrivalSeconds": .number(time),
+                ]))
             } else {
                 var line = packet.summary
-                if let derived = packet.derived, let text = try? JSONLine.compact(derived), text != "{}" {
-                    line += "  →  " + text
+                if let derived = packet.derived, case let .object(fields) = JSONOutputValue.encoding(derived), !fields.isEmpty {
+                    line += "  →  " + HumanFormat.describe(.object(fields))
                 }
                 output.append(inputs.count > 1 ? "[\(index + 1)] \(line)" : line)
             }
@@ -115,41 +119,5 @@ struct DecodeCommand: ParsableCommand {
             let state = descriptor.isStateful ? "  (sequence: derives rates)" : ""
             return "\(descriptor.name)\(pad)  \(descriptor.summary)\(state)"
         }
-    }
-}
-
-/// JSON rendering of decoded packets.
-enum JSONLine {
-    private struct Box: Encodable {
-        let value: any Encodable
-        func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
-    }
-
-    private struct Line: Encodable {
-        let profile: String
-        let hex: String
-        let time: Double
-        let summary: String
-        let value: Box
-        let derived: Box?
-    }
-
-    static func encoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(
-            positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
-        return encoder
-    }
-
-    static func encode(profile: String, bytes: [UInt8], time: Double, packet: DecodedPacket) throws -> String {
-        let line = Line(
-            profile: profile, hex: bytes.hexString, time: time, summary: packet.summary,
-            value: Box(value: packet.value), derived: packet.derived.map { Box(value: $0) })
-        return String(decoding: try encoder().encode(line), as: UTF8.self)
-    }
-
-    static func compact(_ value: any Encodable) throws -> String {
-        String(decoding: try encoder().encode(Box(value: value)), as: UTF8.self)
     }
 }

@@ -82,13 +82,27 @@ struct DemoEvent: Sendable {
     /// The text line: section headings stand alone, other lines are indented under them.
     var text: String { kind == "section" ? "\n== \(summary) ==" : "  " + (label ?? "") + summary }
 
-    /// One JSON object.
+    /// One record of the one schema: `type` is the kind, `source` the part of the demo
+    /// (`world`, `scan`, a model name); an address in the fields becomes the `device` object,
+    /// numbers become numbers (an empty field is null).
     var jsonLine: String {
-        var all = fields
-        all["device"] = device
-        all["event"] = kind
-        all["summary"] = summary
-        return EmulateCommand.jsonLine(all)
+        var rest = fields
+        var object: [String: JSONOutputValue] = ["source": .string(device), "summary": .string(summary)]
+        if let address = rest.removeValue(forKey: "address") {
+            var seen = JSONOutput.device(text: address, name: rest.removeValue(forKey: "name"))
+            if let rssi = rest.removeValue(forKey: "rssi").flatMap({ Int64($0) }), case var .object(members) = seen {
+                members["rssiDbm"] = .integer(rssi)
+                seen = .object(members)
+            }
+            object["device"] = seen
+        }
+        for (key, text) in rest {
+            if text.isEmpty { object[key] = .null }
+            else if let integer = Int64(text) { object[key] = .integer(integer) }
+            else if let number = Double(text), number.isFinite { object[key] = .number(number) }
+            else { object[key] = .string(text) }
+        }
+        return JSONOutput.line(kind, object)
     }
 }
 
@@ -135,7 +149,7 @@ actor DemoWorld {
             emit(DemoEvent(
                 device: name, kind: "started",
                 summary: "advertising as \"\(peripheral.advertisedName)\" from \(address.string)",
-                fields: ["name": peripheral.advertisedName, "address": address.string], label: pad(name, 11)))
+                fields: ["name": peripheral.advertisedName, "address": address.description], label: pad(name, 11)))
         }
         let bluetooth: Bluetooth
         do { bluetooth = try await Bluetooth.open(transport: linkSpec) } catch {
@@ -162,7 +176,7 @@ actor DemoWorld {
             emit(DemoEvent(
                 device: "scan", kind: "found",
                 summary: "\(pad(shown, 14)) \(pad(advertisement.address.string, 19)) \(advertisement.rssi) dBm",
-                fields: ["model": name, "name": shown, "address": advertisement.address.string, "rssi": "\(advertisement.rssi)"]))
+                fields: ["model": name, "name": shown, "address": advertisement.address.description, "rssi": "\(advertisement.rssi)"]))
         }
 
         // Connect to each, one at a time (a controller makes one connection at a time).

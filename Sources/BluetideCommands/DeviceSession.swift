@@ -72,6 +72,9 @@ final class DeviceSession: Sendable {
         do { spec = try TransportSpec(parsing: options.transport) } catch {
             throw CommandFailure("--transport: \(error)")
         }
+        if plan.isEmpty, case .virtual(nil) = spec.kind {
+            appLogger.warning("the virtual transport has no devices of its own: add --emulate PROFILE (see bluetide emulate --list), share one with `bluetide emulate` in another process, or pick a radio with --transport (e.g. hci-socket:0)")
+        }
         if !plan.isEmpty {
             guard case let .virtual(name) = spec.kind else {
                 throw CommandFailure("--emulate needs a virtual transport (virtual or virtual:NAME), not \(options.transport)")
@@ -204,7 +207,7 @@ enum CharacteristicLookup {
 
     /// "2A37 Heart Rate Measurement" style label.
     static func describe(_ uuid: BluetoothUUID) -> String {
-        let short = uuid.uuid16.map { String(format: "%04X", $0) } ?? "\(uuid)"
+        let short = uuid.shortString
         return uuid.name.map { "\(short) \($0)" } ?? short
     }
 
@@ -265,10 +268,12 @@ enum JSONObjectLine {
         return object
     }
 
+    /// The line, with numbers written as every `--json` writes them (``JSONOutputValue``).
     static func line(_ object: [String: Any]) -> String {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             return "{}"
         }
-        return String(decoding: data, as: UTF8.self)
+        guard let value = try? JSONDecoder().decode(JSONOutputValue.self, from: data) else { return String(decoding: data, as: UTF8.self) }
+        return value.text
     }
 }

@@ -25,7 +25,8 @@ struct EmulateCommand: AsyncParsableCommand {
 
             Examples:
               bluetide emulate --list
-              bluetide emulate heart-rate --transport serial:/dev/ttyACM0 --name "Test HRM"
+              bluetide emulate heart-rate --transport serial:/dev/ttyACM0 \\
+                  --name "Test HRM"
               bluetide emulate ftms-bike --option power=250 --duration 60 --json
               bluetide emulate heart-rate csc punch
             """)
@@ -91,19 +92,17 @@ struct EmulateCommand: AsyncParsableCommand {
             }
             peripherals.append(peripheral)
             let address = await peripheral.address ?? plan.addresses[index]
-            output.emit(json ? Self.jsonLine([
-                "event": "started", "device": descriptor.name, "name": peripheral.advertisedName,
-                "address": address.string, "transport": "\(plan.transport)",
-            ]) : "\(descriptor.name): advertising as \"\(peripheral.advertisedName)\" from \(address.string) (random static) on \(plan.transport)")
+            output.emit(json ? JSONOutput.line("started", [
+                "model": .string(descriptor.name), "device": JSONOutput.device(address, name: peripheral.advertisedName),
+                "transport": .string("\(plan.transport)"),
+            ]) : "\(descriptor.name): advertising as \"\(peripheral.advertisedName)\" from \(address) (random static) on \(plan.transport)")
             let prefix = plan.descriptors.count > 1 ? "[\(descriptor.name)] " : ""
             let json = self.json
             let events = peripheral.events
             Task {
                 for await event in events {
                     if json {
-                        var fields = event.fields
-                        fields["device"] = fields["device"] ?? descriptor.name
-                        output.emit(Self.jsonLine(fields))
+                        output.emit(Self.jsonLine(event, model: descriptor.name))
                     } else {
                         output.emit(prefix + event.description)
                     }
@@ -184,9 +183,37 @@ struct EmulateCommand: AsyncParsableCommand {
         }
     }
 
-    static func jsonLine(_ fields: [String: String]) -> String {
-        guard let data = try? JSONLine.encoder().encode(fields) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+    /// An emulated device's event as a record of the one schema: `connected` (the `peer`),
+    /// `disconnected`, `written` (characteristic, value, `attError` when refused), `subscription`
+    /// (`configuration`: 1 notify, 2 indicate, 0 none), `advertising-failed`.
+    static func jsonLine(_ event: EmulationEvent, model: String) -> String {
+        var fields: [String: JSONOutputValue] = ["model": .string(model)]
+        let type: String
+        switch event {
+        case let .connected(connection, peer):
+            type = "connected"
+            fields["connection"] = .integer(Int64(connection))
+            fields["peer"] = JSONOutput.device(peer)
+        case let .disconnected(connection, reason):
+            type = "disconnected"
+            fields["connection"] = .integer(Int64(connection))
+            fields["reason"] = .string("\(reason)")
+        case let .wrote(connection, _, characteristic, value, attError):
+            type = "written"
+            fields["connection"] = .integer(Int64(connection))
+            fields["characteristic"] = JSONOutput.characteristic(characteristic)
+            fields["value"] = JSONOutput.value(value)
+            if let attError { fields["attError"] = .integer(Int64(attError)) }
+        case let .subscribed(connection, _, characteristic, configuration):
+            type = "subscription"
+            fields["connection"] = .integer(Int64(connection))
+            fields["characteristic"] = JSONOutput.characteristic(characteristic)
+            fields["configuration"] = .integer(Int64(configuration))
+        case let .advertisingFailed(message):
+            type = "advertising-failed"
+            fields["message"] = .string(message)
+        }
+        return JSONOutput.line(type, fields)
     }
 }
 

@@ -20,7 +20,8 @@ struct GATTBench: AsyncParsableCommand {
 
             Build with -c release for meaningful figures:
               swift run -c release bluetide bench gatt
-              swift run -c release bluetide bench gatt --mtu 517 --packet-size 514 --packet-count 5000 --json
+              swift run -c release bluetide bench gatt --mtu 517 --packet-size 514 \\
+                  --packet-count 5000 --json
             """)
 
     @Option(name: .long, help: "ATT MTU both stacks offer (23-517).")

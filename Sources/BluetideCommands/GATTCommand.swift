@@ -73,13 +73,15 @@ struct GATTCommand: AsyncParsableCommand {
                     if characteristic.properties.contains(.read) {
                         do {
                             let bytes = try await connection.read(characteristic.uuid)
-                            entry["hex"] = bytes.hexString
+                            var value: [String: Any] = ["hex": bytes.hexString]
                             let decoding = try ValueDecoding(uuid: characteristic.uuid, profile: nil)
                             let decoded = decoding.decode(bytes, at: 0)
                             valueText = " = \(bytes.spacedHex)"
-                            if let summary = decoded.summary { valueText += "  \(summary)"; entry["summary"] = summary }
-                            if let value = decoded.value { entry["decoded"] = JSONObjectLine.embed(value) }
-                            if let error = decoded.error { valueText += "  (does not decode: \(error))"; entry["decodeError"] = error }
+                            if let profile = decoding.profile { value["profile"] = profile }
+                            if let summary = decoded.summary { valueText += "  \(summary)"; value["summary"] = summary }
+                            if let decodedValue = decoded.value { value["decoded"] = JSONObjectLine.embed(decodedValue) }
+                            if let error = decoded.error { valueText += "  (does not decode: \(error))"; value["decodeError"] = error }
+                            entry["value"] = value
                         } catch {
                             valueText = "  (read failed: \(error))"
                             entry["readError"] = "\(error)"
@@ -95,10 +97,11 @@ struct GATTCommand: AsyncParsableCommand {
                         var text = "    descriptor \(CharacteristicLookup.describe(descriptor.uuid)) (handle \(descriptor.handle))"
                         do {
                             let bytes = try await connection.readDescriptor(descriptor.uuid, of: characteristic.uuid)
-                            item["hex"] = bytes.hexString
+                            var value: [String: Any] = ["hex": bytes.hexString]
                             text += " = \(bytes.spacedHex)"
+                            defer { item["value"] = value }
                             if let meaning = DescriptorMeaning.describe(descriptor.uuid, bytes) {
-                                item["summary"] = meaning
+                                value["summary"] = meaning
                                 text += "  \(meaning)"
                             }
                         } catch {
@@ -122,7 +125,12 @@ struct GATTCommand: AsyncParsableCommand {
                 if let name = service.service.uuid.name { serviceEntry["name"] = name }
                 jsonServices.append(serviceEntry)
             }
-            if json { output.emit(JSONObjectLine.line(["device": label, "services": jsonServices])) }
+            if json {
+                let name = label.hasSuffix(" (\(connection.address))") ? String(label.dropLast(" (\(connection.address))".count)) : nil
+                output.emit(JSONObjectLine.line([
+                    "type": "gatt", "device": JSONObjectLine.embed(JSONOutput.device(connection.address, name: name)), "services": jsonServices,
+                ]))
+            }
         } catch {
             await session.close()
             throw error

@@ -27,18 +27,16 @@ struct ValueFormatOptions: ParsableArguments {
     @Flag(name: .long, help: "Print one JSON object per value.")
     var json = false
 
-    /// One value's line: decoded summary with hex, hex alone, or JSON.
-    func line(_ bytes: [UInt8], decoding: ValueDecoding, at time: Double, extra: [String: Any] = [:]) -> String {
+    /// One value's line: decoded summary with hex, hex alone, or a JSON record of `type`
+    /// (`read`, `notification`, …) with the characteristic, the value and `extra` fields.
+    func line(_ bytes: [UInt8], decoding: ValueDecoding, at time: Double, type: String = "value", extra: [String: JSONOutputValue] = [:]) -> String {
         let decoded = raw ? (summary: nil, value: nil, error: nil) : decoding.decode(bytes, at: time)
         if json {
             var object = extra
-            object["characteristic"] = CharacteristicLookup.describe(decoding.uuid).split(separator: " ").first.map(String.init) ?? ""
-            object["hex"] = bytes.hexString
-            if let profile = decoding.profile, !raw { object["profile"] = profile }
-            if let summary = decoded.summary { object["summary"] = summary }
-            if let value = decoded.value { object["decoded"] = JSONObjectLine.embed(value) }
-            if let error = decoded.error { object["decodeError"] = error }
-            return JSONObjectLine.line(object)
+            object["characteristic"] = JSONOutput.characteristic(decoding.uuid)
+            object["value"] = JSONOutput.value(
+                bytes, decoded: decoded.value, profile: raw ? nil : decoding.profile, summary: decoded.summary, decodeError: decoded.error)
+            return JSONOutput.line(type, object)
         }
         if raw { return bytes.spacedHex }
         if let error = decoded.error {
@@ -87,7 +85,7 @@ struct ReadCommand: AsyncParsableCommand {
                 throw CommandFailure("value \(bytes.spacedHex) of \(CharacteristicLookup.describe(characteristic.uuid)) does not decode as \(decoding.profile ?? "?"): \(error)")
             }
             let fresh = try ValueDecoding(uuid: characteristic.uuid, profile: format.profile)
-            output.emit(format.line(bytes, decoding: fresh, at: 0))
+            output.emit(format.line(bytes, decoding: fresh, at: 0, type: "read"))
         } catch {
             await session.close()
             throw error

@@ -16,8 +16,10 @@ struct RecordCommand: AsyncParsableCommand {
             seconds or --count values. Play the log back with bluetide replay.
 
             Examples:
-              bluetide record "Bluetide HRM" --emulate heart-rate --out hrm.jsonl --duration 10
-              bluetide record "Bluetide CSC" 2A5B --emulate csc --out ride.jsonl --snoop ride.btsnoop --duration 30
+              bluetide record "Bluetide HRM" --emulate heart-rate --out hrm.jsonl \\
+                  --duration 10
+              bluetide record "Bluetide CSC" 2A5B --emulate csc --out ride.jsonl \\
+                  --snoop ride.btsnoop --duration 30
               bluetide replay hrm.jsonl
             """)
 
@@ -113,8 +115,8 @@ struct RecordCommand: AsyncParsableCommand {
                     }
                 })
             }
-            output.emit(json ? JSONObjectLine.line(["event": "recording", "device": label, "out": out,
-                                                     "characteristics": chosen.map { CharacteristicLookup.describe($0.1.uuid) }])
+            output.emit(json ? JSONOutput.line("recording", ["device": JSONOutput.device(address, name: name == "\(address)" ? nil : name.components(separatedBy: " (").first), "out": .string(out),
+                                                     "characteristics": .array(chosen.map { JSONOutput.characteristic($0.1.uuid) })])
                         : "recording \(chosen.map { CharacteristicLookup.describe($0.1.uuid) }.joined(separator: ", ")) from \(label) to \(out)")
             let ender = Task {
                 if stopOnSignals { await StopSignal.install(duration: duration).wait() } else if let duration { try? await Task.sleep(for: .seconds(duration)) } else {
@@ -139,14 +141,14 @@ struct RecordCommand: AsyncParsableCommand {
                     throw CommandFailure("cannot write \(out): \(error)")
                 }
                 let format = lineFormat
-                output.emit(format.line(arrival.bytes, decoding: decoding, at: record.timestamp,
-                                        extra: json ? ["t": record.timestamp] : [:]))
+                output.emit(format.line(arrival.bytes, decoding: decoding, at: record.timestamp, type: "recorded",
+                                        extra: json ? ["time": JSONOutput.time(monotonic: record.timestamp)] : [:]))
                 written += 1
                 if let count, written >= count { break }
             }
             for task in subscriptions { task.cancel() }
             do { try writer.close() } catch { throw CommandFailure("cannot finish \(out): \(error)") }
-            output.emit(json ? JSONObjectLine.line(["event": "stopped", "records": written, "out": out])
+            output.emit(json ? JSONOutput.line("stopped", ["records": .integer(Int64(written)), "out": .string(out)])
                         : "recorded \(written) value\(written == 1 ? "" : "s") to \(out)\(snoop.map { " (HCI capture: \($0))" } ?? "")")
         } catch {
             for task in subscriptions { task.cancel() }

@@ -17,11 +17,12 @@ public struct ReflexCoachCommand: AsyncParsableCommand {
         abstract: "Reflex trainer coach: athletes, saved sequences, live sessions, history, CSV export and charts.",
         discussion: """
             Examples:
-              bluetide reflex coach athletes add "Ana Ruiz" --birth-date 2004-05-17 --sex female
+              bluetide reflex coach athletes add "Ana Ruiz" --birth-date 2004-05-17 \\
+                  --sex female
               bluetide reflex coach sequences save Jab --targets 0,3,5,1 --times 900
               bluetide reflex coach run --athlete "Ana Ruiz" --sequence Jab --emulate
               bluetide reflex coach history --athlete "Ana Ruiz"
-              bluetide reflex coach serve --emulate        (then open http://localhost:8080)
+              bluetide reflex coach serve --emulate (then open http://localhost:8080)
             """,
         subcommands: ReflexCoachCommand.subcommandTypes)
 

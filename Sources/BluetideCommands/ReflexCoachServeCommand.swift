@@ -30,7 +30,8 @@ struct ReflexCoachServe: AsyncParsableCommand {
                   the same, with three sample athletes and a few weeks of history to look at
               bluetide reflex coach serve --transport hci-socket:0 --db ~/gym.sqlite
                   a real trainer through the adapter hci0 (bring it down first: sudo hciconfig hci0 down)
-              bluetide reflex coach serve --transport tcp-client:127.0.0.1:9000 --device Reflex-C1C2
+              bluetide reflex coach serve --transport tcp-client:127.0.0.1:9000 \\
+                  --device Reflex-C1C2
                   a trainer behind a controller on TCP (e.g. `bluetide controllers`), picked by name
             """)
 

@@ -30,7 +30,8 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
             Examples:
               bluetide reflex device --gpio sim
               bluetide reflex device --config /etc/reflex.conf --transport hci-socket:0
-              bluetide reflex device --gpio sim --transport tcp-client:127.0.0.1:9000 --duration 60
+              bluetide reflex device --gpio sim --transport tcp-client:127.0.0.1:9000 \\
+                  --duration 60
             """)
 
     @Option(name: .long, help: "GPIO configuration file (docs/gpio-config.md).")

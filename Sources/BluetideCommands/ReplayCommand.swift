@@ -24,7 +24,8 @@ struct ReplayCommand: AsyncParsableCommand {
             Examples:
               bluetide replay ride.jsonl
               bluetide replay ride.jsonl --speed 10 --json
-              bluetide replay ride.jsonl --as-peripheral --transport serial:/dev/ttyACM0 --name "Replayed CSC"
+              bluetide replay ride.jsonl --as-peripheral \\
+                  --transport serial:/dev/ttyACM0 --name "Replayed CSC"
             """)
 
     @Argument(help: "Value log to play (docs/value-log-format.md).")
@@ -104,34 +105,27 @@ struct ReplayCommand: AsyncParsableCommand {
     func line(for decoded: DecodedValueRecord) -> String {
         let record = decoded.record
         if json {
-            var object: [String: Any] = [
-                "t": record.timestamp, "device": record.device.address, "characteristic": record.characteristic.shortString,
-                "operation": record.operation.rawValue, "hex": record.value.hexString, "summary": decoded.summary,
+            // The recorded moment: monotonic seconds from the log, and its wall clock when it has one.
+            let wall = record.wallClock.flatMap { $0.isRepresentable ? $0.date : nil } ?? Date()
+            var object: [String: JSONOutputValue] = [
+                "time": JSONOutput.time(monotonic: max(0, record.timestamp), wall: wall),
+                "device": JSONOutput.device(text: record.device.address, name: record.device.name),
+                "characteristic": JSONOutput.characteristic(record.characteristic),
+                "operation": .string(record.operation.rawValue),
+                "value": JSONOutput.value(
+                    record.value, decoded: decoded.packet?.value, profile: decoded.profile, summary: decoded.summary,
+                    derived: decoded.packet?.derived),
             ]
-            if let service = record.service { object["service"] = service.shortString }
-            if let name = record.device.name { object["device_name"] = name }
-            if let profile = decoded.profile { object["profile"] = profile }
-            if let packet = decoded.packet {
-                if let value = try? JSONLine.compact(packet.value), let parsed = Self.parse(value) { object["value"] = parsed }
-                if let derived = packet.derived, let text = try? JSONLine.compact(derived), let parsed = Self.parse(text) {
-                    object["derived"] = parsed
-                }
-            }
-            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-            else { return "{}" }
-            return String(decoding: data, as: UTF8.self)
+            if let service = record.service { object["service"] = JSONOutput.characteristic(service) }
+            return JSONOutput.line("replayed", object)
         }
         var text = String(format: "%9.3f ", record.timestamp)
         text += "\(record.characteristic) \(record.operation.rawValue)"
         text += ": \(decoded.summary)"
-        if let derived = decoded.packet?.derived, let extra = try? JSONLine.compact(derived), extra != "{}" {
-            text += "  →  " + extra
+        if let derived = decoded.packet?.derived, case let .object(fields) = JSONOutputValue.encoding(derived), !fields.isEmpty {
+            text += "  →  " + HumanFormat.describe(.object(fields))
         }
         return text
-    }
-
-    private static func parse(_ json: String) -> Any? {
-        try? JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed])
     }
 
     private func serve(_ log: ValueLog, pace: ReplayPace, decoder: ValueLogDecoder) async throws {
@@ -155,8 +149,10 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         let printer = LinePrinter()
         printer.emit(json
-            ? EmulateCommand.jsonLine(["event": "started", "name": peripheral.advertisedName, "address": address.string,
-                                       "transport": "\(spec)", "records": String(peripheral.records.count)])
+            ? JSONOutput.line("started", [
+                "device": JSONOutput.device(address, name: peripheral.advertisedName), "transport": .string("\(spec)"),
+                "records": .integer(Int64(peripheral.records.count)),
+            ])
             : "replay: advertising as \"\(peripheral.advertisedName)\" from \(address.string) (random static) on \(spec); \(peripheral.records.count) values play once a central subscribes")
         let played = peripheral.played
         let json = self.json

@@ -132,17 +132,24 @@ struct ScanCommand: AsyncParsableCommand {
         return lines
     }
 
+    /// An `advertisement` record: the device (with its RSSI), services as UUID objects (named
+    /// where the UUID is assigned), TX power, manufacturer data by company identifier.
     static func jsonLine(_ device: Advertisement) -> String {
-        var object: [String: Any] = [
-            "address": device.address.description, "rssi": device.rssi, "connectable": device.isConnectable,
-            "services": device.serviceUUIDs.map { $0.uuid16.map { String(format: "%04X", $0) } ?? "\($0)" },
-            "serviceNames": device.serviceUUIDs.map { $0.name ?? "" }, "color": RSSIColor(rssi: device.rssi).hex,
-        ]
-        if let name = device.name { object["name"] = name }
-        if let tx = device.txPower { object["txPower"] = tx }
-        if !device.manufacturerData.isEmpty {
-            object["manufacturerData"] = Dictionary(uniqueKeysWithValues: device.manufacturerData.map { (String(format: "0x%04X", $0.key), $0.value.hexString) })
+        var seen: JSONOutputValue = JSONOutput.device(device.address, name: device.name)
+        if case var .object(fields) = seen {
+            fields["rssiDbm"] = .integer(Int64(device.rssi))
+            seen = .object(fields)
         }
-        return JSONObjectLine.line(object)
+        var object: [String: JSONOutputValue] = [
+            "device": seen, "rssiDbm": .integer(Int64(device.rssi)), "connectable": .bool(device.isConnectable),
+            "services": .array(device.serviceUUIDs.map(JSONOutput.characteristic)), "color": .string(RSSIColor(rssi: device.rssi).hex),
+        ]
+        if let tx = device.txPower { object["txPowerDbm"] = .integer(Int64(tx)) }
+        if !device.manufacturerData.isEmpty {
+            object["manufacturerData"] = .array(device.manufacturerData.keys.sorted().map { company in
+                ["companyId": .integer(Int64(company)), "value": JSONOutput.value(device.manufacturerData[company] ?? [])]
+            })
+        }
+        return JSONOutput.line("advertisement", object)
     }
 }

@@ -15,7 +15,8 @@ struct SubscribeCommand: AsyncParsableCommand {
             Examples:
               bluetide subscribe "Bluetide HRM" heart-rate --emulate heart-rate --count 5
               bluetide subscribe "Bluetide CSC" 2A5B --emulate csc --json --duration 10
-              bluetide subscribe C6:C5:C4:C3:C2:C1/R 2A37 --transport serial:/dev/ttyACM0 --reconnect
+              bluetide subscribe C6:C5:C4:C3:C2:C1/R 2A37 \\
+                  --transport serial:/dev/ttyACM0 --reconnect
             """)
 
     @OptionGroup var target: CharacteristicTarget
@@ -61,11 +62,11 @@ struct SubscribeCommand: AsyncParsableCommand {
                 for await event in connection.events {
                     switch event {
                     case let .reconnecting(attempt):
-                        output.emit(json ? JSONObjectLine.line(["event": "reconnecting", "attempt": attempt]) : "reconnecting to \(label) (attempt \(attempt))…")
+                        output.emit(json ? JSONOutput.line("reconnecting", ["attempt": .integer(Int64(attempt))]) : "reconnecting to \(label) (attempt \(attempt))…")
                     case .reconnected:
-                        output.emit(json ? JSONObjectLine.line(["event": "reconnected"]) : "reconnected to \(label)")
+                        output.emit(json ? JSONOutput.line("reconnected", [:]) : "reconnected to \(label)")
                     case let .disconnected(reason):
-                        output.emit(json ? JSONObjectLine.line(["event": "disconnected", "reason": "\(reason)"]) : "link lost: \(reason)")
+                        output.emit(json ? JSONOutput.line("disconnected", ["reason": .string("\(reason)")]) : "link lost: \(reason)")
                     default:
                         break
                     }
@@ -78,7 +79,7 @@ struct SubscribeCommand: AsyncParsableCommand {
                 var seen = 0
                 for try await bytes in values {
                     let time = Self.seconds(since: start)
-                    output.emit(format.line(bytes, decoding: decoding, at: time, extra: json ? ["t": (time * 1000).rounded() / 1000] : [:]))
+                    output.emit(format.line(bytes, decoding: decoding, at: time, type: "notification", extra: json ? ["time": JSONOutput.time(monotonic: time)] : [:]))
                     seen += 1
                     if let limit, seen >= limit { return }
                 }

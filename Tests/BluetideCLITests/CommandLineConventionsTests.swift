@@ -27,6 +27,15 @@ import Testing
         #expect(runtime.stderr.count == 1 && runtime.stderr[0].hasPrefix("bluetide: no device named Nobody"), "\(runtime.stderr)")
     }
 
+    @Test func plainVirtualWithNoDevicesWarnsAtStartAndSaysWhatToAdd() async throws {
+        let run = try await BluetideExecutable.run(["scan", "--timeout", "0.3"])
+        #expect(run.status == 0)
+        #expect(run.stderr.count == 1 && run.stderr[0].hasPrefix("WARNING bluetide.app: the virtual transport has no devices"), "\(run.stderr)")
+        #expect(run.stderr.first?.contains("--emulate PROFILE") == true)
+        let quiet = try await BluetideExecutable.run(["scan", "--timeout", "0.3", "--log-level", "error"])
+        #expect(quiet.stderr.isEmpty, "\(quiet.stderr)")
+    }
+
     @Test func withJSONErrorsAreOneJSONObjectOnStandardError() async throws {
         let runtime = try await BluetideExecutable.run(["read", "Nobody", "2A19", "--timeout", "0.5", "--emulate", "heart-rate", "--json"])
         #expect(runtime.status == 1)
@@ -79,6 +88,11 @@ import Testing
         #expect(LoggingOptions.level(in: ["scan", "-vvv"]) == .trace)
         #expect(LoggingOptions.level(in: ["scan", "--log-level", "notice", "-v"]) == .notice)
         #expect(LoggingOptions.level(in: ["decode", "--", "-v"]) == .warning)
+        // Every command takes them, not only those that declare the option group.
+        #expect(try LoggingOptions.split(["decode", "-vv", "heart-rate", "--log-level", "info", "00"]).rest == ["decode", "heart-rate", "00"])
+        #expect(throws: CommandFailure.self) { try LoggingOptions.split(["scan", "--log-level", "loud"]) }
+        let decode = try await BluetideExecutable.run(["decode", "heart-rate", "-v", "0048"])
+        #expect(decode.status == 0 && decode.stdout.count == 1, "\(decode.stderr)")
     }
 
     @Test func numbersAreRoundedOneWay() {
@@ -89,6 +103,8 @@ import Testing
         let value: JSONOutputValue = ["cadenceRPM": 90.02197802197801, "speedKilometresPerHour": 13.7345, "flags": ["a\"b"]]
         #expect(value.text == #"{"cadenceRPM":90.021978,"flags":["a\"b"],"speedKilometresPerHour":13.7345}"#)
         #expect(HumanFormat.describe(value) == "cadence 90.02 rpm, flags a\"b, speed 13.73 km/h")
+        struct Trainer: Encodable { let distanceMeters = 12; let att_error = 1 }
+        #expect(JSONOutputValue.encoding(Trainer()).text == #"{"attError":1,"distanceMetres":12}"#)
     }
 
     /// Every example line in every command's help fits in 80 columns once indented, so the
@@ -98,8 +114,13 @@ import Testing
         func visit(_ command: any ParsableCommand.Type, path: String) {
             let configuration = command.configuration
             let name = path.isEmpty ? (configuration.commandName ?? "bluetide") : "\(path) \(configuration.commandName ?? "")"
-            for line in configuration.discussion.split(separator: "\n") where line.trimmingCharacters(in: .whitespaces).hasPrefix("bluetide ") {
-                if line.count + 2 > 80 { tooLong.append("\(name): \(line)") }
+            // Example lines start with a command; a long one continues on lines after a " \\".
+            var continues = false
+            for line in configuration.discussion.split(separator: "\n") {
+                let text = line.trimmingCharacters(in: .whitespaces)
+                let isExample = continues || ["bluetide ", "python", "printf ", "swift "].contains { text.hasPrefix($0) }
+                if isExample, line.count + 2 > 80 { tooLong.append("\(name): \(line)") }
+                continues = isExample && text.hasSuffix("\\")
             }
             for subcommand in configuration.subcommands { visit(subcommand, path: name) }
         }

@@ -30,9 +30,12 @@ import Testing
         let lines = try render(["heart-rate", "--json", "16 4E 1C 03 F4 02"])
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
-        #expect(object["profile"] as? String == "heart-rate")
-        #expect(object["hex"] as? String == "164e1c03f402")
-        #expect(object["value"] is [String: Any])
+        // One schema (docs/json-output.md): the value object holds hex, profile and decoded fields.
+        #expect(object["type"] as? String == "decoded")
+        let value = try #require(object["value"] as? [String: Any])
+        #expect(value["profile"] as? String == "heart-rate")
+        #expect(value["hex"] as? String == "164e1c03f402")
+        #expect(value["decoded"] is [String: Any])
     }
 
     @Test func cscSequenceDerivesSpeed() throws {
@@ -41,7 +44,7 @@ import Testing
         #expect(lines.count == 2)
         let second = try #require(
             try JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any])
-        let derived = try #require(second["derived"] as? [String: Any])
+        let derived = try #require((second["value"] as? [String: Any])?["derived"] as? [String: Any])
         let text = "\(derived)"
         #expect(text.contains("13.7"), "derived values were \(text)")
     }

@@ -43,10 +43,11 @@ import Testing
 
     @Test func demoJSONLinesAreObjectsAndTextHasSections() {
         let event = DemoEvent(device: "hm10", kind: "value", summary: "data → \"hello\"", fields: ["echo": "hello"])
-        let object = try? JSONSerialization.jsonObject(with: Data(event.jsonLine.utf8)) as? [String: String]
-        #expect(object?["device"] == "hm10")
-        #expect(object?["event"] == "value")
-        #expect(object?["echo"] == "hello")
+        // One schema (docs/json-output.md): the kind is the record's type, the demo's part its source.
+        let object = try? JSONSerialization.jsonObject(with: Data(event.jsonLine.utf8)) as? [String: Any]
+        #expect(object?["source"] as? String == "hm10")
+        #expect(object?["type"] as? String == "value")
+        #expect(object?["echo"] as? String == "hello")
         #expect(DemoEvent(device: "scan", kind: "section", summary: "Scan").text.contains("== Scan =="))
     }
 
@@ -78,10 +79,10 @@ import Testing
         let (status, output) = try await Self.runProcess(["demo", "--duration", "2", "--json"])
         #expect(status == 0, "output: \(output.suffix(2000))")
         let objects = output.split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String]
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
         for device in DemoWorld.deviceNames {
-            #expect(objects.contains { $0["device"] == device && $0["event"] == "value" }, "no value from \(device)")
+            #expect(objects.contains { $0["source"] as? String == device && $0["type"] as? String == "value" }, "no value from \(device)")
         }
     }
 

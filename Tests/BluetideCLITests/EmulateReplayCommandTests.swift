@@ -59,9 +59,10 @@ import Testing
             if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] { objects.append(object) }
         }
         #expect(objects.count == 4)
-        #expect(objects[0]["characteristic"] as? String == "2A5B")
-        #expect(objects[0]["hex"] as? String == "03a25e01006d0e4b63967f")
-        #expect(objects[1]["derived"] is [String: Any])
+        // One schema (docs/json-output.md): characteristic and value are objects.
+        #expect((objects[0]["characteristic"] as? [String: Any])?["uuid"] as? String == "2A5B")
+        #expect((objects[0]["value"] as? [String: Any])?["hex"] as? String == "03a25e01006d0e4b63967f")
+        #expect((objects[1]["value"] as? [String: Any])?["derived"] is [String: Any])
     }
 
     @Test func replayRefusesBadInput() throws {
@@ -84,12 +85,14 @@ import Testing
         #expect(run.status == 0)
         let started = run.stdout.compactMap { line in
             try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-        }.filter { $0["event"] as? String == "started" }
-        #expect(started.map { $0["device"] as? String } == ["heart-rate", "punch"])
+        }.filter { $0["type"] as? String == "started" }
+        #expect(started.map { $0["model"] as? String } == ["heart-rate", "punch"])
         for object in started {
-            #expect((object["name"] as? String)?.isEmpty == false)
-            let address = try #require(object["address"] as? String)
+            let device = try #require(object["device"] as? [String: Any])
+            #expect((device["name"] as? String)?.isEmpty == false)
+            let address = try #require(device["address"] as? String)
             #expect(address.split(separator: ":").count == 6)
+            #expect(address.hasSuffix("/R"), "random addresses say so: \(address)")
         }
     }
 

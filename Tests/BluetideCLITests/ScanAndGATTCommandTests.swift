@@ -27,15 +27,16 @@ import Testing
         try await withGuard { try await command.execute(collector.output) }
         let objects = collector.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(objects.count == 1, "lines: \(collector.lines)")
-        #expect(objects.first?["name"] as? String == "Bluetide HRM")
-        #expect(objects.first?["rssi"] as? Int == -60)
+        let device = objects.first?["device"] as? [String: Any]
+        #expect(device?["name"] as? String == "Bluetide HRM")
+        #expect(objects.first?["rssiDbm"] as? Int == -60)
 
         let weak = LineCollector()
         let strongOnly = try ScanCommand.parse(
             ["--transport", privateLink(), "--emulate", "heart-rate@-60,csc@-50,hm10@-80", "--timeout", "1.5",
              "--json", "--min-rssi", "-65", "--name-prefix", "Bluetide"])
         try await withGuard { try await strongOnly.execute(weak.output) }
-        let names = weak.lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["name"] as? String }
+        let names = weak.lines.compactMap { ((try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["device"] as? [String: Any])?["name"] as? String }
         #expect(names == ["Bluetide CSC", "Bluetide HRM"])
     }
 
@@ -64,12 +65,15 @@ import Testing
         let heartRate = try #require(services.first { $0["uuid"] as? String == "180D" })
         let characteristics = try #require(heartRate["characteristics"] as? [[String: Any]])
         let sensor = try #require(characteristics.first { $0["uuid"] as? String == "2A38" })
-        #expect(sensor["hex"] as? String == "01")
-        #expect(sensor["decoded"] != nil)
+        // One schema (docs/json-output.md): a characteristic's value is an object with hex and decoded.
+        let sensorValue = try #require(sensor["value"] as? [String: Any])
+        #expect(sensorValue["hex"] as? String == "01")
+        #expect(sensorValue["decoded"] != nil)
         let measurementEntry = try #require(characteristics.first { $0["uuid"] as? String == "2A37" })
         let descriptors = try #require(measurementEntry["descriptors"] as? [[String: Any]])
         let cccdEntry = try #require(descriptors.first { $0["uuid"] as? String == "2902" })
-        #expect(cccdEntry["hex"] as? String == "0000")
-        #expect(cccdEntry["summary"] as? String == "not subscribed")
+        let cccdValue = try #require(cccdEntry["value"] as? [String: Any])
+        #expect(cccdValue["hex"] as? String == "0000")
+        #expect(cccdValue["summary"] as? String == "not subscribed")
     }
 }

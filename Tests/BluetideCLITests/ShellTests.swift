@@ -66,16 +66,16 @@ import Testing
         #expect(type("b\t").last == .showCompletions(["battery-level", "body-sensor-location"]))
         #expect(type("a\t").last == .redraw)
         #expect(editor.line == "read battery-level ")
-        // ← twice, Backspace, Ctrl-A, Ctrl-K: edits at the cursor.
+        // Backspace, ← twice, Backspace: edits at the cursor (the "v" before "el" goes).
         #expect(type("\u{7F}\u{1B}[D\u{1B}[D\u{7F}").last == .redraw)
-        #expect(editor.line == "read battery-lel")
-        #expect(type("\u{1B}[F\r") == [.redraw, .submit("read battery-lel")])
+        #expect(editor.line == "read battery-leel")
+        #expect(type("\u{1B}[F\r") == [.redraw, .submit("read battery-leel")])
         #expect(type("rssi\r") == [.redraw, .redraw, .redraw, .redraw, .submit("rssi")])
         // ↑ recalls the newest entry, ↑ again the one before, ↓ comes back; Ctrl-W deletes a word.
         #expect(type("\u{1B}[A").last == .redraw)
         #expect(editor.line == "rssi")
         _ = type("\u{1B}[A")
-        #expect(editor.line == "read battery-lel")
+        #expect(editor.line == "read battery-leel")
         #expect(type("\u{1B}[A").last == .bell)
         _ = type("\u{17}")
         #expect(editor.line == "read ")
@@ -159,69 +159,47 @@ import Testing
     @Test(.needs("tmux", install: "apt-get install tmux"))
     func atATerminalItEditsCompletesAndPrintsNotificationsAbovePrompt() async throws {
         let binary = try #require(DecodeCommandTests.bluetideBinary())
-        let terminal = try TmuxTerminal(command: "'\(binary.path)' shell 'Bluetide HRM' --emulate heart-rate")
-        defer { terminal.close() }
-        try await terminal.waitFor("Bluetide HRM> ")
-        try terminal.send(["rea", "Tab", "battery-l", "Tab", "Enter"])
-        try await terminal.waitFor("2A19 Battery Level: 100 %")
-        #expect(try terminal.screen().contains("Bluetide HRM> read battery-level"))
-        try terminal.send(["subscribe heart-rate", "Enter"])
-        try await terminal.waitFor("← 2A37 Heart Rate Measurement")
+        let tmux = try #require(Tmux(), "tmux is not installed: apt-get install tmux (.ci/run does)")
+        try tmux.start("'\(binary.path)' shell 'Bluetide HRM' --emulate heart-rate")
+        do {
+            try await Self.drive(tmux)
+        } catch {
+            await tmux.kill()
+            throw error
+        }
+        await tmux.kill()
+    }
+
+    /// Types at the shell's prompt and reads the screen back (the UART tests' tmux helper).
+    static func drive(_ tmux: Tmux) async throws {
+        _ = try await tmux.waitForScreen(containing: "Bluetide HRM>")  // capture-pane drops trailing spaces
+        try await tmux.keys("rea", "Tab", "battery-l", "Tab", "Enter")
+        let read = try await tmux.waitForScreen(containing: "2A19 Battery Level: 100 %")
+        #expect(read.contains("Bluetide HRM> read battery-level"), "Tab completed the command and the name: \(read)")
+        try await tmux.keys("subscribe heart-rate", "Enter")
+        _ = try await tmux.waitForScreen(containing: "← 2A37 Heart Rate Measurement")
         // A half-typed line stays below the notifications printed while typing.
-        try terminal.send(["unsub"])
-        try await terminal.waitFor { screen in
+        try await tmux.keys("unsub")
+        try await waitUntil(tmux) { screen in
             let lines = screen.split(separator: "\n").map(String.init)
             guard let typed = lines.lastIndex(where: { $0.hasPrefix("Bluetide HRM> unsub") }) else { return false }
             return lines[..<typed].filter { $0.hasPrefix("← 2A37") }.count >= 2
         }
-        try terminal.send(["C-u", "Up", "Up", "Enter"])
-        try await terminal.waitFor { $0.components(separatedBy: "2A19 Battery Level: 100 %").count == 3 }
-        try terminal.send(["C-d"])
-        try await terminal.waitFor("EXIT=0")
-    }
-}
-
-/// A command run in a detached tmux session on a private tmux server: keys in, screen out.
-struct TmuxTerminal {
-    let socket = "bluetide-test-\(UUID().uuidString.prefix(8))"
-    let tmux: URL
-
-    init(command: String) throws {
-        tmux = try #require(OptionalTool.executable("tmux"), "tmux is not installed: apt-get install tmux (.ci/run does)")
-        try run(["new-session", "-d", "-s", "t", "-x", "160", "-y", "50", "\(command); echo EXIT=$?; sleep 60"])
+        // History: ↑ ↑ recalls the read; Ctrl-D leaves with status 0.
+        try await tmux.keys("C-u", "Up", "Up", "Enter")
+        try await waitUntil(tmux) { $0.components(separatedBy: "2A19 Battery Level: 100 %").count == 3 }
+        try await tmux.keys("C-d")
+        _ = try await tmux.waitForScreen(containing: "[exited 0]")
     }
 
-    @discardableResult
-    func run(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = tmux
-        process.arguments = ["-L", socket] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    func send(_ keys: [String]) throws { try run(["send-keys", "-t", "t"] + keys) }
-
-    func screen() throws -> String { try run(["capture-pane", "-p", "-t", "t"]) }
-
-    /// Waits (at most 30 s, checking the screen every 0.2 s) until `condition` holds.
-    func waitFor(_ condition: (String) -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        for _ in 0..<150 {
-            if condition(try screen()) { return }
-            try await Task.sleep(for: .milliseconds(200))
+    /// Waits (every 100 ms, at most about 60 s) until the screen satisfies `condition`.
+    static func waitUntil(_ tmux: Tmux, _ condition: (String) -> Bool) async throws {
+        var screen = ""
+        for _ in 0..<600 {
+            screen = (try? await tmux.screen()) ?? ""
+            if condition(screen) { return }
+            try await Task.sleep(for: .milliseconds(100))
         }
-        Issue.record("the terminal never showed what was expected; screen:\n\(try screen())", sourceLocation: sourceLocation)
-        throw TimedOut()
+        throw TmuxTimeout(description: "the screen never showed what was expected:\n\(screen)")
     }
-
-    func waitFor(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        try await waitFor({ $0.contains(text) }, sourceLocation: sourceLocation)
-    }
-
-    func close() { _ = try? run(["kill-server"]) }
 }

@@ -54,7 +54,12 @@ import Testing
         try await withGuard { try await jsonCommand.execute(json.output) }
         let objects = json.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(objects.count == 2)
-        #expect(objects.allSatisfy { $0["characteristic"] as? String == "2A37" && $0["decoded"] != nil && $0["hex"] is String })
+        // One schema (docs/json-output.md): characteristic and value are objects, with the time.
+        #expect(objects.allSatisfy { object in
+            let value = object["value"] as? [String: Any]
+            return (object["characteristic"] as? [String: Any])?["uuid"] as? String == "2A37" && value?["decoded"] != nil && value?["hex"] is String
+                && object["type"] as? String == "notification" && object["time"] is [String: Any]
+        })
     }
 
     @Test func recordWritesALogThatReadsBackAndReplaysToTheSameValues() async throws {

@@ -159,10 +159,13 @@ struct BumbleBenchCentral: AsyncParsableCommand {
             Examples, with two linked virtual controllers:
               bluetide controllers tcp-server:_:9000 tcp-server:_:9001
               python -m bumble.apps.bench peripheral tcp-client:127.0.0.1:9001
-              bluetide bench central --transport tcp-client:127.0.0.1:9000 --packet-count 300 --packet-size 500
+              bluetide bench central --transport tcp-client:127.0.0.1:9000 \\
+                  --packet-count 300 --packet-size 500
             Latency against a Bumble pong:
-              python -m bumble.apps.bench --scenario pong peripheral tcp-client:127.0.0.1:9001
-              bluetide bench central --transport tcp-client:127.0.0.1:9000 --scenario ping --packet-count 100 --packet-size 100
+              python -m bumble.apps.bench --scenario pong peripheral \\
+                  tcp-client:127.0.0.1:9001
+              bluetide bench central --transport tcp-client:127.0.0.1:9000 \\
+                  --scenario ping --packet-count 100 --packet-size 100
             """)
 
     @OptionGroup var link: BumbleBenchTransportOptions
@@ -199,8 +202,10 @@ struct BumbleBenchPeripheral: AsyncParsableCommand {
               bluetide bench peripheral --transport tcp-client:127.0.0.1:9001
               python -m bumble.apps.bench central tcp-client:127.0.0.1:9000
             Notifications towards a Bumble central:
-              bluetide bench peripheral --transport tcp-client:127.0.0.1:9001 --scenario send --packet-count 300
-              python -m bumble.apps.bench --scenario receive central tcp-client:127.0.0.1:9000
+              bluetide bench peripheral --transport tcp-client:127.0.0.1:9001 \\
+                  --scenario send --packet-count 300
+              python -m bumble.apps.bench --scenario receive central \\
+                  tcp-client:127.0.0.1:9000
             """)
 
     @OptionGroup var link: BumbleBenchTransportOptions
@@ -237,7 +242,8 @@ struct BumbleBenchLoopback: AsyncParsableCommand {
             Examples:
               bluetide bench loopback --packet-count 1000 --packet-size 244
               bluetide bench loopback --scenario receive --packet-count 1000
-              bluetide bench loopback --scenario ping --packet-count 50 --packet-size 100 --json
+              bluetide bench loopback --scenario ping --packet-count 50 \\
+                  --packet-size 100 --json
             """)
 
     @OptionGroup var options: BumbleBenchOptions

@@ -26,6 +26,15 @@ enum JSONOutput {
         return .object(object)
     }
 
+    /// A device known by text (a value log's `device`): an address with its type when the text
+    /// is one (`C6:C5:C4:C3:C2:C1`, `…/R`), otherwise `id` (a platform UUID, a virtual name).
+    static func device(text: String, name: String? = nil) -> JSONOutputValue {
+        if let address = try? BluetoothAddress(text) { return device(address, name: name) }
+        var object: [String: JSONOutputValue] = ["id": .string(text)]
+        if let name { object["name"] = .string(name) }
+        return .object(object)
+    }
+
     /// A moment: `utc` (ISO-8601 wall clock, milliseconds) and `monotonic` (seconds since the
     /// command started, to the microsecond).
     static func time(monotonic seconds: Double, wall: Date = Date()) -> JSONOutputValue {
@@ -43,7 +52,7 @@ enum JSONOutput {
     /// A characteristic: `uuid` (4 hex digits for 16-bit ones, else the full form) and its
     /// assigned `name` when it has one.
     static func characteristic(_ uuid: BluetoothUUID) -> JSONOutputValue {
-        var object: [String: JSONOutputValue] = ["uuid": .string(uuid.uuid16.map { String(format: "%04X", $0) } ?? "\(uuid)")]
+        var object: [String: JSONOutputValue] = ["uuid": .string(uuid.shortString)]
         if let name = uuid.name { object["name"] = .string(name) }
         return .object(object)
     }

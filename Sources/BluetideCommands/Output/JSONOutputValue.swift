@@ -1,9 +1,10 @@
+import BluetideRecording
 import Foundation
 
 /// A JSON value as `--json` prints it: objects with sorted keys, numbers rounded to at most six
 /// decimals (microseconds for seconds), no slashes escaped. Built from dictionaries or from any
 /// `Encodable` (a profile's decoded value), so every command writes numbers the same way.
-enum JSONOutputValue: Sendable, Equatable, Decodable {
+enum JSONOutputValue: Sendable, Equatable, Codable {
     case string(String)
     case number(Double)
     case integer(Int64)
@@ -23,6 +24,19 @@ enum JSONOutputValue: Sendable, Equatable, Decodable {
         else { self = .object(try container.decode([String: JSONOutputValue].self)) }
     }
 
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case let .string(value): try container.encode(value)
+        case let .number(value): try container.encode(value)
+        case let .integer(value): try container.encode(value)
+        case let .bool(value): try container.encode(value)
+        case .null: try container.encodeNil()
+        case let .array(items): try container.encode(items)
+        case let .object(members): try container.encode(members)
+        }
+    }
+
     /// `value` as JSON (through its `Encodable` conformance); `.null` when it cannot be encoded.
     static func encoding(_ value: any Encodable) -> JSONOutputValue {
         struct Box: Encodable {
@@ -34,7 +48,29 @@ enum JSONOutputValue: Sendable, Equatable, Decodable {
             positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
         guard let data = try? encoder.encode(Box(value: value)),
               let decoded = try? JSONDecoder().decode(JSONOutputValue.self, from: data) else { return .null }
-        return decoded
+        return decoded.withFieldNamesSpelledOneWay
+    }
+
+    /// The same value with every object key in the one spelling of docs/json-output.md:
+    /// lowerCamelCase (`att_error` → `attError`) and metres, not meters (`distanceMeters` →
+    /// `distanceMetres`), whatever the Swift type's property is called.
+    var withFieldNamesSpelledOneWay: JSONOutputValue {
+        switch self {
+        case let .array(items): return .array(items.map(\.withFieldNamesSpelledOneWay))
+        case let .object(members):
+            var renamed: [String: JSONOutputValue] = [:]
+            for (key, value) in members { renamed[Self.fieldName(key)] = value.withFieldNamesSpelledOneWay }
+            return .object(renamed)
+        default: return self
+        }
+    }
+
+    /// `att_error` → `attError`, `distanceMeters` → `distanceMetres`.
+    static func fieldName(_ key: String) -> String {
+        let parts = key.split(separator: "_", omittingEmptySubsequences: true)
+        var name = parts.enumerated().map { index, part in index == 0 ? String(part) : part.prefix(1).uppercased() + part.dropFirst() }.joined()
+        if name.isEmpty { name = key }
+        return name.replacingOccurrences(of: "Meter", with: "Metre").replacingOccurrences(of: "meter", with: "metre")
     }
 
     /// The compact JSON text (one line).
@@ -46,7 +82,7 @@ enum JSONOutputValue: Sendable, Equatable, Decodable {
 
     private func write(to out: inout String) {
         switch self {
-        case let .string(value): Self.quote(value, into: &out)
+        case let .string(value): out += JSONText.quoted(value)
         case let .number(value): out += Self.format(value)
         case let .integer(value): out += String(value)
         case let .bool(value): out += value ? "true" : "false"
@@ -62,7 +98,7 @@ enum JSONOutputValue: Sendable, Equatable, Decodable {
             out += "{"
             for (index, key) in members.keys.sorted().enumerated() {
                 if index > 0 { out += "," }
-                Self.quote(key, into: &out)
+                out += JSONText.quoted(key)
                 out += ":"
                 members[key]!.write(to: &out)
             }
@@ -80,22 +116,6 @@ enum JSONOutputValue: Sendable, Equatable, Decodable {
         while text.hasSuffix("0") { text.removeLast() }
         if text.hasSuffix(".") { text.removeLast() }
         return text == "-0" ? "0" : text
-    }
-
-    private static func quote(_ text: String, into out: inout String) {
-        out += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
     }
 }
 

@@ -30,8 +30,34 @@ struct LoggingOptions: ParsableArguments {
         }
     }
 
+    /// The command line without its logging options, and the level they ask for: every command
+    /// takes them (``BluetideMain`` removes them before the command's own parser sees the line).
+    static func split(_ arguments: [String]) throws -> (level: Logger.Level, rest: [String]) {
+        var rest: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--" { rest += arguments[index...]; break }
+            if argument == "--log-level" || argument.hasPrefix("--log-level=") {
+                let value = argument == "--log-level" ? (index + 1 < arguments.count ? arguments[index + 1] : "") : String(argument.dropFirst("--log-level=".count))
+                guard Logger.Level(rawValue: value) != nil else {
+                    throw CommandFailure("--log-level \(value): expected one of trace, debug, info, notice, warning, error, critical")
+                }
+                if argument == "--log-level" { index += 1 }
+            } else if !Self.isVerbosity(argument) {
+                rest.append(argument)
+            }
+            index += 1
+        }
+        return (level(in: arguments) ?? .warning, rest)
+    }
+
+    private static func isVerbosity(_ argument: String) -> Bool {
+        argument.count >= 2 && argument.hasPrefix("-") && !argument.hasPrefix("--") && argument.dropFirst().allSatisfy { $0 == "v" }
+    }
+
     /// The level a raw command line asks for (before it is parsed, to bootstrap logging first);
-    /// nil when the line names an unknown level (the parser then refuses it with a usage error).
+    /// nil when the line names an unknown level.
     static func level(in arguments: [String]) -> Logger.Level? {
         var verbosity = 0
         var explicit: Logger.Level?

@@ -9,7 +9,8 @@ struct RideCommand: AsyncParsableCommand {
         discussion: """
             Examples (no hardware: --emulate starts devices on an in-process radio):
               bluetide ride --emulate tacx-fec,heart-rate --erg 200
-              bluetide ride --emulate ftms-bike,heart-rate --workout sweetspot.zwo --ftp 250 --record ride.jsonl
+              bluetide ride --emulate ftms-bike,heart-rate --workout sweetspot.zwo \\
+                  --ftp 250 --record ride.jsonl
               bluetide ride --replay ride.jsonl --pace 4
               bluetide ride export ride.jsonl --format tcx --output ride.tcx
             """,

@@ -19,8 +19,10 @@ struct RideRunCommand: AsyncParsableCommand {
             Examples:
               bluetide ride --emulate tacx-fec,heart-rate --erg 200
               bluetide ride --emulate ftms-bike --grade 4.5 --duration 60 --json
-              bluetide ride --trainer "Tacx Neo 2T" --hr "HRM-Pro" --transport hci-socket:0 --workout ftp-test.zwo --ftp 240
-              bluetide ride --emulate csc,cycling-power,heart-rate --circumference 2.096 --record ride.jsonl
+              bluetide ride --trainer "Tacx Neo 2T" --hr "HRM-Pro" \\
+                  --transport hci-socket:0 --workout ftp-test.zwo --ftp 240
+              bluetide ride --emulate csc,cycling-power,heart-rate --circumference 2.096 \\
+                  --record ride.jsonl
               bluetide ride --replay ride.jsonl --pace 10 --loop
             """)
 

@@ -17,8 +17,10 @@ struct RingCommand: AsyncParsableCommand {
               bluetide ring battery
               bluetide ring sync --days 7
               bluetide ring export --out ring-data
-              python3 -c 'import pandas as pd; print(pd.read_csv("ring-data/samples.csv", parse_dates=["time"]).head())'
-              bluetide ring watch            (Ctrl-C stops the measurement and disconnects)
+              python3 -c 'import pandas as pd; \\
+                  print(pd.read_csv("ring-data/samples.csv", \\
+                  parse_dates=["time"]).head())'
+              bluetide ring watch (Ctrl-C stops the measurement and disconnects)
               bluetide ring pair --transport hci:0      (a real ring, with a USB dongle)
             See docs/ring.md and docs/ring-analysis.md.
             """,

@@ -341,7 +341,7 @@ final class ShellCompletions: Sendable {
         for service in services {
             for item in service.characteristics {
                 let uuid = item.characteristic.uuid
-                found.insert(uuid.uuid16.map { String(format: "%04X", $0) } ?? "\(uuid)")
+                found.insert(uuid.shortString)
                 if let name = uuid.name { found.insert(CharacteristicLookup.slug(name)) }
                 if let profile = ProfileCatalog.forCharacteristic(uuid) { found.insert(profile.name) }
             }

@@ -300,10 +300,10 @@ struct JSONParser {
 }
 
 /// Writes JSON string literals.
-enum JSONText {
+public enum JSONText {
     /// `text` as a JSON string literal with quotes; `"`, `\` and control characters are escaped,
     /// everything else (including non-ASCII) is kept as UTF-8.
-    static func quoted(_ text: String) -> String {
+    public static func quoted(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
