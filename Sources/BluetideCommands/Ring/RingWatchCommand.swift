@@ -9,8 +9,7 @@ struct RingWatchCommand: AsyncParsableCommand {
         commandName: "watch",
         abstract: "Measure heart rate (or SpO2) live and print each reading, and battery changes, until Ctrl-C.",
         discussion: """
-            The ring needs 10-20 s before the first value. Ctrl-C stops the measurement on the ring
-            before disconnecting (a measurement left running drains the battery).
+            The ring needs 10-20 s before the first value. Ctrl-C stops the measurement on the ring before disconnecting (a measurement left running drains the battery).
 
             Examples:
               bluetide ring watch
