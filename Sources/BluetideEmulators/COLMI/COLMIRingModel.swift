@@ -442,3 +442,10 @@ public struct COLMIRingModel: DeviceModel {
         }
     }
 }
+
+extension COLMIRingModel: NotificationLengthAdjustable {
+    /// Frames are cut to `length` octets, kept within 20…244.
+    public mutating func setMaximumNotificationLength(_ length: Int) {
+        maximumNotificationLength = max(20, min(length, 244))
+    }
+}
