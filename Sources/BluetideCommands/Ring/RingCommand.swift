@@ -15,8 +15,8 @@ struct RingCommand: AsyncParsableCommand {
               bluetide ring sync --days 7
               bluetide ring export --out ring-data
               python3 -c 'import pandas as pd; print(pd.read_csv("ring-data/samples.csv", parse_dates=["time"]).head())'
-              bluetide ring watch            (Ctrl-C stops the measurement and disconnects)
-              bluetide ring pair --transport hci-socket:0   (a real ring, with the computer's adapter)
+              bluetide ring watch        (Ctrl-C stops the measurement)
+              bluetide ring pair --transport hci-socket:0   (a real ring)
             See docs/ring.md and docs/ring-analysis.md.
             """,
         subcommands: [

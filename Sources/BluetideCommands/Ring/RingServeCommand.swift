@@ -12,8 +12,8 @@ struct RingServeCommand: AsyncParsableCommand {
             Reads the database `ring sync` fills; reload the page after a sync. /samples.csv is the export.
 
             Examples:
-              bluetide ring serve                         (then open http://127.0.0.1:8080)
-              bluetide ring serve --host 0.0.0.0 --port 8090   (reachable from your phone on the same network)
+              bluetide ring serve        (then open http://127.0.0.1:8080)
+              bluetide ring serve --host 0.0.0.0 --port 8090   (for your phone)
             """)
 
     @Option(name: .long, help: "Database file (default: \(RingStore.defaultPath())).")
