@@ -121,7 +121,12 @@ struct Scratch {
             try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "1"])
                 .execute(RingLines().output, input: { nil })
             let lines = RingLines()
-            try await RingWatchCommand.parse(["--pairing-file", scratch.pairing, "--json", "--duration", "5"]).execute(lines.output)
+            // A timer, not --duration: that installs signal handlers, and children of the test process
+            // would inherit SIGTERM as ignored.
+            try await RingWatchCommand.parse(["--pairing-file", scratch.pairing, "--json"]).execute(lines.output) {
+                try? await Task.sleep(for: .seconds(5))
+                return "end of test"
+            }
             let readings = lines.lines.filter { $0.contains("\"kind\":\"heart_rate\"") }
             #expect(readings.count >= 3, "\(lines.lines)")
             #expect(readings.first?.contains("\"measuring\":true") == true)

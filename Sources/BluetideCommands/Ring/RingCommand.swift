@@ -7,10 +7,7 @@ struct RingCommand: AsyncParsableCommand {
         commandName: "ring",
         abstract: "COLMI R02 smart ring: pick it once, read battery and live heart rate, sync its history, export it.",
         discussion: """
-            Pick the ring once; every other ring command then connects to it by itself (a ring takes
-            one connection at a time, so each command opens the link, does its work and closes it).
-            No ring at hand? --emulate colmi-r02 starts an emulated one on the virtual radio and is
-            remembered with it.
+            Pick the ring once; every other ring command then connects to it by itself (a ring takes one connection at a time, so each command opens the link, does its work and closes it). No ring at hand? --emulate colmi-r02 starts an emulated one on the virtual radio and is remembered with it.
 
             Examples:
               bluetide ring pair --first --emulate colmi-r02
@@ -21,7 +18,7 @@ struct RingCommand: AsyncParsableCommand {
                   print(pd.read_csv("ring-data/samples.csv", \\
                   parse_dates=["time"]).head())'
               bluetide ring watch (Ctrl-C stops the measurement and disconnects)
-              bluetide ring pair --transport hci:0      (a real ring, with a USB dongle)
+              bluetide ring pair --transport hci-socket:0   (a real ring)
             See docs/ring.md and docs/ring-analysis.md.
             """,
         subcommands: [

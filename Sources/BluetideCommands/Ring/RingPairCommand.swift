@@ -9,10 +9,7 @@ struct RingPairCommand: AsyncParsableCommand {
         commandName: "pair",
         abstract: "Find COLMI rings nearby, pick one and remember it for the other ring commands.",
         discussion: """
-            Scans for rings (the UART service 6E40FFF0-… or an R02_/R03_/… name), lists them strongest
-            signal first with bars, and asks which one on a terminal. No bonding is needed: the ring
-            is remembered with the transport it was found on (and the --emulate spec), in
-            ~/.local/share/bluetide/ring.json.
+            Scans for rings (the UART service 6E40FFF0-… or an R02_/R03_/… name), lists them strongest signal first with bars, and asks which one on a terminal. No bonding is needed: the ring is remembered with the transport it was found on (and the --emulate spec), in ~/.local/share/bluetide/ring.json.
 
             Examples:
               bluetide ring pair                          (choose from the list)

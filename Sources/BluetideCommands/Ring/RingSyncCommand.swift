@@ -9,10 +9,7 @@ struct RingSyncCommand: AsyncParsableCommand {
         commandName: "sync",
         abstract: "Copy the ring's history (heart rate, steps, sleep, SpO2, stress, HRV, temperature) into a SQLite database.",
         discussion: """
-            Fetches every day since the last sync (at most 7, the ring's memory) into one tidy table,
-            samples(time UTC, kind, value, unit); see docs/ring.md. Running it twice adds nothing, and
-            days already complete are not fetched again. If the link drops, what arrived is kept and
-            the next sync fetches the rest.
+            Fetches every day since the last sync (at most 7, the ring's memory) into one tidy table, samples(time UTC, kind, value, unit); see docs/ring.md. Running it twice adds nothing, and days already complete are not fetched again. If the link drops, what arrived is kept and the next sync fetches the rest.
 
             Examples:
               bluetide ring sync
@@ -91,8 +88,7 @@ struct RingExportCommand: AsyncParsableCommand {
         commandName: "export",
         abstract: "Write the synced history as a tidy CSV or JSON Lines table (time UTC, kind, value, unit).",
         discussion: """
-            Writes DIR/samples.csv (or samples.jsonl): one row per sample, times in UTC (ISO 8601, Z).
-            pandas.read_csv("DIR/samples.csv", parse_dates=["time"]) loads it; see docs/ring-analysis.md.
+            Writes DIR/samples.csv (or samples.jsonl): one row per sample, times in UTC (ISO 8601, Z). pandas.read_csv("DIR/samples.csv", parse_dates=["time"]) loads it; see docs/ring-analysis.md.
 
             Examples:
               bluetide ring export --out ring-data

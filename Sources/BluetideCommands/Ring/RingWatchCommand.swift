@@ -9,8 +9,7 @@ struct RingWatchCommand: AsyncParsableCommand {
         commandName: "watch",
         abstract: "Measure heart rate (or SpO2) live and print each reading, and battery changes, until Ctrl-C.",
         discussion: """
-            The ring needs 10-20 s before the first value. Ctrl-C stops the measurement on the ring
-            before disconnecting (a measurement left running drains the battery).
+            The ring needs 10-20 s before the first value. Ctrl-C stops the measurement on the ring before disconnecting (a measurement left running drains the battery).
 
             Examples:
               bluetide ring watch
@@ -23,9 +22,13 @@ struct RingWatchCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Stop after this many seconds.") var duration: Double?
     @Flag(name: .long, help: "One JSON object per reading.") var json = false
 
-    func run() async throws { try await execute(CommandOutput.standardOutput()) }
+    func run() async throws {
+        try await execute(CommandOutput.standardOutput()) { [duration] in await StopSignal.install(duration: duration).wait() }
+    }
 
-    func execute(_ output: CommandOutput) async throws {
+    /// Watches until `stop` returns (with the reason) or the link drops. Tests pass a timer
+    /// instead of the signal handlers (which a child process would inherit as ignored signals).
+    func execute(_ output: CommandOutput, until stop: @escaping @Sendable () async -> String) async throws {
         if let duration, !(duration.isFinite && duration > 0) { throw CommandFailure("--duration \(duration): expected seconds > 0") }
         let type: COLMIRealTimeType = spo2 ? .spo2 : .heartRate
         let link = try await connection.open()
@@ -42,7 +45,7 @@ struct RingWatchCommand: AsyncParsableCommand {
         // Both waits end when cancelled (AsyncStream iteration), so the group always returns.
         let json = json
         let reason = await withTaskGroup(of: String.self) { group in
-            group.addTask { [duration] in await StopSignal.install(duration: duration).wait() }
+            group.addTask { await stop() }
             group.addTask {
                 var sinceContinue = 0
                 for await event in ring.events {
