@@ -1,9 +1,8 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Layers (see docs/ARCHITECTURE-NOTES.md and ../shared/ARCHITECTURE.md): arrows only point down.
-//   bluetide (CLI) → BluetideHost → BluetideTransport → BluetideVirtual → BluetideHCI → BluetideCore
-//                  → BluetideProfiles → BluetideCore
+// Which target may import which: the one layer table in docs/ARCHITECTURE-NOTES.md, enforced by
+// .ci/check-layers (a new target needs a row there).
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
@@ -30,10 +29,13 @@ let package = Package(
     ],
     targets: [
         .target(name: "BluetideCore", swiftSettings: strict),
-        .target(name: "BluetideProfiles", dependencies: ["BluetideCore"], swiftSettings: strict),
-        .target(name: "BluetideRecording", dependencies: ["BluetideCore", "BluetideProfiles"], swiftSettings: strict),
-        .target(name: "BluetideEmulators", dependencies: ["BluetideCore", "BluetideProfiles"], swiftSettings: strict),
-        .target(name: "BluetideGPIO", dependencies: ["BluetideCore"], swiftSettings: strict),
+        // What several layers share and none owns: SplitMix64, civil-date arithmetic, ManualClock,
+        // AsyncLock, time limits. Depends on nothing, so any target may import it.
+        .target(name: "BluetideSupport", swiftSettings: strict),
+        .target(name: "BluetideProfiles", dependencies: ["BluetideCore", "BluetideSupport"], swiftSettings: strict),
+        .target(name: "BluetideRecording", dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
+        .target(name: "BluetideEmulators", dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
+        .target(name: "BluetideGPIO", dependencies: ["BluetideCore", "BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideHCI", dependencies: ["BluetideCore"], swiftSettings: strict),
         .target(name: "BluetideVirtual", dependencies: ["BluetideCore", "BluetideHCI"], swiftSettings: strict),
         .target(
@@ -42,31 +44,34 @@ let package = Package(
                 "BluetideCore", "BluetideHCI", "BluetideVirtual",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .target(
             name: "BluetideHost",
-            dependencies: ["BluetideCore", "BluetideHCI", "BluetideTransport"],
+            dependencies: ["BluetideCore", "BluetideHCI", "BluetideTransport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(
             name: "Bluetide",
-            dependencies: ["BluetideCore", "BluetideProfiles", "BluetideHCI", "BluetideTransport", "BluetideHost", "BluetideVirtual"],
+            dependencies: ["BluetideCore", "BluetideProfiles", "BluetideHCI", "BluetideTransport", "BluetideHost", "BluetideSupport"],
             swiftSettings: strict),
         .target(
             name: "BluetideEmulation",
-            dependencies: ["BluetideCore", "BluetideProfiles", "BluetideEmulators", "BluetideHost", "BluetideTransport", "BluetideRecording"],
+            dependencies: ["BluetideCore", "BluetideProfiles", "BluetideEmulators", "BluetideHCI", "BluetideHost", "BluetideTransport", "BluetideRecording"],
             swiftSettings: strict),
         .target(
             name: "BluetideCharts",
-            dependencies: [],
+            dependencies: ["BluetideSupport"],
             swiftSettings: strict),
+        // The uart app: serial links to HM-10 / Nordic UART devices, on the public API only.
+        .target(name: "BluetideSerial", dependencies: ["Bluetide"], swiftSettings: strict),
         .target(
             name: "BluetideReflex",
-            dependencies: ["BluetideCharts", "BluetideCore", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["BluetideCharts", "BluetideProfiles", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .target(
             name: "BluetideReflexDevice",
-            dependencies: ["Bluetide", "BluetideGPIO", "BluetideProfiles", "BluetideHost"],
+            dependencies: ["Bluetide", "BluetideGPIO", "BluetideProfiles"],
             swiftSettings: strict),
         .target(
             name: "BluetideReflexCoach",
@@ -75,7 +80,7 @@ let package = Package(
         .target(
             name: "BluetideReflexWeb",
             dependencies: [
-                "Bluetide", "BluetideReflex", "BluetideReflexCoach", "BluetideProfiles", "BluetideCore", "BluetideCharts",
+                "BluetideReflex", "BluetideReflexCoach", "BluetideProfiles", "BluetideCharts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -86,39 +91,67 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
+        // The ride app: trainers and sensors merged into samples, trainer control, workouts, export.
+        .target(name: "BluetideRide", dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideRecording"], swiftSettings: strict),
+        .target(
+            name: "BluetideRing",
+            dependencies: ["Bluetide", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+        .target(
+            name: "BluetideRingWeb",
+            dependencies: [
+                "BluetideRing", "BluetideCharts",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .target(
             name: "BluetideCommands",
             dependencies: [
                 "BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
-                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb",
+                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial", "BluetideRide",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .executableTarget(name: "bluetide", dependencies: ["BluetideCommands"], swiftSettings: strict),
         // Shared by the test targets: run-time limits for hang guards, and the Bumble interop
         // harness (Bumble/: environment probe, child processes with timed line output, controllers.py).
-        .target(name: "BluetideTestSupport", path: "Tests/BluetideTestSupport", swiftSettings: strict),
+        .target(name: "BluetideTestSupport", dependencies: ["BluetideSupport"], path: "Tests/BluetideTestSupport", swiftSettings: strict),
         .testTarget(name: "BluetideCoreTests", dependencies: ["BluetideCore"], swiftSettings: strict),
-        .testTarget(name: "BluetideProfilesTests", dependencies: ["BluetideProfiles"], swiftSettings: strict),
+        .testTarget(name: "BluetideProfilesTests", dependencies: ["BluetideProfiles", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideRecordingTests", dependencies: ["BluetideRecording", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
-        .testTarget(name: "BluetideEmulatorsTests", dependencies: ["BluetideEmulators"], swiftSettings: strict),
-        .testTarget(name: "BluetideGPIOTests", dependencies: ["BluetideGPIO"], swiftSettings: strict),
-        .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI"], swiftSettings: strict),
-        .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual"], swiftSettings: strict),
-        .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport", "BluetideHCI", "BluetideVirtual"], swiftSettings: strict),
-        .testTarget(name: "BluetideHostTests", dependencies: ["BluetideTestSupport", "BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideCore"], swiftSettings: strict),
-        .testTarget(name: "BluetideTests", dependencies: ["BluetideTestSupport", "Bluetide", "BluetideVirtual", "BluetideTransport", "BluetideHost"], swiftSettings: strict),
+        .testTarget(name: "BluetideEmulatorsTests", dependencies: ["BluetideEmulators", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
+        .testTarget(name: "BluetideGPIOTests", dependencies: ["BluetideGPIO", "BluetideSupport", "BluetideCore"], swiftSettings: strict),
+        .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI", "BluetideCore"], swiftSettings: strict),
+        .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual", "BluetideCore", "BluetideHCI"], swiftSettings: strict),
+        .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport", "BluetideHCI", "BluetideVirtual", "BluetideCore"], swiftSettings: strict),
+        .testTarget(name: "BluetideHostTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideCore"], swiftSettings: strict),
+        .testTarget(name: "BluetideTests", dependencies: ["BluetideTestSupport", "Bluetide", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideEmulationTests", dependencies: ["BluetideTestSupport", "BluetideEmulation", "BluetideHost", "BluetideTransport", "BluetideEmulators", "BluetideProfiles", "BluetideRecording", "BluetideCore"], swiftSettings: strict),
-        .testTarget(name: "BluetideReflexDeviceTests", dependencies: ["BluetideTestSupport", "BluetideReflexDevice", "Bluetide", "BluetideGPIO", "BluetideHost", "BluetideTransport"], swiftSettings: strict),
+        .testTarget(name: "BluetideReflexDeviceTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideReflexDevice", "Bluetide", "BluetideGPIO", "BluetideHost", "BluetideTransport", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideCharts", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
-        .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideCommands", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideCore", "BluetideHost"], swiftSettings: strict),
-        .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideVirtual", "BluetideCommands"], swiftSettings: strict),
+        .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideCommands", "BluetideProfiles", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideCore", "BluetideHost", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
+        .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideCommands"], swiftSettings: strict),
+        .testTarget(name: "BluetideSerialTests", dependencies: ["BluetideTestSupport", "BluetideSerial", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideTransport"], swiftSettings: strict),
+        .testTarget(
+            name: "BluetideRingTests",
+            dependencies: [
+                "BluetideTestSupport", "BluetideRing", "BluetideRingWeb", "Bluetide", "BluetideEmulation", "BluetideEmulators",
+                "BluetideTransport", "BluetideCommands", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: strict),
+        .testTarget(name: "BluetideRideTests", dependencies: ["BluetideTestSupport", "BluetideRide", "Bluetide", "BluetideCore", "BluetideProfiles", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport"], swiftSettings: strict),
         .testTarget(
             name: "BluetideReflexWebTests",
             dependencies: [
-                "BluetideTestSupport", "BluetideReflexWeb", "BluetideReflex", "BluetideReflexCoach", "BluetideCommands", "BluetideProfiles",
+                "BluetideTestSupport", "BluetideReflexWeb", "BluetideReflex", "BluetideReflexCoach", "BluetideCommands",
                 "Bluetide",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

@@ -1,4 +1,5 @@
 import Foundation
+import BluetideSupport
 
 /// Gregorian calendar arithmetic in UTC, written out so results never depend on the host's
 /// locale or time zone (CSV, SVG and statistics must be identical on every machine).
@@ -20,36 +21,21 @@ public enum UTCCalendar {
         var days = ms / msPerDay
         var rest = ms % msPerDay
         if rest < 0 { rest += msPerDay; days -= 1 }
-        let (y, m, d) = civil(fromDays: days)
+        let (y, m, d) = CivilCalendar.date(fromDays: days)
         return Components(
-            year: y, month: m, day: d,
+            year: Int(y), month: Int(m), day: Int(d),
             hour: Int(rest / 3_600_000), minute: Int(rest / 60_000 % 60),
             second: Int(rest / 1000 % 60), millisecond: Int(rest % 1000))
     }
 
     /// Days since 1970-01-01 for a Gregorian date.
     public static func daysFromEpoch(year: Int, month: Int, day: Int) -> Int64 {
-        // Count from 0000-03-01 so February (with its leap day) is the last month of the year.
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let shiftedMonth = Int64(month > 2 ? month - 3 : month + 9)
-        let dayOfYear = (153 * shiftedMonth + 2) / 5 + Int64(day) - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        CivilCalendar.days(year: Int64(year), month: Int64(month), day: Int64(day))
     }
 
     /// Gregorian date for days since 1970-01-01 (inverse of ``daysFromEpoch(year:month:day:)``).
     public static func civil(fromDays days: Int64) -> (Int, Int, Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = CivilCalendar.date(fromDays: days)
         return (Int(year), Int(month), Int(day))
     }
 

@@ -1,4 +1,5 @@
 import BluetideHCI
+import Logging
 
 /// Turns the raw bytes a transport reads into packets on its stream: H4 framing of arbitrary
 /// chunks, and the end of the stream on the first framing error.
@@ -10,6 +11,9 @@ struct H4PacketReceiver: Sendable {
     private let continuation: AsyncThrowingStream<HCIPacket, any Error>.Continuation
     /// True once the stream has been finished (by an error or by `finish`); later bytes are dropped.
     private(set) var isFinished = false
+
+    /// Framing errors (label `bluetide.transport`).
+    private static let log = Logger(label: "bluetide.transport")
 
     init(continuation: AsyncThrowingStream<HCIPacket, any Error>.Continuation) {
         self.continuation = continuation
@@ -28,6 +32,7 @@ struct H4PacketReceiver: Sendable {
             _ = try framer.append(EmptyCollection<UInt8>())
             return true
         } catch {
+            Self.log.debug("H4 framing failed; the transport ends", metadata: ["error": "\(error)"])
             finish(throwing: error)
             return false
         }

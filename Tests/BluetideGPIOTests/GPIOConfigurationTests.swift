@@ -185,6 +185,7 @@ import Testing
 
 #if canImport(Foundation)
 import Foundation
+import BluetideSupport
 
 @Suite struct GPIOConfigurationDocumentationTests {
     /// docs/gpio-config.md shows the default file exactly as `fileText` writes it.

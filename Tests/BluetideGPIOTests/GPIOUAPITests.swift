@@ -1,6 +1,7 @@
 import BluetideCore
 import Testing
 @testable import BluetideGPIO
+import BluetideSupport
 
 /// Builds a struct image from its non-zero bytes (offset → byte), as dumped by a C program
 /// that filled the kernel's own structs from `<linux/gpio.h>`.

@@ -1,5 +1,6 @@
 import Testing
 @testable import BluetideGPIO
+import BluetideSupport
 
 @Suite struct AthleteModelTests {
     @Test func reactionTimesFollowTheConfiguredNormalDistribution() {

@@ -1,5 +1,6 @@
 import Testing
 @testable import BluetideGPIO
+import BluetideSupport
 
 @Suite struct SimulatedGPIOChipTests {
     let sensor = GPIOLineSettings.input(bias: .pullUp, edges: .both, debounceMicroseconds: 20_000, activeLow: true)

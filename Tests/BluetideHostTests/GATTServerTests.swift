@@ -151,6 +151,16 @@ enum GATTFixture {
         #expect(s.handle(.unknown(opcode: ATTOpcode(0x7F), parameters: []), from: c, mtu: 23).response == nil)
     }
 
+    @Test func aWriteCommandToACharacteristicWithoutWriteWithoutResponseIsIgnored() throws {
+        // Core Vol 3 Part G 3.3.1.1. The Heart Rate Control Point (handle 0x11) is writable by
+        // Write Request only: `52 11 00 01` must change nothing and report nothing.
+        var s = GATTFixture.server()
+        let (response, events) = s.handle(try ATTPDU(bytes: gattHex("52 11 00 01")), from: c, mtu: 23)
+        #expect(response == nil && events.isEmpty)
+        #expect(s.database[17]?.value == [], "value not applied")
+        #expect(ask(&s, "12 11 00 01") == gattHex("13"), "a Write Request still works")
+    }
+
     @Test func preparedWrites() {
         var s = GATTFixture.server()
         s.maximumPreparedWrites = 3

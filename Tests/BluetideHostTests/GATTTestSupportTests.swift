@@ -1,21 +1,15 @@
 import BluetideCore
 @testable import BluetideHost
+import BluetideSupport
 
 // Shared helpers for the L2CAP/ATT/GATT/Advertising suites (names prefixed to stay clear of
 // other suites in this test target).
 
 /// Deterministic pseudo-random numbers (SplitMix64) so robustness tests are reproducible.
-struct GATTSeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+typealias GATTSeededRandom = SplitMix64
 
+extension SplitMix64 {
+    /// Up to `maxCount` random bytes (the count random too).
     mutating func bytes(upTo maxCount: Int) -> [UInt8] {
         let n = Int.random(in: 0...maxCount, using: &self)
         return (0..<n).map { _ in UInt8.random(in: 0...255, using: &self) }

@@ -36,6 +36,50 @@ import Testing
         }
     }
 
+    @Test func aLongBacklogDrainsInOrderAcrossQueueCompactionAndReuse() throws {
+        // Two credits, 300 one-fragment PDUs and 50 three-fragment ones on one handle, 40 on
+        // another: every fragment leaves exactly once, in order per handle, the handles take
+        // turns, and the queues (compacted and reset as they drain) fill and drain again.
+        var flow = ACLFlowControl(bufferSize: ACLBufferSize(packetLength: 27, packetCount: 2))
+        var sent: [HCIPacket] = []
+        var expected: [UInt16: [[UInt8]]] = [:]
+        for round in 0..<2 {
+            for n in 0..<300 {
+                let pdu = Self.pdu(n % 23)
+                expected[1, default: []].append(pdu)
+                sent += flow.send(pdu, on: 1)
+                if n % 6 == 0 {
+                    let long = Self.pdu(60 + round)
+                    expected[1, default: []].append(long)
+                    sent += flow.send(long, on: 1)
+                }
+                if n % 7 == 0 {
+                    let other = Self.pdu(n % 40)
+                    expected[2, default: []].append(other)
+                    sent += flow.send(other, on: 2)
+                }
+            }
+            var rounds = 0
+            while flow.queuedFragments(on: 1) + flow.queuedFragments(on: 2) > 0 {
+                let one = UInt16(flow.outstandingPackets(on: 1)), two = UInt16(flow.outstandingPackets(on: 2))
+                sent += flow.handle(try Self.nocp([(1, one), (2, two)]))
+                rounds += 1
+                try #require(rounds < 10_000)
+            }
+            sent += flow.handle(try Self.nocp([(1, UInt16(flow.outstandingPackets(on: 1))), (2, UInt16(flow.outstandingPackets(on: 2)))]))
+            #expect(flow.availableCredits == 2)
+        }
+        var rebuilt: [UInt16: [[UInt8]]] = [:]
+        var current: [UInt16: [UInt8]] = [:]
+        for case let .acl(handle, boundary, _, data) in sent {
+            if boundary == .firstNonFlushable, let done = current[handle] { rebuilt[handle, default: []].append(done); current[handle] = nil }
+            current[handle, default: []] += data
+        }
+        for (handle, last) in current { rebuilt[handle, default: []].append(last) }
+        #expect(rebuilt[1] == expected[1])
+        #expect(rebuilt[2] == expected[2])
+    }
+
     @Test func fragmentsToTheBufferLengthWithStartAndContinuationFlags() {
         let flow = ACLFlowControl(bufferSize: ACLBufferSize(packetLength: 27, packetCount: 64))
         let pdu = Self.pdu(100)  // 104 bytes -> 27 + 27 + 27 + 23, as Bumble's bench sends

@@ -161,6 +161,25 @@ import Testing
         #expect(await link.isOpen())
     }
 
+    @Test func noPartialPDUIsKeptForHandlesWithNoConnection() async throws {
+        let (stack, fake) = try await Self.started()
+        defer { Task { await stack.close() } }
+        let link = try await Self.incomingLink(stack, fake)
+        let other = try await Self.incomingLink(stack, fake, handle: 0x0041)
+        // A start on an open link is kept (so the accessor measures what it should)…
+        try await fake.inject(.acl(handle: other.handle, boundary: .firstFlushable, broadcast: 0, data: [0x10, 0x00, 0x04, 0x00, 0x0A]))
+        // …but starts of 64 KB PDUs on handles that have no connection are not.
+        let start: [UInt8] = [0xFC, 0xFF, 0x04, 0x00] + [UInt8](repeating: 7, count: 247)
+        for handle: UInt16 in 0x0100..<0x0140 {
+            try await fake.inject(.acl(handle: handle, boundary: .firstFlushable, broadcast: 0, data: start))
+        }
+        // A round trip on the first link: every packet above has been handled when it returns.
+        let name = try #require(await stack.valueHandle(of: .deviceName))
+        try await fake.injectATT([0x0A, UInt8(name & 0xFF), UInt8(name >> 8)], on: link.handle)
+        _ = try await fake.nextATT(on: link.handle, "Read Response")
+        #expect(await stack.pendingReassemblyBytes == 5)
+    }
+
     @Test func truncatedAndOversizedATTRequestsGetErrorResponses() async throws {
         let (stack, fake) = try await Self.started()
         defer { Task { await stack.close() } }

@@ -86,6 +86,18 @@ import Testing
         #expect(router.receive(gattHex("03 00 05 00 01 04 00")).outgoing.isEmpty)
     }
 
+    @Test func disconnectionRequestForUnknownCIDsIsRejectedAsInvalidCID() {
+        // Vol 3 Part A 4.1: reason 0x0002 "Invalid CID in request", data = the two CIDs.
+        for role in [LinkRole.central, .peripheral] {
+            var router = L2CAPRouter(role: role)
+            let r = router.receive(gattHex("08 00 05 00 06 0A 04 00 40 00 41 00"))
+            #expect(r.outgoing.map(\.bytes) == [gattHex("0A 00 05 00 01 0A 06 00 02 00 40 00 41 00")])
+        }
+        // A Disconnection Response for no request of ours is discarded without an answer.
+        var router = L2CAPRouter(role: .central)
+        #expect(router.receive(gattHex("08 00 05 00 07 0B 04 00 40 00 41 00")).outgoing.isEmpty)
+    }
+
     @Test func oversizedSignalingFrameIsRejectedWithOurMTU() {
         var router = L2CAPRouter(role: .central)
         var w = ByteWriter()

@@ -3,6 +3,7 @@ import BluetideProfiles
 @testable import BluetideReflexDevice
 import Testing
 import BluetideTestSupport
+import BluetideSupport
 
 /// The sequence runner against the simulated chip directly, on a manual clock: the test plays
 /// the athlete by driving sensor lines (active-low: pulling low is a logical rising edge).

@@ -186,6 +186,23 @@ import Testing
         #expect(plan.delay(beforeAttempt: 2, unit: 0.5) == .milliseconds(200))
         #expect(plan.delay(beforeAttempt: 2, unit: 1) == .milliseconds(250))
         #expect(ConnectionPolicy.Retry(attempts: 0).attempts == 1)
+        #expect(ConnectionPolicy.Reconnect().jitterSeed == nil)
+    }
+
+    @Test func seededJitterRepeatsAndStaysInBounds() {
+        let plan = ConnectionPolicy.Reconnect(
+            maximumAttempts: 4, delay: .milliseconds(100), backoffMultiplier: 2, maximumDelay: .seconds(1), jitter: 0.25,
+            jitterSeed: 7)
+        // SplitMix64 from seed 7 draws 0.3898, 0.0168, 0.9008, 0.5829: nominal ± 25 % × (2u − 1).
+        #expect(plan.delays(seed: 7) == [.milliseconds(94), .milliseconds(152), .milliseconds(480), .milliseconds(833)])
+        #expect(plan.delays(seed: 7) == plan.delays(seed: 7))
+        #expect(plan.delays(seed: 8) != plan.delays(seed: 7))
+        for seed in UInt64(0)..<200 {
+            for (index, delay) in plan.delays(seed: seed).enumerated() {
+                let nominal = plan.nominalDelay(beforeAttempt: index + 1)
+                #expect(delay >= nominal * 0.75 && delay <= nominal * 1.25)
+            }
+        }
         #expect(ConnectionPolicy(preferredMTU: 9000).preferredMTU == 517)
         #expect(ConnectionPolicy.default.reconnect.isEnabled == false)
         #expect(ConnectionPolicy.resilient.reconnect.isEnabled)

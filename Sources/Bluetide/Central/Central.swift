@@ -1,5 +1,6 @@
 import BluetideCore
 import BluetideHost
+import BluetideSupport
 import Foundation
 
 /// The central role of a ``Bluetooth`` handle: scans for advertising devices and connects to

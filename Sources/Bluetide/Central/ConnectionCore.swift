@@ -1,6 +1,7 @@
 import BluetideCore
 import BluetideHCI
 import BluetideHost
+import BluetideSupport
 
 /// The state of one ``Connection``: the current link, the discovered services, subscriptions
 /// and the reconnect machinery. One owner of that state (principle 2).
@@ -104,12 +105,13 @@ actor ConnectionCore {
 
     private func reconnect() async {
         let plan = policy.reconnect
+        let delays = plan.delays(seed: plan.jitterSeed ?? UInt64.random(in: .min ... .max))
         var lastError: any Error = BluetideError.host("no attempt made")
         for attempt in 1...plan.maximumAttempts {
             guard !userDisconnected, case .reconnecting = state else { return }
             state = .reconnecting(attempt: attempt)
             hub.emit(.reconnecting(attempt: attempt))
-            try? await Task.sleep(for: plan.delay(beforeAttempt: attempt, unit: Double.random(in: 0...1)))
+            try? await Task.sleep(for: delays[attempt - 1])
             guard !userDisconnected, case .reconnecting = state else { return }
             do {
                 let link = try await central.establishLink(to: address, timeout: plan.attemptTimeout)

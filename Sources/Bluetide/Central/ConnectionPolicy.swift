@@ -1,4 +1,5 @@
 import Foundation
+import BluetideSupport
 
 /// How a central connects and keeps a connection: retries of a failing connect, reconnection
 /// after link loss, time limits and the MTU asked for.
@@ -37,12 +38,15 @@ public struct ConnectionPolicy: Sendable, Equatable {
         public var jitter: Double
         /// Time limit of one reconnect attempt.
         public var attemptTimeout: Duration
+        /// Seed of the jitter's random numbers (SplitMix64), so a run can be repeated exactly;
+        /// nil draws a fresh seed for each outage.
+        public var jitterSeed: UInt64?
 
         /// A reconnect configuration; see each property.
         public init(
             isEnabled: Bool = true, maximumAttempts: Int = 10, delay: Duration = .milliseconds(200),
             backoffMultiplier: Double = 2, maximumDelay: Duration = .seconds(30), jitter: Double = 0.2,
-            attemptTimeout: Duration = .seconds(5)
+            attemptTimeout: Duration = .seconds(5), jitterSeed: UInt64? = nil
         ) {
             self.isEnabled = isEnabled
             self.maximumAttempts = max(maximumAttempts, 1)
@@ -51,6 +55,7 @@ public struct ConnectionPolicy: Sendable, Equatable {
             self.maximumDelay = maximumDelay
             self.jitter = min(max(jitter, 0), 1)
             self.attemptTimeout = attemptTimeout
+            self.jitterSeed = jitterSeed
         }
 
         /// No reconnection: a lost link closes the connection.
@@ -70,6 +75,13 @@ public struct ConnectionPolicy: Sendable, Equatable {
             let nominal = nominalDelay(beforeAttempt: attempt).seconds
             let spread = nominal * jitter * (min(max(unit, 0), 1) * 2 - 1)
             return .milliseconds(Int64((max(nominal + spread, 0) * 1000).rounded()))
+        }
+
+        /// The waits before attempts 1…``maximumAttempts``, jittered by numbers drawn from a
+        /// SplitMix64 generator seeded with `seed`: the same seed gives the same schedule.
+        public func delays(seed: UInt64) -> [Duration] {
+            var generator = SplitMix64(seed: seed)
+            return (1...maximumAttempts).map { delay(beforeAttempt: $0, unit: generator.unit()) }
         }
     }
 

@@ -1,3 +1,5 @@
+import BluetideSupport
+
 /// How a simulated athlete behaves: reaction time distribution and error rates.
 public struct AthleteBehaviour: Sendable, Equatable {
     /// Mean reaction time, milliseconds.
@@ -59,14 +61,14 @@ public struct AthleteModel: Sendable {
     /// A reaction time in milliseconds: normal(mean, sd), clamped to [minimum, maximum].
     public mutating func drawReactionMilliseconds() -> Double {
         let b = behaviour
-        let raw = b.meanReactionMilliseconds + b.reactionStandardDeviationMilliseconds * rng.nextStandardNormal()
+        let raw = b.meanReactionMilliseconds + b.reactionStandardDeviationMilliseconds * rng.standardNormal()
         let low = min(b.minimumReactionMilliseconds, b.maximumReactionMilliseconds)
         return min(max(raw, low), b.maximumReactionMilliseconds)
     }
 
     /// What the athlete does when `target` lights up.
     public mutating func respond(toLit target: Int) -> AthleteResponse {
-        let roll = rng.nextUnit()
+        let roll = rng.unit()
         if roll < behaviour.missProbability { return .miss }
         let reaction = drawReactionMilliseconds()
         if targetCount > 1, roll < behaviour.missProbability + behaviour.wrongTargetProbability {

@@ -246,8 +246,10 @@ public struct GATTServer: Sendable {
             case let .success(events): return (.writeResponse, events)
             }
         case let .writeCommand(handle, value):
+            // Core Vol 3 Part G 3.3.1.1: a Write Command is only for characteristics with the
+            // Write Without Response property; to any other attribute it is ignored.
             guard let a = database[handle], case .characteristicValue(let properties, _) = a.role,
-                properties.contains(.writeWithoutResponse) || a.permissions.contains(.writable)
+                properties.contains(.writeWithoutResponse)
             else { return (nil, []) }
             if case let .success(events) = write(handle, value, connection) { return (nil, events) }
             return (nil, [])

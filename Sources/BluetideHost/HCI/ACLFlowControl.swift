@@ -23,7 +23,9 @@ public struct ACLFlowControl: Sendable {
     /// Packets the host may send now.
     public private(set) var availableCredits: Int
     private var outstanding: [UInt16: Int] = [:]
-    private var queues: [UInt16: [HCIPacket]] = [:]
+    /// Fragments waiting per handle. A handle's queue keeps its storage while the link lives, so
+    /// a steady stream queues and sends without allocating.
+    private var queues: [UInt16: FragmentQueue] = [:]
     /// Handles with queued fragments, in service order.
     private var rotation: [UInt16] = []
 
@@ -39,11 +41,41 @@ public struct ACLFlowControl: Sendable {
     /// Fragments waiting for a credit on `handle`.
     public func queuedFragments(on handle: UInt16) -> Int { queues[handle & 0x0FFF]?.count ?? 0 }
 
+    /// A first-in first-out queue of fragments: an array read from a moving head, so taking the
+    /// first is O(1) and in place; the array is reset (keeping its capacity) when it empties and
+    /// compacted when the taken part outweighs the rest.
+    private struct FragmentQueue: Sendable {
+        private var items: [HCIPacket] = []
+        private var head = 0
+
+        var count: Int { items.count - head }
+        var isEmpty: Bool { head == items.count }
+
+        mutating func append(contentsOf packets: [HCIPacket]) { items.append(contentsOf: packets) }
+        mutating func append(_ packet: HCIPacket) { items.append(packet) }
+
+        /// Takes the first fragment, or nil when the queue is empty.
+        mutating func removeFirstIfAny() -> HCIPacket? {
+            guard head < items.count else { return nil }
+            let packet = items[head]
+            head += 1
+            if head == items.count {
+                items.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 64, head * 2 >= items.count {
+                items.removeFirst(head)
+                head = 0
+            }
+            return packet
+        }
+    }
+
     /// Splits `pdu` (a whole L2CAP PDU, basic header included) into ACL packets for `handle`.
     /// Pure: no credits are taken.
     public func fragments(of pdu: [UInt8], handle: UInt16) -> [HCIPacket] {
         let handle = handle & 0x0FFF
-        guard !pdu.isEmpty else { return [.acl(handle: handle, boundary: .firstNonFlushable, broadcast: 0, data: [])] }
+        // One fragment (the usual case with LE Data Length): the PDU itself, not a copy.
+        guard pdu.count > bufferLength else { return [.acl(handle: handle, boundary: .firstNonFlushable, broadcast: 0, data: pdu)] }
         var packets: [HCIPacket] = []
         var start = 0
         while start < pdu.count {
@@ -59,8 +91,12 @@ public struct ACLFlowControl: Sendable {
     /// Fragments `pdu` and returns the packets that may be sent now; the rest wait for credits.
     public mutating func send(_ pdu: [UInt8], on handle: UInt16) -> [HCIPacket] {
         let handle = handle & 0x0FFF
-        if queues[handle, default: []].isEmpty { rotation.append(handle) }
-        queues[handle, default: []].append(contentsOf: fragments(of: pdu, handle: handle))
+        if queues[handle, default: FragmentQueue()].isEmpty { rotation.append(handle) }
+        if pdu.count <= bufferLength {
+            queues[handle, default: FragmentQueue()].append(.acl(handle: handle, boundary: .firstNonFlushable, broadcast: 0, data: pdu))
+        } else {
+            queues[handle, default: FragmentQueue()].append(contentsOf: fragments(of: pdu, handle: handle))
+        }
         return drain()
     }
 
@@ -109,16 +145,12 @@ public struct ACLFlowControl: Sendable {
         var sent: [HCIPacket] = []
         while availableCredits > 0, !rotation.isEmpty {
             let handle = rotation.removeFirst()
-            guard var queue = queues[handle], !queue.isEmpty else { continue }
-            sent.append(queue.removeFirst())
+            // Mutated in place through the dictionary's accessor: no copy of the queue.
+            guard let packet = queues[handle]?.removeFirstIfAny() else { continue }
+            sent.append(packet)
             availableCredits -= 1
             outstanding[handle, default: 0] += 1
-            if queue.isEmpty {
-                queues[handle] = nil
-            } else {
-                queues[handle] = queue
-                rotation.append(handle)
-            }
+            if queues[handle]?.isEmpty == false { rotation.append(handle) }
         }
         return sent
     }

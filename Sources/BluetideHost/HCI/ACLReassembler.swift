@@ -61,6 +61,9 @@ public struct ACLReassembler: Sendable {
     /// Bytes collected for the PDU in progress on `handle` (0 when none).
     public func pendingBytes(on handle: UInt16) -> Int { partial[handle & 0x0FFF]?.count ?? 0 }
 
+    /// Bytes collected for PDUs in progress on all handles together.
+    public var pendingBytes: Int { partial.values.reduce(0) { $0 + $1.count } }
+
     /// Feeds one incoming ACL packet; other packet kinds give an empty output.
     public mutating func receive(_ packet: HCIPacket) -> ACLReassemblyOutput {
         guard case let .acl(handle, boundary, _, data) = packet else { return ACLReassemblyOutput() }

@@ -95,6 +95,10 @@ public enum L2CAPSignalingCommand: Hashable, Sendable {
     public enum Code {
         /// 0x01 Command Reject.
         public static let commandReject: UInt8 = 0x01
+        /// 0x06 Disconnection Request (data: destination CID, source CID).
+        public static let disconnectionRequest: UInt8 = 0x06
+        /// 0x07 Disconnection Response.
+        public static let disconnectionResponse: UInt8 = 0x07
         /// 0x12 Connection Parameter Update Request.
         public static let connectionParameterUpdateRequest: UInt8 = 0x12
         /// 0x13 Connection Parameter Update Response.

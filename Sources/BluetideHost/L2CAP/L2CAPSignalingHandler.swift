@@ -96,6 +96,13 @@ public struct L2CAPSignalingHandler: Sendable {
             return ([.leCreditBasedConnectionResponse(identifier: id, destinationCID: 0, mtu: 0, mps: 0, initialCredits: 0, result: 0x0002)], [])
         case .leCreditBasedConnectionResponse:
             return ([], [.unexpectedResponse(command)])
+        case let .unknown(code, id, data) where code == L2CAPSignalingCommand.Code.disconnectionRequest && data.count == 4:
+            // No dynamic channels are ever open here, so the CIDs are invalid: Vol 3 Part A 4.1
+            // asks for reason 0x0002 with the request's destination and source CIDs (our local
+            // endpoint first, then the peer's).
+            return ([.commandReject(identifier: id, reason: .invalidCID, data: data)], [])
+        case let .unknown(code, _, _) where code == L2CAPSignalingCommand.Code.disconnectionResponse:
+            return ([], [.unexpectedResponse(command)])  // for no request of ours: silently discarded
         case let .unknown(_, id, _):
             return ([.commandReject(identifier: id, reason: .commandNotUnderstood, data: [])], [])
         }

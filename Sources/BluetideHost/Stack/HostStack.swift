@@ -84,11 +84,15 @@ public actor HostStack {
         let deadline: Double
     }
     private var reassembler = ACLReassembler()
+    /// Bytes of partial L2CAP PDUs the reassembler holds, all handles together.
+    var pendingReassemblyBytes: Int { reassembler.pendingBytes }
     private var server: GATTServer
     private var links: [UInt16: Link] = [:]
     private var pendingConnect: PendingConnect?
     private var connectCancellation: Task<Void, Never>?
     private var expectingCancelledConnection = false
+    /// The cancel of a timed-out attempt, waiting for the LE Connection Complete that ends it.
+    private var cancelledConnectionWaiter: CheckedContinuation<Void, Never>?
     private var scanners: [Int: AsyncStream<AdvertisementReport>.Continuation] = [:]
     private var nextScannerID = 0
     private var scanning = false
@@ -190,8 +194,14 @@ public actor HostStack {
         Task {
             for await delivery in delivered {
                 switch delivery {
-                case let .notification(client, handle, value): await client.receiveNotification(handle: handle, value: value)
-                case let .indication(client, handle, value): await client.receiveIndication(handle: handle, value: value)
+                case let .notification(client, handle, value):
+                    if !(await client.receiveNotification(handle: handle, value: value)) {
+                        HostLog.gatt.debug("dropped a notification nobody subscribed to", metadata: ["attribute": "\(handle)"])
+                    }
+                case let .indication(client, handle, value):
+                    if !(await client.receiveIndication(handle: handle, value: value)) {
+                        HostLog.gatt.debug("dropped an indication nobody subscribed to", metadata: ["attribute": "\(handle)"])
+                    }
                 case let .closed(client): await client.connectionClosed()
                 }
             }
@@ -261,6 +271,7 @@ public actor HostStack {
             pendingConnect = nil
             pending.continuation.resume(throwing: error)
         }
+        endCancelledConnectionWait()
         for (_, scanner) in scanners { scanner.finish() }
         scanners.removeAll()
         for waiters in flowWaiters.values { for waiter in waiters { waiter.continuation.resume(throwing: error) } }
@@ -352,17 +363,28 @@ public actor HostStack {
         case .event:
             receiveEvent(packet)
         case let .acl(handle, boundary, _, data):
+            // Data for a handle with no connection is dropped before reassembly, so a controller
+            // cannot make the host keep partial PDUs for handles that will never complete.
+            guard links[handle & 0x0FFF] != nil else { return }
             let output = reassembler.receive(handle: handle, boundary: boundary, data: data)
+            for error in output.errors { HostLog.hci.debug("\(error)") }
             if let pdu = output.pdu { receivePDU(pdu.bytes, on: pdu.handle) }
         default:
-            break
+            HostLog.hci.debug("dropped an HCI packet a host does not take", metadata: ["packet": "\(packet)"])
         }
     }
 
     private func receiveEvent(_ packet: HCIPacket) {
         // A known event with short parameters is dropped: a command it should have answered
         // fails at its timeout, naming the command.
-        guard let event = try? HCIEvent(packet: packet) else { return }
+        let decoded: HCIEvent?
+        do {
+            decoded = try HCIEvent(packet: packet)
+        } catch {
+            HostLog.hci.debug("dropped a malformed HCI event", metadata: ["error": "\(error)"])
+            return
+        }
+        guard let event = decoded else { return }
         apply(commands.handle(event, now: now()))
         if var flow {
             for out in flow.handle(event) { outbox.yield(out) }
@@ -420,7 +442,7 @@ public actor HostStack {
         if isCentral, expectingCancelledConnection, pendingConnect == nil {
             // The end of a cancelled attempt (status 0x02), or a connection that won the race
             // with the cancel: nobody waits for it.
-            expectingCancelledConnection = false
+            endCancelledConnectionWait()
             if status == .success {
                 Task { _ = try? await self.execute(HCIDisconnect(handle: handle, reason: .remoteUserTerminated)) }
             }
@@ -481,9 +503,15 @@ public actor HostStack {
     }
 
     private func receivePDU(_ pdu: [UInt8], on handle: UInt16) {
-        guard var link = links[handle] else { return }
+        guard var link = links[handle] else {
+            HostLog.hci.debug("dropped an L2CAP PDU on a handle with no connection", metadata: ["handle": "\(handle)", "pdu": "\(pdu.logHex)"])
+            return
+        }
         let routing = link.router.receive(pdu)
         links[handle] = link
+        if let dropped = routing.dropped {
+            HostLog.l2cap.debug("dropped an L2CAP PDU", metadata: ["handle": "\(handle)", "reason": "\(dropped)", "pdu": "\(pdu.logHex)"])
+        }
         for frame in routing.outgoing { sendFrame(frame, on: handle) }
         for event in routing.signalingEvents {
             if case let .connectionParameterUpdateRequested(p, accepted: true) = event {
@@ -521,6 +549,8 @@ public actor HostStack {
                     links[handle]?.attWaiters.removeAll()
                     for (_, waiter) in waiters { waiter.resume(throwing: error) }
                 }
+            case let .ignored(bytes, reason):
+                HostLog.att.debug("dropped an ATT PDU", metadata: ["handle": "\(handle)", "reason": "\(reason)", "pdu": "\(bytes.logHex)"])
             default:
                 break
             }
@@ -682,10 +712,24 @@ public actor HostStack {
             expectingCancelledConnection = false
             return
         }
-        for _ in 0..<100 where expectingCancelledConnection {
-            try? await Task.sleep(for: .milliseconds(20))
+        guard expectingCancelledConnection, case .running = state else {
+            expectingCancelledConnection = false
+            return
         }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: .seconds(2))
+            await self?.endCancelledConnectionWait()
+        }
+        await withCheckedContinuation { cancelledConnectionWaiter = $0 }
+        timer.cancel()
+    }
+
+    /// The attempt a cancel waited for has ended (its Connection Complete came, the wait timed
+    /// out, or the stack stopped): the next connect may go ahead.
+    private func endCancelledConnectionWait() {
         expectingCancelledConnection = false
+        cancelledConnectionWaiter?.resume()
+        cancelledConnectionWaiter = nil
     }
 
     private func failPendingConnect(to address: BluetoothAddress, _ error: any Error) {

@@ -1,4 +1,5 @@
 import BluetideCore
+import BluetideSupport
 
 /// Packed BCD as the ring uses it for dates and times (`24 08 18` is 2024-08-18).
 public enum COLMIBCD {
@@ -53,13 +54,13 @@ public struct COLMIDateTime: Hashable, Sendable, Encodable, CustomStringConverti
     public init(secondsSince1970 seconds: Int64) {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds &- 86_399) / 86_400
         let secondOfDay = Int(seconds - days * 86_400)
-        let (y, m, d) = Self.civil(fromDays: days)
-        self.init(year: y, month: m, day: d, hour: secondOfDay / 3600, minute: secondOfDay / 60 % 60, second: secondOfDay % 60)
+        let (y, m, d) = CivilCalendar.date(fromDays: days)
+        self.init(year: Int(truncatingIfNeeded: y), month: Int(m), day: Int(d), hour: secondOfDay / 3600, minute: secondOfDay / 60 % 60, second: secondOfDay % 60)
     }
 
     /// Seconds since 1970-01-01 00:00:00 in the same time base.
     public var secondsSince1970: Int64 {
-        Self.days(year: year, month: month, day: day) &* 86_400 &+ Int64(hour &* 3600 &+ minute &* 60 &+ second)
+        CivilCalendar.days(year: Int64(truncatingIfNeeded: year), month: Int64(truncatingIfNeeded: month), day: Int64(truncatingIfNeeded: day)) &* 86_400 &+ Int64(hour &* 3600 &+ minute &* 60 &+ second)
     }
 
     /// `2024-08-10 15:00:00`.
@@ -72,31 +73,5 @@ public struct COLMIDateTime: Hashable, Sendable, Encodable, CustomStringConverti
     public static func clock(minuteOfDay: Int) -> String {
         func two(_ v: Int) -> String { v < 10 && v >= 0 ? "0\(v)" : "\(v)" }
         return "\(two(minuteOfDay / 60)):\(two(minuteOfDay % 60))"
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (era arithmetic, valid for any year).
-    static func days(year: Int, month: Int, day: Int) -> Int64 {
-        // Wrapping arithmetic: absurd field values give a wrong day, never a trap.
-        let y = Int64(truncatingIfNeeded: month <= 2 ? year &- 1 : year)
-        let era = (y >= 0 ? y : y &- 399) / 400
-        let yearOfEra = y &- era &* 400
-        let shiftedMonth = Int64(truncatingIfNeeded: month > 2 ? month &- 3 : month &+ 9)
-        let dayOfYear = (153 &* shiftedMonth &+ 2) / 5 &+ Int64(truncatingIfNeeded: day) &- 1
-        let dayOfEra = yearOfEra &* 365 &+ yearOfEra / 4 &- yearOfEra / 100 &+ dayOfYear
-        return era &* 146_097 &+ dayOfEra &- 719_468
-    }
-
-    /// The proleptic Gregorian date `days` after 1970-01-01.
-    static func civil(fromDays days: Int64) -> (Int, Int, Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (Int(year), Int(month), Int(day))
     }
 }

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import BluetideSupport
 
 /// A wall-clock instant with millisecond precision, written as ISO-8601 UTC text
 /// (`2026-11-21T12:26:23.125Z`).
@@ -50,8 +51,8 @@ public struct WallClockTime: Hashable, Comparable, Sendable, CustomStringConvert
     /// ISO-8601 UTC with milliseconds, e.g. `2026-11-21T12:26:23.125Z`.
     public var iso8601: String {
         let clamped = min(max(millisecondsSince1970, Self.earliest.millisecondsSince1970), Self.latest.millisecondsSince1970)
-        let (days, msOfDay) = floorDivide(clamped, 86_400_000)
-        let (year, month, day) = Self.civilDate(fromDays: days)
+        let (days, msOfDay) = CivilCalendar.floorDivide(clamped, 86_400_000)
+        let (year, month, day) = CivilCalendar.date(fromDays: days)
         let hour = msOfDay / 3_600_000
         let minute = msOfDay / 60_000 % 60
         let second = msOfDay / 1000 % 60
@@ -100,7 +101,7 @@ public struct WallClockTime: Hashable, Comparable, Sendable, CustomStringConvert
         try expect(16, ":", "after the minutes")
         let second = try number(17..<19, "second")
         guard (1...12).contains(month) else { throw fail("month \(month) is not 1-12") }
-        guard day >= 1, day <= Self.daysInMonth(year: year, month: month) else {
+        guard day >= 1, day <= CivilCalendar.daysInMonth(year: year, month: month) else {
             throw fail("day \(day) does not exist in month \(month) of \(year)")
         }
         guard hour < 24, minute < 60, second < 61 else { throw fail("time of day out of range") }
@@ -134,58 +135,13 @@ public struct WallClockTime: Hashable, Comparable, Sendable, CustomStringConvert
             throw fail("expected a time zone (Z or ±HH:MM)")
         }
         guard index == chars.count else { throw fail("unexpected text after the time zone") }
-        let days = Self.days(fromYear: year, month: month, day: day)
+        let days = CivilCalendar.days(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60
         self.init(millisecondsSince1970: seconds * 1000 + millisecond)
         // A zone offset can move a time at the edge of year 0000 or 9999 out of the range the
         // text form carries; refuse it rather than read a time that cannot be written back.
         guard isRepresentable else { throw fail("outside years 0000-9999 in UTC") }
     }
-
-    // MARK: Calendar arithmetic (proleptic Gregorian, day 0 = 1970-01-01)
-
-    static func isLeap(_ year: Int64) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
-
-    static func daysInMonth(year: Int64, month: Int64) -> Int64 {
-        switch month {
-        case 2: return isLeap(year) ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    /// Days from 1970-01-01 to the given date. Works in 400-year cycles of 146097 days, with the
-    /// year taken to start on March 1st so the leap day falls at its end.
-    static func days(fromYear year: Int64, month: Int64, day: Int64) -> Int64 {
-        let marchYear = month <= 2 ? year - 1 : year
-        let (cycle, yearOfCycle) = floorDivide(marchYear, 400)
-        let marchMonth = month > 2 ? month - 3 : month + 9  // 0 = March … 11 = February
-        let dayOfYear = (153 * marchMonth + 2) / 5 + day - 1
-        let dayOfCycle = yearOfCycle * 365 + yearOfCycle / 4 - yearOfCycle / 100 + dayOfYear
-        return cycle * 146_097 + dayOfCycle - 719_468  // 719468 days from 0000-03-01 to 1970-01-01
-    }
-
-    /// The date `days` after 1970-01-01 (inverse of ``days(fromYear:month:day:)``).
-    static func civilDate(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let (cycle, dayOfCycle) = floorDivide(days + 719_468, 146_097)
-        let yearOfCycle = (dayOfCycle - dayOfCycle / 1460 + dayOfCycle / 36524 - dayOfCycle / 146_096) / 365
-        let dayOfYear = dayOfCycle - (365 * yearOfCycle + yearOfCycle / 4 - yearOfCycle / 100)
-        let marchMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * marchMonth + 2) / 5 + 1
-        let month = marchMonth < 10 ? marchMonth + 3 : marchMonth - 9
-        return (cycle * 400 + yearOfCycle + (month <= 2 ? 1 : 0), month, day)
-    }
-}
-
-/// Quotient and non-negative remainder (floor division), for dates before 1970.
-private func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
-    var quotient = value / divisor
-    var remainder = value % divisor
-    if remainder < 0 {
-        quotient -= 1
-        remainder += divisor
-    }
-    return (quotient, remainder)
 }
 
 /// `value` in decimal, zero-padded to `width` digits.

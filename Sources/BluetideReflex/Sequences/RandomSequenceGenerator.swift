@@ -116,9 +116,7 @@ public struct RandomSequenceGenerator: Hashable, Sendable {
             let low = Double(range.lowerBound), high = Double(range.upperBound)
             var value = mean
             for _ in 0..<32 {
-                // Box–Muller: 1 - unit() lies in (0, 1], so the logarithm is finite.
-                let u1 = 1 - rng.unit(), u2 = rng.unit()
-                value = (mean + sd * (-2 * Foundation.log(u1)).squareRoot() * Foundation.cos(2 * Double.pi * u2)).rounded()
+                value = (mean + sd * rng.standardNormal()).rounded()
                 if value >= low && value <= high { break }
             }
             return UInt16(min(max(value.isFinite ? value : low, low), high))
