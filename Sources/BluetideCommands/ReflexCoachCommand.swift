@@ -6,6 +6,7 @@ import BluetideEmulators
 import BluetideProfiles
 import BluetideReflex
 import BluetideReflexCoach
+import BluetideReflexWeb
 import BluetideTransport
 import Foundation
 
@@ -29,7 +30,7 @@ public struct ReflexCoachCommand: AsyncParsableCommand {
     /// The subcommands.
     static let subcommandTypes: [any ParsableCommand.Type] = [
         ReflexCoachAthletes.self, ReflexCoachSequences.self, ReflexCoachRun.self, ReflexCoachHistory.self,
-        ReflexCoachExport.self, ReflexCoachChart.self, ReflexCoachServe.self,
+        ReflexCoachExport.self, ReflexCoachChart.self, ReflexCoachServe.self, ReflexCoachPassword.self,
     ]
 
     /// For the lead: add this to `ReflexCommand`'s subcommands at merge.
@@ -442,4 +443,46 @@ struct ReflexCoachChart: AsyncParsableCommand {
         return ["wrote \(out)"]
     }
     func run() async throws { for line in try lines() { print(line) } }
+}
+
+// MARK: password
+
+/// `password`: sets the coach's dashboard password (needed by `serve --lan`), stored hashed.
+struct ReflexCoachPassword: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "password",
+        abstract: "Set the coach's password for the dashboard on the network (serve --lan); stored only as a salted hash.",
+        discussion: """
+            Asks twice on a terminal; reads one line from standard input otherwise.
+
+            Examples:
+              bluetide reflex coach password
+              printf '%s\\n' "$GYM_PASSWORD" | bluetide reflex coach password --db ~/gym.sqlite
+            """)
+    @OptionGroup var database: CoachDatabaseOptions
+
+    /// Checks and stores `password`; returns the line to print.
+    func set(_ password: String) throws -> String {
+        if let problem = PasswordHash.problem(with: password) { throw CommandFailure("\(problem); choose another") }
+        let store = try database.open()
+        let hash: String
+        do { hash = try PasswordHash.make(password) } catch { throw CommandFailure("cannot hash the password: \(error)") }
+        try CoachCLI.failing { try store.setSetting(PasswordHash.settingKey, to: hash) }
+        return "password set: `serve --lan` now asks every phone for it"
+    }
+
+    func run() async throws {
+        let password: String
+        if isatty(STDIN_FILENO) != 0 {
+            guard let first = getpass("New dashboard password: ").map({ String(cString: $0) }),
+                  let second = getpass("Again: ").map({ String(cString: $0) })
+            else { throw CommandFailure("no password given") }
+            guard first == second else { throw CommandFailure("the two passwords differ; nothing was changed") }
+            password = first
+        } else {
+            guard let line = readLine(strippingNewline: true) else { throw CommandFailure("no password on standard input") }
+            password = line
+        }
+        print(try set(password))
+    }
 }

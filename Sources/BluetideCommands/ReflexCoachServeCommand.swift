@@ -26,6 +26,8 @@ struct ReflexCoachServe: AsyncParsableCommand {
             Examples:
               bluetide reflex coach serve --emulate
                   no hardware: an emulated trainer with simulated athletes; open http://localhost:8080
+              bluetide reflex coach password && bluetide reflex coach serve --lan --transport hci-socket:0
+                  the gym: set the coach's password once, then serve phones on the Wi-Fi (each logs in)
               bluetide reflex coach serve --emulate --sample-data --port 8081
                   the same, with three sample athletes and a few weeks of history to look at
               bluetide reflex coach serve --transport hci-socket:0 --db ~/gym.sqlite
@@ -36,7 +38,9 @@ struct ReflexCoachServe: AsyncParsableCommand {
             """)
 
     @OptionGroup var database: CoachDatabaseOptions
-    @Option(name: .long, help: "Address to listen on (0.0.0.0 = every network interface).") var host: String = "0.0.0.0"
+    @Option(name: .long, help: "Address to listen on (default 127.0.0.1, this computer only; with --lan 0.0.0.0).") var host: String?
+    @Flag(name: .long, help: "Serve phones on the network (every interface); requires the coach's password (see `coach password`).")
+    var lan = false
     @Option(name: .long, help: "TCP port (0 picks a free one).") var port: Int = 8080
     @Option(name: .long, help: "Controller transport: \(TransportSpec.syntaxSummary)") var transport: String = "virtual"
     @Flag(name: .long, help: "Start an emulated punch trainer with simulated athletes on the same virtual link (hardware-free).")
@@ -86,7 +90,19 @@ struct ReflexCoachServe: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw CommandFailure("--port \(port): expected 0...65535 (0 picks a free port)") }
         guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--scan-seconds \(scanSeconds): expected 0 < s ≤ 300") }
         guard scanRoundMilliseconds >= 100 else { throw CommandFailure("--scan-round-milliseconds: expected at least 100") }
+        let host = self.host ?? (lan ? "0.0.0.0" : "127.0.0.1")
+        let loopback = host == "127.0.0.1" || host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        if !loopback, !lan {
+            throw CommandFailure("--host \(host) would open the dashboard to the network: add --lan, which asks every phone for the coach's password")
+        }
         let store = try database.open()
+        var access = DashboardAccess()
+        if lan {
+            guard let hash = try CoachCLI.failing({ try store.setting(PasswordHash.settingKey) }) else {
+                throw CommandFailure("--lan needs the coach's password: set it once with `bluetide reflex coach password`, then start serve again")
+            }
+            access = DashboardAccess(passwordHash: hash)
+        }
         if sampleData, try store.athletes().isEmpty {
             let summary = try SampleData.add(to: store, now: Date())
             output("added sample data: \(summary.athletes.count) athletes, \(summary.sequences.count) sequences, \(summary.sessions) sessions")
@@ -96,7 +112,7 @@ struct ReflexCoachServe: AsyncParsableCommand {
         coach.scanTimeout = .milliseconds(Int64(scanSeconds * 1000))
         coach.scanRound = .milliseconds(Int64(min(scanRoundMilliseconds, Int(scanSeconds * 1000))))
         let runs = RunController(coach: coach, choice: TrainerChoice(parsing: device))
-        let server = DashboardServer(runs: runs)
+        let server = DashboardServer(runs: runs, access: access)
         let dashboard: RunningDashboard
         do {
             dashboard = try await server.start(host: host, port: port)
@@ -105,6 +121,8 @@ struct ReflexCoachServe: AsyncParsableCommand {
             throw CommandFailure("cannot listen on \(host):\(port): \(error) (try another --port, or --port 0)")
         }
         output("database: \(database.db ?? CoachStore.defaultPath())")
+        output(lan ? "serving the network on \(host); every phone logs in with the coach's password"
+                   : "listening on \(host) only (this computer); --lan serves phones on the network, with a login")
         for url in Self.urls(host: host, port: dashboard.port) { output("open \(url)") }
         return Serving(dashboard: dashboard, link: link, runs: runs)
     }

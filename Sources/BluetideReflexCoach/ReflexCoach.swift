@@ -273,8 +273,12 @@ public struct ReflexCoach: Sendable {
             reason = Task.isCancelled ? "cancelled" : "\(error)"
         }
         let cancelled = Task.isCancelled || (!complete && reason == "cancelled")
-        if cancelled {
-            if let requested = stop.reason { reason = "stopped: \(requested)" }
+        if cancelled, let requested = stop.reason { reason = "stopped: \(requested)" }
+        // Any ending the trainer did not report itself (a stop, a storage failure, silence) tells
+        // it to stop, so the next run does not hear this program's steps.
+        let trainerEnded = reason.hasPrefix("finished") || reason.hasPrefix("stopped by the trainer")
+            || reason.hasPrefix("trainer error") || reason.hasPrefix("link lost")
+        if cancelled || !trainerEnded {
             // A fresh task: the run's own task is cancelled, and the stop must still go out.
             await Task { try? await connection.write(PunchControlCommand.stop, to: PunchUUID.control) }.value
         }

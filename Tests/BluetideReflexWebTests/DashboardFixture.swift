@@ -1,3 +1,4 @@
+import Testing
 import Bluetide
 import BluetideReflex
 import BluetideReflexCoach
@@ -19,14 +20,14 @@ struct DashboardFixture: Sendable {
 
     var store: CoachStore { server.store }
 
-    static func make(scanSeconds: Int64 = 60) async throws -> DashboardFixture {
+    static func make(scanSeconds: Int64 = 60, access: DashboardAccess = DashboardAccess()) async throws -> DashboardFixture {
         let store = try CoachStore.inMemory()
         let sample = try SampleData.add(to: store, now: fixtureNow)
         let bluetooth = try await Bluetooth.open(transport: "virtual:dashboard-\(UUID().uuidString)")
         var coach = ReflexCoach(central: bluetooth.central, store: store)
         coach.scanTimeout = .seconds(scanSeconds)
         coach.scanRound = .milliseconds(500)
-        let server = DashboardServer(runs: RunController(coach: coach), display: DisplayText(timeZone: TimeZone(identifier: "UTC")!),
+        let server = DashboardServer(runs: RunController(coach: coach), access: access, display: DisplayText(timeZone: TimeZone(identifier: "UTC")!),
                                      now: { fixtureNow })
         return DashboardFixture(server: server, bluetooth: bluetooth, sample: sample)
     }
@@ -37,8 +38,9 @@ struct DashboardFixture: Sendable {
 
     /// Runs `body` against the router (no sockets), then stops any run and closes Bluetooth.
     /// A hang guard of 40 s of run time.
-    static func withRouter(_ body: @escaping @Sendable (any TestClientProtocol, DashboardFixture) async throws -> Void) async throws {
-        let fixture = try await make()
+    static func withRouter(access: DashboardAccess = DashboardAccess(),
+                           _ body: @escaping @Sendable (any TestClientProtocol, DashboardFixture) async throws -> Void) async throws {
+        let fixture = try await make(access: access)
         do {
             try await withRunTimeLimit(40, onTimeout: { Timeout() }) {
                 try await fixture.server.application(host: "127.0.0.1", port: 0).test(.router) { client in try await body(client, fixture) }
@@ -64,11 +66,30 @@ extension TestClientProtocol {
         try await execute(uri: uri, method: .get)
     }
 
-    /// POST a form with `fields` to `uri`.
+    /// POST a form with `fields` to `uri`, as a browser would from the dashboard's own page: with
+    /// the session cookie and the form's CSRF token (fetched from a page first).
     func post(_ uri: String, _ fields: [(String, String)]) async throws -> TestResponse {
+        let (cookie, token) = try await session()
+        return try await postRaw(uri, fields + [("_csrf", token)], headers: [.cookie: cookie])
+    }
+
+    /// POST a form exactly as given (no cookie, no token unless in `headers`/`fields`).
+    func postRaw(_ uri: String, _ fields: [(String, String)], headers: HTTPFields = [:]) async throws -> TestResponse {
         let body = fields.map { "\(formEncoded($0.0))=\(formEncoded($0.1))" }.joined(separator: "&")
-        return try await execute(uri: uri, method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
-                                 body: ByteBuffer(string: body))
+        var all = headers
+        all[.contentType] = "application/x-www-form-urlencoded"
+        return try await execute(uri: uri, method: .post, headers: all, body: ByteBuffer(string: body))
+    }
+
+    /// A new session: the `Cookie` header to send and the CSRF token of its forms.
+    func session() async throws -> (cookie: String, token: String) {
+        let page = try await get("/run")
+        let setCookie = try #require(page.headers[.setCookie], "no session cookie")
+        let cookie = String(setCookie.prefix { $0 != ";" })
+        let marker = "name=\"_csrf\" value=\""
+        let start = try #require(page.text.range(of: marker), "no CSRF token in the page")
+        let token = String(page.text[start.upperBound...].prefix { $0 != "\"" })
+        return (cookie, token)
     }
 }
 

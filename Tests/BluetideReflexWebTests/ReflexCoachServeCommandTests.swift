@@ -8,10 +8,24 @@ import BluetideReflexWeb
 
 /// `bluetide reflex coach serve`: registered, teaches with examples, refuses bad settings clearly.
 @Suite struct ReflexCoachServeCommandTests {
+    @Test func aNetworkAddressWithoutLanOrLanWithoutAPasswordIsRefused() async throws {
+        let db = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: db) }
+        for arguments in [["--host", "0.0.0.0"], ["--lan"]] {
+            let serve = try #require(try ReflexCoachCommand.parseAsRoot(["serve", "--port", "0", "--db", db] + arguments) as? ReflexCoachServe)
+            do {
+                _ = try await serve.start { _ in }
+                Issue.record("\(arguments) served")
+            } catch let failure as CommandFailure {
+                #expect(failure.message.contains("--lan"), "\(failure.message)")
+            }
+        }
+    }
+
     @Test func serveIsACoachSubcommandWithExamples() throws {
         let parsed = try ReflexCoachCommand.parseAsRoot(["serve", "--emulate", "--port", "0"])
         let serve = try #require(parsed as? ReflexCoachServe)
-        #expect(serve.emulate && serve.port == 0 && serve.host == "0.0.0.0")
+        #expect(serve.emulate && serve.port == 0 && serve.host == nil && !serve.lan, "loopback unless --lan")
         let help = ReflexCoachCommand.helpMessage(for: ReflexCoachServe.self)
         #expect(help.contains("bluetide reflex coach serve --emulate"))
         #expect(help.contains("http://localhost:8080"))

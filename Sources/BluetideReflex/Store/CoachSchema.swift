@@ -4,15 +4,16 @@ import GRDB
 /// schema only by appending a new migration, never by editing an old one.
 public enum CoachSchema {
     /// Migration identifiers in the order they run.
-    public static let migrationNames = ["v1", "v2", "v3"]
+    public static let migrationNames = ["v1", "v2", "v3", "v4"]
 
     /// All migrations: `v1` creates the tables, `v2` adds `session.notes` and an index for
-    /// per-athlete history queries, `v3` adds `session.endReason`.
+    /// per-athlete history queries, `v3` adds `session.endReason`, `v4` a `setting` table.
     public static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createV1)
         migrator.registerMigration("v2", migrate: migrateV2)
         migrator.registerMigration("v3", migrate: migrateV3)
+        migrator.registerMigration("v4", migrate: migrateV4)
         return migrator
     }
 
@@ -77,6 +78,14 @@ public enum CoachSchema {
     static func migrateV3(_ db: Database) throws {
         try db.alter(table: "session") { t in
             t.add(column: "endReason", .text)
+        }
+    }
+
+    /// v4: the coach's settings (key and text value), e.g. the dashboard password's hash.
+    static func migrateV4(_ db: Database) throws {
+        try db.create(table: "setting") { t in
+            t.primaryKey("key", .text)
+            t.column("value", .text).notNull()
         }
     }
 }

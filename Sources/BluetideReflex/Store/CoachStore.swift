@@ -329,6 +329,22 @@ public final class CoachStore: Sendable {
         try write("delete session \(id)") { db in try TrainingSession.deleteOne(db, key: id) }
     }
 
+    // MARK: Settings
+
+    /// The setting stored under `key`, if any.
+    public func setting(_ key: String) throws -> String? {
+        try read("read the setting \(key)") { db in
+            try String.fetchOne(db, sql: "SELECT value FROM setting WHERE key = ?", arguments: [key])
+        }
+    }
+
+    /// Stores `value` under `key`, replacing what was there.
+    public func setSetting(_ key: String, to value: String) throws {
+        try write("store the setting \(key)") { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO setting (key, value) VALUES (?, ?)", arguments: [key, value])
+        }
+    }
+
     static func checkedName(_ name: String, kind: String) throws -> String {
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw CoachStoreError.emptyName(kind) }

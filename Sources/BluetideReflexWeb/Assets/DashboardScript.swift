@@ -153,7 +153,10 @@ public enum DashboardScript {
                 })
                 .catch(error => showErrors([String(error)]));
             });
-            stopButton.addEventListener("click", () => { fetch("/api/run/stop", { method: "POST" }); });
+            stopButton.addEventListener("click", () => {
+              const token = form.querySelector('input[name="_csrf"]');
+              fetch("/api/run/stop", { method: "POST", headers: { "X-CSRF-Token": token ? token.value : "" } });
+            });
             connect();
           }
 

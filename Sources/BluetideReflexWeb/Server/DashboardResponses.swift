@@ -1,3 +1,4 @@
+import BluetideCharts
 import Foundation
 import Hummingbird
 
@@ -6,7 +7,26 @@ enum DashboardResponses {
     /// An HTML page.
     static func page(_ html: HTML, status: HTTPResponse.Status = .ok) -> Response {
         Response(status: status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-                 body: .init(byteBuffer: ByteBuffer(string: html.markup)))
+                 body: .init(byteBuffer: ByteBuffer(string: withFormTokens(html.markup, token: RequestSecurity.csrfToken))))
+    }
+
+    /// `markup` with the session's CSRF token as a hidden `_csrf` field in every POST form.
+    static func withFormTokens(_ markup: String, token: String?) -> String {
+        guard let token, markup.contains("<form") else { return markup }
+        var out = ""
+        var rest = markup[...]
+        while let start = rest.range(of: "<form") {
+            guard let end = rest[start.upperBound...].firstIndex(of: ">") else { break }
+            let tag = rest[start.lowerBound...end]
+            out += rest[..<start.lowerBound]
+            out += tag
+            if tag.contains("method=\"post\"") {
+                out += "<input type=\"hidden\" name=\"_csrf\" value=\"\(MarkupEscaping.escape(token))\">"
+            }
+            rest = rest[rest.index(after: end)...]
+        }
+        out += rest
+        return out
     }
 
     /// A text asset (stylesheet, script).

@@ -7,6 +7,7 @@ extension DashboardServer {
     /// Every HTTP route: pages and their forms, static assets and the JSON endpoints.
     func routes() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
+        addLoginRoutes(to: router)
         let pages = self.pages
         let runs = self.runs
         let store = pages.store

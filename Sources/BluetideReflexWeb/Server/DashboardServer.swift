@@ -2,6 +2,7 @@ import BluetideReflex
 import BluetideReflexCoach
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -20,10 +21,16 @@ public struct DashboardServer: Sendable {
     public let runs: RunController
     /// Hummingbird's logger (warnings and errors only by default).
     public var logger: Logger
+    /// Sessions, CSRF tokens and (with a password) the login.
+    public let access: DashboardAccess
+    /// Connections served at once; more wait in the listen queue until one closes.
+    public var maximumConnections = 256
 
     /// A dashboard over `runs.store`, rendering with `display`, taking dates from `now`.
-    public init(runs: RunController, display: DisplayText = DisplayText(), now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(runs: RunController, access: DashboardAccess = DashboardAccess(), display: DisplayText = DisplayText(),
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.runs = runs
+        self.access = access
         pages = DashboardPages(store: runs.store, display: display, now: now)
         var logger = Logger(label: "bluetide.reflex.dashboard")
         logger.logLevel = .warning
@@ -39,9 +46,13 @@ public struct DashboardServer: Sendable {
         host: String = "0.0.0.0", port: Int = 8080, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         Application(
-            router: routes(),
+            router: GuardedRouter(inner: routes(), access: access),
+            // Not Hummingbird's HTTP/1 idleTimeout: with it in the pipeline the `/live` WebSocket
+            // upgrade fails (seen in DashboardLiveTests), so idle connections are bounded by the cap.
             server: .http1WebSocketUpgrade(webSocketRouter: webSocketRoutes()),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "bluetide-reflex"),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port), serverName: "bluetide-reflex", backlog: 1024,
+                availableConnectionsDelegate: MaximumAvailableConnections(maximumConnections, logger: logger)),
             onServerRunning: onServerRunning,
             logger: logger)
     }

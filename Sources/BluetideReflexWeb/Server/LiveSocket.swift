@@ -7,7 +7,15 @@ extension DashboardServer {
     func webSocketRoutes() -> Router<BasicWebSocketRequestContext> {
         let router = Router(context: BasicWebSocketRequestContext.self)
         let runs = self.runs
-        router.ws("/live") { inbound, outbound, _ in
+        let access = self.access
+        router.ws("/live", shouldUpgrade: { request, _ in
+            // Only the dashboard's own pages (same Origin), and with a password only after login.
+            if DashboardGuard<BasicRequestContext>.crossOrigin(request) != nil { return .dontUpgrade }
+            if access.requiresLogin, access.session(request.cookies[DashboardAccess.cookieName]?.value)?.loggedIn != true {
+                return .dontUpgrade
+            }
+            return .upgrade([:])
+        }) { inbound, outbound, _ in
             let messages = await runs.listen()
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+
+/// `bluetide reflex coach run` stopped by SIGINT or SIGTERM: the session is ended and stored
+/// with the signal as its reason, the summary is printed, and the status says it was interrupted.
+@Suite struct ReflexCoachSignalTests {
+    @Test(arguments: [(SIGINT, "SIGINT", Int32(130)), (SIGTERM, "SIGTERM", Int32(143))])
+    func aSignalEndsTheSessionAndSaysSo(signal: Int32, name: String, status: Int32) async throws {
+        let db = FileManager.default.temporaryDirectory.appendingPathComponent("coach-signal-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: db) }
+        #expect(try await BluetideExecutable.run(["reflex", "coach", "athletes", "add", "Ana", "--db", db]).status == 0)
+        #expect(try await BluetideExecutable.run([
+            "reflex", "coach", "sequences", "save", "Long", "--targets", Array(repeating: "0,1,2,3,4,5", count: 20).joined(separator: ","),
+            "--times", "2000", "--db", db,
+        ]).status == 0)
+        let process = try BluetideExecutable.launch(["reflex", "coach", "run", "--athlete", "Ana", "--sequence", "Long", "--emulate", "--db", db])
+        do {
+            // Output reaches the pipe line by line: the session's start is seen before the end.
+            var seenStart = false
+            while !seenStart, let line = try await process.nextLine(timeout: BluetideExecutable.runTimeout) {
+                seenStart = line.contains("started")  && line.hasPrefix("session ")
+            }
+            try #require(seenStart, "no session start line")
+            kill(process.pid, signal)
+            if await process.waitForExit(timeout: .seconds(20)) == nil {
+                kill(process.pid, SIGKILL)
+                _ = await process.waitForExit(timeout: .seconds(10))
+            }
+            #expect(await process.exitStatus == status)
+            let output = await process.output(.stdout)
+            #expect(output.contains { $0.hasPrefix("summary: ") }, "\(output)")
+            #expect(output.contains { $0.hasPrefix("interrupted (\(name)): session ") }, "\(output)")
+        } catch {
+            await process.stop()
+            throw error
+        }
+        await process.stop()
+        let history = try await BluetideExecutable.run(["reflex", "coach", "history", "--athlete", "Ana", "--db", db])
+        #expect(history.stdout.contains { $0.contains("incomplete (stopped: \(name))") }, "\(history.stdout)")
+    }
+}
