@@ -321,12 +321,6 @@ extension VirtualLink {
         case HCIOpcode(rawValue: 0x0C35):
             break  // Host Number Of Completed Packets: no answer, as specified
 
-        case HCIOpcode(rawValue: 0x201C):
-            // TEMPORARY (bluez rig, to be reverted once #11's conformance work lands): LE Read
-            // Supported States, which the Linux kernel sends during init; every state combination.
-            emit(id, HCIEvent.commandComplete(HCICommandComplete(
-                opcode: opcode, returnParameters: [0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x03, 0x00, 0x00])))
-
         default:
             complete(id, opcode, .unknownCommand)
         }
