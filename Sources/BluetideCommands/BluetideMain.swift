@@ -16,10 +16,10 @@ public enum BluetideMain {
             exit(2)
         } catch {
             // Help and version requests exit 0 as usual; every other usage error exits 2 like
-            // the decode failures, with ArgumentParser's message (which names the bad argument).
+            // the decode failures, with one line that names the bad argument and the help.
             if BluetideCommand.exitCode(for: error).isSuccess { BluetideCommand.exit(withError: error) }
-            let message = BluetideCommand.fullMessage(for: error)
-            FileHandle.standardError.write(Data("\(message)\n".utf8))
+            let line = UsageErrorLine.describe(error, arguments: arguments ?? Array(CommandLine.arguments.dropFirst()))
+            FileHandle.standardError.write(Data("\(line)\n".utf8))
             exit(2)
         }
     }
