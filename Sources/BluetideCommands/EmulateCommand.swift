@@ -126,7 +126,7 @@ struct EmulateCommand: AsyncParsableCommand {
         await stopSignal.wait()
         for watcher in watchers { watcher.cancel() }
         for peripheral in peripherals {
-            await peripheral.stop()
+            await PromptShutdown.run({ await peripheral.stop() }, force: { await peripheral.stack.close() })
             await peripheral.stack.close()
         }
         if let (name, error) = gone.first {
