@@ -61,6 +61,8 @@ let package = Package(
             name: "BluetideCharts",
             dependencies: ["BluetideSupport"],
             swiftSettings: strict),
+        // The uart app: serial links to HM-10 / Nordic UART devices, on the public API only.
+        .target(name: "BluetideSerial", dependencies: ["Bluetide"], swiftSettings: strict),
         .target(
             name: "BluetideReflex",
             dependencies: ["BluetideCharts", "BluetideProfiles", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
@@ -84,13 +86,29 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
+        // The ride app: trainers and sensors merged into samples, trainer control, workouts, export.
+        .target(name: "BluetideRide", dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideRecording"], swiftSettings: strict),
+        .target(
+            name: "BluetideRing",
+            dependencies: ["Bluetide", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+        .target(
+            name: "BluetideRingWeb",
+            dependencies: [
+                "BluetideRing", "BluetideCharts",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .target(
             name: "BluetideCommands",
             dependencies: [
                 "BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
-                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb",
+                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial", "BluetideRide",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .executableTarget(name: "bluetide", dependencies: ["BluetideCommands"], swiftSettings: strict),
@@ -110,8 +128,18 @@ let package = Package(
         .testTarget(name: "BluetideEmulationTests", dependencies: ["BluetideTestSupport", "BluetideEmulation", "BluetideHost", "BluetideTransport", "BluetideEmulators", "BluetideProfiles", "BluetideRecording", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexDeviceTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideReflexDevice", "Bluetide", "BluetideGPIO", "BluetideHost", "BluetideTransport", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideCharts", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
-        .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideCommands", "BluetideProfiles", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideCore", "BluetideHost"], swiftSettings: strict),
+        .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideCommands", "BluetideProfiles", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideCore", "BluetideHost", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
         .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideCommands"], swiftSettings: strict),
+        .testTarget(name: "BluetideSerialTests", dependencies: ["BluetideTestSupport", "BluetideSerial", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideTransport"], swiftSettings: strict),
+        .testTarget(
+            name: "BluetideRingTests",
+            dependencies: [
+                "BluetideTestSupport", "BluetideRing", "BluetideRingWeb", "Bluetide", "BluetideEmulation", "BluetideEmulators",
+                "BluetideTransport", "BluetideCommands", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: strict),
+        .testTarget(name: "BluetideRideTests", dependencies: ["BluetideTestSupport", "BluetideRide", "Bluetide", "BluetideCore", "BluetideProfiles", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport"], swiftSettings: strict),
         .testTarget(
             name: "BluetideReflexWebTests",
             dependencies: [

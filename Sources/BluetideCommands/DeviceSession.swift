@@ -212,7 +212,7 @@ enum CharacteristicLookup {
     static func decoder(for uuid: BluetoothUUID, profile: String?) throws -> (any PacketDecoder, String)? {
         if let profile {
             guard let descriptor = ProfileCatalog.named(profile) else {
-                throw CommandFailure("unknown profile \"\(profile)\": expected one of \(ProfileCatalog.all.map(\.name).joined(separator: ", "))")
+                throw CommandFailure.usage("unknown profile \"\(profile)\": expected one of \(ProfileCatalog.all.map(\.name).joined(separator: ", "))")
             }
             return (descriptor.makeDecoder(ProfileOptions()), descriptor.name)
         }
