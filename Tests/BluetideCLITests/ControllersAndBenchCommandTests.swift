@@ -67,7 +67,7 @@ import Testing
             await controllers.closeStdin()
             _ = await controllers.waitForExit(timeout: BluetideExecutable.runTimeout)
             let status = await device.waitForExit(timeout: BluetideExecutable.runTimeout)
-            #expect(status == 2)
+            #expect(status == ExitStatus.failure.rawValue, "a runtime failure, like subscribe's")
             let errors = await device.output(.stderr)
             #expect(errors.count == 1 && errors.first?.contains("went away") == true, "\(errors)")
         } catch {
