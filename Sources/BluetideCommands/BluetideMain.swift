@@ -28,11 +28,13 @@ public enum BluetideMain {
             exit(code.rawValue)
         } catch {
             // Help and version requests exit 0 as usual; every other parser error is a usage
-            // error (status 2) with ArgumentParser's message, which names the bad argument.
+            // error (status 2) in one line that names the bad argument and the help (JSON:
+            // ArgumentParser's message).
             if BluetideCommand.exitCode(for: error).isSuccess { BluetideCommand.exit(withError: error) }
             if error is CancellationError { report("interrupted", status: .interrupted, field: nil, json: json) }
             let message = BluetideCommand.fullMessage(for: error)
-            report(json ? BluetideCommand.message(for: error) : message, status: .usage, field: usageField(message), json: json)
+            let line = String(UsageErrorLine.describe(error, arguments: given).dropFirst("bluetide: ".count))
+            report(json ? BluetideCommand.message(for: error) : line, status: .usage, field: usageField(message), json: json)
         }
     }
 

@@ -124,10 +124,10 @@ final class DeviceSession: Sendable {
 
     /// Disconnects, stops the emulated devices and closes the transports.
     func close() async {
-        await central.disconnectAll()
+        await PromptShutdown.run({ [central] in await central.disconnectAll() }, force: { [stack] in await stack.close() })
         await stack.close()
         for peripheral in emulated {
-            await peripheral.stop()
+            await PromptShutdown.run({ await peripheral.stop() }, force: { await peripheral.stack.close() })
             await peripheral.stack.close()
         }
     }

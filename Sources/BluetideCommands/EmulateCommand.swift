@@ -6,6 +6,7 @@ import BluetideHost
 import BluetideTransport
 import Dispatch
 import Foundation
+import Synchronization
 
 /// `bluetide emulate PROFILE…`: run emulated peripherals on the virtual link or a real controller.
 struct EmulateCommand: AsyncParsableCommand {
@@ -46,8 +47,8 @@ struct EmulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Random static address to advertise from, e.g. C6:C5:C4:C3:C2:C1 (one device only).")
     var address: String?
 
-    @Option(name: .long, help: "Seed of the models' randomness (same seed, same data).")
-    var seed: UInt64 = 0
+    @Option(name: .long, help: "Seed of the models' randomness and of the default addresses (same seed, same data and addresses; without it each process picks its own addresses).")
+    var seed: UInt64?
 
     @Option(name: .customLong("option"), help: "A model setting as key=value (repeatable; see the list below).")
     var options: [String] = []
@@ -76,7 +77,7 @@ struct EmulateCommand: AsyncParsableCommand {
         let output = LinePrinter()
         var peripherals: [EmulatedPeripheral] = []
         for (index, descriptor) in plan.descriptors.enumerated() {
-            let model = descriptor.make(seed &+ UInt64(index), plan.options)
+            let model = descriptor.make((seed ?? 0) &+ UInt64(index), plan.options)
             let controller: any HCITransport
             do {
                 controller = try await Transport.open(plan.transport)
@@ -109,15 +110,31 @@ struct EmulateCommand: AsyncParsableCommand {
                 }
             }
         }
-        await StopSignal.install(duration: duration).wait()
+        // Until Ctrl-C or --duration, unless a controller goes away first (its process killed,
+        // its TCP peer closed, an H4 framing error): then exit 2 with one line, like subscribe.
+        let stopSignal = StopSignal.install(duration: duration)
+        let gone = ControllerLoss()
+        let watchers = peripherals.enumerated().map { index, peripheral in
+            Task { [stopper = stopSignal.stopper, name = plan.descriptors[index].name] in
+                let error = await peripheral.stack.waitUntilStopped()
+                if case .notRunning = error { return }  // closed here, or the watch was cancelled
+                gone.record(name, error)
+                stopper.yield("controller gone")
+            }
+        }
+        await stopSignal.wait()
+        for watcher in watchers { watcher.cancel() }
         for peripheral in peripherals {
-            await peripheral.stop()
+            await PromptShutdown.run({ await peripheral.stop() }, force: { await peripheral.stack.close() })
             await peripheral.stack.close()
+        }
+        if let (name, error) = gone.first {
+            throw CommandFailure("\(name): the controller on \(plan.transport) went away (\(error)); restart it, then run bluetide emulate again")
         }
     }
 
     /// Checks the arguments; every problem is a ``CommandFailure`` saying what to try.
-    func makePlan() throws -> Plan {
+    func makePlan(process: UInt64 = UInt64(ProcessInfo.processInfo.processIdentifier)) throws -> Plan {
         let known = EmulatorCatalog.all.map(\.name).joined(separator: ", ")
         guard !profiles.isEmpty else {
             throw CommandFailure("no device model given: name one or more of \(known) (see bluetide emulate --list)")
@@ -163,16 +180,26 @@ struct EmulateCommand: AsyncParsableCommand {
             }
             addresses = [parsed]
         } else {
-            // Derived from the seed, so a device keeps its address from run to run.
-            addresses = descriptors.indices.map { index in
-                BluetoothAddress.randomStatic(0xB1DE_0000_0000 &+ (seed &* 0x1_0000) &+ UInt64(index))
-            }
         }
         var names: [String?] = descriptors.indices.map { _ in nil }
         if let name = name ?? settings.localName {
             names = descriptors.indices.map { $0 == 0 ? name : "\(name)-\($0 + 1)" }
         }
+        if address == nil {
+            // From the device's name and the seed (stable run to run) or else this process.
+            addresses = descriptors.indices.map { index in
+                DefaultDeviceAddress.derive(
+                    name: names[index] ?? descriptors[index].name, index: index, salt: seed ?? process ^ 0x5EED_0000_0000_0000)
+            }
+        }
         return Plan(descriptors: descriptors, options: settings, transport: spec, addresses: addresses, names: names)
+    }
+
+    /// The first device whose controller went away, and why.
+    final class ControllerLoss: Sendable {
+        private let value = Mutex<(String, HostError)?>(nil)
+        func record(_ name: String, _ error: HostError) { value.withLock { if $0 == nil { $0 = (name, error) } } }
+        var first: (String, HostError)? { value.withLock { $0 } }
     }
 
     /// `--list` output: one line per model.

@@ -55,6 +55,7 @@ struct GATTCommand: AsyncParsableCommand {
                 throw CommandFailure("\(label): service discovery failed: \(error)")
             }
             var jsonServices: [[String: Any]] = []
+            var reads = ReadTally()
             if !json { output.emit(label) }
             for service in services {
                 if !json {
@@ -72,6 +73,7 @@ struct GATTCommand: AsyncParsableCommand {
                     var valueText = ""
                     if characteristic.properties.contains(.read) {
                         do {
+                            reads.attempted += 1
                             let bytes = try await connection.read(characteristic.uuid)
                             var value: [String: Any] = ["hex": bytes.hexString]
                             let decoding = try ValueDecoding(uuid: characteristic.uuid, profile: nil)
@@ -83,6 +85,7 @@ struct GATTCommand: AsyncParsableCommand {
                             if let error = decoded.error { valueText += "  (does not decode: \(error))"; value["decodeError"] = error }
                             entry["value"] = value
                         } catch {
+                            reads.failed += 1
                             valueText = "  (read failed: \(error))"
                             entry["readError"] = "\(error)"
                         }
@@ -96,6 +99,7 @@ struct GATTCommand: AsyncParsableCommand {
                         ]
                         var text = "    descriptor \(CharacteristicLookup.describe(descriptor.uuid)) (handle \(descriptor.handle))"
                         do {
+                            reads.attempted += 1
                             let bytes = try await connection.readDescriptor(descriptor.uuid, of: characteristic.uuid)
                             var value: [String: Any] = ["hex": bytes.hexString]
                             text += " = \(bytes.spacedHex)"
@@ -105,6 +109,7 @@ struct GATTCommand: AsyncParsableCommand {
                                 text += "  \(meaning)"
                             }
                         } catch {
+                            reads.failed += 1
                             item["readError"] = "\(error)"
                             text += "  (read failed: \(error))"
                         }
@@ -131,11 +136,25 @@ struct GATTCommand: AsyncParsableCommand {
                     "type": "gatt", "device": JSONObjectLine.embed(JSONOutput.device(connection.address, name: name)), "services": jsonServices,
                 ]))
             }
+            try reads.check(label)
         } catch {
             await session.close()
             throw error
         }
         await session.close()
+    }
+}
+
+/// How many reads of a `gatt` dump were tried and failed: when every one failed the dump is
+/// printed but the command fails (exit 2), so scripts do not take an empty dump for success.
+struct ReadTally {
+    var attempted = 0
+    var failed = 0
+
+    /// Throws when reads were tried and none succeeded.
+    func check(_ label: String) throws {
+        guard attempted > 0, failed == attempted else { return }
+        throw CommandFailure("\(label): all \(attempted) reads failed (each error is in the dump above); check the device is still in range and connected, then try again")
     }
 }
 

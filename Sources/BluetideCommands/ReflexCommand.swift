@@ -106,23 +106,31 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
         let printer = Task {
             for await event in device.events { output(event.line) }
         }
-        // Until the duration is up or SIGINT/SIGTERM arrives; then LEDs off and lines released.
-        await withTaskGroup(of: Void.self) { group in
+        // Until the duration is up or SIGINT/SIGTERM arrives, unless the controller goes away
+        // first (exit 2 with one line); then LEDs off and lines released.
+        let controllerGone = await withTaskGroup(of: HostError?.self) { group in
             group.addTask {
                 if let duration { try? await Task.sleep(for: .seconds(duration)) } else {
                     while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
                 }
+                return nil
             }
             group.addTask {
                 var iterator = interrupts.makeAsyncIterator()
                 _ = await iterator.next()
+                return nil
             }
-            _ = await group.next()
+            group.addTask { await stack.waitUntilStopped() }
+            let first = await group.next() ?? nil
             group.cancelAll()
+            return first
         }
         await device.stop()
         await printer.value
         await stack.close()
+        if let controllerGone {
+            throw CommandFailure("the controller on \(transport) went away (\(controllerGone)); restart it, then run bluetide reflex device again")
+        }
     }
 
     /// SIGINT and SIGTERM, delivered as stream elements instead of ending the process.

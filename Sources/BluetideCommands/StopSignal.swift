@@ -13,9 +13,12 @@ final class StopSignal {
 
     private let reasons: AsyncStream<String>
     private let sources: [any DispatchSourceSignal]
+    /// Ends the wait from anywhere (e.g. when the controller goes away), with this reason.
+    let stopper: AsyncStream<String>.Continuation
 
-    private init(reasons: AsyncStream<String>, sources: [any DispatchSourceSignal]) {
+    private init(reasons: AsyncStream<String>, sink: AsyncStream<String>.Continuation, sources: [any DispatchSourceSignal]) {
         self.reasons = reasons
+        self.stopper = sink
         self.sources = sources
     }
 
@@ -48,7 +51,7 @@ final class StopSignal {
                 sink.yield("end of --duration")
             }
         }
-        return StopSignal(reasons: reasons, sources: sources)
+        return StopSignal(reasons: reasons, sink: sink, sources: sources)
     }
 
     /// Returns what stopped the wait: "SIGINT", "SIGTERM", "end of standard input" or "end of

@@ -34,9 +34,14 @@ struct ControllerState {
     /// Connection handle → connection on the link.
     var connections: [UInt16: Int] = [:]
 
-    /// Packets waiting for the link's added latency, oldest first.
-    var delayed: [(due: ContinuousClock.Instant, packet: HCIPacket)] = []
-    var delayPumpRunning = false
+    /// ACL packets taken from the host and not yet reported completed, by handle (at most
+    /// ``VirtualControllerProfile/totalNumACLDataPackets`` together).
+    var aclInFlight: [UInt16: Int] = [:]
+
+    /// The Filter Accept List (at most ``VirtualControllerProfile/acceptListSize`` entries).
+    var acceptList: Set<BluetoothAddress> = []
+    /// Packets received in the current LE Receiver Test (always 0: nothing transmits test packets).
+    var testMode = false
 
     init(id: Int, publicAddress: BluetoothAddress, output: AsyncStream<HCIPacket>.Continuation, leFeatures: LEFeatures) {
         self.id = id

@@ -18,15 +18,15 @@ extension VirtualLink {
 
     // MARK: Replies
 
-    private func complete<C: HCICommand>(_ id: Int, _ command: C.Type, _ value: C.ReturnParameters) {
+    func complete<C: HCICommand>(_ id: Int, _ command: C.Type, _ value: C.ReturnParameters) {
         emit(id, HCIEvent.commandComplete(HCICommandComplete(command, returning: value)))
     }
 
-    private func complete(_ id: Int, _ opcode: HCIOpcode, _ status: HCIStatus = .success) {
+    func complete(_ id: Int, _ opcode: HCIOpcode, _ status: HCIStatus = .success) {
         emit(id, HCIEvent.commandComplete(HCICommandComplete(opcode: opcode, status: status)))
     }
 
-    private func commandStatus(_ id: Int, _ opcode: HCIOpcode, _ status: HCIStatus) {
+    func commandStatus(_ id: Int, _ opcode: HCIOpcode, _ status: HCIStatus) {
         emit(id, HCIEvent.commandStatus(HCICommandStatus(status: status, opcode: opcode)))
     }
 
@@ -44,7 +44,7 @@ extension VirtualLink {
     }
 
     /// The connection and both ends for a handle of controller `id`.
-    private func connection(_ id: Int, _ handle: UInt16) -> (id: Int, local: LinkConnection.End, remote: LinkConnection.End)? {
+    func connection(_ id: Int, _ handle: UInt16) -> (id: Int, local: LinkConnection.End, remote: LinkConnection.End)? {
         guard let connectionID = controllers[id]?.connections[handle],
               let ends = connections[connectionID]?.ends(from: id) else { return nil }
         return (connectionID, ends.local, ends.remote)
@@ -55,7 +55,7 @@ extension VirtualLink {
     private func handleCommand(_ id: Int, opcode: HCIOpcode, parameters: [UInt8]) {
         guard let state = controllers[id] else { return }
         if !state.leFeatures.contains(.extendedAdvertising), VirtualControllerProfile.extendedOpcodes.contains(opcode) {
-            return complete(id, opcode, .unknownCommand)
+            return commandStatus(id, opcode, .unknownCommand)
         }
         switch opcode {
         case HCIReset.opcode:
@@ -257,14 +257,9 @@ extension VirtualLink {
                 return commandStatus(id, opcode, .unknownConnectionIdentifier)
             }
             commandStatus(id, opcode, .success)
-            connections[link.id]?.interval = command.connection.intervalMin
-            connections[link.id]?.latency = command.connection.maxLatency
-            connections[link.id]?.supervisionTimeout = command.connection.supervisionTimeout
-            for end in [link.local, link.remote] {
-                emit(end.controller, LEMetaEvent.connectionUpdateComplete(.init(
-                    handle: end.handle, interval: command.connection.intervalMin, latency: command.connection.maxLatency,
-                    supervisionTimeout: command.connection.supervisionTimeout)))
-            }
+            startProcedure(.connectionUpdate(
+                interval: command.connection.intervalMin, latency: command.connection.maxLatency,
+                supervisionTimeout: command.connection.supervisionTimeout), on: link.id)
 
         case LEReadRemoteFeatures.opcode:
             guard let command = decode(LEReadRemoteFeatures.self, id, parameters) else { return }
@@ -272,8 +267,7 @@ extension VirtualLink {
                 return commandStatus(id, opcode, .unknownConnectionIdentifier)
             }
             commandStatus(id, opcode, .success)
-            let features = controllers[link.remote.controller]?.leFeatures ?? []
-            emit(id, LEMetaEvent.readRemoteFeaturesComplete(.init(handle: command.handle, features: features)))
+            startProcedure(.remoteFeatures(requester: id), on: link.id)
 
         case LESetDataLength.opcode:
             guard let command = decode(LESetDataLength.self, id, parameters) else { return }
@@ -305,8 +299,7 @@ extension VirtualLink {
 
         case HCIOpcode(rawValue: 0x0C63),  // Set Event Mask Page 2
              HCIOpcode(rawValue: 0x0C6D),  // Write LE Host Support
-             HCIOpcode(rawValue: 0x0C31),  // Set Controller To Host Flow Control (accepted, not applied)
-             HCIOpcode(rawValue: 0x0C33),  // Host Buffer Size (accepted, not applied)
+             HCIOpcode(rawValue: 0x0C33),  // Host Buffer Size (the controller never holds data back)
              HCIOpcode(rawValue: 0x2024),  // LE Write Suggested Default Data Length
              HCIOpcode(rawValue: 0x2031):  // LE Set Default PHY
             complete(id, opcode)
@@ -322,7 +315,7 @@ extension VirtualLink {
             break  // Host Number Of Completed Packets: no answer, as specified
 
         default:
-            complete(id, opcode, .unknownCommand)
+            handleOtherCommand(id, opcode: opcode, parameters: parameters)
         }
     }
 
@@ -483,15 +476,7 @@ extension VirtualLink {
         complete(id, LESetDataLength.self, .init(handle: command.handle))
         let octets = min(max(command.txOctets, 27), VirtualControllerProfile.aclDataPacketLength)
         guard octets != link.local.txOctets else { return }
-        connections[link.id]?.update(id) { $0.txOctets = octets }
-        let localTime = VirtualControllerProfile.airTime(octets: octets)
-        let remoteTime = VirtualControllerProfile.airTime(octets: link.remote.txOctets)
-        emit(id, LEMetaEvent.dataLengthChange(.init(
-            handle: link.local.handle, maxTxOctets: octets, maxTxTime: localTime,
-            maxRxOctets: link.remote.txOctets, maxRxTime: remoteTime)))
-        emit(link.remote.controller, LEMetaEvent.dataLengthChange(.init(
-            handle: link.remote.handle, maxTxOctets: link.remote.txOctets, maxTxTime: remoteTime,
-            maxRxOctets: octets, maxRxTime: localTime)))
+        startProcedure(.dataLength(requester: id, octets: octets), on: link.id)
     }
 
     private func setPHY(_ id: Int, _ command: LESetPHY) {
@@ -508,13 +493,7 @@ extension VirtualLink {
         }
         let tx = choose(command.txPHYs, noPreference: command.allPHYs & 1 != 0, current: link.local.txPHY)
         let rx = choose(command.rxPHYs, noPreference: command.allPHYs & 2 != 0, current: link.remote.txPHY)
-        let changed = tx != link.local.txPHY || rx != link.remote.txPHY
-        connections[link.id]?.update(id) { $0.txPHY = tx }
-        connections[link.id]?.update(link.remote.controller) { $0.txPHY = rx }
-        emit(id, LEMetaEvent.phyUpdateComplete(.init(handle: link.local.handle, txPHY: tx, rxPHY: rx)))
-        if changed {
-            emit(link.remote.controller, LEMetaEvent.phyUpdateComplete(.init(handle: link.remote.handle, txPHY: rx, rxPHY: tx)))
-        }
+        startProcedure(.phyUpdate(requester: id, tx: tx, rx: rx), on: link.id)
     }
 
     /// The central starts encryption: the peripheral's host is asked for the key.

@@ -8,19 +8,12 @@ extension VirtualLink {
     /// Most advertising data carried by one extended report; longer data is split.
     static let extendedReportDataLimit = 229
 
-    /// Starts the timer that repeats a set's advertising every interval until the set's
-    /// generation changes (it was stopped or restarted).
-    func startAdvertisingTimer(_ id: Int, set key: UInt8) {
+    /// Schedules the set's next advertising event one interval from now; it only happens while
+    /// the set keeps this generation (it was not stopped or restarted meanwhile).
+    func scheduleAdvertising(_ id: Int, set key: UInt8, generation: Int) {
         guard let set = controllers[id]?.sets[key] else { return }
-        let generation = set.generation
         let units = min(max(set.intervalUnits, Self.minimumAdvertisingInterval), 0xFF_FFFF)
-        let interval = Duration.microseconds(Int64(units) * 625)
-        Task {
-            while true {
-                try? await Task.sleep(for: interval)
-                guard self.advertisingTick(id, set: key, generation: generation) else { return }
-            }
-        }
+        schedule(.advertise(controller: id, set: key, generation: generation), after: .microseconds(Int64(units) * 625))
     }
 
     /// One timer tick; false once the advertising it belongs to has stopped.
@@ -38,12 +31,16 @@ extension VirtualLink {
         controllers[id]?.sets[key]?.generation = generation
         controllers[id]?.sets[key]?.enabled = true
         advertisingEvent(id, set: key)
-        if controllers[id]?.sets[key]?.enabled == true { startAdvertisingTimer(id, set: key) }
+        if controllers[id]?.sets[key]?.enabled == true { scheduleAdvertising(id, set: key, generation: generation) }
     }
 
-    /// Stops a set (its timer ends at its next tick).
+    /// Stops a set (its scheduled repeat is dropped).
     func stopAdvertising(_ id: Int, set key: UInt8) {
         controllers[id]?.sets[key]?.enabled = false
+        timeline.removeAll { action in
+            if case let .advertise(controller, set, _) = action { return controller == id && set == key }
+            return false
+        }
     }
 
     /// The address a set advertises from, when it is on.
@@ -58,7 +55,7 @@ extension VirtualLink {
         guard let set = controllers[advertiser]?.sets[key], let address = advertisingAddress(advertiser, set: key) else { return }
         if set.isConnectable {
             for id in controllers.keys.sorted() where id != advertiser {
-                guard let request = controllers[id]?.initiating, request.peerAddress == address else { continue }
+                guard let request = controllers[id]?.initiating, initiator(id, accepts: address, request: request) else { continue }
                 if set.isDirected, controllers[id]?.ownAddress(request.ownAddressType) != set.peerAddress { continue }
                 establish(central: id, peripheral: advertiser, set: key, request: request, peripheralAddress: address)
                 return
@@ -69,6 +66,13 @@ extension VirtualLink {
         }
     }
 
+    /// Whether a pending connection request of `id` connects to `address`: the peer address
+    /// given, or (initiator filter policy 1) any address on the Filter Accept List.
+    func initiator(_ id: Int, accepts address: BluetoothAddress, request: LECreateConnection) -> Bool {
+        if request.initiatorFilterPolicy == 0x01 { return controllers[id]?.acceptList.contains(address) == true }
+        return request.peerAddress == address
+    }
+
     /// Reports one set's advertising (and scan response, when actively scanning a scannable
     /// set) to `scanner` if it is scanning: legacy reports for legacy scanning (which only sees
     /// legacy PDUs), extended reports for extended scanning.
@@ -76,6 +80,8 @@ extension VirtualLink {
         guard let set = controllers[advertiser]?.sets[key], let scan = controllers[scanner], scan.scanning,
               let address = advertisingAddress(advertiser, set: key) else { return }
         if set.isDirected, scan.ownAddress(scan.scanParameters.ownAddressType) != set.peerAddress { return }
+        // Scanning filter policies 1 and 3 report only advertisers on the Filter Accept List.
+        if scan.scanParameters.filterPolicy & 0x01 != 0, !scan.acceptList.contains(address) { return }
         let data = set.isDirected && set.isLegacy ? [] : set.data
         let rssi = rssi(scanner, advertiser)
         let active = scan.scanParameters.active && set.isScannable
@@ -140,7 +146,8 @@ extension VirtualLink {
     func tryConnect(_ initiator: Int) {
         guard let request = controllers[initiator]?.initiating else { return }
         for id in controllers.keys.sorted() where id != initiator {
-            for key in (controllers[id]?.sets.keys.sorted() ?? []) where advertisingAddress(id, set: key) == request.peerAddress {
+            for key in (controllers[id]?.sets.keys.sorted() ?? []) {
+                guard let address = advertisingAddress(id, set: key), self.initiator(initiator, accepts: address, request: request) else { continue }
                 advertisingEvent(id, set: key)
                 if controllers[initiator]?.initiating == nil { return }
             }
@@ -201,9 +208,15 @@ extension VirtualLink {
               let ends = connection.ends(from: initiator) else { return }
         for end in [ends.local, ends.remote] {
             controllers[end.controller]?.connections[end.handle] = nil
-            controllers[end.controller]?.delayed.removeAll { item in
-                if case let .acl(handle, _, _, _) = item.packet { return handle == end.handle }
-                return false
+            // Buffers of a closed connection are free without completions (the host frees them
+            // on Disconnection Complete); its data still in the air never arrives.
+            controllers[end.controller]?.aclInFlight[end.handle] = nil
+            timeline.removeAll { action in
+                switch action {
+                case let .deliver(controller, .acl(handle, _, _, _)): controller == end.controller && handle == end.handle
+                case let .completed(controller, handle): controller == end.controller && handle == end.handle
+                default: false
+                }
             }
         }
         if let reasonForInitiator {
@@ -212,23 +225,36 @@ extension VirtualLink {
         emit(ends.remote.controller, HCIEvent.disconnectionComplete(.init(handle: ends.remote.handle, reason: reasonForPeer)))
     }
 
-    /// Takes one ACL packet from a host: Number Of Completed Packets back at once, the data to
-    /// the other end of the connection (split to the controller buffer size). ACL for an unknown
-    /// handle is dropped without a completion, like real controllers do.
+    /// Takes one ACL packet from a host: the data goes to the other end of the connection (split
+    /// to the controller buffer size, after the link's latency), then Number Of Completed Packets
+    /// goes back to the sender, so a completion always means delivered. A host that sends beyond
+    /// the controller's buffer credits gets Data Buffer Overflow and the packet is dropped. ACL
+    /// for an unknown handle is dropped without a completion, like real controllers do.
     func handleACL(_ id: Int, handle: UInt16, boundary: ACLBoundary, data: [UInt8]) {
         guard let connectionID = controllers[id]?.connections[handle],
-              let ends = connections[connectionID]?.ends(from: id) else { return }
-        emit(id, HCIEvent.numberOfCompletedPackets(.init(entries: [.init(handle: handle, completedPackets: 1)])))
-        if airLoses() { return }
-        let size = Int(VirtualControllerProfile.aclDataPacketLength)
-        var start = true
-        var offset = 0
-        repeat {
-            let chunk = Array(data[offset..<min(offset + size, data.count)])
-            let flag: ACLBoundary = start && boundary.startsPDU ? .firstFlushable : .continuing
-            deliverOverAir(ends.remote.controller, .acl(handle: ends.remote.handle, boundary: flag, broadcast: 0, data: chunk))
-            start = false
-            offset += size
-        } while offset < data.count
+              let ends = connections[connectionID]?.ends(from: id),
+              let inFlight = controllers[id]?.aclInFlight.values.reduce(0, +) else { return }
+        guard inFlight < Int(VirtualControllerProfile.totalNumACLDataPackets) else {
+            emit(id, .event(code: VirtualControllerProfile.dataBufferOverflowCode, parameters: [0x01]))  // link type ACL
+            return
+        }
+        controllers[id]?.aclInFlight[handle, default: 0] += 1
+        if !airLoses() {
+            let size = Int(VirtualControllerProfile.aclDataPacketLength)
+            var start = true
+            var offset = 0
+            repeat {
+                let chunk = Array(data[offset..<min(offset + size, data.count)])
+                let flag: ACLBoundary = start && boundary.startsPDU ? .firstFlushable : .continuing
+                deliverOverAir(ends.remote.controller, .acl(handle: ends.remote.handle, boundary: flag, broadcast: 0, data: chunk))
+                start = false
+                offset += size
+            } while offset < data.count
+        }
+        if let due = lastDeliveryDue(to: ends.remote.controller) {
+            schedule(.completed(controller: id, handle: handle), at: due)
+        } else {
+            completePacket(id, handle: handle)
+        }
     }
 }

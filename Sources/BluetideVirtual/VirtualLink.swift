@@ -9,8 +9,10 @@ import BluetideHCI
 /// added latency and ``linkLoss(_:_:)``.
 ///
 /// All controller and connection state lives in this actor (one owner). Time only enters
-/// through the advertising timers and the latency queue (`Task.sleep` on a `ContinuousClock`);
-/// every decision is made from the packets received.
+/// through one timeline (``LinkSchedule``): advertising repeats, deliveries held back by the
+/// link's latency, the completions that follow them, and link-layer procedures, which end at
+/// least one connection interval after their Command Status as on a real radio. One timer task
+/// sleeps until the timeline's next deadline; nothing polls.
 public actor VirtualLink {
     /// The link's name in the registry (``named(_:)``).
     public nonisolated let name: String
@@ -33,6 +35,14 @@ public actor VirtualLink {
     /// Delay added to over-the-air deliveries.
     public private(set) var latency: Duration = .zero
     var random: LinkRandom
+
+    /// Everything the link does later, in the order it falls due.
+    var timeline = LinkSchedule()
+    /// The task sleeping until ``timeline``'s next deadline, and that deadline.
+    var timerTask: Task<Void, Never>?
+    var timerDeadline: ContinuousClock.Instant?
+    /// Tells a superseded timer task (woken before it saw its cancellation) to do nothing.
+    var timerGeneration: UInt64 = 0
 
     /// Creates an unnamed-registry link. `seed` makes packet loss reproducible.
     public init(name: String = "default", seed: UInt64 = 0x5EED) {
@@ -145,34 +155,28 @@ public actor VirtualLink {
     func emit(_ id: Int, _ event: LEMetaEvent) { emit(id, HCIEvent.leMeta(event).packet) }
 
     /// Delivers a packet that crossed the air: after the link's latency, and only if the
-    /// connection it belongs to (for ACL) still exists then.
+    /// connection it belongs to (for ACL) still exists then. Deliveries to one controller keep
+    /// their order even when the latency changes meanwhile.
     func deliverOverAir(_ id: Int, _ packet: HCIPacket) {
-        guard latency > .zero else {
+        guard controllers[id] != nil else { return }
+        let queued = timeline.lastDue { action in
+            if case let .deliver(controller, _) = action { return controller == id }
+            return false
+        }
+        guard latency > .zero || queued != nil else {
             emit(id, packet)
             return
         }
-        guard controllers[id] != nil else { return }
-        controllers[id]?.delayed.append((ContinuousClock.now + latency, packet))
-        if controllers[id]?.delayPumpRunning == false {
-            controllers[id]?.delayPumpRunning = true
-            Task { await self.runDelayPump(id) }
-        }
+        let due = max(ContinuousClock.now + latency, queued ?? ContinuousClock.now)
+        schedule(.deliver(controller: id, packet: packet), at: due)
     }
 
-    private func runDelayPump(_ id: Int) async {
-        while let next = controllers[id]?.delayed.first {
-            let now = ContinuousClock.now
-            if now < next.due {
-                // Short naps, so a queue that changed meanwhile (items dropped when a connection
-                // ended) is looked at again soon.
-                try? await Task.sleep(until: min(next.due, now + .milliseconds(5)), clock: .continuous)
-                continue
-            }
-            controllers[id]?.delayed.removeFirst()
-            if case let .acl(handle, _, _, _) = next.packet, controllers[id]?.connections[handle] == nil { continue }
-            emit(id, next.packet)
+    /// When the last delivery queued for controller `id` falls due (nil: nothing queued).
+    func lastDeliveryDue(to id: Int) -> ContinuousClock.Instant? {
+        timeline.lastDue { action in
+            if case let .deliver(controller, _) = action { return controller == id }
+            return false
         }
-        controllers[id]?.delayPumpRunning = false
     }
 }
 

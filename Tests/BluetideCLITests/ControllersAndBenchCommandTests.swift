@@ -53,6 +53,32 @@ import Testing
         await process.stop()
     }
 
+    @Test func emulateExitsWithOneLineWhenItsControllerGoesAway() async throws {
+        let controllers = try BluetideExecutable.launch(["controllers", "tcp-server:127.0.0.1:0", "--exit-on-stdin-eof"])
+        var emulate: BumbleProcess?
+        do {
+            let head = try await lines(controllers, count: 2)
+            let port = try #require(head.first?.split(separator: " ").dropFirst().first.flatMap { Int($0) }, "\(head)")
+            let device = try BluetideExecutable.launch(["emulate", "heart-rate", "--transport", "tcp-client:127.0.0.1:\(port)"])
+            emulate = device
+            let started = try await device.nextLine(timeout: BluetideExecutable.runTimeout)
+            #expect(started?.contains("advertising as") == true, "\(String(describing: started))")
+            // The controllers process ends: emulate must not keep running silently.
+            await controllers.closeStdin()
+            _ = await controllers.waitForExit(timeout: BluetideExecutable.runTimeout)
+            let status = await device.waitForExit(timeout: BluetideExecutable.runTimeout)
+            #expect(status == ExitStatus.failure.rawValue, "a runtime failure, like subscribe's")
+            let errors = await device.output(.stderr)
+            #expect(errors.count == 1 && errors.first?.contains("went away") == true, "\(errors)")
+        } catch {
+            await controllers.stop()
+            await emulate?.stop()
+            throw error
+        }
+        await controllers.stop()
+        await emulate?.stop()
+    }
+
     @Test func executableStopsCleanlyOnSIGTERM() async throws {
         let process = try BluetideExecutable.launch(["controllers", "tcp-server:127.0.0.1:0"])
         do {

@@ -100,6 +100,26 @@ import Testing
         #expect(text.hasPrefix("bluetide: unknown profile"))
     }
 
+    @Test func usageErrorsAreOneLineThatSaysWhatWasWrong() async throws {
+        // A packet that starts with "-": one line, not the usage text.
+        let dash = try await BluetideExecutable.run(["decode", "heart-rate", "-16"])
+        #expect(dash.status == 2)
+        #expect(dash.stderr.count == 1, "\(dash.stderr)")
+        #expect(dash.stderr.first?.contains("-16 is not an option") == true, "\(dash.stderr)")
+        #expect(dash.stderr.first?.contains("bluetide decode --help") == true, "\(dash.stderr)")
+        // A negative interval: says the value was taken for an option, and how to pass it.
+        let negative = try await BluetideExecutable.run(["decode", "heart-rate", "0048", "--interval", "-1"])
+        #expect(negative.status == 2)
+        #expect(negative.stderr.count == 1, "\(negative.stderr)")
+        #expect(negative.stderr.first?.contains("--interval=-1") == true, "\(negative.stderr)")
+        #expect(negative.stderr.first?.contains("Missing value") == false, "\(negative.stderr)")
+        // Passed that way, the command itself says what is wrong.
+        #expect(throws: CommandFailure.self) { try render(["heart-rate", "0048", "--interval=-1"]) }
+        // An unknown option.
+        let unknown = try await BluetideExecutable.run(["decode", "heart-rate", "--frobnicate"])
+        #expect(unknown.status == 2 && unknown.stderr.count == 1, "\(unknown.stderr)")
+    }
+
     /// The `bluetide` binary SwiftPM builds next to the test bundle.
     static func bluetideBinary() -> URL? { BuiltExecutables.bluetide }
 }

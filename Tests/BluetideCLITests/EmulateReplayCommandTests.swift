@@ -1,3 +1,4 @@
+import BluetideCore
 import BluetideEmulators
 import Foundation
 import Testing
@@ -37,6 +38,23 @@ import Testing
         #expect(plan.names == ["Lab", "Lab-2"])
         #expect(plan.options.powerWatts == 250)
         #expect(Set(plan.addresses).count == 2)
+    }
+
+    @Test func eachEmulatedDeviceGetsItsOwnDefaultAddressStableForASeed() throws {
+        func addresses(_ arguments: [String], process: UInt64 = 100) throws -> [BluetoothAddress] {
+            try EmulateCommand.parse(arguments).makePlan(process: process).addresses
+        }
+        // Two processes, one device each (once both took F1:DE:00:00:00:00): different devices
+        // differ, with or without a seed; the same device in two processes differs without one.
+        #expect(try addresses(["ftms-bike"]) != addresses(["heart-rate"]))
+        #expect(try addresses(["ftms-bike", "--seed", "1"]) != addresses(["heart-rate", "--seed", "1"]))
+        #expect(try addresses(["heart-rate"], process: 100) != addresses(["heart-rate"], process: 101))
+        // With a seed the address is the same in every process, and changes with the seed.
+        #expect(try addresses(["heart-rate", "--seed", "9"], process: 100) == addresses(["heart-rate", "--seed", "9"], process: 101))
+        #expect(try addresses(["heart-rate", "--seed", "9"]) != addresses(["heart-rate", "--seed", "10"]))
+        for address in try addresses(["heart-rate", "csc", "punch"]) {
+            #expect(address.type == .random && address.value >> 46 == 0b11, "random static")
+        }
     }
 
     @Test func replayPrintsTheDecodedLinesOfTheDocumentationExample() async throws {

@@ -40,6 +40,17 @@ import Testing
         #expect(names == ["Bluetide CSC", "Bluetide HRM"])
     }
 
+    @Test func gattFailsWhenEveryReadFailed() throws {
+        var tally = ReadTally()
+        try tally.check("Strap")  // nothing to read: success
+        tally.attempted = 3
+        tally.failed = 2
+        try tally.check("Strap")  // one read worked: success
+        tally.failed = 3
+        let failure = #expect(throws: CommandFailure.self) { try tally.check("Strap") }
+        #expect(failure?.message.contains("all 3 reads failed") == true)
+    }
+
     @Test func gattDumpsTheHeartRateServiceWithDecodedValues() async throws {
         let collector = LineCollector()
         let command = try GATTCommand.parse(["Bluetide HRM", "--transport", privateLink(), "--emulate", "heart-rate"])

@@ -122,6 +122,27 @@ import Testing
         if case .ignored(_, .malformed) = bearer.receive([], now: 0).first {} else { Issue.record("empty PDU") }
     }
 
+    @Test func anUnusableResponseFailsTheRequestSayingWhatCameInsteadOfTimingOut() {
+        var bearer = ATTBearer()
+        // A Read Response longer than the MTU of 23.
+        let (id, sent) = bearer.enqueue(request: .readRequest(handle: 3), now: 0)
+        #expect(sent == [.send(gattHex("0A 03 00"))])
+        let long = [0x0B] + [UInt8](repeating: 5, count: 30)
+        let events = bearer.receive(long, now: 1)
+        #expect(events == [.failed(id, .invalidResponse(.readResponse, length: 31, problem: "longer than the ATT MTU of 23"))])
+        #expect(events.first.map { "\($0)" }?.contains("31 bytes") == true)
+        // The next request goes out at once, and an undecodable answer fails it the same way.
+        let (id2, sent2) = bearer.enqueue(request: .writeRequest(handle: 3, value: [1]), now: 2)
+        #expect(sent2 == [.send(gattHex("12 03 00 01"))])
+        guard case let .failed(failed, .invalidResponse(opcode, 3, problem))? = bearer.receive(gattHex("13 01 02"), now: 3).first else {
+            Issue.record("a 3-byte Write Response must fail the write")
+            return
+        }
+        #expect(failed == id2 && opcode == .writeResponse && problem.contains("does not decode"))
+        // A response to nothing we asked is still only ignored.
+        #expect(bearer.receive(long, now: 4) == [.ignored(long, reason: .tooLong(mtu: 23))])
+    }
+
     @Test func oversizedPDUs() throws {
         var bearer = ATTBearer()
         let write = [0x12, 0x03, 0x00] + [UInt8](repeating: 7, count: 21)  // 24 > MTU 23

@@ -162,13 +162,26 @@ struct TrainerTestRandom: RandomNumberGenerator {
         #expect(data.bytes == bytes)
     }
 
-    @Test func oneByteResistanceWhenExactlyOneShort() throws {
-        // flags 0x0020 with speed: speed + resistance as one byte.
-        let bytes = trainerHex("20 00 10 27 0F")
-        let data = try IndoorBikeData(exactly: bytes)
-        #expect(data.instantaneousSpeedHundredthKmh == 10000)
-        #expect(data.resistanceLevel == 15 && data.resistanceLevelWidth == .oneByte)
-        #expect(data.bytes == bytes)
+    @Test func aPacketOneByteShortIsRefusedNotReadWithAGuessedWidth() throws {
+        // flags 0x0020 with speed: speed + a 2-byte resistance level = 6 bytes; 5 is refused.
+        let error = #expect(throws: DecodingError.self) { try IndoorBikeData(bytes: trainerHex("20 00 10 27 0F")) }
+        #expect(error?.field == "Indoor Bike Data.resistance level", "\(String(describing: error))")
+        #expect(error?.kind == .truncated(needed: 2, present: 1))
+        // Encoding a one-byte resistance level is still possible, on request.
+        let oneByte = IndoorBikeData(instantaneousSpeedHundredthKmh: 10000, resistanceLevel: 15, resistanceLevelWidth: .oneByte)
+        #expect(oneByte.bytes == trainerHex("20 00 10 27 0F"))
+    }
+
+    @Test func theLifeFitnessCadenceWithoutItsFlagIsRefused() throws {
+        // Flags 0x0FF2 (speed, average speed, distance, resistance, power, average power, energy,
+        // HR, MET, elapsed time) describe 24 bytes; the bike also sends its instantaneous cadence
+        // without flag bit 2, 26 bytes in all. Refused, saying both lengths.
+        let flags: UInt16 = 0x0FF2
+        #expect(2 + IndoorBikeData.fieldLength(flags: flags) == 24)
+        let packet = [0xF2, 0x0F] + [UInt8](repeating: 0x11, count: 24)
+        let error = #expect(throws: DecodingError.self) { try IndoorBikeData(bytes: packet) }
+        #expect(error?.description.contains("24 bytes as flags 0x0FF2 describe") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("26 bytes") == true)
     }
 
     @Test func speedOnlyAndSplitRecords() throws {
@@ -204,10 +217,13 @@ struct TrainerTestRandom: RandomNumberGenerator {
         #expect(data.averageCadenceRpm == 85)
     }
 
-    @Test func reservedFlagBitsIgnoredAndTrailingBytesTolerated() throws {
-        let data = try IndoorBikeData(bytes: trainerHex("00 E0 E8 03 AA BB"))
+    @Test func reservedFlagBitsIgnoredAndTrailingBytesRefused() throws {
+        let data = try IndoorBikeData(bytes: trainerHex("00 E0 E8 03"))
         #expect(data.instantaneousSpeedHundredthKmh == 1000)
         #expect(data.bytes == trainerHex("00 00 E8 03"))
+        // Bytes beyond what the flags describe: the length does not match, refused.
+        let error = #expect(throws: DecodingError.self) { try IndoorBikeData(bytes: trainerHex("00 E0 E8 03 AA BB")) }
+        #expect(error?.description.contains("4 bytes as flags 0xE000 describe, found 6 bytes") == true, "\(String(describing: error))")
     }
 
     @Test func truncationAtEveryFieldBoundary() {
@@ -258,10 +274,10 @@ struct TrainerTestRandom: RandomNumberGenerator {
             ], decode)
     }
 
-    @Test func oneShortWithResistanceDecodesAsOneByteLayout() throws {
+    @Test func oneShortWithResistanceIsRefused() throws {
         let bytes = trainerHex("74 03 B2 0C B0 00 AB 00 00 11 00 A2 00 03 00 00 00 00 00")
-        let data = try IndoorBikeData(exactly: Array(bytes.dropLast()))
-        #expect(data.resistanceLevelWidth == .oneByte && data.resistanceLevel == 0x11)
+        #expect(try IndoorBikeData(exactly: bytes).resistanceLevel == 0x11)
+        #expect(throws: DecodingError.self) { try IndoorBikeData(exactly: Array(bytes.dropLast())) }
     }
 }
 

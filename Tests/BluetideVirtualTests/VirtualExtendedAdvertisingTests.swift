@@ -134,8 +134,8 @@ import Testing
         let bitmap = try await old.succeed(HCIReadLocalSupportedCommands())
         #expect(!bitmap.supports(octet: 37, bit: 6) && bitmap.supports(octet: 26, bit: 3))
         #expect(try await new.succeed(HCIReadLocalSupportedCommands()).supports(octet: 37, bit: 6))
-        #expect(try await old.run(LESetExtendedScanEnable(enable: true)).status == .unknownCommand)
-        #expect(try await old.run(LEReadNumberOfSupportedAdvertisingSets()).status == .unknownCommand)
+        #expect(try await old.start(LESetExtendedScanEnable(enable: true)) == .unknownCommand)
+        #expect(try await old.start(LEReadNumberOfSupportedAdvertisingSets()) == .unknownCommand)
         // Remote features are the peer's own.
         try await old.succeed(LESetAdvertisingEnable(enable: true))
         #expect(try await new.start(LECreateConnection(peerAddress: old.controller.publicAddress)) == .success)

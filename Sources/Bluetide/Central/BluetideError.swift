@@ -24,6 +24,9 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
     case valueTooLong(BluetoothUUID, length: Int, maximum: Int)
     /// The characteristic can neither notify nor indicate.
     case notSubscribable(BluetoothUUID)
+    /// The characteristic says it notifies or indicates, but has no Client Characteristic
+    /// Configuration descriptor (0x2902) to switch that on, so it cannot be subscribed to.
+    case noClientConfiguration(BluetoothUUID)
     /// A value received from the characteristic could not be decoded as the requested type.
     case decodingFailed(BluetoothUUID, type: String, DecodingError)
     /// An operation got no answer within its time limit, seconds.
@@ -60,6 +63,8 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .valueTooLong(uuid, length, maximum):
             "\(length) bytes is too long for a write without response to \(uuid): at most \(maximum) (MTU − 3, and 512 for any value); split the value, raise the MTU or write with response"
         case let .notSubscribable(uuid): "characteristic \(uuid) supports neither notifications nor indications"
+        case let .noClientConfiguration(uuid):
+            "characteristic \(uuid) says it notifies or indicates but has no Client Characteristic Configuration descriptor (0x2902), so it cannot be subscribed to"
         case let .decodingFailed(uuid, type, error): "value of \(uuid) is not a valid \(type): \(error)"
         case let .timedOut(operation, seconds): "\(operation): no answer within \(Self.format(seconds)) s"
         case let .disconnected(reason): "the connection is closed (\(reason))"
@@ -94,8 +99,10 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
             case let .att(code, _, _): return .attError(code, characteristic: characteristic ?? BluetoothUUID(0), operation: operation)
             case let .valueTooLong(length, maximum):
                 return .valueTooLong(characteristic ?? BluetoothUUID(0), length: length, maximum: maximum)
-            case .notSubscribable, .noClientConfiguration:
+            case .notSubscribable:
                 return .notSubscribable(characteristic ?? BluetoothUUID(0))
+            case .noClientConfiguration:
+                return .noClientConfiguration(characteristic ?? BluetoothUUID(0))
             default: return .host(error.description)
             }
         }

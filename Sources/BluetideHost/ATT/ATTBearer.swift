@@ -21,6 +21,9 @@ public enum ATTBearerError: Error, Hashable, Sendable, CustomStringConvertible {
     case pduTooLong(length: Int, mtu: Int)
     /// The PDU is not of the kind the call expects (e.g. a response passed as a request).
     case wrongKind(ATTOpcode)
+    /// The peer answered our request, but with a response we cannot use (longer than the MTU,
+    /// or not decodable): the request fails saying what came, rather than timing out.
+    case invalidResponse(ATTOpcode, length: Int, problem: String)
 
     /// A sentence for logs and CLI output.
     public var description: String {
@@ -29,6 +32,7 @@ public enum ATTBearerError: Error, Hashable, Sendable, CustomStringConvertible {
         case .bearerClosed: "ATT bearer closed"
         case let .pduTooLong(length, mtu): "ATT PDU of \(length) bytes exceeds the MTU of \(mtu)"
         case let .wrongKind(op): "ATT opcode \(op) cannot be sent this way"
+        case let .invalidResponse(op, length, problem): "the device answered with \(op) of \(length) bytes, \(problem)"
         }
     }
 }
@@ -232,6 +236,7 @@ public struct ATTBearer: Sendable {
         let opcode = ATTOpcode(first)
         if bytes.count > mtu {
             if opcode.kind == .request { return [.send(ATTPDU.errorResponse(requestOpcode: opcode, handle: 0, error: .invalidPDU).bytes)] }
+            if let failed = failRequest(answeredBy: opcode, bytes, "longer than the ATT MTU of \(mtu)", now: now) { return failed }
             return [.ignored(bytes, reason: .tooLong(mtu: mtu))]
         }
         let pdu: ATTPDU
@@ -241,6 +246,7 @@ public struct ATTBearer: Sendable {
             if opcode.kind == .request {
                 return [.send(ATTPDU.errorResponse(requestOpcode: opcode, handle: 0, error: .invalidPDU).bytes)]
             }
+            if let failed = failRequest(answeredBy: opcode, bytes, "which does not decode: \(error)", now: now) { return failed }
             return [.ignored(bytes, reason: .malformed(error))]
         }
         switch opcode.kind {
@@ -288,6 +294,16 @@ public struct ATTBearer: Sendable {
         if serverRequestInProgress != nil { return [.ignored(bytes, reason: .requestWhileBusy)] }
         serverRequestInProgress = pdu.opcode
         return [.serverRequest(pdu)]
+    }
+
+    /// A response (or Error Response) to our outstanding request that cannot be used: the
+    /// request fails with what came, and the next queued request goes out. Nil when `opcode`
+    /// answers no outstanding request (then the PDU is only ignored).
+    private mutating func failRequest(answeredBy opcode: ATTOpcode, _ bytes: [UInt8], _ problem: String, now: Double) -> [ATTBearerEvent]? {
+        guard opcode.kind == .response, let pending = outstandingRequest,
+              opcode == .errorResponse || pending.pdu.opcode.responseOpcode == opcode else { return nil }
+        outstandingRequest = nil
+        return [.failed(pending.id, .invalidResponse(opcode, length: bytes.count, problem: problem))] + pumpRequests(now: now)
     }
 
     private mutating func receiveResponse(_ pdu: ATTPDU, _ bytes: [UInt8], now: Double) -> [ATTBearerEvent] {

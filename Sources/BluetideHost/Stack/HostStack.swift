@@ -262,9 +262,33 @@ public actor HostStack {
         await transport.close()
     }
 
+    /// Waits until the stack stops — the controller went away (transport closed, framing
+    /// error) or ``close()`` — and returns why. Cancelling the wait returns ``HostError/notRunning``.
+    public func waitUntilStopped() async -> HostError {
+        if case let .stopped(error) = state { return error }
+        let id = nextStopWaiter
+        nextStopWaiter += 1
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<HostError, Never>) in
+                if case let .stopped(error) = state { return continuation.resume(returning: error) }
+                stopWaiters[id] = continuation
+            }
+        } onCancel: {
+            Task { await self.resumeStopWaiter(id, .notRunning) }
+        }
+    }
+
+    private func resumeStopWaiter(_ id: Int, _ error: HostError) {
+        stopWaiters.removeValue(forKey: id)?.resume(returning: error)
+    }
+
+    private var stopWaiters: [Int: CheckedContinuation<HostError, Never>] = [:]
+    private var nextStopWaiter = 0
+
     private func stop(_ error: HostError) {
         if case .stopped = state { return }
         state = .stopped(error)
+        for id in Array(stopWaiters.keys) { resumeStopWaiter(id, error) }
         for completion in commands.failAll("\(error)") { resumeCommand(completion) }
         for (handle, _) in links { tearDown(handle, reason: .localHostTerminated, error: error) }
         if let pending = pendingConnect {

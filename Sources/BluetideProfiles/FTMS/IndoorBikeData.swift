@@ -19,8 +19,9 @@ public struct IndoorBikeData: GATTCodable, Equatable, Sendable, Encodable, Custo
     public var totalDistanceMeters: UInt32?
     /// Resistance level, unitless, resolution 1 (bit 5); sint16 per FTMS 1.0.
     public var resistanceLevel: Int16?
-    /// Width of the resistance level on the wire: 2 (FTMS 1.0, the default) or 1 (newer
-    /// supplement text, detected when a packet is exactly one byte short).
+    /// Width of the resistance level on the wire when encoding: 2 (FTMS 1.0, the default) or 1
+    /// (newer supplement text). Decoding always reads 2 bytes: a packet whose length does not
+    /// match its flags is refused, never re-read with a guessed width.
     public var resistanceLevelWidth: ResistanceLevelWidth
     /// Instantaneous power in watts, sint16 (bit 6).
     public var instantaneousPowerWatts: Int16?
@@ -163,13 +164,22 @@ public struct IndoorBikeData: GATTCodable, Equatable, Sendable, Encodable, Custo
         return length
     }
 
+    /// Decodes one notification (the reader holds exactly its bytes).
+    ///
+    /// The packet's length must be exactly what its flags describe (FTMS 1.0 widths, resistance
+    /// level 2 bytes): a short packet fails naming the field it cuts, a long one (trailing
+    /// bytes are not tolerated here, unlike most codecs) naming both lengths. No field width is ever
+    /// guessed: a packet one byte short is not re-read with a one-byte resistance level (that
+    /// turned a short packet into 24,832 W). Known device quirks are refused, not tolerated:
+    /// a Life Fitness bike sends instantaneous cadence without its flag bit (26 bytes where
+    /// its flags describe 24); decoding it by the flags shifts every later field (6,619,255 m,
+    /// 13 W, 65,535 s), so it fails with "flags 0x…: 24 bytes, found 26".
     public init(from reader: inout ByteReader) throws(DecodingError) {
         let context = "Indoor Bike Data"
         let flags = try reader.read(UInt16.self, "\(context).flags")
         func has(_ bit: UInt16) -> Bool { flags & (1 << bit) != 0 }
-        // A packet exactly one byte short of the FTMS 1.0 length, with the resistance level
-        // present, is read with a one-byte resistance level (newer supplement text).
-        let oneByteResistance = has(5) && reader.remaining == Self.fieldLength(flags: flags) - 1
+        let described = Self.fieldLength(flags: flags)
+        let present = reader.remaining
         self.init()
         if flags & 1 == 0 {
             instantaneousSpeedHundredthKmh = try reader.read(UInt16.self, "\(context).instantaneous speed")
@@ -178,14 +188,7 @@ public struct IndoorBikeData: GATTCodable, Equatable, Sendable, Encodable, Custo
         if has(2) { instantaneousCadenceHalfRpm = try reader.read(UInt16.self, "\(context).instantaneous cadence") }
         if has(3) { averageCadenceHalfRpm = try reader.read(UInt16.self, "\(context).average cadence") }
         if has(4) { totalDistanceMeters = try reader.readUInt24("\(context).total distance") }
-        if has(5) {
-            if oneByteResistance {
-                resistanceLevel = Int16(try reader.readUInt8("\(context).resistance level"))
-                resistanceLevelWidth = .oneByte
-            } else {
-                resistanceLevel = try reader.read(Int16.self, "\(context).resistance level")
-            }
-        }
+        if has(5) { resistanceLevel = try reader.read(Int16.self, "\(context).resistance level") }
         if has(6) { instantaneousPowerWatts = try reader.read(Int16.self, "\(context).instantaneous power") }
         if has(7) { averagePowerWatts = try reader.read(Int16.self, "\(context).average power") }
         if has(8) {
@@ -198,6 +201,13 @@ public struct IndoorBikeData: GATTCodable, Equatable, Sendable, Encodable, Custo
         if has(10) { metabolicEquivalentTenths = try reader.readUInt8("\(context).metabolic equivalent") }
         if has(11) { elapsedTimeSeconds = try reader.read(UInt16.self, "\(context).elapsed time") }
         if has(12) { remainingTimeSeconds = try reader.read(UInt16.self, "\(context).remaining time") }
+        // A short packet has failed above, naming the field it cut; a longer one fails here.
+        guard reader.isAtEnd else {
+            let hexFlags = String(flags, radix: 16, uppercase: true)
+            throw .invalid(
+                "\(context).length", expected: "\(2 + described) bytes as flags 0x\(String(repeating: "0", count: 4 - hexFlags.count))\(hexFlags) describe",
+                found: "\(2 + present) bytes", at: 0)
+        }
     }
 
     public func encode(to writer: inout ByteWriter) {
