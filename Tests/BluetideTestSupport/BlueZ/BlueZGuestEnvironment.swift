@@ -14,7 +14,7 @@ public enum BlueZGuestEnvironment {
     ]
 
     /// True when running in CI (`CI=true`): missing tools then fail instead of skipping.
-    public static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+    public static var isCI: Bool { OptionalTool.isCI }
 
     /// The tools of `requiredTools` not found on `PATH`.
     public static var missingTools: [(tool: String, package: String)] {
