@@ -136,10 +136,10 @@ struct BumbleBenchServerLink: BumbleBenchLink {
     /// The bench service for a stack's configuration; writes to TX go to `inbox`.
     static func service(feeding inbox: BumbleBenchInbox) -> GATTServiceDefinition {
         GATTServiceDefinition(uuid: BumbleBenchService.service, characteristics: [
-            // Bumble declares TX with Write only, yet its client writes with Write Command:
-            // write permission lets our server take both.
+            // Bumble declares TX with Write only, yet its client writes with Write Command, which
+            // a server ignores unless the characteristic has Write Without Response: declare both.
             GATTCharacteristicDefinition(
-                uuid: BumbleBenchService.tx, properties: .write,
+                uuid: BumbleBenchService.tx, properties: [.write, .writeWithoutResponse],
                 validateWrite: { context in
                     inbox.push(context.value)
                     return nil
