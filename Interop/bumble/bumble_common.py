@@ -2,13 +2,28 @@
 
 import argparse
 import asyncio
+import json
 import logging
 import os
+import signal
 import sys
 import threading
+import time
 from typing import Awaitable, Callable, Optional
 
 from bumble import hci
+
+
+START = time.monotonic()
+
+
+def json_line(key: str, value: str, **fields) -> None:
+    """Print one JSON line {key: value, "t": seconds since start, **fields} and flush, so a
+    harness sees it at once."""
+    record = {key: value, "t": round(time.monotonic() - START, 3)}
+    record.update(fields)
+    sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
+    sys.stdout.flush()
 
 
 def stdin_eof_future() -> asyncio.Future:
@@ -36,6 +51,59 @@ def stdin_eof_future() -> asyncio.Future:
 
     threading.Thread(target=read_until_eof, name="stdin-eof", daemon=True).start()
     return future
+
+
+_START = time.monotonic()
+
+
+def emit_event(event: str, **fields) -> None:
+    """Print one JSON line {"event": ..., "t": seconds since start, ...fields} and flush, so a
+    harness sees it at once."""
+    record = {"event": event, "t": round(time.monotonic() - _START, 3)}
+    record.update(fields)
+    sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
+    sys.stdout.flush()
+
+
+async def wait_until_finished(finished: asyncio.Future, arguments: argparse.Namespace) -> int:
+    """The end of a peripheral script: waits for `finished` (its result is the exit status),
+    SIGTERM/SIGINT (4), end of stdin with --exit-on-stdin-eof (4) or `arguments.timeout`
+    seconds (3), and reports a stop or a timeout as an event line."""
+    loop = asyncio.get_running_loop()
+    for signal_number in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signal_number, lambda: finished.done() or finished.set_result(4))
+    waiters = [finished]
+    if arguments.exit_on_stdin_eof:
+        waiters.append(stdin_eof_future())
+    done, _ = await asyncio.wait(waiters, timeout=arguments.timeout, return_when=asyncio.FIRST_COMPLETED)
+    if finished in done:
+        code = finished.result()
+        if code == 4:
+            emit_event("stopped", reason="signal")
+        return code
+    if done:
+        emit_event("stopped", reason="stdin closed")
+        return 4
+    emit_event("timeout", seconds=arguments.timeout)
+    return 3
+
+
+async def open_address_and_transport(arguments: argparse.Namespace):
+    """A peripheral script's start: its random static `--address` and its opened transport
+    (a bare port means tcp-client:127.0.0.1:PORT), or None after an error event line."""
+    from bumble.transport import open_transport
+
+    try:
+        address = hci.Address(arguments.address, hci.Address.RANDOM_DEVICE_ADDRESS)
+    except Exception as error:
+        emit_event("error", during="arguments", message=f"bad address: {error}")
+        return None
+    try:
+        transport = await asyncio.wait_for(open_transport(transport_moniker(arguments.transport)), 10.0)
+    except Exception as error:
+        emit_event("error", during="transport", message=repr(error))
+        return None
+    return address, transport
 
 
 def address_text(address: hci.Address) -> str:

@@ -31,17 +31,11 @@ from bumble.core import UUID, AdvertisingData
 from bumble.device import Device, DeviceConfiguration, Peer
 from bumble.gatt import Characteristic
 from bumble.transport import open_transport
-from bumble_common import address_text, stdin_eof_future, transport_moniker, add_common_options, run_main
-
-START = time.monotonic()
-
+from bumble_common import json_line, address_text, stdin_eof_future, transport_moniker, add_common_options, run_main
 
 def emit(step: str, **fields) -> None:
     """Print one JSON step line and flush so a harness sees it at once."""
-    record = {"step": step, "t": round(time.monotonic() - START, 3)}
-    record.update(fields)
-    sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
-    sys.stdout.flush()
+    json_line("step", step, **fields)
 
 
 class StepFailure(Exception):

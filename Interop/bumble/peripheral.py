@@ -22,18 +22,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import signal
 import struct
-import sys
-import time
 
 from bumble import att, hci
 from bumble.core import AdvertisingData
 from bumble.device import Device, DeviceConfiguration
 from bumble.gatt import Characteristic, CharacteristicValue, Service
-from bumble.transport import open_transport
-from bumble_common import address_text, stdin_eof_future, transport_moniker, add_common_options, run_main
+from bumble_common import open_address_and_transport, address_text, emit_event, add_common_options, run_main, wait_until_finished
 
 # --------------------------------------------------------------------------
 # UUIDs of the Bluetide test service (documented in README.md).
@@ -89,17 +84,7 @@ def sequence_payload(index: int, total: int) -> bytes:
 # --------------------------------------------------------------------------
 # Output
 # --------------------------------------------------------------------------
-START = time.monotonic()
-
-
-def emit(event: str, **fields) -> None:
-    """Print one JSON event line and flush so a harness sees it at once."""
-    record = {"event": event, "t": round(time.monotonic() - START, 3)}
-    record.update(fields)
-    sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
-    sys.stdout.flush()
-
-
+emit = emit_event
 
 
 # --------------------------------------------------------------------------
@@ -380,19 +365,10 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
 
 
 async def run(arguments: argparse.Namespace) -> int:
-    try:
-        address = hci.Address(arguments.address, hci.Address.RANDOM_DEVICE_ADDRESS)
-    except Exception as error:
-        emit("error", during="arguments", message=f"bad address: {error}")
+    opened = await open_address_and_transport(arguments)
+    if opened is None:
         return 1
-    try:
-        transport = await asyncio.wait_for(
-            open_transport(transport_moniker(arguments.transport)), 10.0
-        )
-    except Exception as error:
-        emit("error", during="transport", message=repr(error))
-        return 1
-
+    address, transport = opened
     async with transport:
         config = DeviceConfiguration()
         config.name = arguments.name
@@ -441,31 +417,7 @@ async def run(arguments: argparse.Namespace) -> int:
             handles=peripheral.handles(),
         )
 
-        loop = asyncio.get_running_loop()
-        for signal_number in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(
-                signal_number,
-                lambda: peripheral.finished.done()
-                or peripheral.finished.set_result(4),
-            )
-        waiters = [peripheral.finished]
-        if arguments.exit_on_stdin_eof:
-            waiters.append(stdin_eof_future())
-        done, _ = await asyncio.wait(
-            waiters, timeout=arguments.timeout, return_when=asyncio.FIRST_COMPLETED
-        )
-        if peripheral.finished in done:
-            code = peripheral.finished.result()
-            if code == 4:
-                emit("stopped", reason="signal")
-        elif done:
-            emit("stopped", reason="stdin closed")
-            code = 4
-        else:
-            emit("timeout", seconds=arguments.timeout)
-            code = 3
-        return code
-
+        return await wait_until_finished(peripheral.finished, arguments)
 
 def main() -> None:
     run_main(parse_arguments, run, lambda error: emit("error", during="run", message=repr(error)))

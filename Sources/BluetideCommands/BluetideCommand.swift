@@ -1,4 +1,5 @@
 import ArgumentParser
+import BluetideCore
 
 /// The `bluetide` command line tool.
 public struct BluetideCommand: AsyncParsableCommand {
@@ -14,11 +15,19 @@ public struct BluetideCommand: AsyncParsableCommand {
               bluetide decode heart-rate 164E1C03F402
               bluetide decode csc 03A25E01006D0E4B63967F 03A45E0100D7124B63967F --circumference 2.105
               bluetide decode fec --json A4094E05192A5A1027FA403032
+              bluetide shell "Bluetide HRM" --emulate heart-rate
+
+            Every command takes --log-level LEVEL (or -v, -vv) for logs on standard error, and
+            --json where its output is data (docs/json-output.md: one schema for all commands).
+
+            \(ExitStatus.helpText)
             """,
+        version: BluetideVersion.current,
         subcommands: [
             DemoCommand.self, DecodeCommand.self, ScanCommand.self, GATTCommand.self, ReadCommand.self,
             WriteCommand.self, SubscribeCommand.self, RecordCommand.self, ReplayCommand.self, EmulateCommand.self,
-            ControllersCommand.self, BenchCommand.self, ReflexCommand.self,
+            ControllersCommand.self, BenchCommand.self, ReflexCommand.self, RingCommand.self, UARTCommand.self,
+            RideCommand.self, ShellCommand.self,
         ])
 
     public init() {}

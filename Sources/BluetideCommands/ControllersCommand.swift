@@ -35,13 +35,13 @@ struct ControllersCommand: AsyncParsableCommand {
     /// The listeners the specs ask for; a bad spec is a one-line error (exit 2).
     func listeners() throws -> [VirtualControllerServer.Listener] {
         guard !specs.isEmpty else {
-            throw CommandFailure("controllers: give at least one tcp-server:HOST:PORT (example: bluetide controllers tcp-server:_:9000 tcp-server:_:9001)")
+            throw CommandFailure.usage("controllers: give at least one tcp-server:HOST:PORT (example: bluetide controllers tcp-server:_:9000 tcp-server:_:9001)")
         }
         return try specs.map { spec in
             do {
                 return try VirtualControllerServer.Listener(spec: spec)
             } catch {
-                throw CommandFailure("controllers: \(error)")
+                throw CommandFailure.usage("controllers: \(error)")
             }
         }
     }

@@ -47,10 +47,10 @@ struct DecodeCommand: ParsableCommand {
     func render(standardInput: () -> String? = { readLine() }) throws -> [String] {
         if list { return listLines() }
         guard let profileName = profile else {
-            throw CommandFailure("no profile given: name one of \(ProfileCatalog.all.map(\.name).joined(separator: ", ")) (see --list)")
+            throw CommandFailure.usage("no profile given: name one of \(ProfileCatalog.all.map(\.name).joined(separator: ", ")) (see --list)")
         }
         guard let descriptor = ProfileCatalog.named(profileName) else {
-            throw CommandFailure("unknown profile \"\(profileName)\": expected one of \(ProfileCatalog.all.map(\.name).joined(separator: ", "))")
+            throw CommandFailure.usage("unknown profile \"\(profileName)\": expected one of \(ProfileCatalog.all.map(\.name).joined(separator: ", "))")
         }
         guard circumference > 0, circumference < 10 else {
             throw CommandFailure("--circumference \(circumference): expected a wheel circumference in metres between 0 and 10 (e.g. 2.105)")
@@ -66,7 +66,7 @@ struct DecodeCommand: ParsableCommand {
             }
         }
         guard !inputs.isEmpty else {
-            throw CommandFailure("no packets: give hex arguments or lines on standard input")
+            throw CommandFailure.usage("no packets: give hex arguments or lines on standard input")
         }
         var decoder = descriptor.makeDecoder(ProfileOptions(wheelCircumference: circumference))
         var clock = 0.0
@@ -78,13 +78,13 @@ struct DecodeCommand: ParsableCommand {
             do {
                 bytes = try Hex.parse(hexText)
             } catch {
-                throw CommandFailure("packet \(index + 1): \(error)")
+                throw CommandFailure.usage("packet \(index + 1): \(error)")
             }
             let packet: DecodedPacket
             do {
                 packet = try decoder.decode(bytes, at: time)
             } catch {
-                throw CommandFailure("packet \(index + 1) (\(bytes.spacedHex)): \(descriptor.name): \(error)")
+                throw CommandFailure.usage("packet \(index + 1) (\(bytes.spacedHex)): \(descriptor.name): \(error)")
             }
             if json {
                 output.append(try JSONLine.encode(profile: descriptor.name, bytes: bytes, time: time, packet: packet))
@@ -103,7 +103,7 @@ struct DecodeCommand: ParsableCommand {
         guard let at = input.lastIndex(of: "@") else { return (input, defaultTime) }
         let timeText = input[input.index(after: at)...]
         guard let time = Double(timeText), time.isFinite, time >= 0 else {
-            throw CommandFailure("packet \(index + 1): arrival time \"\(timeText)\" after @ is not a number of seconds ≥ 0")
+            throw CommandFailure.usage("packet \(index + 1): arrival time \"\(timeText)\" after @ is not a number of seconds ≥ 0")
         }
         return (String(input[..<at]), time)
     }
@@ -116,19 +116,6 @@ struct DecodeCommand: ParsableCommand {
             return "\(descriptor.name)\(pad)  \(descriptor.summary)\(state)"
         }
     }
-}
-
-/// A user-facing failure: one line on standard error, exit status 2.
-struct CommandFailure: Error, CustomStringConvertible {
-    let message: String
-    /// True when the failure only follows from the peer's side ending the link (so a command
-    /// running both sides reports the other side's failure, the cause, instead).
-    var isLinkLoss = false
-    init(_ message: String, isLinkLoss: Bool = false) {
-        self.message = message
-        self.isLinkLoss = isLinkLoss
-    }
-    var description: String { message }
 }
 
 /// JSON rendering of decoded packets.

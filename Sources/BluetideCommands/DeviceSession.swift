@@ -209,14 +209,14 @@ enum CharacteristicLookup {
     }
 
     /// The profile decoder to use: `--profile NAME` or the one for the characteristic.
-    static func decoder(for uuid: BluetoothUUID, profile: String?) throws -> (any PacketDecoder, String)? {
+    static func decoder(for uuid: BluetoothUUID, profile: String?, options: ProfileOptions = ProfileOptions()) throws -> (any PacketDecoder, String)? {
         if let profile {
             guard let descriptor = ProfileCatalog.named(profile) else {
-                throw CommandFailure("unknown profile \"\(profile)\": expected one of \(ProfileCatalog.all.map(\.name).joined(separator: ", "))")
+                throw CommandFailure.usage("unknown profile \"\(profile)\": expected one of \(ProfileCatalog.all.map(\.name).joined(separator: ", "))")
             }
-            return (descriptor.makeDecoder(ProfileOptions()), descriptor.name)
+            return (descriptor.makeDecoder(options), descriptor.name)
         }
-        return ProfileCatalog.forCharacteristic(uuid).map { ($0.makeDecoder(ProfileOptions()), $0.name) }
+        return ProfileCatalog.forCharacteristic(uuid).map { ($0.makeDecoder(options), $0.name) }
     }
 
     /// The profile to read `uuid`'s value with when it is not a known profile characteristic:
@@ -234,9 +234,9 @@ final class ValueDecoding {
     let profile: String?
     let uuid: BluetoothUUID
 
-    init(uuid: BluetoothUUID, profile: String?) throws {
+    init(uuid: BluetoothUUID, profile: String?, options: ProfileOptions = ProfileOptions()) throws {
         self.uuid = uuid
-        let found = try CharacteristicLookup.decoder(for: uuid, profile: profile)
+        let found = try CharacteristicLookup.decoder(for: uuid, profile: profile, options: options)
         decoder = found?.0
         self.profile = found?.1
     }

@@ -126,7 +126,7 @@ struct EmulateCommand: AsyncParsableCommand {
         var descriptors: [EmulatorDescriptor] = []
         for profile in profiles {
             guard let descriptor = EmulatorCatalog.named(profile) else {
-                throw CommandFailure("unknown device model \"\(profile)\": expected one of \(known) (see bluetide emulate --list)")
+                throw CommandFailure.usage("unknown device model \"\(profile)\": expected one of \(known) (see bluetide emulate --list)")
             }
             descriptors.append(descriptor)
         }

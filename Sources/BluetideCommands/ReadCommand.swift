@@ -124,7 +124,7 @@ struct WriteCommand: AsyncParsableCommand {
     func execute(_ output: CommandOutput) async throws {
         let bytes: [UInt8]
         do { bytes = try Hex.parse(hex) } catch {
-            throw CommandFailure("\(hex) is not hex: \(error)")
+            throw CommandFailure.usage("\(hex) is not hex: \(error)", field: "HEX")
         }
         let session = try await DeviceSession.open(session)
         do {

@@ -47,6 +47,9 @@ struct RecordCommand: AsyncParsableCommand {
 
     @OptionGroup var session: DeviceSessionOptions
 
+    @Option(name: .long, help: "Wheel circumference, metres (CSC and Cycling Power speed and distance).")
+    var circumference: Double = 2.105
+
     func run() async throws {
         try await execute(CommandOutput.standardOutput(), stopOnSignals: true)
     }
@@ -125,7 +128,7 @@ struct RecordCommand: AsyncParsableCommand {
             var written = 0
             let identity = DeviceIdentity(address, name: name == "\(address)" ? nil : name.components(separatedBy: " (").first)
             for await arrival in arrivals {
-                let decoding = try decoders[arrival.characteristic] ?? ValueDecoding(uuid: arrival.characteristic, profile: nil)
+                let decoding = try decoders[arrival.characteristic] ?? ValueDecoding(uuid: arrival.characteristic, profile: nil, options: ProfileOptions(wheelCircumference: circumference))
                 decoders[arrival.characteristic] = decoding
                 let record: ValueRecord
                 do {

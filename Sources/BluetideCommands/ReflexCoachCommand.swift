@@ -44,7 +44,9 @@ struct CoachDatabaseOptions: ParsableArguments {
 
     func open() throws -> CoachStore {
         let path = db ?? CoachStore.defaultPath()
-        do { return try CoachStore(path: path) } catch { throw CommandFailure("cannot open the coach database \(path): \(error)") }
+        do { return try CoachStore(path: path) } catch let error as CoachStoreError { throw CommandFailure(error.description) } catch {
+            throw CommandFailure("cannot open the coach database \(path): \(error)")
+        }
     }
 }
 
@@ -302,19 +304,34 @@ struct ReflexCoachRun: AsyncParsableCommand {
     @Option(name: .long, help: "Longest scan, seconds.") var scanSeconds: Double = 30
 
     func run() async throws {
-        try await session { print($0) }
+        let outcome = try await session { LineOutput.print($0) }
+        if let interruption = outcome?.interruption {
+            // Stopped by a signal: the session was ended and stored; the exit status says so.
+            throw ExitCode(interruption == "SIGTERM" ? 143 : 130)
+        }
     }
 
-    /// Runs the session, handing each line to `output`. Returns the outcome.
+    /// How a run ended, for the exit status.
+    struct Ending {
+        /// The session's outcome (nil when the run was stopped before a session existed).
+        var session: CoachSessionOutcome?
+        /// The signal that stopped the run (`SIGINT`, `SIGTERM`), nil when it ended by itself.
+        var interruption: String?
+    }
+
+    /// Runs the session, handing each line to `output`. SIGINT and SIGTERM stop the run the
+    /// orderly way: the trainer is told, the session is stored with its end and the signal as
+    /// its reason, and the summary is printed.
     @discardableResult
-    func session(output: @escaping @Sendable (String) -> Void) async throws -> CoachSessionOutcome? {
+    func session(output: @escaping @Sendable (String) -> Void) async throws -> Ending? {
         guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--scan-seconds \(scanSeconds): expected 0 < s ≤ 300") }
         let store = try database.open()
-        let person = try CoachCLI.athlete(athlete, in: store)
-        guard try store.sequence(named: sequence) != nil else {
-            let known = try store.sequences().map(\.name)
+        let person = try CoachCLI.failing { try CoachCLI.athlete(athlete, in: store) }
+        guard try CoachCLI.failing({ try store.sequence(named: sequence) }) != nil else {
+            let known = try CoachCLI.failing { try store.sequences().map(\.name) }
             throw CommandFailure("no saved sequence named \"\(sequence)\" (saved: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
         }
+        let signals = StopSignal.install()
         let link = try await CoachBluetooth.open(transport: transport, emulate: emulate, output: output)
         let bluetooth = link.bluetooth
         var coach = ReflexCoach(central: bluetooth.central, store: store)
@@ -322,8 +339,9 @@ struct ReflexCoachRun: AsyncParsableCommand {
         coach.countdownSeconds = countdown
         var outcome: CoachSessionOutcome?
         var failure: (any Error)?
-        let stop = StopSignal.install()
-        let events = coach.run(athleteID: person.id ?? -1, sequenceName: sequence, choice: TrainerChoice(parsing: device))
+        let stop = RunStop()
+        let events = coach.run(athleteID: person.id ?? -1, sequenceName: sequence, choice: TrainerChoice(parsing: device), stop: stop)
+        // The consumer is never cancelled: a stop goes through the coach, which still reports `ended`.
         let consumer = Task {
             var last: CoachSessionOutcome?
             for try await event in events {
@@ -333,20 +351,25 @@ struct ReflexCoachRun: AsyncParsableCommand {
             return last
         }
         let stopper = Task {
-            _ = await stop.wait()
-            consumer.cancel()
+            let reason = await signals.wait()
+            if !Task.isCancelled { stop.request(reason) }
         }
         do { outcome = try await consumer.value } catch { failure = error }
         stopper.cancel()
         await link.close()
         if let failure {
             if let coachError = failure as? CoachError { throw CommandFailure(coachError.description) }
+            if let storeError = failure as? CoachStoreError { throw CommandFailure(storeError.description) }
             throw CommandFailure("\(failure)")
         }
-        if let outcome, let results = try store.results(athleteID: person.id ?? -1).first(where: { $0.session.id == outcome.sessionID }) {
+        if let outcome,
+           let results = try CoachCLI.failing({ try store.results(athleteID: person.id ?? -1) }).first(where: { $0.session.id == outcome.sessionID }) {
             output("summary: " + CoachCLI.summaryLine(ReflexStatistics.session(results).overall))
         }
-        return outcome
+        if let reason = stop.reason {
+            output("interrupted (\(reason))" + (outcome.map { ": session \($0.sessionID) stored as incomplete" } ?? ""))
+        }
+        return Ending(session: outcome, interruption: stop.reason)
     }
 }
 
@@ -366,7 +389,7 @@ struct ReflexCoachHistory: AsyncParsableCommand {
         var lines = ["\(person.name): \(results.count) session\(results.count == 1 ? "" : "s")"]
         for r in results {
             let stats = ReflexStatistics.session(r)
-            let state = r.session.complete ? "complete" : "incomplete"
+            let state = (r.session.complete ? "complete" : "incomplete") + (r.session.endReason.map { " (\($0))" } ?? "")
             lines.append("session \(r.session.id ?? -1)  \(CoachCLI.dateText(r.session.started))  \(r.session.sequenceName ?? "-")  \(state)  \(CoachCLI.summaryLine(stats.overall))")
         }
         let overall = ReflexStatistics.athlete(results)

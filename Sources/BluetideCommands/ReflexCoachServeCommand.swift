@@ -53,16 +53,16 @@ struct ReflexCoachServe: AsyncParsableCommand {
         /// The runs the dashboard starts (the terminal follows them too).
         let runs: RunController
 
-        /// Stops the server (and the run), then Bluetooth and the emulated trainer.
-        func stop() async {
-            await dashboard.stop()
+        /// Stops the server (and the run, stored with `reason`), then Bluetooth and the emulated trainer.
+        func stop(reason: String = "the dashboard stopped") async {
+            await dashboard.stop(reason: reason)
             await link.close()
         }
     }
 
     func run() async throws {
         let stop = StopSignal.install()
-        let serving = try await start { print($0) }
+        let serving = try await start { LineOutput.print($0) }
         print("Ctrl-C stops the dashboard.")
         fflush(nil)  // every output stream: the addresses are wanted now, also when the output goes to a log
         // Runs started from a browser show up here too, a line per event, as they happen.
@@ -77,7 +77,7 @@ struct ReflexCoachServe: AsyncParsableCommand {
         defer { echo.cancel() }
         let reason = await stop.wait()
         print("stopping (\(reason))")
-        await serving.stop()
+        await serving.stop(reason: "server stopping (\(reason))")
     }
 
     /// Opens the store and Bluetooth, starts the server and prints where to open it.

@@ -42,6 +42,9 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Decode every record with this profile (see bluetide decode --list).")
     var profile: String?
 
+    @Option(name: .long, help: "Wheel circumference, metres (CSC and Cycling Power speed and distance).")
+    var circumference: Double = 2.105
+
     @Flag(name: .long, help: "Serve the values as an emulated device instead of printing them.")
     var asPeripheral = false
 
@@ -77,11 +80,11 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         let decoder: ValueLogDecoder
         if let profile {
-            do { decoder = try ValueLogDecoder(profileNamed: profile) } catch {
+            do { decoder = try ValueLogDecoder(options: ProfileOptions(wheelCircumference: circumference), profileNamed: profile) } catch {
                 throw CommandFailure("--profile: \(error) (see bluetide decode --list)")
             }
         } else {
-            decoder = ValueLogDecoder()
+            decoder = ValueLogDecoder(options: ProfileOptions(wheelCircumference: circumference))
         }
         let log: ValueLog
         do { log = try ValueLogReader.read(path: file) } catch {

@@ -1,9 +1,16 @@
 import Foundation
+import Synchronization
 
 /// What ends a long-running command: SIGINT (Ctrl-C), SIGTERM, optionally the end of standard
 /// input or a duration. Caught from the moment of ``install(onStdinEOF:duration:)``, so a signal
 /// sent right after a READY line is not lost.
 final class StopSignal {
+    private static let interrupted = Mutex(false)
+
+    /// True once a SIGINT (Ctrl-C) stopped a wait: the command then exits with status 130
+    /// (``ExitStatus/interrupted``) after it has cleaned up.
+    static var wasInterrupted: Bool { interrupted.withLock { $0 } }
+
     private let reasons: AsyncStream<String>
     private let sources: [any DispatchSourceSignal]
 
@@ -20,7 +27,10 @@ final class StopSignal {
         for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
             signal(number, SIG_IGN)  // delivered to the dispatch source instead
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { sink.yield(name) }
+            source.setEventHandler {
+                if number == SIGINT { StopSignal.interrupted.withLock { $0 = true } }
+                sink.yield(name)
+            }
             source.resume()
             sources.append(source)
         }
@@ -50,5 +60,15 @@ final class StopSignal {
         for source in sources { source.cancel() }
         for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) }
         return reason
+    }
+}
+
+/// Standard output written a line at a time, also when it is a pipe or a file, so a log or a
+/// supervising program sees each line of a long-running command as it happens.
+enum LineOutput {
+    /// Prints `line` and flushes it at once.
+    static func print(_ line: String) {
+        Swift.print(line)
+        fflush(nil)
     }
 }

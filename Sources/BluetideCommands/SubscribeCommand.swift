@@ -31,6 +31,9 @@ struct SubscribeCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Reconnect after link loss and keep printing.")
     var reconnect = false
 
+    @Option(name: .long, help: "Wheel circumference, metres (CSC and Cycling Power speed and distance).")
+    var circumference: Double = 2.105
+
     func run() async throws {
         try await execute(CommandOutput.standardOutput(), stopOnSignals: true)
     }
@@ -48,7 +51,7 @@ struct SubscribeCommand: AsyncParsableCommand {
             guard !characteristic.properties.isDisjoint(with: [.notify, .indicate]) else {
                 throw CommandFailure("\(CharacteristicLookup.describe(characteristic.uuid)) on \(label) does not notify or indicate (it is \(GATTCommand.properties(characteristic.properties).joined(separator: ", ")))")
             }
-            let decoding = try ValueDecoding(uuid: characteristic.uuid, profile: format.profile)
+            let decoding = try ValueDecoding(uuid: characteristic.uuid, profile: format.profile, options: ProfileOptions(wheelCircumference: circumference))
             let values: AsyncThrowingStream<[UInt8], any Error>
             do { values = try await connection.notifications(of: characteristic.uuid) } catch {
                 throw CommandFailure("subscribing to \(CharacteristicLookup.describe(characteristic.uuid)) on \(label) failed: \(error)")

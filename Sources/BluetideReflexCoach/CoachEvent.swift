@@ -107,6 +107,10 @@ public enum CoachError: Error, Sendable, CustomStringConvertible {
     case sequence(String)
     /// The trainer refused the sequences (ATT error) or the connection failed.
     case device(String)
+    /// A stop was requested (the reason, e.g. `SIGINT`) before a session existed.
+    case stopped(String)
+    /// The database failed; the text names what was being stored and what to do.
+    case storage(String)
 
     public var description: String {
         switch self {
@@ -116,6 +120,8 @@ public enum CoachError: Error, Sendable, CustomStringConvertible {
         case let .athleteNotFound(id): return "no athlete with id \(id)"
         case let .sequence(text): return text
         case let .device(text): return text
+        case let .stopped(reason): return "stopped before a session started (\(reason)); nothing was stored"
+        case let .storage(text): return text
         }
     }
 }

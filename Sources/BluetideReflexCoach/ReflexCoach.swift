@@ -68,18 +68,26 @@ public struct ReflexCoach: Sendable {
     /// Runs the saved sequence `sequenceName` for `athleteID` on the trainer picked by `choice`,
     /// reporting progress. The sequence throws before a session exists (no trainer, refused
     /// sequences); once ``CoachEvent/sessionStarted(id:)`` was reported it always ends with
-    /// ``CoachEvent/ended(_:)``. Ending the iteration early cancels the run: the device is sent
-    /// `02 stop` and the session is marked incomplete.
-    public func run(athleteID: Int64, sequenceName: String, choice: TrainerChoice = .strongest) -> AsyncThrowingStream<CoachEvent, any Error> {
+    /// ``CoachEvent/ended(_:)``. A request on `stop` ends the run with its reason: the device is
+    /// sent `02 stop`, the session is stored as incomplete with the reason, and `ended` is still
+    /// reported (keep iterating until it arrives). Ending the iteration early cancels the run the
+    /// same way, without anyone to tell.
+    public func run(athleteID: Int64, sequenceName: String, choice: TrainerChoice = .strongest,
+                    stop: RunStop = RunStop()) -> AsyncThrowingStream<CoachEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream<CoachEvent, any Error>.makeStream(bufferingPolicy: .unbounded)
         let task = Task {
             do {
-                try await perform(athleteID: athleteID, sequenceName: sequenceName, choice: choice) { continuation.yield($0) }
+                try await perform(athleteID: athleteID, sequenceName: sequenceName, choice: choice, stop: stop) { continuation.yield($0) }
                 continuation.finish()
             } catch {
-                continuation.finish(throwing: error)
+                if let reason = stop.reason, !Self.isStorageFailure(error) {
+                    continuation.finish(throwing: CoachError.stopped(reason))
+                } else {
+                    continuation.finish(throwing: error)
+                }
             }
         }
+        stop.onRequest { _ in task.cancel() }
         continuation.onTermination = { _ in task.cancel() }
         return stream
     }
@@ -103,7 +111,8 @@ public struct ReflexCoach: Sendable {
     }
 
     /// The whole run; `emit` gets each event in order.
-    func perform(athleteID: Int64, sequenceName: String, choice: TrainerChoice, emit: @Sendable (CoachEvent) -> Void) async throws {
+    func perform(athleteID: Int64, sequenceName: String, choice: TrainerChoice, stop: RunStop = RunStop(),
+                 emit: @Sendable (CoachEvent) -> Void) async throws {
         guard try store.athlete(id: athleteID) != nil else { throw CoachError.athleteNotFound(athleteID) }
         guard let saved = try store.sequence(named: sequenceName) else {
             throw CoachError.sequence(CoachStoreError.sequenceNotFound(sequenceName).description)
@@ -263,14 +272,28 @@ public struct ReflexCoach: Sendable {
         } catch {
             reason = Task.isCancelled ? "cancelled" : "\(error)"
         }
-        if Task.isCancelled || (!complete && reason == "cancelled") {
+        let cancelled = Task.isCancelled || (!complete && reason == "cancelled")
+        if cancelled {
+            if let requested = stop.reason { reason = "stopped: \(requested)" }
             // A fresh task: the run's own task is cancelled, and the stop must still go out.
             await Task { try? await connection.write(PunchControlCommand.stop, to: PunchUUID.control) }.value
         }
-        try store.finishSession(id: sessionID, ended: clock(), complete: complete)
+        // The link goes first: a storage failure below must never leave the trainer connected
+        // (the next run would find "connection already exists").
         await connection.disconnect()
+        do {
+            try store.finishSession(id: sessionID, ended: clock(), complete: complete, reason: reason)
+        } catch {
+            throw CoachError.storage("\(error) (the run ended: \(reason); \(stored.count) of \(program.sequence.count) step results were stored)")
+        }
         emit(.ended(CoachSessionOutcome(
             sessionID: sessionID, complete: complete, stepsStored: stored.count, stepCount: program.sequence.count, reason: reason)))
+    }
+
+    static func isStorageFailure(_ error: any Error) -> Bool {
+        if error is CoachStoreError { return true }
+        if case .storage = error as? CoachError { return true }
+        return false
     }
 
     static func seconds(_ duration: Duration) -> Double {

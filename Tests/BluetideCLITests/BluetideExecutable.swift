@@ -29,9 +29,14 @@ enum BluetideExecutable {
     }
 
     /// Runs `bluetide <arguments>` to completion (at most `timeout`, then it is stopped) and
-    /// returns its exit status and output.
-    static func run(_ arguments: [String], timeout: Duration = runTimeout, stderrLog: URL? = nil) async throws -> Completion {
+    /// returns its exit status and output. `stdin`, when given, is written to its standard
+    /// input, which is then closed.
+    static func run(_ arguments: [String], timeout: Duration = runTimeout, stderrLog: URL? = nil, stdin: String? = nil) async throws -> Completion {
         let process = try launch(arguments, stderrLog: stderrLog)
+        if let stdin {
+            try await process.writeToStdin(stdin)
+            await process.closeStdin()
+        }
         let status = await process.waitForCompletion(timeout: timeout)
         await process.stop()
         return Completion(

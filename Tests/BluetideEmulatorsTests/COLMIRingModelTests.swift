@@ -1,4 +1,5 @@
 import BluetideCore
+import Foundation
 import BluetideProfiles
 import Testing
 
@@ -25,7 +26,7 @@ import Testing
     }
 
     @Test func everyDocumentedRequestGetsAValidResponse() throws {
-        var model = COLMIRingModel(seed: 5)
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
         let requests: [COLMIRequest] = [
             .setTime(try COLMISetTime(COLMIDateTime(year: 2024, month: 8, day: 10, hour: 12))),
             .camera(mode: 4), .camera(mode: 6), .battery, .phoneName(try COLMIPhoneName(name: "GB")),
@@ -57,7 +58,7 @@ import Testing
     }
 
     @Test func heartRateLogReassemblesTo288SlotsFollowingTheSettings() throws {
-        var model = COLMIRingModel(seed: 5)
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
         // Default: every 30 minutes; the clock is at 09:00, so 00:00...09:00 are filled.
         var day = try #require(try log(send(&model, .heartRateLog(dayStart: dayStart), at: 0)))
         #expect(day.bpmBySlot.count == 288)
@@ -83,7 +84,7 @@ import Testing
     }
 
     @Test func setTimeMovesTheClock() throws {
-        var model = COLMIRingModel(seed: 5)
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
         let replies = try send(&model, .setTime(try COLMISetTime(COLMIDateTime(year: 2025, month: 3, day: 14, hour: 15, minute: 9, second: 26))), at: 100)
         #expect(replies.map(\.opcode) == [0x01, 0x2F])
         #expect(replies.last?[1] == 0xF1)
@@ -94,8 +95,56 @@ import Testing
         #expect(day.measurements.last?.minuteOfDay == 15 * 60)
     }
 
-    @Test func stepsAgreeWithTheLiveTotals() throws {
+    @Test func byDefaultTheClockStartsAtTheCurrentTimeAndHoldsAWeek() throws {
+        let before = Int64(Date().timeIntervalSince1970)
         var model = COLMIRingModel(seed: 5)
+        let after = Int64(Date().timeIntervalSince1970)
+        #expect((before...after).contains(model.ringSeconds(at: 0)))
+        // Today's log is not empty (at least the slot of midnight), and seven days are held.
+        let today = Int(model.ringSeconds(at: 0) / 86_400)
+        for back in 0..<COLMIRingModel.historyDays {
+            let start = UInt32((today - back) * 86_400)
+            let day = try #require(try log(send(&model, .heartRateLog(dayStart: start), at: 1)), "day -\(back)")
+            #expect(!day.measurements.isEmpty)
+            #expect(try send(&model, .sportDetail(dayOffset: UInt8(back)), at: 1).first?[1] != 0xFF || back == 0)
+        }
+        // Before the week: no data, as the real ring answers.
+        let older = UInt32((today - COLMIRingModel.historyDays) * 86_400)
+        #expect(try send(&model, .heartRateLog(dayStart: older), at: 1).map(\.bytes) == [[0x15, 0xFF] + Array(repeating: 0, count: 13) + [0x14]])
+        #expect(try send(&model, .sportDetail(dayOffset: UInt8(COLMIRingModel.historyDays)), at: 1).first?[1] == 0xFF)
+    }
+
+    @Test func theSameDayReadsTheSameOnEveryRequestAndAgreesAcrossCommands() throws {
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
+        let start = dayStart - 86_400 * 3
+        let first = try #require(try log(send(&model, .heartRateLog(dayStart: start), at: 1)))
+        let again = try #require(try log(send(&model, .heartRateLog(dayStart: start), at: 500)))
+        #expect(first.bpmBySlot == again.bpmBySlot)
+        // The sleep night ending that day spans the hours the HR log shows as asleep (54 bpm ± 4).
+        let night = model.data.sleepWindow(day: Int(start / 86_400))
+        let asleep = first.measurements.filter { $0.minuteOfDay < night.wakeMinute }
+        #expect(!asleep.isEmpty && asleep.allSatisfy { (50...58).contains($0.bpm) })
+    }
+
+    @Test func unknownAndMalformedCommandsAreTreatedAsTheRingDoes() throws {
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
+        // An unknown opcode with a valid checksum is echoed back.
+        let unknown = try COLMIPacket(opcode: 0x7E, payload: [1, 2, 3])
+        #expect(try send(&model, .other(unknown), at: 1) == [unknown])
+        // A bad checksum, a short packet, a long packet: ignored, no reply.
+        var bad = COLMIRequest.battery.packet.bytes
+        bad[15] &+= 1
+        for bytes in [bad, Array(bad.prefix(15)), bad + [0]] {
+            #expect(model.write(COLMIUUID.write, bytes, now: 2) == .ok)
+        }
+        // A big-data request with a bad CRC is ignored too; writing to the notify characteristic is refused.
+        #expect(model.write(COLMIUUID.bigDataWrite, [0xBC, 0x27, 0x01, 0x00, 0x00, 0x00, 0xFF], now: 3) == .ok)
+        #expect(model.write(COLMIUUID.notify, COLMIRequest.battery.packet.bytes, now: 3) == .rejected(attError: EmulatedATTError.writeNotPermitted))
+        #expect(model.acceptsOneCentralAtATime)
+    }
+
+    @Test func stepsAgreeWithTheLiveTotals() throws {
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
         var assembler = COLMISportDetailAssembler()
         var detail: COLMISportDetail?
         for packet in try send(&model, .sportDetail(dayOffset: 0), at: 0) {
@@ -123,7 +172,7 @@ import Testing
     }
 
     @Test func realTimeStreamsRunUntilStopped() throws {
-        var model = COLMIRingModel(seed: 5)
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
         #expect(try send(&model, .realTimeStart(.heartRate, .start), at: 0).isEmpty)
         var readings = try values(drive(&model, to: 10, step: 0.25), COLMIUUID.notify).compactMap { v -> COLMIRealTimeReading? in
             if case let .realTimeReading(r) = try COLMIResponse(packet: COLMIPacket(exactly: v.bytes)) { return r }
@@ -148,7 +197,7 @@ import Testing
     }
 
     @Test func bigDataFramesReassembleWithValidCRC() throws {
-        var model = COLMIRingModel(seed: 5)
+        var model = COLMIRingModel(seed: 5, options: .augustTenAtNine)
         for request in [COLMIBigDataFrame.sleepRequest(), .sleepRequest(.allProtocolV1), .spo2Request, .temperatureRequest] {
             let outputs = model.write(COLMIUUID.bigDataWrite, request.bytes, now: 0).outputs
             #expect(outputs.allSatisfy { $0.characteristic == COLMIUUID.bigDataNotify && $0.bytes.count <= 20 })
@@ -174,5 +223,14 @@ import Testing
                 Issue.record("unexpected payload for \(request)")
             }
         }
+    }
+}
+
+extension EmulatorOptions {
+    /// The ring clock these tests were written against: 2024-08-10 09:00:00.
+    static var augustTenAtNine: EmulatorOptions {
+        var options = EmulatorOptions()
+        options.clockStartSeconds = 1_723_280_400
+        return options
     }
 }

@@ -136,10 +136,28 @@ import Testing
     }
 }
 
+@Suite struct NordicUARTModelTests {
+    @Test func echoesRXWritesOnTXInLinkSizedNotifications() {
+        var model = NordicUARTModel(seed: 1)
+        #expect(model.advertising.serviceUUIDs == [SerialUUID.nordicUARTService])
+        #expect(model.advertising.localName == "Bluetide UART")
+        let text = Array(repeating: UInt8(ascii: "x"), count: 300)
+        #expect(model.write(SerialUUID.nordicUARTRX, text, now: 0).outputs.map(\.bytes.count) == Array(repeating: 20, count: 15))
+        model.setMaximumNotificationLength(244)  // ATT MTU 247
+        let outputs = model.write(SerialUUID.nordicUARTRX, text, now: 0).outputs
+        #expect(outputs.map(\.bytes.count) == [244, 56])
+        #expect(outputs.flatMap(\.bytes) == text)
+        #expect(outputs.allSatisfy { $0.characteristic == SerialUUID.nordicUARTTX && $0.delivery == .notify })
+        model.setMaximumNotificationLength(514)
+        #expect(model.maximumNotificationLength == 512, "never more than an attribute value holds")
+        #expect(model.write(SerialUUID.nordicUARTTX, text, now: 0).attError == EmulatedATTError.writeNotPermitted)
+    }
+}
+
 @Suite struct EmulatorCatalogTests {
     @Test func everyEmulatorIsListedAndRuns() throws {
         let names = EmulatorCatalog.all.map(\.name)
-        #expect(names == ["heart-rate", "battery", "csc", "cycling-power", "ftms-bike", "tacx-fec", "colmi-r02", "hm10", "punch"])
+        #expect(names == ["heart-rate", "battery", "csc", "cycling-power", "ftms-bike", "tacx-fec", "colmi-r02", "hm10", "nus", "punch"])
         #expect(EmulatorCatalog.make(name: "nope") == nil)
         for descriptor in EmulatorCatalog.all {
             #expect(!descriptor.summary.isEmpty)

@@ -9,7 +9,7 @@ import Testing
 /// A whole GATT session captured with `+snoop:FILE` reads back with our reader and opens in
 /// Wireshark's dissectors (`tshark`) with no malformed packets.
 @Suite(.timeLimit(.minutes(1))) struct SnoopCaptureTests {
-    @Test func fullSessionCaptureOpensInTsharkWithoutMalformedPackets() async throws {
+    @Test(.needs("tshark", install: "apt-get install tshark")) func fullSessionCaptureOpensInTsharkWithoutMalformedPackets() async throws {
         let path = FileManager.default.temporaryDirectory
             .appendingPathComponent("bluetide-snoop-\(UUID().uuidString).btsnoop").path
         defer { if ProcessInfo.processInfo.environment["BLUETIDE_KEEP_SNOOP"] == nil { try? FileManager.default.removeItem(atPath: path) } }
@@ -56,7 +56,7 @@ import Testing
 
     /// `gatt`-style dump (discover everything, read every readable value) of a Bumble peer
     /// (`Interop/bumble/peripheral.py`) over Bumble's controllers, captured with `+snoop`.
-    @Test(.bumbleInterop) func gattDumpOfABumblePeerOpensInTshark() async throws {
+    @Test(.bumbleInterop, .needs("tshark", install: "apt-get install tshark")) func gattDumpOfABumblePeerOpensInTshark() async throws {
         let path = FileManager.default.temporaryDirectory
             .appendingPathComponent("bluetide-bumble-snoop-\(UUID().uuidString).btsnoop").path
         defer { try? FileManager.default.removeItem(atPath: path) }

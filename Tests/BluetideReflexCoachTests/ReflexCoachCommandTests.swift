@@ -93,7 +93,7 @@ import Testing
         _ = try ReflexCoachAthletes.Add.parse(["Ana", "--db", db]).lines()
         _ = try ReflexCoachSequences.Save.parse(["Short", "--targets", "2,4,1", "--times", "400", "--db", db]).lines()
         let command = try ReflexCoachRun.parse(["--athlete", "Ana", "--sequence", "Short", "--emulate", "--db", db])
-        let outcome = try #require(try await command.session { _ in })
+        let outcome = try #require(try await command.session { _ in }?.session)
         #expect(outcome.complete && outcome.stepsStored == 3, "\(outcome.reason)")
         #expect(try CoachStore(path: db).steps(sessionID: outcome.sessionID).map(\.target) == [2, 4, 1])
         do {

@@ -1,3 +1,4 @@
+import BluetideCharts
 import BluetideProfiles
 import Foundation
 import Testing

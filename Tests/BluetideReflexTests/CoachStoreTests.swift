@@ -8,7 +8,7 @@ import Testing
 struct CoachStoreTests {
     @Test func migratesEmptyDatabaseThroughV1ThenV2() throws {
         let store = try CoachStore.inMemory()
-        #expect(try store.appliedMigrations() == ["v1", "v2"])
+        #expect(try store.appliedMigrations() == ["v1", "v2", "v3"])
         try store.database.read { db in
             for table in ["athlete", "weight", "sequence", "session", "step_result"] {
                 #expect(try db.tableExists(table), "missing table \(table)")
@@ -38,7 +38,7 @@ struct CoachStoreTests {
             try queue.close()
         }
         let store = try CoachStore(path: path)
-        #expect(try store.appliedMigrations() == ["v1", "v2"])
+        #expect(try store.appliedMigrations() == ["v1", "v2", "v3"])
         let athletes = try store.athletes()
         #expect(athletes.map(\.name) == ["Ana"])
         #expect(athletes.first?.stance == .southpaw)
@@ -220,5 +220,71 @@ struct CoachStoreTests {
         #expect(CoachStore.defaultPath(environment: ["HOME": "/home/ana"]) == "/home/ana/.local/share/bluetide/reflex.sqlite")
         #expect(CoachStore.defaultPath(environment: ["XDG_DATA_HOME": "relative", "HOME": "/home/ana"])
             == "/home/ana/.local/share/bluetide/reflex.sqlite")
+    }
+}
+
+@Suite("CoachStore on a shared file")
+struct CoachStoreFileTests {
+    @Test func aFileThatIsNotADatabaseIsRefusedWithHowToRecover() throws {
+        let path = Fixture.temporaryPath("garbage.sqlite")
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: path))
+        do {
+            _ = try CoachStore(path: path)
+            Issue.record("a damaged file was opened")
+        } catch let error as CoachStoreError {
+            guard case .damaged = error else { Issue.record("\(error)"); return }
+            #expect(error.description.contains("is damaged") && error.description.contains(".recover"), "\(error)")
+        }
+    }
+
+    @Test func aDatabaseWithADamagedPageIsRefusedBeforeAnyWrite() throws {
+        let path = Fixture.temporaryPath("damaged.sqlite")
+        do {
+            let store = try CoachStore(path: path)
+            for index in 0..<400 {
+                try store.addAthlete(Athlete(name: "Athlete \(index)", notes: String(repeating: "n", count: 200), created: Fixture.day0))
+            }
+            try store.database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+            try store.database.close()
+        }
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        let size = try handle.seekToEnd()
+        #expect(size > 16 * 4096)
+        try handle.seek(toOffset: 8 * 4096)
+        handle.write(Data(repeating: 0xFF, count: 4096))
+        try handle.close()
+        do {
+            let store = try CoachStore(path: path)
+            _ = try store.addAthlete(Athlete(name: "After", created: Fixture.day0))
+            Issue.record("a damaged database took a write")
+        } catch let error as CoachStoreError {
+            guard case .damaged = error else { Issue.record("\(error)"); return }
+        }
+    }
+
+    @Test func aWriterHeldUpTooLongGetsOneSentenceNamingTheStep() throws {
+        let path = Fixture.temporaryPath("busy.sqlite")
+        let store = try CoachStore(path: path, busyTimeout: 0.2)
+        let athlete = try store.addAthlete(Athlete(name: "Ana", created: Fixture.day0))
+        let session = try store.startSession(athleteID: try #require(athlete.id), program: Fixture.program([0, 1], [900, 900]), started: Fixture.day0)
+        var configuration = Configuration()
+        configuration.allowsUnsafeTransactions = true
+        let other = try DatabaseQueue(path: path, configuration: configuration)
+        try other.writeWithoutTransaction { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+        defer { try? other.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") } }
+        do {
+            try store.appendStep(sessionID: session, response: PunchResponse(reactionTimeMilliseconds: 350, target: 0, hit: true, step: 0))
+            Issue.record("the write went through a held lock")
+        } catch let error as CoachStoreError {
+            #expect(error.description == "could not store step 1 of session \(session): another program kept the database busy for too long; try again when it is done")
+        }
+    }
+
+    @Test func aFileOpensAsAWALPoolWithABusyTimeout() throws {
+        let store = try CoachStore(path: Fixture.temporaryPath("wal.sqlite"))
+        #expect(store.database is DatabasePool)
+        #expect(try store.database.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
+        #expect(try store.appliedMigrations() == ["v1", "v2", "v3"])
     }
 }

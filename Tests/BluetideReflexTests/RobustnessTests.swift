@@ -1,3 +1,4 @@
+import BluetideCharts
 import Foundation
 import Testing
 @testable import BluetideReflex

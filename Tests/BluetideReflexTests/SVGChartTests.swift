@@ -1,3 +1,4 @@
+import BluetideCharts
 import Foundation
 #if canImport(FoundationXML)
 import FoundationXML

@@ -34,7 +34,7 @@ import Testing
         var sessionLink = ""
     }
 
-    @Test func theDashboardWorksInHeadlessChromium() async throws {
+    @Test(.needs("chromium", install: "apt-get install chromium")) func theDashboardWorksInHeadlessChromium() async throws {
         _ = try #require(HeadlessChromium.executable(), "chromium is not installed: apt-get install chromium (.ci/run does)")
         let db = NSTemporaryDirectory() + "dashboard-\(UUID().uuidString).sqlite"
         defer { try? FileManager.default.removeItem(atPath: db) }

@@ -136,8 +136,9 @@ struct BumbleBenchServerLink: BumbleBenchLink {
     /// The bench service for a stack's configuration; writes to TX go to `inbox`.
     static func service(feeding inbox: BumbleBenchInbox) -> GATTServiceDefinition {
         GATTServiceDefinition(uuid: BumbleBenchService.service, characteristics: [
-            // Bumble declares TX with Write only, yet its client writes with Write Command, which
-            // a server ignores unless the characteristic has Write Without Response: declare both.
+            // Bumble declares TX with Write only, yet its client writes with Write Command; our
+            // server ignores Write Commands to characteristics without that property (Core Vol 3
+            // Part G §3.3.1.1), so TX declares both.
             GATTCharacteristicDefinition(
                 uuid: BumbleBenchService.tx, properties: [.write, .writeWithoutResponse],
                 validateWrite: { context in

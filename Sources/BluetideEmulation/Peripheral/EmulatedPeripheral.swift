@@ -32,6 +32,9 @@ public actor EmulatedPeripheral {
     public nonisolated let serviceDefinitions: [GATTServiceDefinition]
     /// Catalog names of the models served, in order.
     public nonisolated var deviceNames: [String] { served.map(\.name) }
+    /// Whether one central at a time is accepted (some model is ``DeviceModel/acceptsOneCentralAtATime``):
+    /// advertising stops while one is connected and a second connection is dropped.
+    public nonisolated let acceptsOneCentralAtATime: Bool
 
     nonisolated let served: [ServedModel]
     private let eventSink: AsyncStream<EmulationEvent>.Continuation
@@ -58,6 +61,7 @@ public actor EmulatedPeripheral {
         let hints = AdvertisingPlan.merged(models.map(\.advertising))
         advertisedName = name ?? hints.localName
         advertising = AdvertisingPlan(hints: hints, name: name)
+        acceptsOneCentralAtATime = models.contains { $0.acceptsOneCentralAtATime }
 
         // Lay the database out once without handlers to learn every value handle.
         let plain = models.flatMap { model in
@@ -193,8 +197,15 @@ public actor EmulatedPeripheral {
 
     private func connected(_ connection: HostConnection) async {
         eventSink.yield(.connected(connection: connection.handle, peer: connection.peer))
+        if acceptsOneCentralAtATime {
+            if await stack.openConnections.contains(where: { $0.handle != connection.handle }) {
+                _ = try? await connection.disconnect(reason: .remoteUserTerminated)
+            } else {
+                try? await stack.stopAdvertising()
+            }
+        }
         await updateNotificationLength()
-        await readvertise()
+        if !acceptsOneCentralAtATime { await readvertise() }
         tasks.append(Task { [weak self] in
             let reason = await connection.waitForDisconnection()
             await self?.disconnected(connection, reason: reason)
@@ -203,6 +214,7 @@ public actor EmulatedPeripheral {
 
     private func disconnected(_ connection: HostConnection, reason: HCIStatus) async {
         eventSink.yield(.disconnected(connection: connection.handle, reason: reason))
+        if acceptsOneCentralAtATime, await stack.openConnections.contains(where: { $0.handle != connection.handle }) { return }
         await readvertise()
     }
 

@@ -71,13 +71,13 @@ final class ServedModel: Sendable {
         }
     }
 
-    /// Lets a COLMI ring cut its frames to what the link carries (ATT MTU − 3 octets);
-    /// other models ignore it.
+    /// Lets a model that cuts its values (COLMI frames, Nordic UART echoes) fit them to what
+    /// the link carries (ATT MTU − 3 octets); other models ignore it.
     func setMaximumNotificationLength(_ length: Int) {
         state.withLock { s in
-            guard var ring = s.model as? COLMIRingModel else { return }
-            ring.maximumNotificationLength = max(20, min(length, 244))
-            s.model = ring
+            guard var adjustable = s.model as? any DeviceModel & NotificationLengthAdjustable else { return }
+            adjustable.setMaximumNotificationLength(length)
+            s.model = adjustable
         }
     }
 

@@ -1,4 +1,5 @@
 import BluetideCore
+import Foundation
 import BluetideProfiles
 
 /// `colmi-r02`: a COLMI R02 smart ring. V1 UART service (16-byte packets with additive checksum)
@@ -29,6 +30,10 @@ import BluetideProfiles
 public struct COLMIRingModel: DeviceModel {
     /// Catalog name.
     public let name = "colmi-r02"
+    /// A real ring takes one phone at a time.
+    public var acceptsOneCentralAtATime: Bool { true }
+    /// Days of history held, today included.
+    public static let historyDays = 7
     private var random: SeededGenerator
     private let localName: String
     /// The synthetic person.
@@ -82,8 +87,9 @@ public struct COLMIRingModel: DeviceModel {
         let suffix = [UInt8(truncatingIfNeeded: naming.next()), UInt8(truncatingIfNeeded: naming.next())].hexString.uppercased()
         localName = options.localName ?? "R02_\(suffix)"
         battery = BatteryDrain(percent: options.batteryPercent, secondsPerPercent: options.batterySecondsPerPercent)
-        clockBase = options.clockStartSeconds
-        firstDay = Int(options.clockStartSeconds / 86_400) - 6
+        let start = options.clockStartSeconds ?? Int64(Date().timeIntervalSince1970)
+        clockBase = start
+        firstDay = Int(start / 86_400) - Self.historyDays + 1
     }
 
     public var advertising: AdvertisingHints {
@@ -434,5 +440,12 @@ public struct COLMIRingModel: DeviceModel {
         case .bloodSugar: return UInt8(clamping: 55 + jitter)
         default: return UInt8(clamping: 50 + jitter)
         }
+    }
+}
+
+extension COLMIRingModel: NotificationLengthAdjustable {
+    /// Frames are cut to `length` octets, kept within 20…244.
+    public mutating func setMaximumNotificationLength(_ length: Int) {
+        maximumNotificationLength = max(20, min(length, 244))
     }
 }

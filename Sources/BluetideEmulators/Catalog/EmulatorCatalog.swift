@@ -43,6 +43,9 @@ public enum EmulatorCatalog {
         EmulatorDescriptor(name: "hm10", summary: "HM-10 serial module (FFE0/FFE1): echoes writes as notifications, answers AT commands") {
             HM10Model(seed: $0, options: $1)
         },
+        EmulatorDescriptor(name: "nus", summary: "Nordic UART Service device (6E400001): echoes RX writes as TX notifications of MTU − 3 bytes") {
+            NordicUARTModel(seed: $0, options: $1)
+        },
         EmulatorDescriptor(name: "punch", summary: "Reflex trainer Punch service with a simulated athlete (reaction times, misses, wrong hits)") {
             PunchTrainerModel(seed: $0, options: $1)
         },

@@ -179,9 +179,15 @@ public protocol DeviceModel: Sendable {
     mutating func write(_ characteristic: BluetoothUUID, _ bytes: [UInt8], now: Double) -> WriteOutcome
     /// Advances the model to `now` and returns the values to notify or indicate, oldest first.
     mutating func tick(now: Double) -> [EmulatedOutput]
+    /// Whether the device takes one central at a time, like a COLMI ring: it stops advertising
+    /// while connected and drops a second connection (default false: it advertises again).
+    var acceptsOneCentralAtATime: Bool { get }
 }
 
 extension DeviceModel {
+    /// Most emulated devices take several centrals.
+    public var acceptsOneCentralAtATime: Bool { false }
+
     /// Every characteristic of every service.
     public var allCharacteristics: [EmulatedCharacteristic] { services.flatMap(\.characteristics) }
 

@@ -25,8 +25,8 @@ public struct EmulatorOptions: Hashable, Sendable {
     /// Probability that the athlete hits a wrong target first (punch).
     public var wrongTargetProbability: Double = 0.05
     /// The ring's clock at model time 0, seconds since 1970 in the ring's time base (COLMI);
-    /// default 2024-08-10 09:00:00.
-    public var clockStartSeconds: Int64 = 1_723_280_400
+    /// nil (the default) = the current time, UTC, when the model is made.
+    public var clockStartSeconds: Int64?
 
     /// Memberwise initialiser.
     public init() {}
@@ -57,7 +57,7 @@ extension EmulatorOptions {
         ("reaction-sd", "athlete reaction time standard deviation, ms (punch)"),
         ("miss", "probability of a missed step, 0...1 (punch)"),
         ("wrong", "probability of a wrong target first, 0...1 (punch)"),
-        ("clock", "ring clock at start, seconds since 1970 (colmi-r02)"),
+        ("clock", "ring clock at start, seconds since 1970 (colmi-r02; default now)"),
     ]
 
     /// Sets one option from text, e.g. `set("power", to: "250")` (for `--option power=250`).

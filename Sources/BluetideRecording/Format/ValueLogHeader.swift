@@ -1,3 +1,5 @@
+import BluetideCore
+
 /// The first line of a value log: what the file is, which version of the format, and who wrote
 /// it when. Readers refuse files whose header is missing or of a newer version.
 public struct ValueLogHeader: Sendable, Hashable {
@@ -6,7 +8,7 @@ public struct ValueLogHeader: Sendable, Hashable {
     /// The format version this code writes and reads.
     public static let currentVersion = 1
     /// The Bluetide version written into headers by default.
-    public static let bluetideVersion = "0.1.0"
+    public static let bluetideVersion = BluetideVersion.current
 
     /// Format version of the file (``currentVersion`` when writing).
     public var version: Int

@@ -1,47 +1,17 @@
+import BluetideCharts
 import Foundation
-
-/// Size and naming of a chart.
-public struct SVGChartOptions: Hashable, Sendable {
-    /// Width in SVG user units (pixels at 100 %).
-    public var width: Double
-    /// Height in SVG user units.
-    public var height: Double
-    /// Prefix for element ids (`<title>`/`<desc>`), unique per chart when several share a page.
-    public var idPrefix: String
-    /// CSS font family for all text.
-    public var fontFamily: String
-
-    /// Defaults: 720 × 400, ids `reflex-chart-title`/`-desc`, sans-serif.
-    public init(width: Double = 720, height: Double = 400, idPrefix: String = "reflex-chart", fontFamily: String = "sans-serif") {
-        self.width = width
-        self.height = height
-        self.idPrefix = idPrefix
-        self.fontFamily = fontFamily
-    }
-}
 
 /// Our own small SVG charts (no scripts, no external resources): reaction times per step of a
 /// session, figures per target, and session means over time with their trend. Output is deterministic text.
 public enum SVGChart {
-    private struct Plot {
-        let left: Double, top: Double, right: Double, bottom: Double
-        var width: Double { right - left }
-        var height: Double { bottom - top }
-    }
-
     /// Most step positions a session chart draws (the device allows 512).
     static let maxDrawnSteps = 4096
-
-    private static func plot(for options: SVGChartOptions) -> Plot {
-        let width = max(options.width, 240), height = max(options.height, 180)
-        return Plot(left: 64, top: 44, right: width - 20, bottom: height - 64)
-    }
 
     // MARK: Reaction times per step
 
     /// Bars of reaction time per step (hits), coloured by target; misses drawn as crosses at the
     /// step's allowed time; a dashed line at the mean of hits; a legend of the targets present.
-    public static func reactionTimes(of results: SessionResults, title: String? = nil, options: SVGChartOptions = .init()) -> String {
+    public static func reactionTimes(of results: SessionResults, title: String? = nil, options: SVGChartOptions = .init(idPrefix: "reflex-chart")) -> String {
         let steps = results.steps
         let summary = ReflexStatistics.summary(of: steps)
         let title = title ?? "Reaction times, session \(results.session.id.map { "\($0)" } ?? "")"
@@ -140,7 +110,7 @@ public enum SVGChart {
     /// Session means (ms) against start time as a line with points, and the least-squares trend
     /// (per week) as a dashed line, labelled with its slope.
     public static func meansOverTime(_ trend: AthleteTrend, title: String = "Mean reaction time per session",
-                                     options: SVGChartOptions = .init()) -> String {
+                                     options: SVGChartOptions = .init(idPrefix: "reflex-chart")) -> String {
         let points = trend.points
         let description: String
         if points.isEmpty {
@@ -220,7 +190,7 @@ public enum SVGChart {
     /// Body mass over time: one point per weigh-in (kg), joined in date order, on an axis fitted
     /// to the weights (not from zero, so a change of a kilogram shows).
     public static func weightOverTime(_ entries: [WeightEntry], title: String = "Weight",
-                                      options: SVGChartOptions = .init()) -> String {
+                                      options: SVGChartOptions = .init(idPrefix: "reflex-chart")) -> String {
         let points = entries.sorted { $0.date < $1.date }
         let description: String
         if let first = points.first, let last = points.last {
@@ -287,7 +257,7 @@ public enum SVGChart {
     /// One bar per target: mean reaction time of hits, coloured like the LED, a whisker from best
     /// to worst hit, and the hit rate above. Targets without hits show only their hit rate.
     public static func perTarget(_ targets: [TargetSummary], title: String = "Reaction time per target",
-                                 options: SVGChartOptions = .init()) -> String {
+                                 options: SVGChartOptions = .init(idPrefix: "reflex-chart")) -> String {
         let shown = targets.filter { $0.summary.count > 0 }.sorted { $0.target < $1.target }
         let description = shown.isEmpty
             ? "No step results recorded."
@@ -357,40 +327,18 @@ public enum SVGChart {
 
     // MARK: Shared parts
 
-    private static func n(_ value: Double) -> String { SVGBuilder.number(value) }
+    private static func n(_ value: Double) -> String { SVGChartFrame.n(value) }
+    private static func plot(for options: SVGChartOptions) -> ChartPlot { SVGChartFrame.plot(for: options) }
 
     private static func begin(_ svg: inout SVGBuilder, options: SVGChartOptions, title: String, description: String) {
-        let width = max(options.width, 240), height = max(options.height, 180)
-        let titleID = options.idPrefix + "-title", descID = options.idPrefix + "-desc"
-        svg.open("svg", [
-            ("xmlns", "http://www.w3.org/2000/svg"), ("width", n(width)), ("height", n(height)),
-            ("viewBox", "0 0 \(n(width)) \(n(height))"), ("role", "img"), ("aria-labelledby", "\(titleID) \(descID)"),
-            ("font-family", options.fontFamily),
-        ])
-        svg.text("title", [("id", titleID)], title)
-        svg.text("desc", [("id", descID)], description)
-        svg.empty("rect", [("x", "0"), ("y", "0"), ("width", n(width)), ("height", n(height)), ("fill", "#FFFFFF")])
-        svg.text("text", [("class", "chart-title"), ("x", n(width / 2)), ("y", "24"), ("text-anchor", "middle"),
-                          ("font-size", "15"), ("font-weight", "bold")], title)
+        SVGChartFrame.begin(&svg, options: options, title: title, description: description)
     }
 
-    private static func valueAxis(_ svg: inout SVGBuilder, _ p: Plot, ticks: [Double], y: (Double) -> Double, label: String) {
-        svg.open("g", [("class", "y-axis")])
-        svg.empty("line", [("x1", n(p.left)), ("y1", n(p.top)), ("x2", n(p.left)), ("y2", n(p.bottom)), ("stroke", "#333333")])
-        for tick in ticks {
-            svg.empty("line", [("x1", n(p.left)), ("y1", n(y(tick))), ("x2", n(p.right)), ("y2", n(y(tick))), ("stroke", "#E0E0E0")])
-            svg.empty("line", [("x1", n(p.left - 5)), ("y1", n(y(tick))), ("x2", n(p.left)), ("y2", n(y(tick))), ("stroke", "#333333")])
-            svg.text("text", [("x", n(p.left - 8)), ("y", n(y(tick) + 4)), ("text-anchor", "end"), ("font-size", "11")],
-                     DecimalText.compact(tick, maxDigits: 2))
-        }
-        let cy = p.top + p.height / 2
-        svg.text("text", [("x", "16"), ("y", n(cy)), ("text-anchor", "middle"), ("font-size", "12"),
-                          ("transform", "rotate(-90 16 \(n(cy)))")], label)
-        svg.close("g")
+    private static func valueAxis(_ svg: inout SVGBuilder, _ p: ChartPlot, ticks: [Double], y: (Double) -> Double, label: String) {
+        SVGChartFrame.valueAxis(&svg, p, ticks: ticks, y: y, label: label)
     }
 
-    private static func noData(_ svg: inout SVGBuilder, _ p: Plot, _ message: String) {
-        svg.text("text", [("class", "no-data"), ("x", n(p.left + p.width / 2)), ("y", n(p.top + p.height / 2)),
-                          ("text-anchor", "middle"), ("font-size", "14"), ("fill", "#666666")], message)
+    private static func noData(_ svg: inout SVGBuilder, _ p: ChartPlot, _ message: String) {
+        SVGChartFrame.noData(&svg, p, message)
     }
 }

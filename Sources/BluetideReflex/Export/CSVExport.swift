@@ -1,3 +1,4 @@
+import BluetideCharts
 import Foundation
 
 /// CSV files of sessions and steps for spreadsheets (RFC 4180): a header row, fields quoted

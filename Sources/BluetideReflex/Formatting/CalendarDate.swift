@@ -1,3 +1,4 @@
+import BluetideCharts
 import Foundation
 import GRDB
 
@@ -40,7 +41,7 @@ public struct CalendarDate: Hashable, Comparable, Sendable, Codable, CustomStrin
 
     /// `YYYY-MM-DD`.
     public var iso: String {
-        String(format4: year) + "-" + String(format2: month) + "-" + String(format2: day)
+        UTCCalendar.fourDigits(year) + "-" + UTCCalendar.twoDigits(month) + "-" + UTCCalendar.twoDigits(day)
     }
 
     /// Same as ``iso``.
@@ -87,15 +88,5 @@ extension CalendarDate: DatabaseValueConvertible {
     /// Reads `YYYY-MM-DD` text; nil for anything else.
     public static func fromDatabaseValue(_ dbValue: DatabaseValue) -> CalendarDate? {
         String.fromDatabaseValue(dbValue).flatMap(CalendarDate.init(iso:))
-    }
-}
-
-extension String {
-    /// Zero-padded to two digits (`7` → `07`).
-    init(format2 value: Int) { self = value < 10 && value >= 0 ? "0\(value)" : "\(value)" }
-    /// Zero-padded to four digits.
-    init(format4 value: Int) {
-        let s = "\(value)"
-        self = value >= 0 && s.count < 4 ? String(repeating: "0", count: 4 - s.count) + s : s
     }
 }

@@ -4,14 +4,15 @@ import GRDB
 /// schema only by appending a new migration, never by editing an old one.
 public enum CoachSchema {
     /// Migration identifiers in the order they run.
-    public static let migrationNames = ["v1", "v2"]
+    public static let migrationNames = ["v1", "v2", "v3"]
 
     /// All migrations: `v1` creates the tables, `v2` adds `session.notes` and an index for
-    /// per-athlete history queries.
+    /// per-athlete history queries, `v3` adds `session.endReason`.
     public static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createV1)
         migrator.registerMigration("v2", migrate: migrateV2)
+        migrator.registerMigration("v3", migrate: migrateV3)
         return migrator
     }
 
@@ -70,5 +71,12 @@ public enum CoachSchema {
             t.add(column: "notes", .text)
         }
         try db.create(index: "session_on_athlete_started", on: "session", columns: ["athleteId", "started"])
+    }
+
+    /// v3: why each session ended, so a stopped, interrupted or failed run says so.
+    static func migrateV3(_ db: Database) throws {
+        try db.alter(table: "session") { t in
+            t.add(column: "endReason", .text)
+        }
     }
 }

@@ -7,24 +7,47 @@ import GRDB
 ///
 /// Every call is its own transaction and is committed before it returns; in particular each
 /// step result is written as it arrives, so a dropped link loses nothing already received.
-/// Times are always passed in by the caller (no clock reads here). Dates are stored with
-/// millisecond precision.
+/// A file is opened as a WAL ``DatabasePool`` with a busy timeout, so any number of readers
+/// (`history`, `export`, the dashboard) and one writer at a time (a live run, a weigh-in) share it
+/// without aborting each other. Every failure is a ``CoachStoreError`` that names what was being
+/// stored or read. Times are always passed in by the caller (no clock reads here). Dates are
+/// stored with millisecond precision.
 public final class CoachStore: Sendable {
-    /// The underlying database connection (serialized access).
-    public let database: DatabaseQueue
+    /// The underlying database: a ``DatabasePool`` for a file, a ``DatabaseQueue`` in memory.
+    public let database: any DatabaseWriter
+
+    /// How long a write waits by default for another process's write to finish before giving up, seconds.
+    public static let busyTimeout: TimeInterval = 10
 
     /// Opens (creating if needed) the database file at `path`, creating missing parent folders,
-    /// and runs pending migrations.
-    public convenience init(path: String) throws {
+    /// checks that it is intact (`PRAGMA quick_check`) and runs pending migrations. A damaged
+    /// file is refused with ``CoachStoreError/damaged(path:detail:)``, which says how to recover.
+    public convenience init(path: String, busyTimeout: TimeInterval = CoachStore.busyTimeout) throws {
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+                throw CoachStoreError.cannotOpen(path: path, reason: "cannot create the folder \(folder) (\(error.localizedDescription)); choose another --db path")
+            }
         }
-        try self.init(database: DatabaseQueue(path: path))
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
+        let pool: DatabasePool
+        do { pool = try DatabasePool(path: path, configuration: configuration) } catch let error as DatabaseError {
+            throw Self.openError(path: path, error)
+        }
+        do {
+            let problems = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+            if problems != ["ok"] {
+                throw CoachStoreError.damaged(path: path, detail: problems.prefix(3).joined(separator: "; "))
+            }
+        } catch let error as DatabaseError {
+            throw Self.openError(path: path, error)
+        }
+        do { try self.init(database: pool) } catch let error as DatabaseError { throw Self.openError(path: path, error) }
     }
 
     /// Wraps an open database and runs pending migrations (v1, v2, ... in order).
-    public init(database: DatabaseQueue) throws {
+    public init(database: any DatabaseWriter) throws {
         self.database = database
         try CoachSchema.migrator.migrate(database)
     }
@@ -32,6 +55,28 @@ public final class CoachStore: Sendable {
     /// A private in-memory database (for tests and previews).
     public static func inMemory() throws -> CoachStore {
         try CoachStore(database: DatabaseQueue())
+    }
+
+    private static func openError(path: String, _ error: DatabaseError) -> CoachStoreError {
+        switch error.resultCode {
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB: return .damaged(path: path, detail: error.message ?? "\(error.resultCode)")
+        default: return .cannotOpen(path: path, reason: CoachStoreError.reason(for: error))
+        }
+    }
+
+    /// Runs `body` in a write transaction; a database failure becomes ``CoachStoreError/storage(action:reason:)``
+    /// naming `action` (e.g. `store step 3 of session 12`).
+    private func write<T>(_ action: @autoclosure () -> String, _ body: (Database) throws -> T) throws -> T {
+        do { return try database.write(body) } catch let error as DatabaseError {
+            throw CoachStoreError.storage(action: action(), reason: CoachStoreError.reason(for: error))
+        }
+    }
+
+    /// Runs `body` on a snapshot; a database failure names `action` (e.g. `read the athletes`).
+    private func read<T>(_ action: @autoclosure () -> String, _ body: (Database) throws -> T) throws -> T {
+        do { return try database.read(body) } catch let error as DatabaseError {
+            throw CoachStoreError.storage(action: action(), reason: CoachStoreError.reason(for: error))
+        }
     }
 
     /// The default database file: `$XDG_DATA_HOME/bluetide/reflex.sqlite`, or
@@ -46,7 +91,7 @@ public final class CoachStore: Sendable {
 
     /// Identifiers of the migrations applied so far, in order.
     public func appliedMigrations() throws -> [String] {
-        try database.read { db in try CoachSchema.migrator.appliedIdentifiers(db).sorted() }
+        try read("read the schema version") { db in try CoachSchema.migrator.appliedIdentifiers(db).sorted() }
     }
 
     // MARK: Athletes
@@ -57,7 +102,7 @@ public final class CoachStore: Sendable {
         var athlete = athlete
         athlete.name = try Self.checkedName(athlete.name, kind: "athlete")
         athlete.id = nil
-        return try database.write { db in try athlete.inserted(db) }
+        return try write("store the new athlete \"\(athlete.name)\"") { db in try athlete.inserted(db) }
     }
 
     /// Saves changes to an existing athlete (matched by id).
@@ -65,7 +110,7 @@ public final class CoachStore: Sendable {
         guard let id = athlete.id else { throw CoachStoreError.athleteNotFound(-1) }
         var athlete = athlete
         athlete.name = try Self.checkedName(athlete.name, kind: "athlete")
-        try database.write { db in
+        try write("store the changes to athlete \"\(athlete.name)\"") { db in
             guard try Athlete.exists(db, key: id) else { throw CoachStoreError.athleteNotFound(id) }
             try athlete.update(db)
         }
@@ -74,17 +119,17 @@ public final class CoachStore: Sendable {
     /// Deletes an athlete with their weights, sessions and step results. Returns false if absent.
     @discardableResult
     public func deleteAthlete(id: Int64) throws -> Bool {
-        try database.write { db in try Athlete.deleteOne(db, key: id) }
+        try write("delete athlete \(id)") { db in try Athlete.deleteOne(db, key: id) }
     }
 
     /// The athlete with this id, if any.
     public func athlete(id: Int64) throws -> Athlete? {
-        try database.read { db in try Athlete.fetchOne(db, key: id) }
+        try read("read athlete \(id)") { db in try Athlete.fetchOne(db, key: id) }
     }
 
     /// All athletes ordered by name (ASCII case-insensitive), then id.
     public func athletes() throws -> [Athlete] {
-        try database.read { db in try Athlete.order(Column("name").collating(.nocase), Column("id")).fetchAll(db) }
+        try read("read the athletes") { db in try Athlete.order(Column("name").collating(.nocase), Column("id")).fetchAll(db) }
     }
 
     // MARK: Weight
@@ -93,7 +138,7 @@ public final class CoachStore: Sendable {
     @discardableResult
     public func recordWeight(athleteID: Int64, date: CalendarDate, kilograms: Double) throws -> WeightEntry {
         guard kilograms.isFinite, kilograms > 0, kilograms < 500 else { throw CoachStoreError.invalidWeight(kilograms) }
-        return try database.write { db in
+        return try write("store the weigh-in of athlete \(athleteID) on \(date.iso)") { db in
             guard try Athlete.exists(db, key: athleteID) else { throw CoachStoreError.athleteNotFound(athleteID) }
             return try WeightEntry(athleteId: athleteID, date: date, kilograms: kilograms).inserted(db)
         }
@@ -101,7 +146,7 @@ public final class CoachStore: Sendable {
 
     /// An athlete's weigh-ins, oldest first.
     public func weightHistory(athleteID: Int64) throws -> [WeightEntry] {
-        try database.read { db in
+        try read("read the weigh-ins of athlete \(athleteID)") { db in
             try WeightEntry.filter(Column("athleteId") == athleteID).order(Column("date"), Column("id")).fetchAll(db)
         }
     }
@@ -109,7 +154,7 @@ public final class CoachStore: Sendable {
     /// Removes one weigh-in. Returns false if absent.
     @discardableResult
     public func deleteWeight(id: Int64) throws -> Bool {
-        try database.write { db in try WeightEntry.deleteOne(db, key: id) }
+        try write("delete weigh-in \(id)") { db in try WeightEntry.deleteOne(db, key: id) }
     }
 
     // MARK: Sequences
@@ -130,7 +175,7 @@ public final class CoachStore: Sendable {
         if let max = maxIntervalMilliseconds, !(1...60_000).contains(max) {
             throw CoachStoreError.invalidMaxInterval(name: name, milliseconds: max)
         }
-        return try database.write { db in
+        return try write("store sequence \"\(name)\"") { db in
             var record = SavedSequence(name: name, targets: targets, milliseconds: milliseconds,
                                        maxIntervalMilliseconds: maxIntervalMilliseconds, saved: saved)
             if let existing = try SavedSequence.filter(Column("name") == name).fetchOne(db) {
@@ -151,18 +196,18 @@ public final class CoachStore: Sendable {
 
     /// The sequence saved under `name` (exact match), if any.
     public func sequence(named name: String) throws -> SavedSequence? {
-        try database.read { db in try SavedSequence.filter(Column("name") == name).fetchOne(db) }
+        try read("read sequence \"\(name)\"") { db in try SavedSequence.filter(Column("name") == name).fetchOne(db) }
     }
 
     /// All saved sequences ordered by name.
     public func sequences() throws -> [SavedSequence] {
-        try database.read { db in try SavedSequence.order(Column("name")).fetchAll(db) }
+        try read("read the sequences") { db in try SavedSequence.order(Column("name")).fetchAll(db) }
     }
 
     /// Deletes the sequence saved under `name`; sessions keep their snapshots. Returns false if absent.
     @discardableResult
     public func deleteSequence(named name: String) throws -> Bool {
-        try database.write { db in try SavedSequence.filter(Column("name") == name).deleteAll(db) > 0 }
+        try write("delete sequence \"\(name)\"") { db in try SavedSequence.filter(Column("name") == name).deleteAll(db) > 0 }
     }
 
     // MARK: Sessions
@@ -170,7 +215,7 @@ public final class CoachStore: Sendable {
     /// Starts a session: stores a snapshot of the program and returns the new session id.
     public func startSession(athleteID: Int64, program: PunchProgram, sequenceName: String? = nil, started: Date,
                              deviceName: String? = nil, deviceAddress: String? = nil) throws -> Int64 {
-        try database.write { db in
+        try write("store the start of a session for athlete \(athleteID)") { db in
             guard try Athlete.exists(db, key: athleteID) else { throw CoachStoreError.athleteNotFound(athleteID) }
             let session = try TrainingSession(
                 athleteId: athleteID, sequenceName: sequenceName, targets: program.sequence.targets,
@@ -197,7 +242,7 @@ public final class CoachStore: Sendable {
     /// result for the same step replaces the first (a repeated notification).
     @discardableResult
     public func appendStep(sessionID: Int64, response: PunchResponse) throws -> StepResult {
-        try database.write { db in
+        try write("store step \(response.step.map { "\(Int($0) + 1)" } ?? "result") of session \(sessionID)") { db in
             guard let session = try TrainingSession.fetchOne(db, key: sessionID) else { throw CoachStoreError.sessionNotFound(sessionID) }
             let index: Int
             if let step = response.step {
@@ -219,19 +264,21 @@ public final class CoachStore: Sendable {
         }
     }
 
-    /// Marks a session ended: `complete` when every step reported, false when stopped or the link dropped.
-    public func finishSession(id: Int64, ended: Date, complete: Bool) throws {
-        try database.write { db in
+    /// Marks a session ended: `complete` when every step reported, false when stopped or the
+    /// link dropped; `reason` says why in words (`finished`, `stopped: SIGINT`, …).
+    public func finishSession(id: Int64, ended: Date, complete: Bool, reason: String? = nil) throws {
+        try write("store the end of session \(id)") { db in
             guard var session = try TrainingSession.fetchOne(db, key: id) else { throw CoachStoreError.sessionNotFound(id) }
             session.ended = ended
             session.complete = complete
+            session.endReason = reason
             try session.update(db)
         }
     }
 
     /// Sets or clears the coach's notes on a session.
     public func setSessionNotes(id: Int64, notes: String?) throws {
-        try database.write { db in
+        try write("store the notes of session \(id)") { db in
             guard var session = try TrainingSession.fetchOne(db, key: id) else { throw CoachStoreError.sessionNotFound(id) }
             session.notes = notes
             try session.update(db)
@@ -240,12 +287,12 @@ public final class CoachStore: Sendable {
 
     /// The session with this id, if any.
     public func session(id: Int64) throws -> TrainingSession? {
-        try database.read { db in try TrainingSession.fetchOne(db, key: id) }
+        try read("read session \(id)") { db in try TrainingSession.fetchOne(db, key: id) }
     }
 
     /// Sessions of one athlete (or all when nil), oldest first.
     public func sessions(athleteID: Int64? = nil) throws -> [TrainingSession] {
-        try database.read { db in
+        try read("read the sessions") { db in
             var request = TrainingSession.all()
             if let athleteID { request = request.filter(Column("athleteId") == athleteID) }
             return try request.order(Column("started"), Column("id")).fetchAll(db)
@@ -254,7 +301,7 @@ public final class CoachStore: Sendable {
 
     /// A session's step results ordered by step index.
     public func steps(sessionID: Int64) throws -> [StepResult] {
-        try database.read { db in
+        try read("read the steps of session \(sessionID)") { db in
             try StepResult.filter(Column("sessionId") == sessionID).order(Column("stepIndex")).fetchAll(db)
         }
     }
@@ -262,7 +309,7 @@ public final class CoachStore: Sendable {
     /// Sessions with their step results for one athlete (or all when nil), oldest first, read in
     /// one consistent snapshot.
     public func results(athleteID: Int64? = nil) throws -> [SessionResults] {
-        try database.read { db in
+        try read("read the results") { db in
             var request = TrainingSession.all()
             if let athleteID { request = request.filter(Column("athleteId") == athleteID) }
             let sessions = try request.order(Column("started"), Column("id")).fetchAll(db)
@@ -279,7 +326,7 @@ public final class CoachStore: Sendable {
     /// Deletes a session and its step results. Returns false if absent.
     @discardableResult
     public func deleteSession(id: Int64) throws -> Bool {
-        try database.write { db in try TrainingSession.deleteOne(db, key: id) }
+        try write("delete session \(id)") { db in try TrainingSession.deleteOne(db, key: id) }
     }
 
     static func checkedName(_ name: String, kind: String) throws -> String {

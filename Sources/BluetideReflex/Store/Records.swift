@@ -141,12 +141,16 @@ public struct TrainingSession: Codable, Hashable, Sendable, FetchableRecord, Mut
     public var deviceAddress: String?
     /// Coach's notes on this session (added by migration v2).
     public var notes: String?
+    /// Why the session ended, in words (`finished`, `stopped: SIGINT`, `link lost: …`); nil while
+    /// running or for sessions stored before migration v3.
+    public var endReason: String?
 
     /// A session record; normally created by ``CoachStore/startSession(athleteID:program:sequenceName:started:deviceName:deviceAddress:)``.
     public init(id: Int64? = nil, athleteId: Int64, sequenceName: String?, targets: [UInt8], milliseconds: [UInt16],
                 started: Date, ended: Date? = nil, complete: Bool = false, deviceName: String? = nil,
-                deviceAddress: String? = nil, notes: String? = nil) {
+                deviceAddress: String? = nil, notes: String? = nil, endReason: String? = nil) {
         self.id = id
+        self.endReason = endReason
         self.athleteId = athleteId
         self.sequenceName = sequenceName
         self.targets = targets

@@ -1,3 +1,4 @@
+import BluetideCharts
 import BluetideReflex
 
 /// A fragment of HTML markup whose interpolated `String`s are escaped.

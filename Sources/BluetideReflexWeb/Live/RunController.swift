@@ -24,6 +24,7 @@ public actor RunController {
         var athlete: String
         var sequence: String
         var task: Task<Void, Never>
+        var stop: RunStop
     }
 
     private let coach: ReflexCoach
@@ -63,7 +64,8 @@ public actor RunController {
         started.targets = sequence.targets
         started.stepCount = sequence.targets.count
         publish(started)
-        let events = coach.run(athleteID: athlete.id ?? -1, sequenceName: sequence.name, choice: choice)
+        let stop = RunStop()
+        let events = coach.run(athleteID: athlete.id ?? -1, sequenceName: sequence.name, choice: choice, stop: stop)
         let task = Task { [weak self] in
             var ended = false
             do {
@@ -72,24 +74,27 @@ public actor RunController {
                     if let message = LiveRunMessage.from(event, run: number) { await self?.publish(message) }
                 }
                 if !ended {
-                    await self?.publish(LiveRunMessage(kind: .ended, run: number, text: "stopped from the dashboard"))
+                    await self?.publish(LiveRunMessage(kind: .ended, run: number, text: "stopped: \(stop.reason ?? "cancelled")"))
                 }
+            } catch let CoachError.stopped(reason) {
+                // Stopped while scanning or connecting: an ending, not a failure.
+                await self?.publish(LiveRunMessage(kind: .ended, run: number, text: CoachError.stopped(reason).description))
             } catch {
                 let text = (error as? CoachError)?.description ?? "\(error)"
                 await self?.publish(LiveRunMessage(kind: .failed, run: number, text: text))
             }
             await self?.finished(number)
         }
-        active = ActiveRun(number: number, athlete: athlete.name, sequence: sequence.name, task: task)
+        active = ActiveRun(number: number, athlete: athlete.name, sequence: sequence.name, task: task, stop: stop)
         return number
     }
 
-    /// Stops the current run (the trainer is sent `stop`, the session is kept as incomplete).
-    /// Returns false when nothing was running.
+    /// Stops the current run for `reason` (the trainer is sent `stop`, the session is kept as
+    /// incomplete with `stopped: <reason>` as its end reason). Returns false when nothing was running.
     @discardableResult
-    public func stop() -> Bool {
+    public func stop(reason: String = "stopped from the dashboard") -> Bool {
         guard let active else { return false }
-        active.task.cancel()
+        active.stop.request(reason)
         return true
     }
 

@@ -1,3 +1,4 @@
+import BluetideCharts
 import BluetideReflex
 import Foundation
 

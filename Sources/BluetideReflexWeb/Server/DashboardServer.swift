@@ -115,9 +115,10 @@ public struct RunningDashboard: Sendable {
     /// `http://127.0.0.1:PORT` — for tests and the local browser.
     public var localURL: String { "http://127.0.0.1:\(port)" }
 
-    /// Stops serving: the current run is stopped, live pages are closed, the port is released.
-    public func stop() async {
-        await runs.stop()
+    /// Stops serving: the current run is stopped for `reason` (stored as the session's end
+    /// reason), live pages are closed, the port is released.
+    public func stop(reason: String = "the dashboard stopped") async {
+        await runs.stop(reason: reason)
         await runs.waitUntilIdle()
         await runs.finishListeners()
         await group.triggerGracefulShutdown()

@@ -3,14 +3,14 @@ import BluetideSupport
 
 /// Gregorian calendar arithmetic in UTC, written out so results never depend on the host's
 /// locale or time zone (CSV, SVG and statistics must be identical on every machine).
-enum UTCCalendar {
+public enum UTCCalendar {
     /// Calendar fields of an instant in UTC; milliseconds are truncated toward the past.
-    struct Components: Hashable, Sendable {
-        var year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, millisecond: Int
+    public struct Components: Hashable, Sendable {
+        public var year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, millisecond: Int
     }
 
     /// Splits `date` into UTC calendar fields (proleptic Gregorian).
-    static func components(of date: Date) -> Components {
+    public static func components(of date: Date) -> Components {
         let raw = (date.timeIntervalSince1970 * 1000).rounded(.down)
         // A NaN instant (never produced by the store) reads as the epoch rather than trapping.
         let totalMs = raw.isNaN ? 0 : raw
@@ -29,15 +29,30 @@ enum UTCCalendar {
     }
 
     /// Days since 1970-01-01 for a Gregorian date.
-    static func daysFromEpoch(year: Int, month: Int, day: Int) -> Int64 {
+    public static func daysFromEpoch(year: Int, month: Int, day: Int) -> Int64 {
         CivilCalendar.days(year: Int64(year), month: Int64(month), day: Int64(day))
     }
 
+    /// Gregorian date for days since 1970-01-01 (inverse of ``daysFromEpoch(year:month:day:)``).
+    public static func civil(fromDays days: Int64) -> (Int, Int, Int) {
+        let (year, month, day) = CivilCalendar.date(fromDays: days)
+        return (Int(year), Int(month), Int(day))
+    }
+
     /// ISO-8601 UTC timestamp with milliseconds: `2026-11-21T13:05:09.250Z`.
-    static func iso8601(_ date: Date) -> String {
+    public static func iso8601(_ date: Date) -> String {
         let c = components(of: date)
         let ms = c.millisecond < 10 ? "00\(c.millisecond)" : c.millisecond < 100 ? "0\(c.millisecond)" : "\(c.millisecond)"
-        return "\(String(format4: c.year))-\(String(format2: c.month))-\(String(format2: c.day))T"
-            + "\(String(format2: c.hour)):\(String(format2: c.minute)):\(String(format2: c.second)).\(ms)Z"
+        return "\(UTCCalendar.fourDigits(c.year))-\(UTCCalendar.twoDigits(c.month))-\(UTCCalendar.twoDigits(c.day))T"
+            + "\(UTCCalendar.twoDigits(c.hour)):\(UTCCalendar.twoDigits(c.minute)):\(UTCCalendar.twoDigits(c.second)).\(ms)Z"
+    }
+
+    /// Zero-padded to two digits (`7` → `07`).
+    public static func twoDigits(_ value: Int) -> String { value < 10 && value >= 0 ? "0\(value)" : "\(value)" }
+
+    /// Zero-padded to four digits (`826` → `0826`).
+    public static func fourDigits(_ value: Int) -> String {
+        let s = "\(value)"
+        return value >= 0 && s.count < 4 ? String(repeating: "0", count: 4 - s.count) + s : s
     }
 }

@@ -1,10 +1,10 @@
 /// Locale-independent decimal text for numbers in CSV and SVG: always a point, never a comma,
 /// never exponent notation, fixed number of fraction digits.
-enum DecimalText {
+public enum DecimalText {
     /// `value` rounded half away from zero to `digits` (0...6) fraction digits, trailing zeros kept
     /// (`fixed(412.25, 1)` = `412.3`). Non-finite values give an empty string; magnitudes beyond
     /// 1e12 are clamped so the integer conversion cannot trap.
-    static func fixed(_ value: Double, _ digits: Int) -> String {
+    public static func fixed(_ value: Double, _ digits: Int) -> String {
         guard value.isFinite else { return "" }
         let digits = min(max(digits, 0), 6)
         var scale: Int64 = 1
@@ -22,7 +22,7 @@ enum DecimalText {
     }
 
     /// Like ``fixed(_:_:)`` but drops trailing zeros and a trailing point (`412.50` → `412.5`, `3.00` → `3`).
-    static func compact(_ value: Double, maxDigits: Int = 3) -> String {
+    public static func compact(_ value: Double, maxDigits: Int = 3) -> String {
         var text = fixed(value, maxDigits)
         guard text.contains(".") else { return text }
         while text.hasSuffix("0") { text.removeLast() }

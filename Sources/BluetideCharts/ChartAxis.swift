@@ -1,10 +1,10 @@
 import Foundation
 
 /// Tick placement for chart axes.
-enum ChartAxis {
+public enum ChartAxis {
     /// Ticks from 0 to a "nice" maximum ≥ `maxValue` (steps of 1, 2 or 5 × 10ⁿ), about `count`
     /// intervals. A non-positive or non-finite maximum gives 0...`fallback`.
-    static func valueTicks(upTo maxValue: Double, count: Int = 5, fallback: Double = 1000) -> [Double] {
+    public static func valueTicks(upTo maxValue: Double, count: Int = 5, fallback: Double = 1000) -> [Double] {
         let top = maxValue.isFinite && maxValue > 0 ? maxValue : fallback
         let step = niceStep(top / Double(max(count, 1)))
         let intervals = max(1, Int((top / step).rounded(.up)))
@@ -14,7 +14,7 @@ enum ChartAxis {
     /// Ticks over a "nice" range around `low...high` (steps of 1, 2 or 5 × 10ⁿ, about `count`
     /// intervals), for values far from zero such as body mass. A range narrower than `minimumSpan`
     /// is widened around its middle so a steady series is not drawn as noise.
-    static func valueTicks(from low: Double, to high: Double, count: Int = 5, minimumSpan: Double = 1) -> [Double] {
+    public static func valueTicks(from low: Double, to high: Double, count: Int = 5, minimumSpan: Double = 1) -> [Double] {
         guard low.isFinite, high.isFinite else { return valueTicks(upTo: 0) }
         var lower = min(low, high), upper = max(low, high)
         if upper - lower < minimumSpan {
@@ -29,7 +29,7 @@ enum ChartAxis {
     }
 
     /// The smallest of 1, 2, 5 × 10ⁿ that is ≥ `raw`.
-    static func niceStep(_ raw: Double) -> Double {
+    public static func niceStep(_ raw: Double) -> Double {
         guard raw.isFinite, raw > 0 else { return 1 }
         let magnitude = Foundation.pow(10, (Foundation.log10(raw)).rounded(.down))
         for factor in [1.0, 2, 5, 10] where factor * magnitude >= raw * (1 - 1e-12) { return factor * magnitude }
@@ -37,19 +37,19 @@ enum ChartAxis {
     }
 
     /// Integer ticks over `0..<count` (step indices): every index when few, else a nice step.
-    static func indexTicks(count: Int, maxTicks: Int = 16) -> [Int] {
+    public static func indexTicks(count: Int, maxTicks: Int = 16) -> [Int] {
         guard count > 0 else { return [] }
         let step = count <= maxTicks ? 1 : max(1, Int(niceStep(Double(count) / Double(maxTicks))))
         return Array(stride(from: 0, to: count, by: step))
     }
 
     /// Candidate spacings for time axes, seconds: hours, days, weeks, months (28 d), quarters, years.
-    static let timeSteps: [Double] = [3600, 7200, 10_800, 21_600, 43_200, 86_400, 172_800, 604_800, 1_209_600,
+    public static let timeSteps: [Double] = [3600, 7200, 10_800, 21_600, 43_200, 86_400, 172_800, 604_800, 1_209_600,
                                       2_419_200, 7_862_400, 15_724_800, 31_449_600]
 
     /// Ticks at multiples of a spacing (UTC, from the epoch) inside `start...end`, about `count`
     /// of them, and whether labels need the time of day.
-    static func timeTicks(from start: Date, to end: Date, count: Int = 6) -> (ticks: [Date], showsTime: Bool) {
+    public static func timeTicks(from start: Date, to end: Date, count: Int = 6) -> (ticks: [Date], showsTime: Bool) {
         let s = start.timeIntervalSince1970, e = end.timeIntervalSince1970
         guard s.isFinite, e.isFinite, e > s else { return ([], false) }
         let raw = (e - s) / Double(max(count, 1))
@@ -64,9 +64,9 @@ enum ChartAxis {
     }
 
     /// `2026-11-21`, or `11-21 13:00` when the time of day matters.
-    static func timeLabel(_ date: Date, showsTime: Bool) -> String {
+    public static func timeLabel(_ date: Date, showsTime: Bool) -> String {
         let c = UTCCalendar.components(of: date)
-        if showsTime { return "\(String(format2: c.month))-\(String(format2: c.day)) \(String(format2: c.hour)):\(String(format2: c.minute))" }
-        return "\(String(format4: c.year))-\(String(format2: c.month))-\(String(format2: c.day))"
+        if showsTime { return "\(UTCCalendar.twoDigits(c.month))-\(UTCCalendar.twoDigits(c.day)) \(UTCCalendar.twoDigits(c.hour)):\(UTCCalendar.twoDigits(c.minute))" }
+        return "\(UTCCalendar.fourDigits(c.year))-\(UTCCalendar.twoDigits(c.month))-\(UTCCalendar.twoDigits(c.day))"
     }
 }

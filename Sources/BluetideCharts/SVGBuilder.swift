@@ -1,14 +1,17 @@
 /// Writes SVG markup line by line with escaping and locale-independent numbers. Output depends
 /// only on the calls made, so the same chart is byte-for-byte identical every time.
-struct SVGBuilder {
-    private(set) var lines: [String] = []
+public struct SVGBuilder {
+    /// An empty document.
+    public init() {}
+
+    public private(set) var lines: [String] = []
     private var depth = 0
 
     /// Escapes text and attribute values (see ``MarkupEscaping/escape(_:)``).
-    static func escape(_ text: String) -> String { MarkupEscaping.escape(text) }
+    public static func escape(_ text: String) -> String { MarkupEscaping.escape(text) }
 
     /// A coordinate or length: at most two decimals, no trailing zeros.
-    static func number(_ value: Double) -> String { DecimalText.compact(value, maxDigits: 2) }
+    public static func number(_ value: Double) -> String { DecimalText.compact(value, maxDigits: 2) }
 
     private static func attributeText(_ attributes: [(String, String)]) -> String {
         attributes.map { " \($0.0)=\"\(escape($0.1))\"" }.joined()
@@ -19,32 +22,32 @@ struct SVGBuilder {
     }
 
     /// `<name attrs/>`.
-    mutating func empty(_ name: String, _ attributes: [(String, String)]) {
+    public mutating func empty(_ name: String, _ attributes: [(String, String)]) {
         emit("<\(name)\(Self.attributeText(attributes))/>")
     }
 
     /// `<name attrs>text</name>`.
-    mutating func text(_ name: String, _ attributes: [(String, String)] = [], _ content: String) {
+    public mutating func text(_ name: String, _ attributes: [(String, String)] = [], _ content: String) {
         emit("<\(name)\(Self.attributeText(attributes))>\(Self.escape(content))</\(name)>")
     }
 
     /// An element with a `<title>` child (a tooltip for one mark).
-    mutating func titled(_ name: String, _ attributes: [(String, String)], title: String) {
+    public mutating func titled(_ name: String, _ attributes: [(String, String)], title: String) {
         emit("<\(name)\(Self.attributeText(attributes))><title>\(Self.escape(title))</title></\(name)>")
     }
 
     /// Opens `<name attrs>`; pair with ``close(_:)``.
-    mutating func open(_ name: String, _ attributes: [(String, String)] = []) {
+    public mutating func open(_ name: String, _ attributes: [(String, String)] = []) {
         emit("<\(name)\(Self.attributeText(attributes))>")
         depth += 1
     }
 
     /// Closes the element opened last.
-    mutating func close(_ name: String) {
+    public mutating func close(_ name: String) {
         depth = max(0, depth - 1)
         emit("</\(name)>")
     }
 
     /// The document text, newline-terminated.
-    var document: String { lines.joined(separator: "\n") + "\n" }
+    public var document: String { lines.joined(separator: "\n") + "\n" }
 }

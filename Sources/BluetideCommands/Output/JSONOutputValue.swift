@@ -1,0 +1,112 @@
+import Foundation
+
+/// A JSON value as `--json` prints it: objects with sorted keys, numbers rounded to at most six
+/// decimals (microseconds for seconds), no slashes escaped. Built from dictionaries or from any
+/// `Encodable` (a profile's decoded value), so every command writes numbers the same way.
+enum JSONOutputValue: Sendable, Equatable, Decodable {
+    case string(String)
+    case number(Double)
+    case integer(Int64)
+    case bool(Bool)
+    case null
+    case array([JSONOutputValue])
+    case object([String: JSONOutputValue])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+        else if let value = try? container.decode(Int64.self) { self = .integer(value) }
+        else if let value = try? container.decode(Double.self) { self = .number(value) }
+        else if let value = try? container.decode(String.self) { self = .string(value) }
+        else if let value = try? container.decode([JSONOutputValue].self) { self = .array(value) }
+        else { self = .object(try container.decode([String: JSONOutputValue].self)) }
+    }
+
+    /// `value` as JSON (through its `Encodable` conformance); `.null` when it cannot be encoded.
+    static func encoding(_ value: any Encodable) -> JSONOutputValue {
+        struct Box: Encodable {
+            let value: any Encodable
+            func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+        }
+        let encoder = JSONEncoder()
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        guard let data = try? encoder.encode(Box(value: value)),
+              let decoded = try? JSONDecoder().decode(JSONOutputValue.self, from: data) else { return .null }
+        return decoded
+    }
+
+    /// The compact JSON text (one line).
+    var text: String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    private func write(to out: inout String) {
+        switch self {
+        case let .string(value): Self.quote(value, into: &out)
+        case let .number(value): out += Self.format(value)
+        case let .integer(value): out += String(value)
+        case let .bool(value): out += value ? "true" : "false"
+        case .null: out += "null"
+        case let .array(items):
+            out += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { out += "," }
+                item.write(to: &out)
+            }
+            out += "]"
+        case let .object(members):
+            out += "{"
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { out += "," }
+                Self.quote(key, into: &out)
+                out += ":"
+                members[key]!.write(to: &out)
+            }
+            out += "}"
+        }
+    }
+
+    /// At most six decimals, trailing zeros dropped: 1.1363676329999999 → 1.136368, 90.0 → 90.
+    /// Infinities and NaN (which JSON cannot hold) become null.
+    static func format(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        let rounded = (value * 1_000_000).rounded() / 1_000_000
+        if rounded == rounded.rounded(), abs(rounded) < 1e15 { return String(Int64(rounded)) }
+        var text = String(format: "%.6f", rounded)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text == "-0" ? "0" : text
+    }
+
+    private static func quote(_ text: String, into out: inout String) {
+        out += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+}
+
+extension JSONOutputValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByDictionaryLiteral, ExpressibleByArrayLiteral {
+    init(stringLiteral value: String) { self = .string(value) }
+    init(integerLiteral value: Int64) { self = .integer(value) }
+    init(floatLiteral value: Double) { self = .number(value) }
+    init(booleanLiteral value: Bool) { self = .bool(value) }
+    init(dictionaryLiteral elements: (String, JSONOutputValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+    init(arrayLiteral elements: JSONOutputValue...) { self = .array(elements) }
+}

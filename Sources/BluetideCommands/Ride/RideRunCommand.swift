@@ -1,0 +1,243 @@
+import ArgumentParser
+import Synchronization
+import Bluetide
+import BluetideRecording
+import BluetideRide
+import Foundation
+
+/// `bluetide ride [run]`: connects the trainer and sensors (or replays a recorded ride), shows the
+/// merged samples live, keeps the trainer on its target and records.
+struct RideRunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Ride live (the default): merged speed, cadence, power, heart rate and distance, trainer control.",
+        discussion: """
+            Without --trainer/--power/--cadence/--speed/--hr, devices are found by the services they advertise \
+            (a trainer: FTMS or Tacx FE-C; a power meter; a speed/cadence sensor; a heart-rate strap). On a terminal \
+            one screen is updated in place; otherwise one line (or --json object) per second.
+
+            Examples:
+              bluetide ride --emulate tacx-fec,heart-rate --erg 200
+              bluetide ride --emulate ftms-bike --grade 4.5 --duration 60 --json
+              bluetide ride --trainer "Tacx Neo 2T" --hr "HRM-Pro" --transport hci-socket:0 --workout ftp-test.zwo --ftp 240
+              bluetide ride --emulate csc,cycling-power,heart-rate --circumference 2.096 --record ride.jsonl
+              bluetide ride --replay ride.jsonl --pace 10 --loop
+            """)
+
+    @OptionGroup var session: DeviceSessionOptions
+
+    @Option(name: .long, help: "The trainer (FTMS or Tacx FE-C): advertised name or address.")
+    var trainer: String?
+    @Option(name: .long, help: "A power meter (Cycling Power): name or address.")
+    var power: String?
+    @Option(name: .long, help: "A cadence sensor (CSC): name or address.")
+    var cadence: String?
+    @Option(name: .long, help: "A speed sensor (CSC): name or address.")
+    var speed: String?
+    @Option(name: .long, help: "A heart-rate strap: name or address.")
+    var hr: String?
+
+    @Option(name: .long, help: "ERG: hold this power, watts.")
+    var erg: Int?
+    @Option(name: .long, help: "Simulation: ride this grade, percent (e.g. 4.5, -2).")
+    var grade: Double?
+    @Option(name: .long, help: "Basic resistance, percent of the trainer's range.")
+    var resistance: Double?
+    @Option(name: .long, help: "Ride a structured workout: a .zwo, .erg or .mrc file.")
+    var workout: String?
+    @Option(name: .long, help: "Your FTP in watts, for workouts in percent of FTP.")
+    var ftp: Double = 200
+
+    @Option(name: .long, help: "Record every device's values to this value log (export it with `bluetide ride export`).")
+    var record: String?
+    @Option(name: .long, help: "Replay a recorded ride (value log) instead of live devices.")
+    var replay: String?
+    @Option(name: .long, help: "Replay pace: original, a speed factor (4 = four times faster) or fast.")
+    var pace: String = "original"
+    @Flag(name: .long, help: "Replay: start again at the end.")
+    var loop = false
+
+    @Option(name: .long, help: "Wheel circumference, metres (speed and distance from CSC and power meters).")
+    var circumference: Double = 2.105
+    @Option(name: .long, help: "Stop after this many seconds.")
+    var duration: Double?
+    @Option(name: .long, help: "Seconds to look for the devices.")
+    var scan: Double = 5
+    @Flag(name: .long, help: "One JSON object per sample (and per notice).")
+    var json = false
+    @Flag(name: .long, help: "A sample on every device update, not only once a second.")
+    var allUpdates = false
+
+    func run() async throws {
+        try await execute(CommandOutput.standardOutput(), stopOnSignals: true)
+    }
+
+    /// The device requests the options make: the named devices, or every kind found by service.
+    func requests() throws -> [RideDeviceRequest] {
+        var out: [RideDeviceRequest] = []
+        if let trainer { out.append(.init(.trainer, device: trainer)) }
+        if let power { out.append(.init(.power, device: power)) }
+        if let cadence { out.append(.init(.speedCadence, device: cadence)) }
+        if let speed, speed != cadence { out.append(.init(.speedCadence, device: speed)) }
+        if let hr { out.append(.init(.heartRate, device: hr)) }
+        if out.isEmpty {
+            out = RideDeviceRequest.Kind.allCases.map { RideDeviceRequest($0, optional: true) }
+        }
+        return out
+    }
+
+    /// The target the options ask for (at most one of --erg, --grade, --resistance, --workout).
+    func target() throws -> RideTarget? {
+        let chosen = [erg != nil, grade != nil, resistance != nil, workout != nil].filter { $0 }.count
+        guard chosen <= 1 else { throw CommandFailure("choose one of --erg, --grade, --resistance and --workout") }
+        if let erg {
+            guard (0...4000).contains(erg) else { throw CommandFailure("--erg \(erg): expected 0…4000 watts") }
+            return .power(watts: erg)
+        }
+        if let grade {
+            guard grade.isFinite, (-40...40).contains(grade) else { throw CommandFailure("--grade \(grade): expected −40…40 percent") }
+            return .grade(percent: grade)
+        }
+        if let resistance {
+            guard resistance.isFinite, (0...100).contains(resistance) else { throw CommandFailure("--resistance \(resistance): expected 0…100 percent") }
+            return .resistance(percent: resistance)
+        }
+        return nil
+    }
+
+    static func parsePace(_ text: String) throws -> ReplayPace {
+        switch text.lowercased() {
+        case "original", "1": return .original
+        case "fast", "max": return .asFastAsPossible
+        default:
+            guard let factor = Double(text), factor.isFinite, factor > 0 else {
+                throw CommandFailure("--pace \(text): expected original, fast or a speed factor such as 4")
+            }
+            return .speed(factor)
+        }
+    }
+
+    /// Rides until --duration, the end of a replay or (with `stopOnSignals`) Ctrl-C.
+    func execute(_ output: CommandOutput, stopOnSignals: Bool = false) async throws {
+        if let duration, !(duration.isFinite && duration > 0) { throw CommandFailure("--duration \(duration): expected seconds > 0") }
+        guard circumference.isFinite, (0.5...4).contains(circumference) else {
+            throw CommandFailure("--circumference \(circumference): expected metres, 0.5…4 (2.105 for 700x25c)")
+        }
+        guard (0.5...120).contains(scan) else { throw CommandFailure("--scan \(scan): expected 0.5…120 seconds") }
+        guard ftp.isFinite, (30...1000).contains(ftp) else { throw CommandFailure("--ftp \(ftp): expected 30…1000 watts") }
+        let target = try target()
+        let plan: Workout? = try workout.map { path in
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw CommandFailure("--workout \(path): cannot read the file")
+            }
+            do { return try Workout.parse(text, fileName: path) } catch {
+                throw CommandFailure("--workout \(path): \(error)")
+            }
+        }
+        let configuration = RideSession.Configuration(
+            merger: .init(wheelCircumferenceMeters: circumference), ftpWatts: ftp, recordPath: record)
+
+        var devices: DeviceSession?
+        let source: any RideDataSource
+        if let replay {
+            guard target == nil, plan == nil else { throw CommandFailure("a replay has no trainer to control; drop --erg/--grade/--resistance/--workout") }
+            let log: ValueLog
+            do { log = try ValueLogReader.read(path: replay, options: .init(skipMalformedLines: true)) } catch {
+                throw CommandFailure("--replay \(replay): \(error)")
+            }
+            let recorded = RecordedRideSource(records: log.records, pace: try Self.parsePace(pace), loop: loop)
+            guard !recorded.readings.isEmpty else {
+                throw CommandFailure("--replay \(replay): no trainer, power, speed/cadence or heart-rate values in it")
+            }
+            source = recorded
+        } else {
+            let opened = try await DeviceSession.open(session)
+            devices = opened
+            source = LiveRideSource(
+                central: opened.central, requests: try requests(), configuration: .init(scanSeconds: scan))
+        }
+        let ride = RideSession(source: source, configuration: configuration)
+        do {
+            try await run(ride, target: target, workout: plan, output: output, stopOnSignals: stopOnSignals)
+        } catch {
+            await ride.stop()
+            await devices?.close()
+            throw error
+        }
+        await ride.stop()
+        await devices?.close()
+    }
+
+    private func run(
+        _ ride: RideSession, target: RideTarget?, workout: Workout?, output: CommandOutput, stopOnSignals: Bool
+    ) async throws {
+        let samples: AsyncStream<RideSample>
+        do { samples = try await ride.start() } catch let error as RideError {
+            throw CommandFailure(error.message)
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+        let devices = await ride.source.devices
+        let title = devices.isEmpty ? "ride" : devices.map(\.description).joined(separator: " · ")
+        let json = json
+        let live = output.isTerminal && !json
+        if !live {
+            for device in devices {
+                output.emit(json ? JSONObjectLine.line(["event": "device", "role": device.role.rawValue, "name": device.label])
+                    : "# \(device.role): \(device.label)")
+            }
+        }
+        if target != nil || workout != nil {
+            do {
+                if let target { try await ride.setTarget(target) }
+                if let workout { try await ride.ride(workout) }
+            } catch {
+                throw CommandFailure("\(error)")
+            }
+        }
+        let recent = NoticeBuffer()
+        let noticeTask = Task {
+            for await notice in ride.notices {
+                recent.add(notice)
+                if !live { output.emit(json ? JSONObjectLine.line(["event": "notice", "text": notice]) : "# \(notice)") }
+            }
+        }
+        defer { noticeTask.cancel() }
+        let allUpdates = allUpdates
+        let printer = Task {
+            for await sample in samples {
+                guard allUpdates || sample.trigger == .tick else { continue }
+                if live {
+                    output.emit(RideView.screen(sample, title: title, notices: recent.last(4)))
+                } else {
+                    output.emit(json ? RideView.json(sample) : RideView.line(sample))
+                }
+            }
+        }
+        let duration = duration
+        let ender = Task {
+            if stopOnSignals { _ = await StopSignal.install(duration: duration).wait() } else if let duration {
+                try? await Task.sleep(for: .seconds(duration))
+            } else {
+                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+            }
+            printer.cancel()
+        }
+        defer { ender.cancel() }
+        await printer.value
+    }
+}
+
+/// The latest notices, for the live screen.
+final class NoticeBuffer: Sendable {
+    private let storage = Mutex<[String]>([])
+
+    func add(_ notice: String) {
+        storage.withLock {
+            $0.append(notice)
+            if $0.count > 16 { $0.removeFirst($0.count - 16) }
+        }
+    }
+
+    func last(_ count: Int) -> [String] { storage.withLock { Array($0.suffix(count)) } }
+}

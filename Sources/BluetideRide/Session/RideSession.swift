@@ -1,0 +1,174 @@
+import BluetideCore
+
+/// A ride: the data source's devices merged into one stream of ``RideSample``s (once a second
+/// and on every update), the trainer's target (ERG, grade, resistance, or a workout's steps)
+/// kept, and every reading recorded when asked.
+///
+/// ```swift
+/// let source = LiveRideSource(central: bluetooth.central, requests: [.init(.trainer), .init(.heartRate)])
+/// let session = RideSession(source: source)
+/// for await sample in try await session.start() { print(sample.powerWatts ?? "–") }
+/// ```
+///
+/// One owner of the ride's state (this actor); the merging itself is ``RideMerger`` (no I/O).
+public actor RideSession {
+    /// How the ride runs.
+    public struct Configuration: Sendable {
+        /// How values are merged (wheel circumference, freshness).
+        public var merger: RideMerger.Configuration
+        /// The rider's FTP, W, for workouts in fractions of FTP.
+        public var ftpWatts: Double
+        /// A value log to write every reading to, when set.
+        public var recordPath: String?
+
+        /// A configuration.
+        public init(merger: RideMerger.Configuration = .init(), ftpWatts: Double = 200, recordPath: String? = nil) {
+            self.merger = merger
+            self.ftpWatts = ftpWatts
+            self.recordPath = recordPath
+        }
+    }
+
+    /// Where the values come from.
+    public nonisolated let source: any RideDataSource
+    /// The configuration.
+    public nonisolated let configuration: Configuration
+    /// What the ride has to say besides samples (trainer confirmations and refusals, link
+    /// changes, the workout's steps), in words.
+    public nonisolated let notices: AsyncStream<String>
+    private let noticeContinuation: AsyncStream<String>.Continuation
+    private var merger: RideMerger
+    private var recorder: RideRecorder?
+    private var target: RideTarget?
+    private var workout: Workout?
+    private var workoutStart: Double?
+    private var lastWorkoutWatts: Int?
+    private var lastStep: Int?
+    private var now = 0.0
+    private var runner: Task<Void, Never>?
+    private var statusWatcher: Task<Void, Never>?
+    private var controlTask: Task<Void, Never>?
+    /// The last sample made.
+    public private(set) var latest: RideSample?
+
+    /// A session over `source`.
+    public init(source: any RideDataSource, configuration: Configuration = Configuration()) {
+        self.source = source
+        self.configuration = configuration
+        merger = RideMerger(configuration: configuration.merger)
+        (notices, noticeContinuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(256))
+    }
+
+    /// Starts the source (and the recording) and returns the samples; they end when the source
+    /// does or after ``stop()``.
+    public func start() async throws -> AsyncStream<RideSample> {
+        if let path = configuration.recordPath { recorder = try RideRecorder(path: path) }
+        let events = try await source.start()
+        if let trainer = await source.trainer {
+            let notices = noticeContinuation
+            statusWatcher = Task {
+                for await update in trainer.statusUpdates { notices.yield("\(trainer.device.label): \(update.text)") }
+            }
+        }
+        let (stream, continuation) = AsyncStream<RideSample>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        runner = Task {
+            for await event in events {
+                if let sample = self.receive(event) { continuation.yield(sample) }
+            }
+            self.finishRecording()
+            continuation.finish()
+        }
+        continuation.onTermination = { [weak self] _ in Task { await self?.stop() } }
+        return stream
+    }
+
+    /// The trainer's control, when the source has a live trainer.
+    public var trainer: (any TrainerControl)? { get async { await source.trainer } }
+
+    /// Asks the trainer for `target` (ERG watts, a grade or a resistance), ending any workout.
+    /// Throws ``RideError`` without a trainer, ``TrainerControlError`` when it refuses.
+    public func setTarget(_ target: RideTarget) async throws {
+        guard let trainer = await source.trainer else { throw RideError("no controllable trainer in this ride (replays and sensors have none)") }
+        workout = nil
+        workoutStart = nil
+        try await trainer.apply(target)
+        self.target = target
+    }
+
+    /// Rides `workout` from now: its target power is sent at each step and, on ramps, each time it
+    /// changes by a watt or more (checked on every tick).
+    public func ride(_ workout: Workout) async throws {
+        guard await source.trainer != nil else { throw RideError("no controllable trainer in this ride (replays and sensors have none)") }
+        self.workout = workout
+        workoutStart = now
+        lastWorkoutWatts = nil
+        lastStep = nil
+        stepWorkout(at: now)
+    }
+
+    private func receive(_ event: RideEvent) -> RideSample? {
+        switch event {
+        case let .reading(reading):
+            now = max(now, reading.time)
+            do { try recorder?.record(reading) } catch {
+                noticeContinuation.yield("recording stopped: \(error)")
+                recorder = nil
+            }
+        case let .link(device, connected, time):
+            now = max(now, time)
+            noticeContinuation.yield(connected ? "\(device.label) is back" : "\(device.label) dropped out; reconnecting…")
+        case let .tick(time):
+            now = max(now, time)
+            recorder?.flush()
+            stepWorkout(at: time)
+        }
+        guard var sample = merger.receive(event) else { return nil }
+        sample.target = target
+        if let workout, let workoutStart { sample.workout = workout.position(at: sample.time - workoutStart) }
+        latest = sample
+        return sample
+    }
+
+    /// Sends the workout's target for `time` when it changed.
+    private func stepWorkout(at time: Double) {
+        guard let workout, let workoutStart else { return }
+        let elapsed = time - workoutStart
+        let position = workout.position(at: elapsed)
+        if position.stepIndex != lastStep || position.isFinished != (lastStep == -1) {
+            if position.isFinished {
+                if lastStep != -1 { noticeContinuation.yield("workout \(workout.name) finished") }
+                lastStep = -1
+            } else {
+                let step = workout.steps[position.stepIndex]
+                noticeContinuation.yield(
+                    "step \(position.stepIndex + 1)/\(position.stepCount): \(step.kind), \(RideFormat.clock(step.durationSeconds))")
+                lastStep = position.stepIndex
+            }
+        }
+        guard let watts = workout.targetWatts(at: elapsed, ftp: configuration.ftpWatts), watts != lastWorkoutWatts else { return }
+        lastWorkoutWatts = watts
+        target = .power(watts: watts)
+        let source = source, notices = noticeContinuation
+        let previous = controlTask
+        controlTask = Task {
+            await previous?.value
+            guard let trainer = await source.trainer else { return }
+            do { try await trainer.setTargetPower(watts: watts) } catch { notices.yield("\(error)") }
+        }
+    }
+
+    private func finishRecording() {
+        do { try recorder?.close() } catch { noticeContinuation.yield("recording: \(error)") }
+        recorder = nil
+    }
+
+    /// Stops the source and the recording. Idempotent.
+    public func stop() async {
+        runner?.cancel()
+        statusWatcher?.cancel()
+        controlTask?.cancel()
+        await source.stop()
+        finishRecording()
+        noticeContinuation.finish()
+    }
+}

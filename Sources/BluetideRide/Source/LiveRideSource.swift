@@ -1,0 +1,242 @@
+import Bluetide
+import Foundation
+
+/// Live devices as a ride's data source: finds each requested device (by name, address or
+/// service), connects with the resilient policy, subscribes to its data and reports its values
+/// and link changes. A device that drops out reconnects on its own (and, should reconnecting give
+/// up, is connected afresh every few seconds) without ending the ride.
+public actor LiveRideSource: RideDataSource {
+    /// How devices are found and kept.
+    public struct Configuration: Sendable {
+        /// How long to scan for the devices, seconds.
+        public var scanSeconds: Double
+        /// The connection policy (resilient: reconnects after a drop-out).
+        public var policy: ConnectionPolicy
+        /// Pause before connecting afresh after reconnecting gave up.
+        public var retryDelay: Duration
+        /// How long a trainer command waits for its confirmation.
+        public var controlTimeout: Duration
+
+        /// A configuration.
+        public init(
+            scanSeconds: Double = 5, policy: ConnectionPolicy = .resilient, retryDelay: Duration = .seconds(2),
+            controlTimeout: Duration = .seconds(5)
+        ) {
+            self.scanSeconds = scanSeconds
+            self.policy = policy
+            self.retryDelay = retryDelay
+            self.controlTimeout = controlTimeout
+        }
+    }
+
+    private struct Found: Sendable {
+        var request: RideDeviceRequest
+        var address: BluetoothAddress
+        var name: String?
+    }
+
+    /// The central that reaches the devices.
+    public nonisolated let central: Central
+    /// The devices asked for.
+    public nonisolated let requests: [RideDeviceRequest]
+    /// The configuration.
+    public nonisolated let configuration: Configuration
+    private var connected: [(device: RideDevice, connection: Connection)] = []
+    private var control: (any TrainerControl)?
+    private var tasks: [Task<Void, Never>] = []
+    private var continuation: AsyncStream<RideEvent>.Continuation?
+    private var stopped = false
+
+    /// A source reaching `requests` through `central`.
+    public init(central: Central, requests: [RideDeviceRequest], configuration: Configuration = Configuration()) {
+        self.central = central
+        self.requests = requests
+        self.configuration = configuration
+    }
+
+    public var devices: [RideDevice] { connected.map(\.device) }
+    public var trainer: (any TrainerControl)? { control }
+
+    /// Finds and connects every requested device (throwing, with what was seen, when one is not
+    /// found or does not connect), then streams their values.
+    public func start() async throws -> AsyncStream<RideEvent> {
+        let found = try await find()
+        for item in found {
+            let label = item.name.map { "\($0) (\(item.address))" } ?? "\(item.address)"
+            let connection: Connection
+            do {
+                connection = try await central.connect(to: item.address, policy: configuration.policy)
+            } catch {
+                await closeAll()
+                throw RideError("cannot connect to \(item.request.kind.rawValue) \(label): \(error)")
+            }
+            let services = (try? await connection.services().map(\.service.uuid)) ?? []
+            guard let role = Self.role(of: item.request.kind, services: services) else {
+                await connection.disconnect()
+                await closeAll()
+                throw RideError(
+                    "\(label) serves none of the \(item.request.kind.rawValue) services (\(item.request.kind.services.map { "\($0)" }.joined(separator: ", ")))")
+            }
+            let device = RideDevice(role: role, address: item.address.string, name: item.name)
+            connected.append((device, connection))
+            if role == .ftmsTrainer {
+                let ftms = FTMSTrainerControl(connection: connection, device: device, timeout: configuration.controlTimeout)
+                do { try await ftms.start() } catch {
+                    await closeAll()
+                    throw RideError("cannot subscribe to \(label)'s control point: \(error)")
+                }
+                control = ftms
+            } else if role == .fecTrainer {
+                control = FECTrainerControl(connection: connection, device: device, timeout: configuration.controlTimeout)
+            }
+        }
+        let (stream, continuation) = AsyncStream<RideEvent>.makeStream(bufferingPolicy: .unbounded)
+        self.continuation = continuation
+        let start = ContinuousClock.now
+        for (device, connection) in connected {
+            tasks.append(Task { [weak self] in await self?.follow(device, connection, start: start, into: continuation) })
+        }
+        tasks.append(Task {
+            var second = 1
+            while !Task.isCancelled {
+                do { try await Task.sleep(until: start.advanced(by: .seconds(second)), clock: .continuous) } catch { break }
+                continuation.yield(.tick(time: Double(second)))
+                second += 1
+            }
+        })
+        continuation.onTermination = { [weak self] _ in Task { await self?.stop() } }
+        return stream
+    }
+
+    /// The role a connected device plays, from the services it serves.
+    static func role(of kind: RideDeviceRequest.Kind, services: [BluetoothUUID]) -> RideDeviceRole? {
+        switch kind {
+        case .trainer:
+            if services.contains(.fitnessMachine) { return .ftmsTrainer }
+            if services.contains(.tacxFECService) { return .fecTrainer }
+            return nil
+        case .power: return services.contains(.cyclingPower) ? .power : nil
+        case .speedCadence: return services.contains(.cyclingSpeedAndCadence) ? .speedCadence : nil
+        case .heartRate: return services.contains(.heartRate) ? .heartRate : nil
+        }
+    }
+
+    /// Streams one device's values for as long as the source runs.
+    private func follow(
+        _ device: RideDevice, _ first: Connection, start: ContinuousClock.Instant, into continuation: AsyncStream<RideEvent>.Continuation
+    ) async {
+        var connection: Connection? = first
+        let now: @Sendable () -> Double = { seconds(from: start, to: .now) }
+        while !Task.isCancelled {
+            if let link = connection {
+                let watcher = Task {
+                    for await event in link.events {
+                        switch event {
+                        case .disconnected: continuation.yield(.link(device: device, connected: false, time: now()))
+                        case .reconnected: continuation.yield(.link(device: device, connected: true, time: now()))
+                        default: break
+                        }
+                    }
+                }
+                do {
+                    for try await bytes in try await link.notifications(of: device.role.dataCharacteristic) {
+                        continuation.yield(.reading(RideReading(
+                            time: now(), device: device, characteristic: device.role.dataCharacteristic, bytes: bytes)))
+                    }
+                } catch {}
+                watcher.cancel()
+                if Task.isCancelled || stopped { return }
+                continuation.yield(.link(device: device, connected: false, time: now()))
+                await link.disconnect()
+            }
+            // Reconnecting gave up (or the first subscription failed): connect afresh.
+            connection = nil
+            do { try await Task.sleep(for: configuration.retryDelay) } catch { return }
+            guard let known = connected.first(where: { $0.device == device })?.connection.address else { return }
+            if let fresh = try? await central.connect(to: known, policy: configuration.policy) {
+                connection = fresh
+                replace(device, with: fresh)
+                continuation.yield(.link(device: device, connected: true, time: now()))
+            }
+        }
+    }
+
+    private func replace(_ device: RideDevice, with connection: Connection) {
+        if let index = connected.firstIndex(where: { $0.device == device }) { connected[index].connection = connection }
+    }
+
+    /// Scans until every request without an explicit address has a device (or the time is up).
+    private func find() async throws -> [Found] {
+        var found: [Int: Found] = [:]
+        var taken: Set<UInt64> = []
+        for (index, request) in requests.enumerated() {
+            guard let text = request.device?.trimmingCharacters(in: .whitespaces) else { continue }
+            let upper = text.uppercased()
+            if upper.hasSuffix("/P") || upper.hasSuffix("/R"),
+               let address = try? BluetoothAddress(String(text.dropLast(2)), type: upper.hasSuffix("/P") ? .public : .random) {
+                found[index] = Found(request: request, address: address, name: nil)
+                taken.insert(address.value)
+            }
+        }
+        if found.count < requests.count {
+            let scan: AsyncStream<Advertisement>
+            do { scan = try await central.scan(timeout: .seconds(configuration.scanSeconds)) } catch {
+                throw RideError("cannot scan for the ride's devices: \(error)")
+            }
+            var seen: [String] = []
+            for await advertisement in scan {
+                seen.append(advertisement.name ?? advertisement.address.description)
+                for (index, request) in requests.enumerated() where found[index] == nil {
+                    guard !taken.contains(advertisement.address.value), Self.matches(request, advertisement) else { continue }
+                    found[index] = Found(request: request, address: advertisement.address, name: advertisement.name)
+                    taken.insert(advertisement.address.value)
+                    break
+                }
+                if found.count == requests.count { break }
+            }
+            let missing = requests.indices.filter { found[$0] == nil && !requests[$0].isOptional }.map { requests[$0].description }
+            if !missing.isEmpty || found.isEmpty {
+                let list = seen.isEmpty ? "no device at all" : Array(Set(seen)).sorted().joined(separator: ", ")
+                let what = missing.isEmpty ? "no trainer or sensor" : missing.joined(separator: ", ")
+                throw RideError(
+                    "not found within \(RideFormat.fixed(configuration.scanSeconds, 0)) s: \(what) (seen: \(list)); check the name with `bluetide scan`")
+            }
+        }
+        return requests.indices.compactMap { found[$0] }
+    }
+
+    static func matches(_ request: RideDeviceRequest, _ advertisement: Advertisement) -> Bool {
+        if let wanted = request.device {
+            if advertisement.name == wanted { return true }
+            if let address = try? BluetoothAddress(wanted, type: .random) { return address.value == advertisement.address.value }
+            return false
+        }
+        return request.kind.services.contains { advertisement.serviceUUIDs.contains($0) }
+    }
+
+    private func closeAll() async {
+        for (_, connection) in connected { await connection.disconnect() }
+        connected = []
+    }
+
+    public func stop() async {
+        guard !stopped else { return }
+        stopped = true
+        for task in tasks { task.cancel() }
+        tasks = []
+        if let ftms = control as? FTMSTrainerControl { await ftms.stop() }
+        if let fec = control as? FECTrainerControl { await fec.stop() }
+        await closeAll()
+        continuation?.finish()
+    }
+}
+
+/// A ride that cannot go on, in one line saying what was wrong and what to try.
+public struct RideError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The message.
+    public var message: String
+    /// An error with `message`.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
+}

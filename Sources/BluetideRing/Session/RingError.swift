@@ -1,0 +1,26 @@
+import Bluetide
+
+/// Why a ring command failed, in words that say what to try.
+public enum RingError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No valid reply after every attempt (the last problem: timeout, bad checksum, …).
+    case noValidReply(command: String, attempts: Int, lastProblem: String)
+    /// The link went down.
+    case linkLost(String)
+    /// The device has no COLMI UART service (not a ring, or not a COLMI one).
+    case notARing(String)
+    /// A reply arrived but says something the session cannot use.
+    case unexpectedReply(command: String, detail: String)
+
+    public var description: String {
+        switch self {
+        case let .noValidReply(command, attempts, last):
+            "the ring gave no valid reply to \(command) after \(attempts) attempt\(attempts == 1 ? "" : "s") (last: \(last)); move it closer, make sure no phone app is connected to it, and try again"
+        case let .linkLost(detail):
+            "the link to the ring was lost (\(detail)); bring it closer and run the command again"
+        case let .notARing(detail):
+            "not a COLMI ring: \(detail); pick another device with `bluetide ring pair`"
+        case let .unexpectedReply(command, detail):
+            "unexpected reply to \(command): \(detail)"
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Bluetide
+import Foundation
+
+/// Finding serial devices: a timed search for UART-capable devices ranked by RSSI, and looking
+/// a device up by name or address.
+public struct SerialScanner: Sendable {
+    /// The central scanning.
+    public let central: Central
+
+    /// A scanner on `central`.
+    public init(central: Central) { self.central = central }
+
+    /// Scans for `timeout` and returns the devices that advertise an HM-10 or Nordic UART service
+    /// (or, with `everything`, every device), strongest first, each once.
+    public func discover(timeout: Duration = .seconds(5), everything: Bool = false) async throws -> [Advertisement] {
+        let all = try await central.discover(filter: ScanFilter(), timeout: timeout)
+        return everything ? all : all.filter(Self.isUART)
+    }
+
+    /// Whether `advertisement` names a UART service (FFE0 or 6E400001).
+    public static func isUART(_ advertisement: Advertisement) -> Bool {
+        !Set(advertisement.serviceUUIDs).isDisjoint(with: SerialProfile.advertisedServices)
+    }
+
+    /// The UART services an advertisement names, as words ("HM-10", "Nordic UART").
+    public static func serviceNames(_ advertisement: Advertisement) -> [String] {
+        var names: [String] = []
+        if advertisement.serviceUUIDs.contains(SerialUUID.hm10Service) { names.append("HM-10") }
+        if advertisement.serviceUUIDs.contains(SerialUUID.nordicUARTService) { names.append("Nordic UART") }
+        return names
+    }
+
+    /// Finds the device `target` names: an advertised name, or an address (`AA:BB:…`, optionally
+    /// with `/P` public or `/R` random). Scans at most `timeout`; the error lists the names seen.
+    public func find(_ target: String, timeout: Duration = .seconds(10)) async throws -> Advertisement {
+        let trimmed = target.trimmingCharacters(in: .whitespaces)
+        let upper = trimmed.uppercased()
+        var addressText = trimmed
+        if upper.hasSuffix("/P") || upper.hasSuffix("/R") { addressText = String(trimmed.dropLast(2)) }
+        let asAddress = try? BluetoothAddress(addressText, type: .random)
+        var seen: [String] = []
+        var filter = ScanFilter()
+        filter.allowDuplicates = false
+        for await advertisement in try await central.scan(filter: filter, timeout: timeout) {
+            if let asAddress, advertisement.address.value == asAddress.value { return advertisement }
+            if advertisement.name == trimmed { return advertisement }
+            let label = advertisement.name ?? "\(advertisement.address)"
+            if !seen.contains(label) { seen.append(label) }
+        }
+        throw SerialLinkError.deviceNotFound(trimmed, seconds: timeout.secondsValue, seen: seen)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var secondsValue: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,109 @@
+import ArgumentParser
+import BluetideCore
+import BluetideTestSupport
+import Foundation
+import Testing
+@testable import BluetideCommands
+
+/// What every command shares: `--version`, exit statuses (0, 1 runtime, 2 usage), errors as one
+/// line (a JSON `error` object with `--json`), logs on standard error at the level asked for,
+/// numbers rounded the same way, and help examples that survive wrapping.
+@Suite(.timeLimit(.minutes(2))) struct CommandLineConventionsTests {
+    @Test func versionComesFromOnePlace() async throws {
+        let run = try await BluetideExecutable.run(["--version"])
+        #expect(run.status == 0)
+        #expect(run.stdout == [BluetideVersion.current])
+    }
+
+    @Test func badInputExitsTwoAndRuntimeFailuresExitOne() async throws {
+        let usage = try await BluetideExecutable.run(["scan", "--no-such-option"])
+        #expect(usage.status == 2)
+        #expect(usage.stderr.first?.contains("--no-such-option") == true, "\(usage.stderr)")
+        let badValue = try await BluetideExecutable.run(["subscribe", "X", "2A37", "--count", "0"])
+        #expect(badValue.status == 2)
+        #expect(badValue.stderr == ["bluetide: --count 0: expected at least 1"])
+        let runtime = try await BluetideExecutable.run(["read", "Nobody", "2A19", "--timeout", "0.5", "--emulate", "heart-rate"])
+        #expect(runtime.status == 1)
+        #expect(runtime.stderr.count == 1 && runtime.stderr[0].hasPrefix("bluetide: no device named Nobody"), "\(runtime.stderr)")
+    }
+
+    @Test func withJSONErrorsAreOneJSONObjectOnStandardError() async throws {
+        let runtime = try await BluetideExecutable.run(["read", "Nobody", "2A19", "--timeout", "0.5", "--emulate", "heart-rate", "--json"])
+        #expect(runtime.status == 1)
+        let error = try #require(try Self.errorObject(runtime.stderr))
+        #expect(error["code"] as? String == "failure")
+        #expect((error["message"] as? String)?.hasPrefix("no device named Nobody") == true)
+        let usage = try await BluetideExecutable.run(["decode", "heart-rate", "--json", "--circumference", "-3", "00"])
+        #expect(usage.status == 2)
+        let refused = try #require(try Self.errorObject(usage.stderr))
+        #expect(refused["code"] as? String == "usage")
+        #expect(refused["field"] as? String == "--circumference")
+    }
+
+    static func errorObject(_ stderr: [String]) throws -> [String: Any]? {
+        #expect(stderr.count == 1, "\(stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data((stderr.first ?? "").utf8)) as? [String: Any]
+        return object?["error"] as? [String: Any]
+    }
+
+    @Test func failuresThatNameAnOptionAreUsageErrors() {
+        let option = CommandFailure("--count 0: expected at least 1")
+        #expect(option.status == .usage && option.field == "--count")
+        let runtime = CommandFailure("no device named X seen within 5 s")
+        #expect(runtime.status == .failure && runtime.field == nil)
+        let explicit = CommandFailure.usage("zz is not hex", field: "HEX")
+        #expect(explicit.status == .usage && explicit.field == "HEX")
+        #expect(ExitStatus.allCases.map(\.rawValue) == [0, 1, 2, 130])
+    }
+
+    @Test func logsGoToStandardErrorAtTheLevelAskedFor() async throws {
+        var errors: [String: [String]] = [:]
+        for level in ["default", "-v", "-vv", "--log-level=error"] {
+            let extra = level == "default" ? [] : [level]
+            let process = try BluetideExecutable.launch(["shell", "Bluetide HRM", "--emulate", "heart-rate"] + extra)
+            try await process.writeToStdin("info\n")
+            await process.closeStdin()
+            let status = await process.waitForCompletion(timeout: .seconds(60))
+            await process.stop()
+            let stderr = await process.output(.stderr)
+            #expect(status == 0, "\(level): \(stderr)")
+            errors[level] = stderr
+        }
+        #expect(errors["default"] == [])
+        #expect(errors["--log-level=error"] == [])
+        let info = try #require(errors["-v"])
+        #expect(info.contains { $0.hasPrefix("INFO bluetide.app: connected to Bluetide HRM") }, "\(info)")
+        #expect(!info.contains { $0.hasPrefix("DEBUG") })
+        let debug = try #require(errors["-vv"])
+        #expect(debug.contains { $0.hasPrefix("DEBUG bluetide.app: bluetide \(BluetideVersion.current): shell") }, "\(debug)")
+        #expect(LoggingOptions.level(in: ["scan", "-vvv"]) == .trace)
+        #expect(LoggingOptions.level(in: ["scan", "--log-level", "notice", "-v"]) == .notice)
+        #expect(LoggingOptions.level(in: ["decode", "--", "-v"]) == .warning)
+    }
+
+    @Test func numbersAreRoundedOneWay() {
+        #expect(JSONOutputValue.format(1.1363676329999999) == "1.136368")
+        #expect(JSONOutputValue.format(90.0) == "90")
+        #expect(JSONOutputValue.format(-0.0000001) == "0")
+        #expect(JSONOutputValue.format(.infinity) == "null")
+        let value: JSONOutputValue = ["cadenceRPM": 90.02197802197801, "speedKilometresPerHour": 13.7345, "flags": ["a\"b"]]
+        #expect(value.text == #"{"cadenceRPM":90.021978,"flags":["a\"b"],"speedKilometresPerHour":13.7345}"#)
+        #expect(HumanFormat.describe(value) == "cadence 90.02 rpm, flags a\"b, speed 13.73 km/h")
+    }
+
+    /// Every example line in every command's help fits in 80 columns once indented, so the
+    /// wrapping of `--help` never splits a command in two.
+    @Test func helpExamplesFitInEightyColumns() {
+        var tooLong: [String] = []
+        func visit(_ command: any ParsableCommand.Type, path: String) {
+            let configuration = command.configuration
+            let name = path.isEmpty ? (configuration.commandName ?? "bluetide") : "\(path) \(configuration.commandName ?? "")"
+            for line in configuration.discussion.split(separator: "\n") where line.trimmingCharacters(in: .whitespaces).hasPrefix("bluetide ") {
+                if line.count + 2 > 80 { tooLong.append("\(name): \(line)") }
+            }
+            for subcommand in configuration.subcommands { visit(subcommand, path: name) }
+        }
+        visit(BluetideCommand.self, path: "")
+        #expect(tooLong.isEmpty, "examples longer than 78 characters:\n\(tooLong.joined(separator: "\n"))")
+    }
+}

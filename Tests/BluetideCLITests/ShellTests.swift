@@ -1,0 +1,227 @@
+import BluetideTestSupport
+import Foundation
+import Testing
+@testable import BluetideCommands
+
+/// `bluetide shell`: its line parser and line editor as pure logic, then the whole shell on one
+/// connection to an emulated strap, from a script (in process and as the executable) and at a
+/// terminal (tmux gives it a pseudo-terminal; keys are sent and the screen read back).
+@Suite(.timeLimit(.minutes(2))) struct ShellTests {
+    @Test func linesParseIntoRequests() throws {
+        #expect(try ShellRequest.parse("read battery-level") == .read(characteristic: "battery-level"))
+        #expect(try ShellRequest.parse("  write 2A39 01 ") == .write(characteristic: "2A39", value: "01", withResponse: true))
+        #expect(try ShellRequest.parse("write FFE1 \"hi there\" --without-response")
+            == .write(characteristic: "FFE1", value: "\"hi there\"", withResponse: false))
+        #expect(try ShellRequest.parse("read \"Battery Level\"") == .read(characteristic: "Battery Level"))
+        #expect(try ShellRequest.parse("sub heart-rate") == .subscribe(characteristic: "heart-rate"))
+        #expect(try ShellRequest.parse("mtu") == .mtu(request: nil))
+        #expect(try ShellRequest.parse("mtu 247") == .mtu(request: 247))
+        #expect(try ShellRequest.parse("wait 3 --timeout 2") == .wait(count: 3, timeout: 2))
+        #expect(try ShellRequest.parse("wait") == .wait(count: 1, timeout: 10))
+        #expect(try ShellRequest.parse("") == nil)
+        #expect(try ShellRequest.parse("# a comment") == nil)
+        #expect(try ShellRequest.parse("EXIT") == .quit)
+    }
+
+    @Test func badLinesSayWhatToType() {
+        let cases: [(String, String)] = [
+            ("frobnicate", "unknown command \"frobnicate\"; commands: services, read"),
+            ("read", "read: expected one characteristic; usage: read CHAR"),
+            ("write 2A39", "usage: write CHAR VALUE"),
+            ("mtu 10", "mtu: expected octets from 23 to 517"),
+            ("wait 0", "wait: expected a count ≥ 1"),
+            ("rssi now", "rssi: takes no arguments"),
+            ("read \"Battery", "unterminated quote"),
+        ]
+        for (line, expected) in cases {
+            #expect(throws: ShellRequest.SyntaxError.self) { try ShellRequest.parse(line) }
+            do { _ = try ShellRequest.parse(line) } catch { #expect(error.message.contains(expected), "\(line): \(error.message)") }
+        }
+    }
+
+    @Test func writeValuesAreHexTextOrTypedNumbers() throws {
+        #expect(try ShellValue.bytes("01FF") == [0x01, 0xFF])
+        #expect(try ShellValue.bytes("0x0102") == [0x01, 0x02])
+        #expect(try ShellValue.bytes("\"Hi\"") == [0x48, 0x69])
+        #expect(try ShellValue.bytes("text:AT") == [0x41, 0x54])
+        #expect(try ShellValue.bytes("u8:255") == [0xFF])
+        #expect(try ShellValue.bytes("u16:500") == [0xF4, 0x01])
+        #expect(try ShellValue.bytes("s16:-2") == [0xFE, 0xFF])
+        #expect(try ShellValue.bytes("u32:70000") == [0x70, 0x11, 0x01, 0x00])
+        #expect(try ShellValue.bytes("s32:-1") == [0xFF, 0xFF, 0xFF, 0xFF])
+        #expect(throws: ShellRequest.SyntaxError.self) { try ShellValue.bytes("u8:256") }
+        #expect(throws: ShellRequest.SyntaxError.self) { try ShellValue.bytes("s8:-129") }
+        #expect(throws: ShellRequest.SyntaxError.self) { try ShellValue.bytes("zz") }
+    }
+
+    @Test func theLineEditorEditsWalksHistoryAndCompletes() {
+        var editor = LineEditor(complete: { words, _ in
+            words.isEmpty ? ShellRequest.commands.map(\.name) : ["battery-level", "body-sensor-location", "2A19"]
+        })
+        var keys = KeyDecoder()
+        func type(_ text: String) -> [LineEditor.Action] { keys.keys(Array(text.utf8)).map { editor.handle($0) } }
+
+        #expect(type("rea\t").last == .redraw)
+        #expect(editor.line == "read ")
+        #expect(type("b\t").last == .showCompletions(["battery-level", "body-sensor-location"]))
+        #expect(type("a\t").last == .redraw)
+        #expect(editor.line == "read battery-level ")
+        // ← twice, Backspace, Ctrl-A, Ctrl-K: edits at the cursor.
+        #expect(type("\u{7F}\u{1B}[D\u{1B}[D\u{7F}").last == .redraw)
+        #expect(editor.line == "read battery-lel")
+        #expect(type("\u{1B}[F\r") == [.redraw, .submit("read battery-lel")])
+        #expect(type("rssi\r") == [.redraw, .redraw, .redraw, .redraw, .submit("rssi")])
+        // ↑ recalls the newest entry, ↑ again the one before, ↓ comes back; Ctrl-W deletes a word.
+        #expect(type("\u{1B}[A").last == .redraw)
+        #expect(editor.line == "rssi")
+        _ = type("\u{1B}[A")
+        #expect(editor.line == "read battery-lel")
+        #expect(type("\u{1B}[A").last == .bell)
+        _ = type("\u{17}")
+        #expect(editor.line == "read ")
+        _ = type("\u{1B}[B\u{1B}[B")
+        #expect(editor.line == "")
+        // Ctrl-C abandons the line; Ctrl-D leaves only on an empty line.
+        _ = type("info")
+        #expect(type("\u{03}") == [.cancel])
+        #expect(editor.line == "")
+        #expect(type("\u{04}") == [.endOfInput])
+        // A UTF-8 character split across reads waits for its last byte.
+        #expect(keys.keys([0xC2]).isEmpty)
+        #expect(keys.keys([0xB5]) == [.character("µ")])
+        #expect(keys.keys(Array("\u{1B}[3~".utf8)) == [.delete])
+    }
+
+    /// The commands a script gives, on one connection: read, write, subscribe, wait, unsubscribe.
+    static let script = """
+        services
+        read battery-level
+        write 2A39 01
+        subscribe heart-rate
+        wait 2
+        unsubscribe heart-rate
+        mtu
+        rssi
+        info
+        disconnect
+        reconnect
+        read body-sensor-location
+        quit
+        """
+
+    @Test func aScriptReadsWritesAndSubscribesOnOneConnection() async throws {
+        let command = try ShellCommand.parse(["Bluetide HRM", "--emulate", "heart-rate", "--json"])
+        let collector = LineCollector()
+        let (input, sink) = AsyncStream<[UInt8]>.makeStream()
+        sink.yield(Array((Self.script + "\n").utf8))
+        sink.finish()
+        try await withGuard(60) { try await command.execute(input: input, interactive: false, output: collector.output) }
+        let objects = try collector.lines.map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not JSON: \(line)")
+        }
+        let types = objects.compactMap { $0["type"] as? String }
+        #expect(types.count == objects.count)
+        #expect(types.filter { $0 == "connected" }.count == 2, "\(types)")
+        #expect(types.filter { $0 == "notification" }.count >= 2, "\(types)")
+        for expected in ["characteristic", "read", "written", "subscribed", "unsubscribed", "mtu", "rssi", "info", "disconnected"] {
+            #expect(types.contains(expected), "no \(expected) reply in \(types)")
+        }
+        let battery = try #require(objects.first { $0["type"] as? String == "read" })
+        let value = try #require(battery["value"] as? [String: Any])
+        #expect(value["hex"] as? String == "64")
+        let notification = try #require(objects.first { $0["type"] as? String == "notification" })
+        let decoded = try #require((notification["value"] as? [String: Any])?["decoded"] as? [String: Any])
+        #expect(decoded["beatsPerMinute"] != nil, "\(decoded)")
+        let device = try #require(notification["device"] as? [String: Any])
+        #expect(device["name"] as? String == "Bluetide HRM")
+        #expect((device["address"] as? String)?.hasSuffix("/R") == true)
+        #expect(device["addressType"] as? String == "random")
+        // After `unsubscribe`, no notification comes before the MTU reply.
+        let unsubscribed = try #require(types.firstIndex(of: "unsubscribed"))
+        #expect(types[unsubscribed + 1] == "mtu")
+    }
+
+    @Test func theExecutableRunsAScriptFromStandardInputAndExitsOneWhenALineFailed() async throws {
+        let process = try BluetideExecutable.launch(["shell", "Bluetide HRM", "--emulate", "heart-rate"])
+        try await process.writeToStdin("read battery-level\nread no-such-thing\nsubscribe heart-rate\nwait 1\n")
+        await process.closeStdin()
+        let status = await process.waitForCompletion(timeout: .seconds(60))
+        await process.stop()
+        let stdout = await process.output(.stdout)
+        let stderr = await process.output(.stderr)
+        #expect(status == 1, "stdout \(stdout), stderr \(stderr)")
+        #expect(stdout.contains("2A19 Battery Level: 100 %  [64]"), "\(stdout)")
+        #expect(stdout.contains { $0.hasPrefix("← 2A37 Heart Rate Measurement: ") && $0.contains(" bpm") }, "\(stdout)")
+        #expect(stderr.first?.hasPrefix("bluetide shell: characteristic no-such-thing not found on Bluetide HRM") == true, "\(stderr)")
+        #expect(stderr.last == "bluetide: 1 command failed")
+    }
+
+    @Test(.needs("tmux", install: "apt-get install tmux"))
+    func atATerminalItEditsCompletesAndPrintsNotificationsAbovePrompt() async throws {
+        let binary = try #require(DecodeCommandTests.bluetideBinary())
+        let terminal = try TmuxTerminal(command: "'\(binary.path)' shell 'Bluetide HRM' --emulate heart-rate")
+        defer { terminal.close() }
+        try await terminal.waitFor("Bluetide HRM> ")
+        try terminal.send(["rea", "Tab", "battery-l", "Tab", "Enter"])
+        try await terminal.waitFor("2A19 Battery Level: 100 %")
+        #expect(try terminal.screen().contains("Bluetide HRM> read battery-level"))
+        try terminal.send(["subscribe heart-rate", "Enter"])
+        try await terminal.waitFor("← 2A37 Heart Rate Measurement")
+        // A half-typed line stays below the notifications printed while typing.
+        try terminal.send(["unsub"])
+        try await terminal.waitFor { screen in
+            let lines = screen.split(separator: "\n").map(String.init)
+            guard let typed = lines.lastIndex(where: { $0.hasPrefix("Bluetide HRM> unsub") }) else { return false }
+            return lines[..<typed].filter { $0.hasPrefix("← 2A37") }.count >= 2
+        }
+        try terminal.send(["C-u", "Up", "Up", "Enter"])
+        try await terminal.waitFor { $0.components(separatedBy: "2A19 Battery Level: 100 %").count == 3 }
+        try terminal.send(["C-d"])
+        try await terminal.waitFor("EXIT=0")
+    }
+}
+
+/// A command run in a detached tmux session on a private tmux server: keys in, screen out.
+struct TmuxTerminal {
+    let socket = "bluetide-test-\(UUID().uuidString.prefix(8))"
+    let tmux: URL
+
+    init(command: String) throws {
+        tmux = try #require(OptionalTool.executable("tmux"), "tmux is not installed: apt-get install tmux (.ci/run does)")
+        try run(["new-session", "-d", "-s", "t", "-x", "160", "-y", "50", "\(command); echo EXIT=$?; sleep 60"])
+    }
+
+    @discardableResult
+    func run(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = tmux
+        process.arguments = ["-L", socket] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func send(_ keys: [String]) throws { try run(["send-keys", "-t", "t"] + keys) }
+
+    func screen() throws -> String { try run(["capture-pane", "-p", "-t", "t"]) }
+
+    /// Waits (at most 30 s, checking the screen every 0.2 s) until `condition` holds.
+    func waitFor(_ condition: (String) -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        for _ in 0..<150 {
+            if condition(try screen()) { return }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        Issue.record("the terminal never showed what was expected; screen:\n\(try screen())", sourceLocation: sourceLocation)
+        throw TimedOut()
+    }
+
+    func waitFor(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await waitFor({ $0.contains(text) }, sourceLocation: sourceLocation)
+    }
+
+    func close() { _ = try? run(["kill-server"]) }
+}

@@ -1,0 +1,141 @@
+import Bluetide
+import BluetideProfiles
+import BluetideReflex
+import Foundation
+import Synchronization
+import Testing
+@testable import BluetideReflexCoach
+
+/// Every way a run ends leaves a session with an end and a true reason, and the trainer free
+/// for the next run; other users of the database never abort a run.
+@Suite(.timeLimit(.minutes(1))) struct RunEndingTests {
+    static func temporaryDatabase() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("coach-\(UUID().uuidString)/reflex.sqlite").path
+    }
+
+    /// Collects a run's events until it ends (or throws).
+    static func events(of stream: AsyncThrowingStream<CoachEvent, any Error>, onEvent: @escaping @Sendable (CoachEvent) -> Void = { _ in })
+        async throws -> [CoachEvent] {
+        var events: [CoachEvent] = []
+        for try await event in stream {
+            onEvent(event)
+            events.append(event)
+        }
+        return events
+    }
+
+    @Test func aStopRequestEndsTheSessionWithItsReasonAndStillReportsTheEnd() async throws {
+        let rig = try await CoachRig.start(missProbability: 0)
+        let athlete = try rig.store.addAthlete(Athlete(name: "Ana", created: Date()))
+        try rig.store.saveSequence(name: "Long", targets: (0..<40).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 400, count: 40), at: Date())
+        let athleteID = try #require(athlete.id)
+        let coach = rig.coach()
+        let stop = RunStop()
+        let steps = Counter()
+        let events = try await within(40, "stopped run") {
+            try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Long", stop: stop)) { event in
+                if case .step = event, steps.increment() == 2 { stop.request("SIGINT") }
+            }
+        }
+        await rig.close()
+        guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
+        #expect(outcome.reason == "stopped: SIGINT")
+        #expect(!outcome.complete)
+        let session = try #require(try rig.store.session(id: outcome.sessionID))
+        #expect(session.ended != nil)
+        #expect(session.endReason == "stopped: SIGINT")
+    }
+
+    @Test func aStopBeforeTheSessionExistsThrowsStoppedAndStoresNothing() async throws {
+        let rig = try await CoachRig.start()
+        let athlete = try rig.store.addAthlete(Athlete(name: "Ana", created: Date()))
+        try rig.store.saveSequence(name: "Jab", targets: [0, 1], milliseconds: [400, 400], at: Date())
+        var scanning = rig.coach()
+        scanning.namePrefix = "Nobody"  // never found: the run is still scanning when stopped
+        let coach = scanning
+        let stop = RunStop()
+        stop.request("SIGTERM")
+        let athleteID = try #require(athlete.id)
+        await #expect(throws: CoachError.self) {
+            _ = try await within(40, "stopped scan") { try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Jab", stop: stop)) }
+        }
+        await rig.close()
+        #expect(try rig.store.sessions().isEmpty)
+    }
+
+    /// The wedge: a run whose storage fails must still release the trainer, so the next run
+    /// connects (it used to fail with "connection already exists" until restarted).
+    @Test func aStorageFailureReleasesTheTrainerForTheNextRun() async throws {
+        let rig = try await CoachRig.start(missProbability: 0)
+        let athlete = try rig.store.addAthlete(Athlete(name: "Ana", created: Date()))
+        try rig.store.saveSequence(name: "Long", targets: (0..<20).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 400, count: 20), at: Date())
+        try rig.store.saveSequence(name: "Short", targets: [2, 4, 1], milliseconds: [400, 400, 400], at: Date())
+        let athleteID = try #require(athlete.id)
+        let coach = rig.coach()
+        let store = rig.store
+        // The session disappears under the run (as if deleted elsewhere): storing the next step fails.
+        await #expect(throws: CoachError.self) {
+            _ = try await within(40, "failing run") {
+                try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Long")) { event in
+                    if case let .sessionStarted(id) = event { _ = try? store.deleteSession(id: id) }
+                }
+            }
+        }
+        let events = try await within(40, "next run") { try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Short")) }
+        await rig.close()
+        guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
+        #expect(outcome.complete, "\(outcome.reason)")
+        #expect(try store.session(id: outcome.sessionID)?.endReason == "finished")
+    }
+
+    /// Exports, history and weigh-ins from other connections while a run writes every step:
+    /// readers never block (WAL), writers wait their turn (busy timeout), the run never aborts.
+    @Test func readersAndWritersDuringARunNeverAbortIt() async throws {
+        let path = Self.temporaryDatabase()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let rig = try await CoachRig.start(missProbability: 0)
+        let store = try CoachStore(path: path)
+        let athlete = try store.addAthlete(Athlete(name: "Ana", created: Date()))
+        try store.saveSequence(name: "Long", targets: (0..<24).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 300, count: 24), at: Date())
+        let athleteID = try #require(athlete.id)
+        var configured = ReflexCoach(central: rig.bluetooth.central, store: store)
+        configured.scanRound = .seconds(1)
+        let coach = configured
+        let running = Counter()
+        let others = (0..<3).map { index in
+            Task.detached { [athlete] () throws -> Int in
+                let other = try CoachStore(path: path)
+                var rounds = 0
+                while running.value == 0 {
+                    _ = try other.results(athleteID: athleteID)
+                    _ = try CSVExport.steps(from: other, athleteID: athleteID)
+                    if index > 0 {
+                        var edited = athlete
+                        edited.notes = "round \(rounds)"
+                        try other.updateAthlete(edited)
+                        try other.recordWeight(athleteID: athleteID, date: CalendarDate(year: 2026, month: 11, day: 20)!, kilograms: 60)
+                    }
+                    rounds += 1
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                return rounds
+            }
+        }
+        let events = try await within(50, "run") { try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Long")) }
+        running.increment()
+        for other in others { #expect(try await other.value > 0) }
+        await rig.close()
+        guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
+        #expect(outcome.complete, "\(outcome.reason)")
+        #expect(outcome.stepsStored == 24)
+    }
+}
+
+/// A counter shared between a test and the closures it hands out.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    /// The count now.
+    var value: Int { count.withLock { $0 } }
+    /// Adds one and returns the new count.
+    @discardableResult func increment() -> Int { count.withLock { $0 += 1; return $0 } }
+}

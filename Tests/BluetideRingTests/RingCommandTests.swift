@@ -1,0 +1,132 @@
+import BluetideTestSupport
+import Foundation
+import Synchronization
+import Testing
+@testable import BluetideCommands
+@testable import BluetideRing
+
+/// Collects a command's output lines.
+final class RingLines: Sendable {
+    private let storage = Mutex<[String]>([])
+    var lines: [String] { storage.withLock { $0 } }
+    var output: CommandOutput { CommandOutput(emit: { line in self.storage.withLock { $0.append(line) } }) }
+}
+
+/// A temporary folder for one test.
+struct Scratch {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("ring-cli-\(UUID().uuidString.prefix(8))")
+    var pairing: String { url.appendingPathComponent("ring.json").path }
+    var db: String { url.appendingPathComponent("ring.sqlite").path }
+    var out: String { url.appendingPathComponent("export").path }
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// The `bluetide ring` commands, run in this process against the emulated ring.
+@Suite(.timeLimit(.minutes(3))) struct RingCommandTests {
+    @Test func pairBatterySyncExportWorkInThatOrderAgainstTheEmulatedRing() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        try await guarded(150, "pair, battery, sync, export") {
+            let pairLines = RingLines()
+            try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "2"])
+                .execute(pairLines.output, input: { nil })
+            #expect(pairLines.lines.last?.hasPrefix("paired R02_") == true, "\(pairLines.lines)")
+            let pairing = try #require(try RingPairingFile(url: URL(fileURLWithPath: scratch.pairing)).load())
+            #expect(pairing.emulate == "colmi-r02")
+            #expect(pairing.transport == "virtual")
+
+            // No --emulate or --transport from here on: the remembered ring is used.
+            let battery = RingLines()
+            try await RingBatteryCommand.parse(["--pairing-file", scratch.pairing, "--json"]).execute(battery.output)
+            let json = try #require(battery.lines.first)
+            #expect(json.contains("\"levelPercent\":"))
+
+            let sync = RingLines()
+            try await RingSyncCommand.parse(["--pairing-file", scratch.pairing, "--db", scratch.db, "--json"]).execute(sync.output)
+            let report = try JSONDecoder().decode(RingSyncReport.self, from: Data(try #require(sync.lines.first).utf8))
+            #expect(report.added > 0)
+            #expect(report.days.count == 7)
+
+            let again = RingLines()
+            try await RingSyncCommand.parse(["--pairing-file", scratch.pairing, "--db", scratch.db]).execute(again.output)
+            #expect(again.lines.first?.contains(": 0 new samples") == true, "\(again.lines)")
+
+            let export = RingLines()
+            try await RingExportCommand.parse(["--db", scratch.db, "--out", scratch.out]).execute(export.output)
+            let csv = try String(contentsOfFile: scratch.out + "/samples.csv", encoding: .utf8)
+            let rows = csv.split(separator: "\n")
+            #expect(rows.first == "time,kind,value,unit")
+            #expect(rows.count == report.added + 1)
+            #expect(export.lines.first == "wrote \(report.added) samples to \(scratch.out)/samples.csv")
+        }
+    }
+
+    @Test func pairListsRingsStrongestFirstAndTakesTheNumberTyped() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        try await guarded(90, "pair with a choice") {
+            let lines = RingLines()
+            try await RingPairCommand.parse([
+                "--emulate", "colmi-r02@-75,colmi-r02@-45,heart-rate@-30", "--pairing-file", scratch.pairing, "--scan-time", "2",
+            ]).execute(lines.output, input: { "2" })
+            let rows = lines.lines.filter { $0.hasPrefix("1  ") || $0.hasPrefix("2  ") || $0.hasPrefix("3  ") }
+            #expect(rows.count == 2, "\(lines.lines)")  // the heart-rate strap is not a ring
+            #expect(rows.first?.contains("-45 dBm") == true && rows.first?.contains("▂▄▆█") == true, "\(rows)")
+            #expect(rows.last?.contains("-75 dBm") == true && rows.last?.contains("▂···") == true, "\(rows)")
+            #expect(lines.lines.contains("which ring? [1-2, Enter = 1]"))
+            let picked = try #require(try RingPairingFile(url: URL(fileURLWithPath: scratch.pairing)).load())
+            #expect(rows.last?.contains("\(picked.address)") == true)
+        }
+    }
+
+    @Test func badInputAndMissingPairingAreOneLineErrorsThatSayWhatToTry() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        func message(_ body: @escaping @Sendable () async throws -> Void) async throws -> String? {
+            do {
+                try await guarded(60, "a failing command") { try await body() }
+                return nil
+            } catch let failure as CommandFailure {
+                return failure.message
+            }
+        }
+        let cases: [(String, @Sendable () async throws -> Void)] = [
+            ("ring pair", { try await RingBatteryCommand.parse(["--pairing-file", scratch.pairing]).execute(RingLines().output) }),
+            ("--days 9", { try await RingSyncCommand.parse(["--pairing-file", scratch.pairing, "--days", "9"]).execute(RingLines().output) }),
+            ("csv or jsonl", { try await RingExportCommand.parse(["--db", scratch.db, "--out", scratch.out, "--format", "xlsx"]).execute(RingLines().output) }),
+            ("YYYY-MM-DD", { try await RingExportCommand.parse(["--db", scratch.db, "--out", scratch.out, "--from", "2026-13-01"]).execute(RingLines().output) }),
+            ("ring sync", { try await RingExportCommand.parse(["--db", scratch.db, "--out", scratch.out]).execute(RingLines().output) }),
+            ("--yes", { try await RingResetCommand.parse(["--pairing-file", scratch.pairing]).execute(RingLines().output) }),
+            ("--yes", { try await RingPowerOffCommand.parse(["--pairing-file", scratch.pairing]).execute(RingLines().output) }),
+            ("steps of 5", { try await RingHeartRateSettingsCommand.parse(["--pairing-file", scratch.pairing, "--interval", "7"]).execute(RingLines().output) }),
+            ("no ring found", {
+                try await RingPairCommand.parse(["--first", "--emulate", "heart-rate", "--pairing-file", scratch.pairing, "--scan-time", "1"])
+                    .execute(RingLines().output, input: { nil })
+            }),
+        ]
+        for (expected, body) in cases {
+            let text = try #require(try await message(body), "no failure for \(expected)")
+            #expect(text.contains(expected), "\(text)")
+            #expect(!text.contains("\n"), "\(text)")
+        }
+    }
+}
+
+/// `bluetide ring watch` against the emulated ring.
+@Suite(.timeLimit(.minutes(2))) struct RingWatchCommandTests {
+    @Test func watchPrintsHeartRateReadingsAsJSONUntilTheDurationEnds() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        try await guarded(90, "watch") {
+            try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "1"])
+                .execute(RingLines().output, input: { nil })
+            let lines = RingLines()
+            try await RingWatchCommand.parse(["--pairing-file", scratch.pairing, "--json", "--duration", "5"]).execute(lines.output)
+            let readings = lines.lines.filter { $0.contains("\"kind\":\"heart_rate\"") }
+            #expect(readings.count >= 3, "\(lines.lines)")
+            #expect(readings.first?.contains("\"measuring\":true") == true)
+            #expect(readings.contains { $0.contains("\"measuring\":false") })
+            #expect(lines.lines.contains { $0.contains("\"kind\":\"battery\"") })
+        }
+    }
+}

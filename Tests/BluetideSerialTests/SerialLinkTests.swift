@@ -1,0 +1,209 @@
+import Bluetide
+import BluetideSerial
+import Foundation
+import Synchronization
+import Testing
+
+@Suite struct SerialLinkTests {
+    /// 100 KB of random bytes through an echoing device come back complete and in order.
+    @Test(arguments: [("hm10", "HMSoft"), ("nus", "Bluetide UART")])
+    func echoesOneHundredKilobytesInOrder(model: String, name: String) async throws {
+        let world = try await SerialWorld()
+        try await world.start(model, name: name, index: 1)
+        let link = try await world.connect(name)
+        let recorder = LinkRecorder(link)
+        let payload = randomBytes(100_000, seed: 13)
+        try await within(120, "100 KB echo") {
+            try await link.send(payload)
+            try await link.drain()
+            try await recorder.wait { $0.bytes.count >= payload.count }
+        }
+        #expect(recorder.bytes.count == payload.count)
+        #expect(recorder.bytes == payload, "first difference at \(zip(recorder.bytes, payload).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? -1)")
+        let profile = await link.profile
+        let writeSize = await link.writeSize
+        if model == "hm10" {
+            #expect(profile.kind == .hm10)
+            #expect(writeSize == 20)
+        } else {
+            #expect(profile.kind == .nordicUART)
+            #expect(writeSize == 244, "MTU 247 asked for: 244-byte writes")
+        }
+        #expect(await link.writtenBytes == payload.count)
+        recorder.stop()
+        await link.close()
+        await world.close()
+    }
+
+    @Test func hm10AnswersATNameWithItsAdvertisedName() async throws {
+        let world = try await SerialWorld()
+        try await world.start("hm10", name: "Robot1", index: 2)
+        let link = try await world.connect("Robot1")
+        // The module's answers end without CR/LF (HMSoft firmware), so they are read as bytes.
+        let recorder = LinkRecorder(link)
+        try await link.send("AT+NAME?\r\n")
+        try await within(20, "answer") { try await recorder.wait { $0.bytes.count >= 14 } }
+        #expect(String(decoding: recorder.bytes, as: UTF8.self) == "OK+NAME:Robot1")
+        recorder.stop()
+        await link.close()
+        await world.close()
+    }
+
+    @Test func lineViewEndsLinesAtCROrLFOrCRLF() async throws {
+        let world = try await SerialWorld()
+        try await world.start("nus", name: "Robot4", index: 14)
+        let link = try await world.connect("Robot4")
+        let box = Collected()
+        let reader = Task { for await line in link.lines() { box.append(line.text) } }
+        try await link.send("one\r\ntwo\nthree\rfour")
+        try await within(20, "three lines") {
+            while box.all.count < 3 { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(box.all == ["one", "two", "three"])
+        await link.close()
+        _ = await reader.value
+        #expect(box.all == ["one", "two", "three", "four"], "the unfinished line is handed out when the link closes")
+        await world.close()
+    }
+
+    @Test func deviceWithoutUARTListsItsServices() async throws {
+        let world = try await SerialWorld()
+        try await world.start("heart-rate", name: "Strap", index: 3)
+        let error = await #expect(throws: SerialLinkError.self) {
+            try await within(30, "connect") {
+                try await SerialLink.connect(to: try await SerialScanner(central: world.central).find("Strap"), on: world.central)
+            }
+        }
+        let text = "\(error.map { "\($0)" } ?? "")"
+        #expect(text.contains("Strap has no UART service"), "\(text)")
+        #expect(text.contains("180D [2A37 notify"), "\(text)")
+        #expect(text.contains("--service UUID --write UUID --notify UUID"), "\(text)")
+        await world.close()
+    }
+
+    @Test func unknownNameListsTheNamesSeen() async throws {
+        let world = try await SerialWorld()
+        try await world.start("hm10", name: "Robot1", index: 4)
+        try await world.start("nus", name: "Robot2", index: 5)
+        let error = await #expect(throws: SerialLinkError.self) {
+            try await SerialScanner(central: world.central).find("Robot9", timeout: .seconds(1))
+        }
+        guard case let .deviceNotFound(name, _, seen) = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(name == "Robot9")
+        #expect(Set(seen).isSuperset(of: ["Robot1", "Robot2"]), "\(seen)")
+        await world.close()
+    }
+
+    @Test func discoveryListsUARTDevicesStrongestFirst() async throws {
+        let world = try await SerialWorld()
+        try await world.start("hm10", name: "Robot1", index: 6)
+        try await world.start("nus", name: "Robot2", index: 7)
+        try await world.start("heart-rate", name: "Strap", index: 8)
+        let found = try await SerialScanner(central: world.central).discover(timeout: .seconds(1))
+        #expect(Set(found.compactMap(\.name)) == ["Robot1", "Robot2"])
+        #expect(found.map(\.rssi) == found.map(\.rssi).sorted(by: >))
+        await world.close()
+    }
+
+    /// The device is killed mid-session and started again: the link comes back by itself, what
+    /// was sent during the outage is delivered after it (in order, once), nothing is duplicated.
+    @Test func deviceKilledAndRestartedMidSession() async throws {
+        let world = try await SerialWorld()
+        try await world.start("hm10", name: "Robot1", index: 9)
+        let options = SerialLinkOptions(reconnectTries: 20, reconnectInterval: .milliseconds(200), connectTimeout: .seconds(2), outageBufferLimit: 64)
+        let link = try await world.connect("Robot1", options: options)
+        let recorder = LinkRecorder(link)
+        try await within(20, "echo before") {
+            try await link.send("before\n")
+            try await recorder.wait { $0.bytes.count >= 7 }
+        }
+        await world.kill("Robot1")
+        try await within(20, "link loss seen") {
+            try await recorder.wait { $0.statuses.contains { if case .reconnecting = $0 { true } else { false } } }
+        }
+        // Typed during the outage: queued (within --outage-buffer) …
+        try await link.send("during\n")
+        // … and beyond the bound refused whole, with a message that says so.
+        let refused = await #expect(throws: SerialLinkError.self) { try await link.send(Array(repeating: 0x41, count: 100)) }
+        #expect("\(refused.map { "\($0)" } ?? "")".contains("is reconnecting"))
+        try await world.start("hm10", name: "Robot1", index: 9)
+        try await within(30, "reconnected and echoed") {
+            try await recorder.wait { $0.bytes.count >= 14 }
+        }
+        try await link.send("after\n")
+        try await within(20, "echo after") { try await recorder.wait { $0.bytes.count >= 20 } }
+        #expect(String(decoding: recorder.bytes, as: UTF8.self) == "before\nduring\nafter\n")
+        let names = recorder.statuses.map(\.name)
+        #expect(names.first == "connected")
+        #expect(names.contains("disconnected"))
+        #expect(names.contains("reconnected"), "\(names)")
+        recorder.stop()
+        await link.close()
+        await world.close()
+    }
+
+    @Test func reportsRSSIAtTheIntervalAskedFor() async throws {
+        let world = try await SerialWorld()
+        try await world.start("hm10", name: "Robot5", index: 15)
+        let link = try await world.connect("Robot5", options: SerialLinkOptions(rssiInterval: .milliseconds(50)))
+        let recorder = LinkRecorder(link)
+        try await within(20, "two RSSI events") {
+            try await recorder.wait { $0.statuses.filter { $0.name == "rssi" }.count >= 2 }
+        }
+        let readings = recorder.statuses.compactMap { if case let .rssi(dBm) = $0 { dBm } else { nil } }
+        #expect(readings.allSatisfy { (-127...20).contains($0) }, "\(readings)")
+        #expect(try await link.rssi() == readings.first)
+        recorder.stop()
+        await link.close()
+        await world.close()
+    }
+
+    @Test func givesUpAfterTheReconnectTriesAndRefusesWrites() async throws {
+        let world = try await SerialWorld()
+        try await world.start("nus", name: "Robot3", index: 10)
+        let options = SerialLinkOptions(reconnectTries: 2, reconnectInterval: .milliseconds(100), connectTimeout: .milliseconds(500))
+        let link = try await world.connect("Robot3", options: options)
+        let recorder = LinkRecorder(link)
+        await world.kill("Robot3")
+        let reason = try await within(60, "gave up") { await link.waitForClose() }
+        #expect(reason?.contains("gave up") == true, "\(String(describing: reason))")
+        let attempts = recorder.statuses.compactMap { if case let .reconnecting(attempt, of) = $0 { (attempt, of) } else { nil } }
+        #expect(attempts.map(\.0) == [1, 2], "\(recorder.statuses)")
+        #expect(attempts.allSatisfy { $0.1 == 2 })
+        await #expect(throws: SerialLinkError.self) { try await link.send("late") }
+        recorder.stop()
+        await world.close()
+    }
+
+    @Test func twoDevicesAtOnceWithinTheLimit() async throws {
+        let world = try await SerialWorld()
+        try await world.start("hm10", name: "Robot1", index: 11)
+        try await world.start("nus", name: "Robot2", index: 12)
+        try await world.start("nus", name: "Robot3", index: 13)
+        await world.central.setMaximumConnections(2)
+        let scanner = SerialScanner(central: world.central)
+        let one = try await world.connect("Robot1")
+        let two = try await world.connect("Robot2")
+        let third = try await scanner.find("Robot3")
+        await #expect(throws: SerialLinkError.tooManyLinks(limit: 2)) { try await SerialLink.connect(to: third, on: world.central) }
+        let first = LinkRecorder(one)
+        let second = LinkRecorder(two)
+        try await one.send("to one\n")
+        try await two.send("to two\n")
+        try await within(20, "both echo") {
+            try await first.wait { $0.bytes.count >= 7 }
+            try await second.wait { $0.bytes.count >= 7 }
+        }
+        #expect(String(decoding: first.bytes, as: UTF8.self) == "to one\n")
+        #expect(String(decoding: second.bytes, as: UTF8.self) == "to two\n")
+        first.stop(); second.stop()
+        await one.close(); await two.close()
+        await world.close()
+    }
+}
+
+final class Collected: Sendable {
+    private let lines = Mutex<[String]>([])
+    var all: [String] { lines.withLock { $0 } }
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+}
