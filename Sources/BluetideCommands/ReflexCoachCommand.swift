@@ -457,7 +457,8 @@ struct ReflexCoachPassword: AsyncParsableCommand {
 
             Examples:
               bluetide reflex coach password
-              printf '%s\\n' "$GYM_PASSWORD" | bluetide reflex coach password --db ~/gym.sqlite
+              printf '%s\\n' "$GYM_PASSWORD" | \\
+                  bluetide reflex coach password --db ~/gym.sqlite
             """)
     @OptionGroup var database: CoachDatabaseOptions
 

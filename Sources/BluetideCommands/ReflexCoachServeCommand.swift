@@ -26,7 +26,8 @@ struct ReflexCoachServe: AsyncParsableCommand {
             Examples:
               bluetide reflex coach serve --emulate
                   no hardware: an emulated trainer with simulated athletes; open http://localhost:8080
-              bluetide reflex coach password && bluetide reflex coach serve --lan --transport hci-socket:0
+              bluetide reflex coach password && \\
+                  bluetide reflex coach serve --lan --transport hci-socket:0
                   the gym: set the coach's password once, then serve phones on the Wi-Fi (each logs in)
               bluetide reflex coach serve --emulate --sample-data --port 8081
                   the same, with three sample athletes and a few weeks of history to look at

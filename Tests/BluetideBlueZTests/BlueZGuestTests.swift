@@ -44,10 +44,11 @@ import Testing
             // The strap's side of the same exchange.
             await strap.stop()
             let events = await strap.output().compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
-            let writes = events.filter { $0["event"] as? String == "write" && $0["characteristic"] as? String == "2A39" }
-            #expect(writes.contains { $0["value"] as? String == "01" && $0["att_error"] == nil }, "\(writes)")
-            #expect(writes.contains { $0["value"] as? String == "02" && $0["att_error"] as? String == "0x80" }, "\(writes)")
-            #expect(events.contains { $0["event"] as? String == "subscribe" && $0["characteristic"] as? String == "2A37" && $0["configuration"] as? String == "1" })
+            // `emulate --json` records (docs/json-output.md): `written` and `subscription`.
+            let writes = events.filter { $0["type"] as? String == "written" && Self.uuid(of: $0) == "2A39" }
+            #expect(writes.contains { Self.hex(of: $0) == "01" && $0["attError"] == nil }, "\(writes)")
+            #expect(writes.contains { Self.hex(of: $0) == "02" && $0["attError"] as? Int == 0x80 }, "\(writes)")
+            #expect(events.contains { $0["type"] as? String == "subscription" && Self.uuid(of: $0) == "2A37" && $0["configuration"] as? Int == 1 })
         }
     }
 
@@ -160,11 +161,17 @@ import Testing
             await bluetooth.close()
             try await rig.guest.kill(device)
             let result = try await rig.guest.result(of: device, timeout: .seconds(30))
-            #expect(result.json.contains { $0["event"] as? String == "connected" }, "\(result.stdout.suffix(5)) \(result.stderr.suffix(5))")
-            #expect(result.json.contains { $0["event"] as? String == "subscribe" && $0["characteristic"] as? String == "2A37" })
+            #expect(result.json.contains { $0["type"] as? String == "connected" }, "\(result.stdout.suffix(5)) \(result.stderr.suffix(5))")
+            #expect(result.json.contains { $0["type"] as? String == "subscription" && Self.uuid(of: $0) == "2A37" })
             // BlueZ gets its adapter back for whatever runs next.
             let restart = try await rig.guest.run("sh /share/guest/bluetoothd.sh start", timeout: .seconds(40))
             #expect(restart.status == 0, "\(restart.stderr)")
         }
     }
+
+    /// The characteristic's short UUID in an `emulate --json` record.
+    static func uuid(of record: [String: Any]) -> String? { (record["characteristic"] as? [String: Any])?["uuid"] as? String }
+
+    /// The value's hex in an `emulate --json` record.
+    static func hex(of record: [String: Any]) -> String? { (record["value"] as? [String: Any])?["hex"] as? String }
 }
