@@ -18,6 +18,9 @@ struct ControllersCommand: AsyncParsableCommand {
             given; port 0 picks a free port), then one line per controller, then one line per host
             connect or disconnect. Stops on SIGINT or SIGTERM.
 
+            Controllers listen on this computer only (127.0.0.1) unless you name an interface:
+            tcp-server:0.0.0.0:9000 lets other machines (and anyone on the network) attach a host.
+
             Examples:
               bluetide controllers tcp-server:_:9000 tcp-server:_:9001
               bluetide controllers tcp-server:127.0.0.1:0 tcp-server:127.0.0.1:0 \\
@@ -27,7 +30,7 @@ struct ControllersCommand: AsyncParsableCommand {
               python -m bumble.apps.bench central tcp-client:127.0.0.1:9000
             """)
 
-    @Argument(help: "tcp-server:HOST:PORT for each controller (HOST _ = all interfaces; PORT 0 = any free port).")
+    @Argument(help: "tcp-server:HOST:PORT for each controller (HOST _ = this computer only, 127.0.0.1; 0.0.0.0 = every interface; PORT 0 = any free port).")
     var specs: [String] = []
 
     @Flag(name: .long, help: "Also stop when standard input reaches end of file (so the controllers die with the process that started them).")
@@ -49,7 +52,9 @@ struct ControllersCommand: AsyncParsableCommand {
 
     /// The line printed for each listening controller.
     static func line(for endpoint: VirtualControllerServer.Endpoint) -> String {
-        "controller \(endpoint.number): tcp-server \(endpoint.host):\(endpoint.port), address \(endpoint.publicAddress)"
+        let reach = endpoint.host == "127.0.0.1" || endpoint.host == "::1" || endpoint.host == "localhost"
+            ? " (this computer only; tcp-server:0.0.0.0:PORT listens on every interface)" : ""
+        return "controller \(endpoint.number): tcp-server \(endpoint.host):\(endpoint.port), address \(endpoint.publicAddress)\(reach)"
     }
 
     func run() async throws {

@@ -39,7 +39,7 @@ public final class TCPServerTransport: HCITransport {
         self.localPort = serverChannel.localAddress?.port ?? 0
     }
 
-    /// Starts listening on `host` (nil = all interfaces) and `port` (0 = any free port; see
+    /// Starts listening on `host` (nil = 127.0.0.1, this computer only) and `port` (0 = any free port; see
     /// ``localPort``). Returns at once; use ``waitForClient()`` to wait for the controller.
     public static func listen(host: String?, port: Int) async throws -> TCPServerTransport {
         let name = "tcp-server:\(host ?? "_"):\(port)"
@@ -78,7 +78,7 @@ public final class TCPServerTransport: HCITransport {
             }
         let serverChannel: any Channel
         do {
-            serverChannel = try await bootstrap.bind(host: host ?? "0.0.0.0", port: port).get()
+            serverChannel = try await bootstrap.bind(host: host ?? "127.0.0.1", port: port).get()
         } catch {
             continuation.finish(throwing: error)
             throw TransportError.openFailed(

@@ -1,5 +1,5 @@
 /// A transport named by one string, in the convention Bumble users know:
-/// `tcp-client:HOST:PORT`, `tcp-server:HOST:PORT` (`_` = all interfaces),
+/// `tcp-client:HOST:PORT`, `tcp-server:HOST:PORT` (`_` = this computer only, 127.0.0.1; `0.0.0.0` = every interface),
 /// `serial:/dev/ttyACM0[,BAUD][,rtscts]`, `hci-socket:N`, `virtual` / `virtual:NAME`, each
 /// optionally followed by `+snoop:FILE` to also write every packet to a btsnoop capture.
 public struct TransportSpec: Sendable, Equatable, CustomStringConvertible {
@@ -7,7 +7,7 @@ public struct TransportSpec: Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         /// Connect to a controller listening on TCP.
         case tcpClient(host: String, port: Int)
-        /// Listen on TCP (nil host = all interfaces; port 0 = any free port) for one controller.
+        /// Listen on TCP (nil host = this computer only, 127.0.0.1; port 0 = any free port) for one controller.
         case tcpServer(host: String?, port: Int)
         /// A UART: device path, baud rate (bits/s), RTS/CTS hardware flow control.
         case serial(path: String, baudRate: Int, rtsCts: Bool)
@@ -22,7 +22,7 @@ public struct TransportSpec: Sendable, Equatable, CustomStringConvertible {
 
     /// Every syntax accepted, for help texts and errors.
     public static let syntaxSummary =
-        "tcp-client:HOST:PORT, tcp-server:HOST:PORT (HOST _ = all interfaces), serial:DEVICE[,BAUD][,rtscts], "
+        "tcp-client:HOST:PORT, tcp-server:HOST:PORT (HOST _ = this computer only, 0.0.0.0 = every interface), serial:DEVICE[,BAUD][,rtscts], "
         + "hci-socket:N, virtual[:NAME]; any of them optionally followed by +snoop:FILE"
 
     /// Where the packets go.
@@ -127,7 +127,7 @@ public struct TransportSpec: Sendable, Equatable, CustomStringConvertible {
             host = host.dropFirst().dropLast()
         }
         guard !host.isEmpty else {
-            throw TransportSpecError(spec: spec, problem: "\(scheme) needs a host before the port" + (allowAny ? " (_ for all interfaces)" : ""), example: example)
+            throw TransportSpecError(spec: spec, problem: "\(scheme) needs a host before the port" + (allowAny ? " (_ for this computer only, 0.0.0.0 for every interface)" : ""), example: example)
         }
         let lowest = allowAny ? 0 : 1
         guard let port = Int(portText), port >= lowest, port <= 65535 else {

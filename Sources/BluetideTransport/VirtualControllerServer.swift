@@ -19,18 +19,18 @@ import NIOPosix
 public final class VirtualControllerServer: Sendable {
     /// Where one controller listens: what a `tcp-server:HOST:PORT` spec asks for.
     public struct Listener: Sendable, Equatable, CustomStringConvertible {
-        /// Interface to listen on; nil = all interfaces (`_` in a spec).
+        /// Interface to listen on; nil = this computer only, 127.0.0.1 (`_` in a spec; name 0.0.0.0 for every interface).
         public var host: String?
         /// TCP port; 0 = any free port.
         public var port: Int
 
-        /// Listens on `host` (nil = all interfaces) and `port` (0 = any free port).
+        /// Listens on `host` (nil = 127.0.0.1, this computer only) and `port` (0 = any free port).
         public init(host: String? = nil, port: Int) {
             self.host = host
             self.port = port
         }
 
-        /// Parses `tcp-server:HOST:PORT` (`_` = all interfaces, port 0 = any free port); any other
+        /// Parses `tcp-server:HOST:PORT` (`_` = this computer only, port 0 = any free port); any other
         /// transport kind is refused with a message saying what is expected.
         public init(spec text: String) throws(TransportSpecError) {
             let spec = try TransportSpec(parsing: text)
@@ -50,7 +50,7 @@ public final class VirtualControllerServer: Sendable {
     public struct Endpoint: Sendable, Equatable {
         /// Controller number, from 1, in the order the listeners were given.
         public let number: Int
-        /// The interface listened on (`0.0.0.0` for all).
+        /// The interface listened on (`127.0.0.1` unless a host was named; `0.0.0.0` for every one).
         public let host: String
         /// The TCP port actually listened on (the chosen one when 0 was asked for).
         public let port: Int
@@ -137,7 +137,7 @@ public final class VirtualControllerServer: Sendable {
                 let port = try await listen(listener, number: number, address: address, link: link, events: eventSink)
                 ports.append(port)
                 endpoints.append(Endpoint(
-                    number: number, host: listener.host ?? "0.0.0.0", port: port.channel.localAddress?.port ?? listener.port,
+                    number: number, host: listener.host ?? "127.0.0.1", port: port.channel.localAddress?.port ?? listener.port,
                     publicAddress: address))
             } catch {
                 for port in ports { try? await port.channel.close().get() }
@@ -161,7 +161,7 @@ public final class VirtualControllerServer: Sendable {
             .childChannelInitializer { child in
                 admit(child, slot: slot, attempt: 0, number: number, address: address, link: link, events: events)
             }
-        let channel = try await bootstrap.bind(host: listener.host ?? "0.0.0.0", port: listener.port).get()
+        let channel = try await bootstrap.bind(host: listener.host ?? "127.0.0.1", port: listener.port).get()
         return Port(channel: channel, loop: loop, slot: slot)
     }
 

@@ -41,7 +41,8 @@ import Testing
             #expect(ready.first == "READY")
             let ports = ready.dropFirst().compactMap { Int($0) }
             #expect(ports.count == 2 && ports.allSatisfy { $0 > 0 })
-            #expect(head[1] == "controller 1: tcp-server 127.0.0.1:\(ports[0]), address 00:00:00:00:00:01")
+            #expect(head[1] == "controller 1: tcp-server 127.0.0.1:\(ports[0]), address 00:00:00:00:00:01"
+                + " (this computer only; tcp-server:0.0.0.0:PORT listens on every interface)")
             #expect(head[2].hasPrefix("controller 2: tcp-server 127.0.0.1:\(ports[1]), address "))
             await process.closeStdin()
             let status = await process.waitForExit(timeout: BluetideExecutable.runTimeout)

@@ -37,7 +37,7 @@ import BluetideHCI
         ("tcp-client:_:9000", "needs a host to connect to, not _", "tcp-client:127.0.0.1:9000"),
         ("tcp-client:127.0.0.1:0", "port must be a number from 1 to 65535, found \"0\"", "tcp-client:127.0.0.1:9000"),
         ("tcp-client:127.0.0.1:http", "found \"http\"", "tcp-client:127.0.0.1:9000"),
-        ("tcp-server::9000", "needs a host before the port (_ for all interfaces)", "tcp-server:_:9000"),
+        ("tcp-server::9000", "needs a host before the port (_ for this computer only, 0.0.0.0 for every interface)", "tcp-server:_:9000"),
         ("tcp-server:_:70000", "port must be a number from 0 to 65535, found \"70000\"", "tcp-server:_:9000"),
         ("serial:", "serial needs a device path", "serial:/dev/ttyACM0,1000000,rtscts"),
         ("serial:/dev/ttyACM0,12345", "unsupported baud rate 12345", "serial:/dev/ttyACM0,1000000,rtscts"),
