@@ -12,8 +12,39 @@ public protocol HCITransport: Sendable {
     /// Sends one packet to the controller. Throws ``TransportError`` once the transport is closed
     /// or has failed.
     func send(_ packet: HCIPacket) async throws
+    /// Packets from the controller in arrival order, grouped as they were read (one element per
+    /// read or wake-up), so a reader pays one hand-over per batch rather than one per packet.
+    /// A reader uses either this or `packets`, never both. The default wraps `packets`.
+    var packetBatches: AsyncThrowingStream<[HCIPacket], any Error> { get }
+    /// Sends `packets` in order as one batch: queued at once and flushed once, without waiting
+    /// for each packet to be written. Throws ``TransportError`` once the transport is closed or
+    /// has failed. The default sends them one by one with ``send(_:)``.
+    func send(batch packets: [HCIPacket]) async throws
     /// Closes the link and finishes `packets`. Safe to call more than once.
     func close() async
+}
+
+extension HCITransport {
+    /// The default: each packet of `packets` as a batch of one.
+    public var packetBatches: AsyncThrowingStream<[HCIPacket], any Error> {
+        let source = packets
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await packet in source { continuation.yield([packet]) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The default: one ``send(_:)`` per packet, in order.
+    public func send(batch packets: [HCIPacket]) async throws {
+        for packet in packets { try await send(packet) }
+    }
 }
 
 /// Why a transport could not be opened or stopped working.
