@@ -1,7 +1,5 @@
 import ArgumentParser
-import BluetideCore
-import BluetideProfiles
-import Foundation
+import BluetideBench
 
 /// `bluetide bench`: throughput figures printed for people and for regression tracking.
 struct BenchCommand: AsyncParsableCommand {
@@ -33,32 +31,4 @@ struct CodecBench: ParsableCommand {
             print(json ? result.json : result.line)
         }
     }
-}
-
-/// One benchmark figure.
-struct BenchResult: Sendable {
-    let name: String
-    let packets: Int
-    let seconds: Double
-    var packetsPerSecond: Double { seconds > 0 ? Double(packets) / seconds : .infinity }
-    var line: String {
-        let rate = packetsPerSecond
-        return "\(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(packets) packets in \(String(format: "%.3f", seconds)) s  =  \(String(format: "%.0f", rate)) packets/s  (\(String(format: "%.1f", 1e9 / rate)) ns/packet)"
-    }
-    var json: String {
-        "{\"name\":\"\(name)\",\"packets\":\(packets),\"seconds\":\(seconds),\"packets_per_second\":\(packetsPerSecond.rounded())}"
-    }
-}
-
-/// Times `body` over `count` iterations of a rotating set of inputs; failures are counted so the
-/// optimiser cannot drop the work.
-func measure(_ name: String, count: Int, inputs: [[UInt8]], body: ([UInt8]) -> Bool) -> BenchResult {
-    let clock = ContinuousClock()
-    var ok = 0
-    let start = clock.now
-    for i in 0..<count where body(inputs[i % inputs.count]) { ok += 1 }
-    let elapsed = clock.now - start
-    precondition(ok == count, "\(name): \(count - ok) of \(count) benchmark packets failed to decode")
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    return BenchResult(name: name, packets: count, seconds: seconds)
 }

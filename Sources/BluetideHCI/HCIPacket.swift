@@ -96,75 +96,130 @@ public struct H4FramingError: Error, Sendable, Equatable, CustomStringConvertibl
 /// Splits an H4 byte stream into packets, whatever the read boundaries: feed it each chunk as it
 /// arrives; it returns the packets completed so far and keeps partial ones for the next chunk.
 ///
+/// Whole packets are decoded straight from the chunk (only their payloads are copied, into the
+/// packets); only the bytes of a packet cut by the end of a chunk are kept, until the next one.
+///
 /// An unknown packet type is unrecoverable (H4 has no resync marker): packets completed before
 /// it are still returned, then every later call throws and the transport must end.
 public struct H4Framer: Sendable {
-    private var buffer: [UInt8] = []
+    /// The start of one packet that the last chunk cut off (type byte first); empty between packets.
+    private var partial: [UInt8] = []
+    /// Stream bytes in the packets completed so far: where the next packet starts.
     private var consumed = 0
     private var failed: H4FramingError?
 
     public init() {}
 
     /// Bytes held for an incomplete packet.
-    public var pendingByteCount: Int { buffer.count }
+    public var pendingByteCount: Int { partial.count }
 
-    /// Appends `chunk` and returns every packet it completes, in order.
+    /// Appends `chunk` and returns every packet it completes, in order. When the chunk holds
+    /// garbage after whole packets, those packets are returned and the next call throws.
     public mutating func append<C: Collection>(_ chunk: C) throws(H4FramingError) -> [HCIPacket] where C.Element == UInt8 {
-        if let failed { throw failed }
-        buffer.append(contentsOf: chunk)
         var packets: [HCIPacket] = []
-        var start = 0
-        while start < buffer.count {
-            let type = buffer[start]
-            let headerLength: Int
-            switch type {
-            case 0x01: headerLength = 3
-            case 0x02: headerLength = 4
-            case 0x03: headerLength = 3
-            case 0x04: headerLength = 2
-            case 0x05: headerLength = 4
-            default:
-                let error = H4FramingError(packetType: type, streamOffset: consumed + start)
-                failed = error
-                buffer.removeAll()
-                // Packets completed before the garbage are delivered; the next call throws.
-                if packets.isEmpty { throw error }
-                return packets
-            }
-            guard buffer.count - start >= 1 + headerLength else { break }
-            let h = start + 1
-            let payloadLength: Int
-            switch type {
-            case 0x01: payloadLength = Int(buffer[h + 2])
-            case 0x02: payloadLength = Int(buffer[h + 2]) | Int(buffer[h + 3]) << 8
-            case 0x03: payloadLength = Int(buffer[h + 2])
-            case 0x04: payloadLength = Int(buffer[h + 1])
-            default: payloadLength = (Int(buffer[h + 2]) | Int(buffer[h + 3]) << 8) & 0x3FFF
-            }
-            let total = 1 + headerLength + payloadLength
-            guard buffer.count - start >= total else { break }
-            let payload = Array(buffer[(h + headerLength)..<(start + total)])
-            let word = UInt16(buffer[h]) | UInt16(buffer[h + 1]) << 8
-            switch type {
-            case 0x01:
-                packets.append(.command(opcode: HCIOpcode(rawValue: word), parameters: payload))
-            case 0x02:
-                packets.append(.acl(
-                    handle: word & 0x0FFF, boundary: ACLBoundary(rawValue: UInt8(word >> 12 & 0x3))!,
-                    broadcast: UInt8(word >> 14), data: payload))
-            case 0x03:
-                packets.append(.sco(handle: word, data: payload))
-            case 0x04:
-                packets.append(.event(code: buffer[h], parameters: payload))
-            default:
-                packets.append(.iso(header: word, data: payload))
-            }
-            start += total
-        }
-        if start > 0 {
-            buffer.removeFirst(start)
-            consumed += start
+        do {
+            try append(chunk, into: &packets)
+        } catch {
+            // Packets completed before the garbage are delivered; the next call throws.
+            if packets.isEmpty { throw error }
         }
         return packets
+    }
+
+    /// Appends `chunk` and adds every packet it completes to `packets`, in order. On garbage, the
+    /// packets completed before it are in `packets` when this throws.
+    public mutating func append<C: Collection>(_ chunk: C, into packets: inout [HCIPacket]) throws(H4FramingError) where C.Element == UInt8 {
+        let result: Result<Void, H4FramingError>? = chunk.withContiguousStorageIfAvailable { elements in
+            Result { () throws(H4FramingError) in try append(bytes: UnsafeRawBufferPointer(elements), into: &packets) }
+        }
+        if let result { return try result.get() }
+        let copy = Array(chunk)
+        try copy.withUnsafeBytes { bytes in
+            Result { () throws(H4FramingError) in try append(bytes: bytes, into: &packets) }
+        }.get()
+    }
+
+    /// Frames `bytes` (one read, borrowed for the call) and adds every packet it completes to
+    /// `packets`. On garbage, the packets completed before it are in `packets` when this throws.
+    public mutating func append(bytes: UnsafeRawBufferPointer, into packets: inout [HCIPacket]) throws(H4FramingError) {
+        if let failed { throw failed }
+        var index = 0
+        // First finish the packet the previous chunk cut off, taking only the bytes it lacks.
+        while !partial.isEmpty {
+            let needed = partial.withUnsafeBytes { Self.lengthNeeded($0) }
+            if partial.count < needed {
+                guard index < bytes.count else { return }
+                let take = min(needed - partial.count, bytes.count - index)
+                partial.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index..<(index + take)]))
+                index += take
+                continue  // the header may just have completed: the length is known only now
+            }
+            packets.append(partial.withUnsafeBytes { Self.decode($0) })
+            consumed += partial.count
+            partial.removeAll(keepingCapacity: true)
+        }
+        // Then every whole packet straight from the chunk.
+        while index < bytes.count {
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[index...])
+            guard Self.headerLength(type: rest[0]) != nil else {
+                let error = H4FramingError(packetType: rest[0], streamOffset: consumed)
+                failed = error
+                partial = []
+                throw error
+            }
+            let total = Self.lengthNeeded(rest)
+            guard rest.count >= total else { break }
+            packets.append(Self.decode(UnsafeRawBufferPointer(rebasing: rest[..<total])))
+            consumed += total
+            index += total
+        }
+        if index < bytes.count {
+            partial.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index...]))
+        }
+    }
+
+    /// Header bytes after the type byte, or nil for an unknown packet type.
+    private static func headerLength(type: UInt8) -> Int? {
+        switch type {
+        case 0x01, 0x03: 3
+        case 0x02, 0x05: 4
+        case 0x04: 2
+        default: nil
+        }
+    }
+
+    /// The bytes of the packet that starts `bytes` (a known type byte first): the whole packet
+    /// when its header is there, else the type byte and header (so that much must come first).
+    private static func lengthNeeded(_ bytes: UnsafeRawBufferPointer) -> Int {
+        let header = headerLength(type: bytes[0])!
+        guard bytes.count >= 1 + header else { return 1 + header }
+        let payload = switch bytes[0] {
+        case 0x01, 0x03: Int(bytes[3])
+        case 0x02: Int(bytes[3]) | Int(bytes[4]) << 8
+        case 0x04: Int(bytes[2])
+        default: (Int(bytes[3]) | Int(bytes[4]) << 8) & 0x3FFF
+        }
+        return 1 + header + payload
+    }
+
+    /// Decodes exactly one whole packet (type byte, header, payload).
+    private static func decode(_ bytes: UnsafeRawBufferPointer) -> HCIPacket {
+        let type = bytes[0]
+        let payload = Array(bytes[(1 + headerLength(type: type)!)...])
+        let word = UInt16(bytes[1]) | UInt16(bytes[2]) << 8
+        switch type {
+        case 0x01:
+            return .command(opcode: HCIOpcode(rawValue: word), parameters: payload)
+        case 0x02:
+            return .acl(
+                handle: word & 0x0FFF, boundary: ACLBoundary(rawValue: UInt8(word >> 12 & 0x3))!,
+                broadcast: UInt8(word >> 14), data: payload)
+        case 0x03:
+            return .sco(handle: word, data: payload)
+        case 0x04:
+            return .event(code: bytes[1], parameters: payload)
+        default:
+            return .iso(header: word, data: payload)
+        }
     }
 }

@@ -33,9 +33,24 @@ public actor BTSnoopFileWriter {
     public func write(
         _ packet: HCIPacket, direction: SnoopDirection, unixMicroseconds: Int64? = nil
     ) throws {
+        try write(batch: [packet], direction: direction, unixMicroseconds: unixMicroseconds)
+    }
+
+    /// Records `packets` in order, all stamped `unixMicroseconds` (default: now), with one
+    /// `write` (each record stays whole even if the process dies mid-batch: the file is cut
+    /// at a record boundary or holds the whole batch).
+    public func write(
+        batch packets: [HCIPacket], direction: SnoopDirection, unixMicroseconds: Int64? = nil
+    ) throws {
         guard fd >= 0 else { throw TransportError.closed("snoop file \(path)") }
-        let record = BTSnoop.record(packet, direction: direction, timestamp: BTSnoop.timestamp(unixMicroseconds: unixMicroseconds ?? POSIX.unixMicroseconds()))
-        let code = POSIX.writeAll(fd, record)
+        guard !packets.isEmpty else { return }
+        let timestamp = BTSnoop.timestamp(unixMicroseconds: unixMicroseconds ?? POSIX.unixMicroseconds())
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(packets.reduce(0) { $0 + BTSnoop.recordHeaderLength + $1.h4Count })
+        for packet in packets {
+            BTSnoop.appendRecord(packet, direction: direction, timestamp: timestamp, to: &bytes)
+        }
+        let code = POSIX.writeAll(fd, bytes)
         guard code == 0 else {
             throw TransportError.ioFailed("snoop file \(path): cannot write: \(POSIX.describe(code))")
         }

@@ -60,15 +60,22 @@ public enum BTSnoop {
 
     /// One record (header and H4 bytes) for `packet`, with `timestamp` in btsnoop microseconds.
     public static func record(_ packet: HCIPacket, direction: SnoopDirection, timestamp: Int64) -> [UInt8] {
-        let bytes = packet.h4Bytes
+        var bytes: [UInt8] = []
+        appendRecord(packet, direction: direction, timestamp: timestamp, to: &bytes)
+        return bytes
+    }
+
+    /// Appends the record for `packet` to `bytes` (no intermediate copy of the packet).
+    static func appendRecord(_ packet: HCIPacket, direction: SnoopDirection, timestamp: Int64, to bytes: inout [UInt8]) {
+        let length = UInt32(truncatingIfNeeded: packet.h4Count)
         var w = ByteWriter()
-        w.write(UInt32(truncatingIfNeeded: bytes.count), .big)  // original length
-        w.write(UInt32(truncatingIfNeeded: bytes.count), .big)  // included length
+        w.write(length, .big)  // original length
+        w.write(length, .big)  // included length
         w.write(flags(for: packet, direction: direction), .big)
         w.write(UInt32(0), .big)  // cumulative drops
         w.write(timestamp, .big)
-        w.write(bytes: bytes)
-        return w.bytes
+        bytes.append(contentsOf: w.bytes)
+        bytes.appendH4(packet)
     }
 }
 

@@ -1,12 +1,14 @@
 import BluetideHCI
 import NIOCore
 
-/// NIO inbound handler that frames the bytes of one byte-stream channel into HCI packets and ends
-/// the packet stream when the channel ends: with ``TransportError/closedByPeer(_:)`` when the other
+/// NIO inbound handler that frames the bytes of one byte-stream channel into HCI packets, one
+/// batch per read cycle (every packet completed by the reads before `channelReadComplete`), and
+/// ends the stream when the channel ends: with ``TransportError/closedByPeer(_:)`` when the other
 /// side goes away, with the `H4FramingError` on garbage (and closes the channel), or with
 /// ``TransportError/ioFailed(_:)`` on an I/O error.
 ///
-/// Lives on its channel's event loop only (NIO confines handlers), so it needs no locking.
+/// Frames straight from NIO's read buffer (no copy but the packets' payloads). Lives on its
+/// channel's event loop only (NIO confines handlers), so it needs no locking.
 final class H4ChannelHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
@@ -14,16 +16,22 @@ final class H4ChannelHandler: ChannelInboundHandler {
     private let name: String
 
     /// `name` is the transport spec or peer, used in error messages.
-    init(name: String, continuation: AsyncThrowingStream<HCIPacket, any Error>.Continuation) {
+    init(name: String, inbox: InboundPackets) {
         self.name = name
-        self.receiver = H4PacketReceiver(continuation: continuation)
+        self.receiver = H4PacketReceiver(inbox: inbox)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = Self.unwrapInboundIn(data)
-        if !receiver.receive(buffer.readableBytesView) {
+        let accepted = buffer.withUnsafeReadableBytes { receiver.append(bytes: $0) }
+        if !accepted {
             context.close(promise: nil)
         }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        receiver.flush()
+        context.fireChannelReadComplete()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -35,20 +43,5 @@ final class H4ChannelHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         receiver.finish(throwing: TransportError.ioFailed("\(name): \(error)"))
         context.close(promise: nil)
-    }
-}
-
-/// Writes packets to a NIO channel and maps NIO's errors onto ``TransportError``.
-enum ChannelWriter {
-    /// Writes `bytes` (one or more whole H4 packets) and flushes.
-    static func write(_ bytes: [UInt8], to channel: any Channel, name: String) async throws {
-        let buffer = channel.allocator.buffer(bytes: bytes)
-        do {
-            try await channel.writeAndFlush(buffer).get()
-        } catch let error as ChannelError where error == .ioOnClosedChannel || error == .alreadyClosed {
-            throw TransportError.closed(name)
-        } catch {
-            throw TransportError.ioFailed("\(name): write failed: \(error)")
-        }
     }
 }

@@ -8,7 +8,8 @@ import Darwin
 
 /// The Linux HCI user channel (`hci-socket:N`): exclusive raw H4 access to adapter `hciN`,
 /// with no kernel host stack in the way. Needs CAP_NET_ADMIN and an adapter that is down and not
-/// held by bluetoothd. Each `write` carries one whole packet and each `read` returns one.
+/// held by bluetoothd. Each `write` carries one whole packet and each `read` returns one (a batch is
+/// one `write` per packet, and the reader takes every waiting packet per wake-up).
 public enum HCISocketTransport {
     /// AF_BLUETOOTH (the socket family).
     static let addressFamily: Int32 = 31
@@ -44,7 +45,7 @@ public enum HCISocketTransport {
             closeDescriptor(fd)
             throw TransportError.openFailed(bindFailureMessage(errno: code, index: index))
         }
-        return try FileDescriptorTransport(fd: fd, name: name)
+        return try FileDescriptorTransport(fd: fd, name: name, packetPerWrite: true)
         #else
         throw TransportError.unavailable("\(name): the HCI user channel exists on Linux only; use serial: or tcp-client: here")
         #endif

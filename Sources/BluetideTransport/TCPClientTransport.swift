@@ -4,30 +4,30 @@ import NIOPosix
 
 /// H4 over a TCP connection to a controller (`tcp-client:HOST:PORT`), e.g. a Bumble virtual
 /// controller (`python -m bumble.apps.controllers tcp-server:_:9000 tcp-server:_:9001`) or an
-/// emulator. TCP_NODELAY is on, so each packet leaves at once.
+/// emulator. TCP_NODELAY is on, so each batch leaves at once.
+///
+/// Reads and writes happen on the connection's NIO event loop: every read cycle becomes one
+/// batch for the reader, and everything sent before the loop gets to it leaves in one flush.
 public final class TCPClientTransport: HCITransport {
-    public let packets: AsyncThrowingStream<HCIPacket, any Error>
-    private let continuation: AsyncThrowingStream<HCIPacket, any Error>.Continuation
-    private let channel: any Channel
+    private let inbox: InboundPackets
+    private let writer: ChannelBatchWriter
+    /// The connection (tests add handlers to watch it).
+    let channel: any Channel
     /// The spec this transport was opened with, for messages.
     public let name: String
 
-    private init(
-        channel: any Channel, name: String,
-        packets: AsyncThrowingStream<HCIPacket, any Error>,
-        continuation: AsyncThrowingStream<HCIPacket, any Error>.Continuation
-    ) {
+    private init(channel: any Channel, name: String, inbox: InboundPackets) {
         self.channel = channel
         self.name = name
-        self.packets = packets
-        self.continuation = continuation
+        self.inbox = inbox
+        self.writer = ChannelBatchWriter(channel: channel, name: name)
     }
 
     /// Connects to `host`:`port`. Throws ``TransportError/openFailed(_:)`` naming the address and
     /// the reason (refused, unknown host, ...).
     public static func connect(host: String, port: Int) async throws -> TCPClientTransport {
         let name = "tcp-client:\(host):\(port)"
-        let (packets, continuation) = AsyncThrowingStream<HCIPacket, any Error>.makeStream()
+        let inbox = InboundPackets(name: name)
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(10))
             // Each HCI packet must leave at once: with Nagle's algorithm a small packet waits for
@@ -36,24 +36,31 @@ public final class TCPClientTransport: HCITransport {
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        H4ChannelHandler(name: name, continuation: continuation))
+                    try channel.pipeline.syncOperations.addHandler(H4ChannelHandler(name: name, inbox: inbox))
                 }
             }
         let channel: any Channel
         do {
             channel = try await bootstrap.connect(host: host, port: port).get()
         } catch {
-            continuation.finish(throwing: error)
+            inbox.finish(throwing: error)
             throw TransportError.openFailed(
                 "\(name): cannot connect (\(error)). Is the controller listening there? For a Bumble virtual "
                     + "controller run: python -m bumble.apps.controllers tcp-server:_:9000 tcp-server:_:9001")
         }
-        return TCPClientTransport(channel: channel, name: name, packets: packets, continuation: continuation)
+        return TCPClientTransport(channel: channel, name: name, inbox: inbox)
     }
 
+    public var packets: AsyncThrowingStream<HCIPacket, any Error> { inbox.packets }
+
+    public var packetBatches: AsyncThrowingStream<[HCIPacket], any Error> { inbox.packetBatches }
+
     public func send(_ packet: HCIPacket) async throws {
-        try await ChannelWriter.write(packet.h4Bytes, to: channel, name: name)
+        try writer.enqueue([packet])
+    }
+
+    public func send(batch packets: [HCIPacket]) async throws {
+        try writer.enqueue(packets)
     }
 
     /// Whether TCP_NODELAY is on for the socket (read back from the kernel; for tests).
@@ -63,11 +70,15 @@ public final class TCPClientTransport: HCITransport {
 
     /// Writes raw bytes as they are (tests use it to split packets and to inject garbage).
     func sendRaw(_ bytes: [UInt8]) async throws {
-        try await ChannelWriter.write(bytes, to: channel, name: name)
+        try writer.enqueue(raw: bytes)
     }
 
+    /// Flushes done on the connection so far (tests: a batch is one flush).
+    var flushCount: Int { writer.flushCount }
+
     public func close() async {
-        continuation.finish()
+        inbox.finish()
+        await writer.drain()
         try? await channel.close().get()
     }
 }

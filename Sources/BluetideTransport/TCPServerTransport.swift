@@ -1,12 +1,16 @@
 import BluetideHCI
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// H4 over TCP where the controller connects to us (`tcp-server:HOST:PORT`): listens, accepts
 /// **one client at a time** (a second connection while one is active is closed at once), and
 /// frames each client with its own parser, so a client that dies mid-packet cannot garble the
 /// next one. When the client disconnects the transport has lost its controller: `packets`
 /// finishes with ``TransportError/closedByPeer(_:)`` and the listener closes.
+///
+/// Reads and writes happen on the client connection's event loop: every read cycle becomes one
+/// batch for the reader, and everything sent before the loop gets to it leaves in one flush.
 public final class TCPServerTransport: HCITransport {
     /// What the event loop knows about the accepted client; touched on `loop` only.
     private struct ClientSlot {
@@ -15,8 +19,8 @@ public final class TCPServerTransport: HCITransport {
         var waiters: [EventLoopPromise<Void>] = []
     }
 
-    public let packets: AsyncThrowingStream<HCIPacket, any Error>
-    private let continuation: AsyncThrowingStream<HCIPacket, any Error>.Continuation
+    private let inbox: InboundPackets
+    private let outbound: ClientWriterSlot
     private let serverChannel: any Channel
     private let loop: any EventLoop
     private let slot: NIOLoopBoundBox<ClientSlot>
@@ -27,15 +31,14 @@ public final class TCPServerTransport: HCITransport {
 
     private init(
         serverChannel: any Channel, loop: any EventLoop, slot: NIOLoopBoundBox<ClientSlot>, name: String,
-        packets: AsyncThrowingStream<HCIPacket, any Error>,
-        continuation: AsyncThrowingStream<HCIPacket, any Error>.Continuation
+        inbox: InboundPackets, outbound: ClientWriterSlot
     ) {
         self.serverChannel = serverChannel
         self.loop = loop
         self.slot = slot
         self.name = name
-        self.packets = packets
-        self.continuation = continuation
+        self.inbox = inbox
+        self.outbound = outbound
         self.localPort = serverChannel.localAddress?.port ?? 0
     }
 
@@ -45,7 +48,8 @@ public final class TCPServerTransport: HCITransport {
         let name = "tcp-server:\(host ?? "_"):\(port)"
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let slot = try await loop.submit { NIOLoopBoundBox(ClientSlot(), eventLoop: loop) }.get()
-        let (packets, continuation) = AsyncThrowingStream<HCIPacket, any Error>.makeStream()
+        let inbox = InboundPackets(name: name)
+        let outbound = ClientWriterSlot()
         // One event loop for the listener and its clients, so `slot` is only touched there.
         let bootstrap = ServerBootstrap(group: loop)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -64,9 +68,10 @@ public final class TCPServerTransport: HCITransport {
                     try child.pipeline.syncOperations.addHandler(ClientDepartureHandler {
                         slot.value.closed = true
                     })
-                    try child.pipeline.syncOperations.addHandler(
-                        H4ChannelHandler(name: "\(name) (client \(peer))", continuation: continuation))
+                    let clientName = "\(name) (client \(peer))"
+                    try child.pipeline.syncOperations.addHandler(H4ChannelHandler(name: clientName, inbox: inbox))
                     slot.value.client = child
+                    outbound.connect(ChannelBatchWriter(channel: child, name: name))
                     let waiters = slot.value.waiters
                     slot.value.waiters = []
                     waiters.forEach { $0.succeed() }
@@ -80,7 +85,7 @@ public final class TCPServerTransport: HCITransport {
         do {
             serverChannel = try await bootstrap.bind(host: host ?? "127.0.0.1", port: port).get()
         } catch {
-            continuation.finish(throwing: error)
+            inbox.finish(throwing: error)
             throw TransportError.openFailed(
                 "\(name): cannot listen (\(error)). Is the port already in use? Pick another one, or 0 for any free port.")
         }
@@ -92,8 +97,7 @@ public final class TCPServerTransport: HCITransport {
             waiters.forEach { $0.fail(TransportError.closed(name)) }
         }
         return TCPServerTransport(
-            serverChannel: serverChannel, loop: loop, slot: slot, name: name,
-            packets: packets, continuation: continuation)
+            serverChannel: serverChannel, loop: loop, slot: slot, name: name, inbox: inbox, outbound: outbound)
     }
 
     /// Returns once a client is connected (at once if one already is). Throws
@@ -120,8 +124,16 @@ public final class TCPServerTransport: HCITransport {
         }
     }
 
+    public var packets: AsyncThrowingStream<HCIPacket, any Error> { inbox.packets }
+
+    public var packetBatches: AsyncThrowingStream<[HCIPacket], any Error> { inbox.packetBatches }
+
     public func send(_ packet: HCIPacket) async throws {
-        try await sendRaw(packet.h4Bytes)
+        try outbound.writer(name: name).enqueue([packet])
+    }
+
+    public func send(batch packets: [HCIPacket]) async throws {
+        try outbound.writer(name: name).enqueue(packets)
     }
 
     /// Whether TCP_NODELAY is on for the connected client's socket (for tests); nil when no
@@ -134,17 +146,16 @@ public final class TCPServerTransport: HCITransport {
 
     /// Writes raw bytes to the current client as they are (tests use it to split packets).
     func sendRaw(_ bytes: [UInt8]) async throws {
-        let slot = self.slot
-        let state = try await loop.submit { (slot.value.client, slot.value.closed) }.get()
-        if state.1 { throw TransportError.closed(name) }
-        guard let client = state.0 else {
-            throw TransportError.ioFailed("\(name): no controller has connected yet (nothing to send to)")
-        }
-        try await ChannelWriter.write(bytes, to: client, name: name)
+        try outbound.writer(name: name).enqueue(raw: bytes)
     }
 
+    /// Flushes done on the current client's connection (tests: a batch is one flush); nil
+    /// when no client is connected.
+    var flushCount: Int? { try? outbound.writer(name: name).flushCount }
+
     public func close() async {
-        continuation.finish()
+        inbox.finish()
+        await outbound.close()
         let slot = self.slot
         let name = self.name
         let client = try? await loop.submit {
@@ -168,5 +179,41 @@ private final class ClientDepartureHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         onDeparture()
         context.fireChannelInactive()
+    }
+}
+
+/// The connected client's writer, for senders on any thread: set on the event loop when the
+/// client is accepted; sending before that, or after ``close()``, throws.
+private final class ClientWriterSlot: Sendable {
+    private struct State {
+        var writer: ChannelBatchWriter?
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+
+    /// The client arrived.
+    func connect(_ writer: ChannelBatchWriter) {
+        state.withLock { $0.writer = $0.closed ? nil : writer }
+    }
+
+    /// The writer to the client; throws when the transport is closed or no client came yet.
+    func writer(name: String) throws(TransportError) -> ChannelBatchWriter {
+        try state.withLock { (state) throws(TransportError) -> ChannelBatchWriter in
+            if state.closed { throw .closed(name) }
+            guard let writer = state.writer else {
+                throw .ioFailed("\(name): no controller has connected yet (nothing to send to)")
+            }
+            return writer
+        }
+    }
+
+    /// No more sends; what was queued is written first.
+    func close() async {
+        let writer = state.withLock { state in
+            state.closed = true
+            return state.writer
+        }
+        await writer?.drain()
     }
 }

@@ -195,9 +195,9 @@ public final class VirtualControllerServer: Sendable {
         return loop.makeCompletedFuture {
             // A fresh framer per host: a half-written packet from a host that died cannot
             // garble the next one.
-            let (inbound, sink) = AsyncThrowingStream<HCIPacket, any Error>.makeStream()
+            let inbound = InboundPackets(name: "controller \(number) host \(peer)")
             try child.pipeline.syncOperations.addHandler(
-                H4ChannelHandler(name: "controller \(number) host \(peer)", continuation: sink))
+                H4ChannelHandler(name: "controller \(number) host \(peer)", inbox: inbound))
             slot.value.client = child
             let previous = slot.value.session
             slot.value.session = Task {
@@ -212,23 +212,26 @@ public final class VirtualControllerServer: Sendable {
     }
 
     /// One host's session: a new controller on the link, packets both ways until the connection
-    /// ends, then the controller leaves the link (peers see reason 0x08).
+    /// ends, then the controller leaves the link (peers see reason 0x08). What the host sends
+    /// arrives one batch per read; what the controller sends is coalesced into one flush per
+    /// event-loop turn.
     private static func serve(
-        _ channel: any Channel, inbound: AsyncThrowingStream<HCIPacket, any Error>, after previous: Task<Void, Never>?,
+        _ channel: any Channel, inbound: InboundPackets, after previous: Task<Void, Never>?,
         number: Int, peer: String, address: BluetoothAddress, link: VirtualLink, events: AsyncStream<Event>.Continuation
     ) async {
         await previous?.value
         let controller = await link.attachController(publicAddress: address)
         events.yield(.hostConnected(controller: number, peer: peer))
+        let output = ChannelBatchWriter(channel: channel, name: "controller \(number) host \(peer)")
         let writer = Task {
-            for await packet in controller.packets {
-                // Writes submitted from one task keep their order on the channel.
-                channel.writeAndFlush(channel.allocator.buffer(bytes: packet.h4Bytes), promise: nil)
-            }
+            // One task enqueues, so the packets keep their order; once the host is gone they are dropped.
+            for await packet in controller.packets { try? output.enqueue(packet) }
         }
         var reason = "host closed the connection"
         do {
-            for try await packet in inbound { await controller.send(packet) }
+            for try await batch in inbound.packetBatches {
+                for packet in batch { await controller.send(packet) }
+            }
         } catch let error as H4FramingError {
             reason = "bad H4 data from the host: \(error)"
         } catch let error as TransportError {

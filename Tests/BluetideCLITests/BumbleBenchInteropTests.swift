@@ -2,6 +2,7 @@ import BluetideTestSupport
 import BluetideTransport
 import Foundation
 import Testing
+@testable import BluetideBench
 @testable import BluetideCommands
 
 /// `bluetide bench` against Bumble's bench app (`bumble.apps.bench`, through

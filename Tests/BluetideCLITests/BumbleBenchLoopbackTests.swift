@@ -2,6 +2,7 @@ import BluetideTestSupport
 import Foundation
 import Synchronization
 import Testing
+@testable import BluetideBench
 @testable import BluetideCommands
 
 /// Both sides of the Bumble-compatible bench on one in-process virtual link, each scenario;

@@ -1,5 +1,6 @@
 import BluetideCore
 import Testing
+@testable import BluetideBench
 @testable import BluetideCommands
 
 @Suite struct BumbleBenchPacketTests {

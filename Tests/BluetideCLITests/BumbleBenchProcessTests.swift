@@ -1,6 +1,7 @@
 import BluetideTestSupport
 import Foundation
 import Testing
+@testable import BluetideBench
 @testable import BluetideCommands
 
 /// `bluetide bench` against itself in separate processes: `bluetide controllers` for the shared

@@ -1,6 +1,7 @@
 import Foundation
 import BluetideCore
 import Testing
+@testable import BluetideBench
 @testable import BluetideCommands
 
 /// The bench scenarios' protocol logic, without I/O: what each side sends and how it counts.

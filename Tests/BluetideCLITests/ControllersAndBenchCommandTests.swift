@@ -1,6 +1,7 @@
 import BluetideTestSupport
 import Foundation
 import Testing
+@testable import BluetideBench
 @testable import BluetideCommands
 
 /// `bluetide controllers` (arguments and the running executable) and `bluetide bench gatt`.

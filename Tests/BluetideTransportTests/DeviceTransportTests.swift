@@ -129,8 +129,9 @@ import Darwin
     }
 
     @Test func receiverFramesOneByteAtATime() async throws {
-        let (stream, continuation) = AsyncThrowingStream<HCIPacket, any Error>.makeStream()
-        var receiver = H4PacketReceiver(continuation: continuation)
+        let inbox = InboundPackets(name: "test")
+        let stream = inbox.packets
+        var receiver = H4PacketReceiver(inbox: inbox)
         let packets: [HCIPacket] = [
             .event(code: 0x13, parameters: [0x01, 0x01, 0x00, 0x01, 0x00]),
             .acl(handle: 0x0EFF, boundary: .continuing, broadcast: 0, data: [1, 2, 3]),
@@ -205,8 +206,9 @@ import Darwin
     @Test func randomByteStreamsNeverTrapAndEndCleanly() async throws {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<500 {
-            let (stream, continuation) = AsyncThrowingStream<HCIPacket, any Error>.makeStream()
-            var receiver = H4PacketReceiver(continuation: continuation)
+            let inbox = InboundPackets(name: "test")
+            let stream = inbox.packets
+            var receiver = H4PacketReceiver(inbox: inbox)
             // Mostly valid packets with random damage, fed in random chunks.
             var bytes: [UInt8] = []
             for _ in 0..<Int.random(in: 0...6, using: &generator) {

@@ -1,8 +1,9 @@
+import Foundation
 import BluetideCore
 import BluetideProfiles
 
 /// The packets `bluetide bench codec` decodes: spec vectors covering the common flag layouts.
-enum CodecBenchmark {
+public enum CodecBenchmark {
     static let heartRatePackets: [[UInt8]] = [
         [0x00, 0x48], [0x16, 0x4E, 0x1C, 0x03, 0xF4, 0x02], [0x19, 0x4E, 0x00, 0x10, 0x00, 0x1C, 0x03],
     ]
@@ -12,7 +13,7 @@ enum CodecBenchmark {
     ]
 
     /// Runs each codec `count` times and returns the figures.
-    static func run(count: Int) -> [BenchResult] {
+    public static func run(count: Int) -> [BenchResult] {
         var results = [
             measure("heart-rate", count: count, inputs: heartRatePackets) {
                 (try? HeartRateMeasurement(bytes: $0)) != nil
@@ -33,4 +34,32 @@ enum CodecBenchmark {
     static func trainerResults(count: Int) -> [BenchResult] {
         [measure("ftms-indoor-bike", count: count, inputs: indoorBikePackets) { (try? IndoorBikeData(bytes: $0)) != nil }]
     }
+}
+
+/// One codec benchmark figure: `packets` decoded in `seconds` of wall time.
+public struct BenchResult: Sendable {
+    public let name: String
+    public let packets: Int
+    public let seconds: Double
+    public var packetsPerSecond: Double { seconds > 0 ? Double(packets) / seconds : .infinity }
+    public var line: String {
+        let rate = packetsPerSecond
+        return "\(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(packets) packets in \(String(format: "%.3f", seconds)) s  =  \(String(format: "%.0f", rate)) packets/s  (\(String(format: "%.1f", 1e9 / rate)) ns/packet)"
+    }
+    public var json: String {
+        "{\"name\":\"\(name)\",\"packets\":\(packets),\"seconds\":\(seconds),\"packets_per_second\":\(packetsPerSecond.rounded())}"
+    }
+}
+
+/// Times `body` over `count` iterations of a rotating set of inputs; failures are counted so the
+/// optimiser cannot drop the work.
+func measure(_ name: String, count: Int, inputs: [[UInt8]], body: ([UInt8]) -> Bool) -> BenchResult {
+    let clock = ContinuousClock()
+    var ok = 0
+    let start = clock.now
+    for i in 0..<count where body(inputs[i % inputs.count]) { ok += 1 }
+    let elapsed = clock.now - start
+    precondition(ok == count, "\(name): \(count - ok) of \(count) benchmark packets failed to decode")
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    return BenchResult(name: name, packets: count, seconds: seconds)
 }

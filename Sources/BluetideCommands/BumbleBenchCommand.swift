@@ -1,8 +1,19 @@
 import ArgumentParser
+import BluetideBench
 import BluetideCore
-import BluetideHost
 import BluetideTransport
 import Foundation
+
+extension BumbleBenchScenario: ExpressibleByArgument {}
+
+/// Runs a bench library call, turning its failures into the command's one-line failures.
+func benchCall<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let failure as BenchFailure {
+        throw CommandFailure(failure.message, isLinkLoss: failure.isLinkLoss)
+    }
+}
 
 /// Options every `bench central|peripheral|loopback` run shares, named as Bumble's bench app
 /// names them.
@@ -52,7 +63,7 @@ struct BumbleBenchOptions: ParsableArguments {
             scenario: scenario ?? role.defaultScenario, packetCount: packetCount, packetSize: packetSize,
             paceMilliseconds: pace, startDelaySeconds: startDelay, linger: linger, repeatCount: `repeat`,
             repeatDelaySeconds: repeatDelay, stallSeconds: stallTimeout)
-        try settings.validate()
+        do { try settings.validate() } catch { throw CommandFailure(error.message) }
         guard (23...517).contains(attMtu) else { throw CommandFailure("--att-mtu \(attMtu): expected 23 to 517") }
         guard timeout > 0, timeout.isFinite else { throw CommandFailure("--timeout \(timeout): expected a positive number of seconds") }
         return settings
@@ -94,56 +105,19 @@ struct BumbleBenchTransportOptions: ParsableArguments {
 
 /// Parses a random static address for `option`.
 func benchOwnAddress(_ text: String, option: String) throws -> BluetoothAddress {
-    guard let address = try? BluetoothAddress(text, type: .random), address.randomKind == .static else {
-        throw CommandFailure("\(option) \(text): expected a random static address (six hex bytes, the first one C0 to FF), like \(BumbleBenchService.centralAddress)")
-    }
-    return BluetoothAddress(value: address.value, type: .random)
+    do { return try BumbleBenchSide.ownAddress(text, option: option) } catch { throw CommandFailure(error.message) }
 }
 
-/// Runs one side on its own stack: starts it, sets up the link for `role`, runs, closes.
-enum BumbleBenchSide {
+extension BumbleBenchSide {
+    /// Runs one side with the command's options (see the library's `run`).
     static func run(
         role: BumbleBenchRole, transport: any HCITransport, address: BluetoothAddress, peer: String, name: String,
         options: BumbleBenchOptions, settings: BumbleBenchSettings
     ) async throws -> [BumbleBenchReport] {
-        let log = options.log
-        let inbox = BumbleBenchInbox()
-        let stack = HostStack(
-            transport: transport,
-            configuration: .init(
-                randomAddress: address, deviceName: name,
-                services: role == .peripheral ? [BumbleBenchServerLink.service(feeding: inbox)] : [],
-                localMTU: options.attMtu))
-        do {
-            try await stack.start()
-        } catch {
-            await stack.close()
-            throw CommandFailure("the controller did not start: \(error)")
-        }
-        do {
-            let link: any BumbleBenchLink = switch role {
-            case .central:
-                try await BumbleBenchClientLink.connect(stack: stack, peer: peer, attMTU: options.attMtu, timeout: options.timeout, log: log)
-            case .peripheral:
-                try await BumbleBenchServerLink.accept(stack: stack, name: name, inbox: inbox, timeout: options.timeout, log: log)
-            }
-            log("running \(settings.scenario.rawValue) as \(role.rawValue)")
-            let runner = BumbleBenchRunner(role: role, settings: settings, firstPacketTimeout: options.timeout + settings.startDelaySeconds, progress: log)
-            let reports: [BumbleBenchReport]
-            do {
-                reports = try await runner.run(on: link)
-            } catch {
-                await link.close()
-                throw error
-            }
-            // A receiver's last ACK may still be queued: give it a moment before leaving.
-            if !settings.scenario.originatesPackets { try? await Task.sleep(for: .milliseconds(500)) }
-            await link.close()
-            await stack.close()
-            return reports
-        } catch {
-            await stack.close()
-            throw error
+        try await benchCall {
+            try await run(
+                role: role, transport: transport, address: address, peer: peer, name: name, attMTU: options.attMtu,
+                timeout: options.timeout, settings: settings, log: options.log)
         }
     }
 }
@@ -261,50 +235,9 @@ struct BumbleBenchLoopback: AsyncParsableCommand {
     static func run(
         central: BumbleBenchSettings, peripheral: BumbleBenchSettings, options: BumbleBenchOptions
     ) async throws -> [BumbleBenchReport] {
-        let linkName = "bench-\(UUID().uuidString)"
-        let peripheralTransport = await VirtualTransport.attach(toLinkNamed: linkName)
-        let centralTransport = await VirtualTransport.attach(toLinkNamed: linkName)
-        let peripheralAddress = try benchOwnAddress(BumbleBenchService.peripheralAddress, option: "peripheral")
-        let centralAddress = try benchOwnAddress(BumbleBenchService.centralAddress, option: "central")
-        let outcomes = await withTaskGroup(of: (BumbleBenchRole, Result<[BumbleBenchReport], any Error>).self) { group in
-            group.addTask {
-                do {
-                    return (.peripheral, .success(try await BumbleBenchSide.run(
-                        role: .peripheral, transport: peripheralTransport, address: peripheralAddress, peer: "",
-                        name: BumbleBenchService.peripheralName, options: options, settings: peripheral)))
-                } catch {
-                    return (.peripheral, .failure(error))
-                }
-            }
-            group.addTask {
-                do {
-                    return (.central, .success(try await BumbleBenchSide.run(
-                        role: .central, transport: centralTransport, address: centralAddress,
-                        peer: BumbleBenchService.peripheralName, name: "Bluetide Bench Central", options: options, settings: central)))
-                } catch {
-                    return (.central, .failure(error))
-                }
-            }
-            var byRole: [BumbleBenchRole: Result<[BumbleBenchReport], any Error>] = [:]
-            for await (role, outcome) in group {
-                byRole[role] = outcome
-                // One side failed: the other would only wait for its timeouts.
-                if case .failure = outcome { group.cancelAll() }
-            }
-            return byRole
+        try await benchCall {
+            try await BumbleBenchSide.loopback(
+                central: central, peripheral: peripheral, attMTU: options.attMtu, timeout: options.timeout, log: options.log)
         }
-        // When one side fails, the other fails too, only because the link ended or it was
-        // cancelled: report the cause.
-        let failures: [any Error] = [BumbleBenchRole.central, .peripheral].compactMap { role in
-            if case let .failure(error) = outcomes[role] { return error }
-            return nil
-        }
-        func rank(_ error: any Error) -> Int {
-            if error is CancellationError { return 3 }
-            if let failure = error as? CommandFailure { return failure.isLinkLoss ? 2 : 0 }
-            return 1
-        }
-        if let cause = failures.min(by: { rank($0) < rank($1) }) { throw cause }
-        return [BumbleBenchRole.central, .peripheral].flatMap { role in (try? outcomes[role]?.get()) ?? [] }
     }
 }

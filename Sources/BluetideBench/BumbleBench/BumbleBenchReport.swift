@@ -2,13 +2,13 @@ import Foundation
 
 /// Minimum, maximum, mean and sample standard deviation of a set of samples (milliseconds in
 /// the bench reports).
-struct BenchStatistics: Codable, Equatable, Sendable {
-    let count: Int
-    let min: Double
-    let max: Double
-    let mean: Double
+public struct BenchStatistics: Codable, Equatable, Sendable {
+    public let count: Int
+    public let min: Double
+    public let max: Double
+    public let mean: Double
     /// Sample standard deviation (n − 1); 0 for fewer than 2 samples.
-    let stdev: Double
+    public let stdev: Double
 
     /// Nil for no samples.
     init?(_ samples: [Double]) {
@@ -32,40 +32,40 @@ struct BenchStatistics: Codable, Equatable, Sendable {
 }
 
 /// The figures of one side of one bench run.
-struct BumbleBenchReport: Equatable, Sendable {
-    var role: BumbleBenchRole
-    var scenario: BumbleBenchScenario
+public struct BumbleBenchReport: Equatable, Sendable {
+    public var role: BumbleBenchRole
+    public var scenario: BumbleBenchScenario
     /// SEQUENCE packets sent (`send`, `ping`) or received (`receive`, `pong`).
-    var packets: Int
+    public var packets: Int
     /// Octets per SEQUENCE packet, header included.
-    var packetSize: Int
+    public var packetSize: Int
     /// Octets of all those packets, headers included (Bumble counts the same way).
-    var bytes: Int
+    public var bytes: Int
     /// `send`: RESET to ACK; `receive`: RESET to the last packet, seconds.
-    var seconds: Double
+    public var seconds: Double
     /// The link's ATT MTU.
-    var mtu: Int
+    public var mtu: Int
     /// Round-trip times, ms (`ping`).
-    var roundTrip: BenchStatistics? = nil
+    public var roundTrip: BenchStatistics? = nil
     /// Absolute arrival jitter around its mean, ms (`receive`, `pong`; 3 packets or more).
-    var jitter: BenchStatistics? = nil
+    public var jitter: BenchStatistics? = nil
     /// Sequence numbers that never arrived (`receive`, `pong`).
-    var missing = 0
+    public var missing = 0
     /// Packets that arrived after a later one (`receive`, `pong`).
-    var outOfOrder = 0
+    public var outOfOrder = 0
     /// ACKs out of order or for no packet sent (`ping`).
-    var unexpected = 0
+    public var unexpected = 0
     /// Packets that did not decode.
-    var invalid = 0
+    public var invalid = 0
 
     /// Average speed over ``seconds``, octets per second.
-    var bytesPerSecond: Double { seconds > 0 ? Double(bytes) / seconds : 0 }
+    public var bytesPerSecond: Double { seconds > 0 ? Double(bytes) / seconds : 0 }
 
     /// True when nothing went missing, out of order or undecodable.
-    var isClean: Bool { missing == 0 && outOfOrder == 0 && unexpected == 0 && invalid == 0 }
+    public var isClean: Bool { missing == 0 && outOfOrder == 0 && unexpected == 0 && invalid == 0 }
 
     /// One line for people.
-    var line: String {
+    public var line: String {
         var text = "\(role.rawValue) \(scenario.rawValue): "
         switch scenario {
         case .send:
@@ -92,7 +92,7 @@ struct BumbleBenchReport: Equatable, Sendable {
 
     /// Over several runs of one side (`--repeat`, or a lingering receiver): min/max/average/stdev
     /// of the speed (send, receive) or of the average RTT (ping); nil for a single run.
-    static func summary(of reports: [BumbleBenchReport]) -> String? {
+    public static func summary(of reports: [BumbleBenchReport]) -> String? {
         guard reports.count > 1, let first = reports.first else { return nil }
         let side = "\(first.role.rawValue) \(first.scenario.rawValue), \(reports.count) runs"
         switch first.scenario {
@@ -116,7 +116,7 @@ struct BumbleBenchReport: Equatable, Sendable {
     }
 
     /// One JSON object (snake_case keys; statistics that do not apply are left out).
-    var json: String {
+    public var json: String {
         let form = JSONForm(
             role: role.rawValue, scenario: scenario.rawValue, packets: packets, packet_size: packetSize, bytes: bytes,
             seconds: seconds, bytes_per_second: bytesPerSecond.rounded(), mtu: mtu, rtt_ms: roundTrip, jitter_ms: jitter,

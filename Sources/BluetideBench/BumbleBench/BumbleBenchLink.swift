@@ -46,18 +46,18 @@ struct BumbleBenchClientLink: BumbleBenchLink {
         do {
             connection = try await stack.connect(to: found.address, timeout: max(1, deadline - BumbleBenchInbox.now()))
         } catch {
-            throw CommandFailure("cannot connect to \(found.address): \(error)")
+            throw BenchFailure("cannot connect to \(found.address): \(error)")
         }
         do {
             let mtu = try await connection.gatt.exchangeMTU(clientMTU: attMTU)
             guard let service = try await connection.gatt.discoverPrimaryServices(uuid: BumbleBenchService.service).first else {
-                throw CommandFailure("\(found.address) has no bench service \(BumbleBenchService.service): is it running `bumble-bench peripheral` (gatt-server mode) or `bluetide bench peripheral`?")
+                throw BenchFailure("\(found.address) has no bench service \(BumbleBenchService.service): is it running `bumble-bench peripheral` (gatt-server mode) or `bluetide bench peripheral`?")
             }
             let characteristics = try await connection.gatt.discoverCharacteristics(in: service)
             guard let tx = characteristics.first(where: { $0.uuid == BumbleBenchService.tx }),
                   let rx = characteristics.first(where: { $0.uuid == BumbleBenchService.rx })
             else {
-                throw CommandFailure("\(found.address): the bench service lacks its TX (\(BumbleBenchService.tx)) or RX (\(BumbleBenchService.rx)) characteristic")
+                throw BenchFailure("\(found.address): the bench service lacks its TX (\(BumbleBenchService.tx)) or RX (\(BumbleBenchService.rx)) characteristic")
             }
             let inbox = BumbleBenchInbox()
             let notifications = try await connection.gatt.subscribe(to: rx)
@@ -71,12 +71,12 @@ struct BumbleBenchClientLink: BumbleBenchLink {
             }
             log("connected to \(found.address), MTU \(mtu), subscribed to RX")
             return BumbleBenchClientLink(connection: connection, txHandle: tx.valueHandle, inbox: inbox)
-        } catch let failure as CommandFailure {
+        } catch let failure as BenchFailure {
             _ = try? await connection.disconnect(timeout: 2)
             throw failure
         } catch {
             _ = try? await connection.disconnect(timeout: 2)
-            throw CommandFailure("GATT setup with \(found.address) failed: \(error)")
+            throw BenchFailure("GATT setup with \(found.address) failed: \(error)")
         }
     }
 
@@ -86,7 +86,7 @@ struct BumbleBenchClientLink: BumbleBenchLink {
     ) async throws -> (address: BluetoothAddress, name: String?) {
         let wanted = peer.trimmingCharacters(in: .whitespaces)
         let reports: AsyncStream<AdvertisementReport>
-        do { reports = try await stack.scan() } catch { throw CommandFailure("cannot scan: \(error)") }
+        do { reports = try await stack.scan() } catch { throw BenchFailure("cannot scan: \(error)") }
         let match: (BluetoothAddress, String?)? = await firstWithin(timeout) {
             var names: [BluetoothAddress: String] = [:]
             for await report in reports {
@@ -100,7 +100,7 @@ struct BumbleBenchClientLink: BumbleBenchLink {
             return nil
         }
         guard let match else {
-            throw CommandFailure("no advertiser with address or name \"\(wanted)\" within \(formatBenchSeconds(timeout)) s: is the peer's bench peripheral running on the same controllers? (--peripheral ADDRESS|NAME, --timeout SECONDS)")
+            throw BenchFailure("no advertiser with address or name \"\(wanted)\" within \(formatBenchSeconds(timeout)) s: is the peer's bench peripheral running on the same controllers? (--peripheral ADDRESS|NAME, --timeout SECONDS)")
         }
         return match
     }
@@ -119,7 +119,7 @@ struct BumbleBenchServerLink: BumbleBenchLink {
     func send(_ packet: [UInt8]) async throws {
         try await stack.waitForBuffers(on: connection.handle)
         guard await stack.updateValue(packet, at: rxHandle) > 0 else {
-            throw CommandFailure("the central is no longer subscribed to RX (or the link ended)")
+            throw BenchFailure("the central is no longer subscribed to RX (or the link ended)")
         }
     }
 
@@ -155,7 +155,7 @@ struct BumbleBenchServerLink: BumbleBenchLink {
         stack: HostStack, name: String, inbox: BumbleBenchInbox, timeout: Double, log: @escaping @Sendable (String) -> Void
     ) async throws -> BumbleBenchServerLink {
         guard let rxHandle = await stack.valueHandle(of: BumbleBenchService.rx, in: BumbleBenchService.service) else {
-            throw CommandFailure("bench: the bench service is missing from this stack's GATT server")
+            throw BenchFailure("bench: the bench service is missing from this stack's GATT server")
         }
         let subscribed = AsyncStream<UInt16>.makeStream()
         let events = Task {
@@ -173,7 +173,7 @@ struct BumbleBenchServerLink: BumbleBenchLink {
                 scanResponse: AdvertisingData([.serviceUUIDs([BumbleBenchService.service], size: .bits128, complete: true)]),
                 intervalMilliseconds: 100)
         } catch {
-            throw CommandFailure("cannot advertise: \(error)")
+            throw BenchFailure("cannot advertise: \(error)")
         }
         log("advertising as \"\(name)\"; waiting for a central")
         let outcome: (connection: HostConnection, handle: UInt16)? = await firstWithin(timeout) {
@@ -187,7 +187,7 @@ struct BumbleBenchServerLink: BumbleBenchLink {
         }
         _ = try? await stack.stopAdvertising()
         guard let outcome else {
-            throw CommandFailure("no central connected and subscribed to RX within \(formatBenchSeconds(timeout)) s (--timeout SECONDS)")
+            throw BenchFailure("no central connected and subscribed to RX within \(formatBenchSeconds(timeout)) s (--timeout SECONDS)")
         }
         let connection = outcome.connection
         Task {

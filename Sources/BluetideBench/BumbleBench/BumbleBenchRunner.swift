@@ -15,7 +15,7 @@ struct BumbleBenchRunner: Sendable {
         let mtu = await link.mtu()
         if settings.scenario.originatesPackets {
             guard settings.packetSize <= mtu - 3 else {
-                throw CommandFailure("--packet-size \(settings.packetSize): the link carries at most \(mtu - 3) octets per packet (ATT MTU \(mtu) − 3); use --packet-size \(mtu - 3) or a larger --att-mtu on both sides")
+                throw BenchFailure("--packet-size \(settings.packetSize): the link carries at most \(mtu - 3) octets per packet (ATT MTU \(mtu) − 3); use --packet-size \(mtu - 3) or a larger --att-mtu on both sides")
             }
             var reports: [BumbleBenchReport] = []
             for run in 0...settings.repeatCount {
@@ -55,7 +55,7 @@ struct BumbleBenchRunner: Sendable {
                 arrival = try await link.inbox.next(timeout: settings.stallSeconds)
             } catch let failure as BumbleBenchInbox.Failure {
                 let what = settings.scenario == .send ? "the ACK of the last packet" : "ACKs (\(sender.roundTrips.count) of \(settings.packetCount) came)"
-                throw CommandFailure(describe(failure, waitingFor: what), isLinkLoss: failure.isLinkLoss)
+                throw BenchFailure(describe(failure, waitingFor: what), isLinkLoss: failure.isLinkLoss)
             }
             if sender.receive(arrival.bytes, at: arrival.time) { break }
         }
@@ -76,7 +76,7 @@ struct BumbleBenchRunner: Sendable {
             } catch let failure as BumbleBenchInbox.Failure {
                 if case .linkLost = failure, !reports.isEmpty, idle { return reports }
                 let what = idle ? "the first packet" : "more packets (\(receiver.packets) came, the last one never did)"
-                throw CommandFailure(describe(failure, waitingFor: what), isLinkLoss: failure.isLinkLoss)
+                throw BenchFailure(describe(failure, waitingFor: what), isLinkLoss: failure.isLinkLoss)
             }
             let outcome = receiver.receive(arrival.bytes, at: arrival.time)
             if let reply = outcome.reply {
@@ -99,10 +99,10 @@ struct BumbleBenchRunner: Sendable {
     private func send(_ packet: [UInt8], on link: some BumbleBenchLink, what: String) async throws {
         do {
             try await link.send(packet)
-        } catch let failure as CommandFailure {
+        } catch let failure as BenchFailure {
             throw failure
         } catch {
-            throw CommandFailure("\(settings.scenario.rawValue): sending \(what) failed: \(error)")
+            throw BenchFailure("\(settings.scenario.rawValue): sending \(what) failed: \(error)")
         }
     }
 

@@ -1,9 +1,8 @@
-import ArgumentParser
 import BluetideCore
 
 /// The four scenarios of Bumble's bench app, by Bumble's names. Each runs against its
 /// ``peer`` on the other side: `send` ↔ `receive` (throughput), `ping` ↔ `pong` (round trips).
-enum BumbleBenchScenario: String, CaseIterable, ExpressibleByArgument, Sendable {
+public enum BumbleBenchScenario: String, CaseIterable, Sendable {
     /// Sends RESET, then `packet-count` SEQUENCE packets (the last flagged), and waits for the ACK.
     case send
     /// Counts the SEQUENCE packets that arrive and answers the last one with an ACK.
@@ -14,7 +13,7 @@ enum BumbleBenchScenario: String, CaseIterable, ExpressibleByArgument, Sendable 
     case pong
 
     /// The scenario the other side runs.
-    var peer: Self {
+    public var peer: Self {
         switch self {
         case .send: .receive
         case .receive: .send
@@ -24,86 +23,103 @@ enum BumbleBenchScenario: String, CaseIterable, ExpressibleByArgument, Sendable 
     }
 
     /// True for the side that originates the SEQUENCE packets (`send`, `ping`).
-    var originatesPackets: Bool { self == .send || self == .ping }
+    public var originatesPackets: Bool { self == .send || self == .ping }
 }
 
 /// The two roles of Bumble's bench app.
-enum BumbleBenchRole: String, Sendable {
+public enum BumbleBenchRole: String, Sendable {
     /// Scans for and connects to the peripheral; GATT client.
     case central
     /// Advertises and waits for the central; GATT server with the bench service.
     case peripheral
 
     /// Bumble's default scenario for the role.
-    var defaultScenario: BumbleBenchScenario { self == .central ? .send : .receive }
+    public var defaultScenario: BumbleBenchScenario { self == .central ? .send : .receive }
 }
 
 /// What one side of a bench run does, with Bumble's defaults.
-struct BumbleBenchSettings: Sendable, Equatable {
+public struct BumbleBenchSettings: Sendable, Equatable {
     /// The scenario this side runs.
-    var scenario: BumbleBenchScenario
+    public var scenario: BumbleBenchScenario
     /// SEQUENCE packets a `send` or `ping` side sends.
-    var packetCount = 10
+    public var packetCount = 10
     /// Size of each SEQUENCE packet, octets, 10-byte header included (Bumble: 10...8192; over
     /// GATT at most ATT MTU − 3).
-    var packetSize = 500
+    public var packetSize = 500
     /// Milliseconds between packets; 0 sends as fast as the link's buffers allow.
-    var paceMilliseconds = 0.0
+    public var paceMilliseconds = 0.0
     /// Seconds a `send` or `ping` side waits once ready, before its RESET.
-    var startDelaySeconds = 1.0
+    public var startDelaySeconds = 1.0
     /// Keep serving runs after the last packet (`receive`, `pong`) until the link ends.
-    var linger = false
+    public var linger = false
     /// Further runs after the first (`send`, `ping`); the peer must `--linger`.
-    var repeatCount = 0
+    public var repeatCount = 0
     /// Seconds between repeated runs.
-    var repeatDelaySeconds = 1.0
+    public var repeatDelaySeconds = 1.0
     /// Seconds without an expected packet after which the run fails.
-    var stallSeconds = 10.0
+    public var stallSeconds = 10.0
 
     /// The allowed packet sizes (Bumble's range).
-    static let packetSizeRange = 10...8192
+    public static let packetSizeRange = 10...8192
 
     /// Checks the numbers, naming the option at fault.
-    func validate() throws {
+    /// Settings for `scenario` with Bumble's defaults for the rest.
+    public init(
+        scenario: BumbleBenchScenario, packetCount: Int = 10, packetSize: Int = 500, paceMilliseconds: Double = 0,
+        startDelaySeconds: Double = 1, linger: Bool = false, repeatCount: Int = 0, repeatDelaySeconds: Double = 1,
+        stallSeconds: Double = 10
+    ) {
+        self.scenario = scenario
+        self.packetCount = packetCount
+        self.packetSize = packetSize
+        self.paceMilliseconds = paceMilliseconds
+        self.startDelaySeconds = startDelaySeconds
+        self.linger = linger
+        self.repeatCount = repeatCount
+        self.repeatDelaySeconds = repeatDelaySeconds
+        self.stallSeconds = stallSeconds
+    }
+
+    public func validate() throws(BenchFailure) {
         guard Self.packetSizeRange.contains(packetSize) else {
-            throw CommandFailure("--packet-size \(packetSize): expected \(Self.packetSizeRange.lowerBound) to \(Self.packetSizeRange.upperBound) octets (the 10-octet header included)")
+            throw BenchFailure("--packet-size \(packetSize): expected \(Self.packetSizeRange.lowerBound) to \(Self.packetSizeRange.upperBound) octets (the 10-octet header included)")
         }
         guard packetCount > 0, packetCount <= Int(UInt32.max) else {
-            throw CommandFailure("--packet-count \(packetCount): expected a positive number of packets")
+            throw BenchFailure("--packet-count \(packetCount): expected a positive number of packets")
         }
         if scenario == .ping, packetCount < 2 {
-            throw CommandFailure("--packet-count \(packetCount): ping needs at least 2 packets for its statistics")
+            throw BenchFailure("--packet-count \(packetCount): ping needs at least 2 packets for its statistics")
         }
         guard paceMilliseconds >= 0, paceMilliseconds.isFinite else {
-            throw CommandFailure("--pace \(paceMilliseconds): expected 0 (as fast as possible) or a positive number of milliseconds")
+            throw BenchFailure("--pace \(paceMilliseconds): expected 0 (as fast as possible) or a positive number of milliseconds")
         }
         guard startDelaySeconds >= 0, startDelaySeconds.isFinite else {
-            throw CommandFailure("--start-delay \(startDelaySeconds): expected 0 or more seconds")
+            throw BenchFailure("--start-delay \(startDelaySeconds): expected 0 or more seconds")
         }
         guard repeatCount >= 0, repeatCount <= 10_000 else {
-            throw CommandFailure("--repeat \(repeatCount): expected 0 (one run) to 10000 further runs")
+            throw BenchFailure("--repeat \(repeatCount): expected 0 (one run) to 10000 further runs")
         }
         guard repeatDelaySeconds >= 0, repeatDelaySeconds.isFinite else {
-            throw CommandFailure("--repeat-delay \(repeatDelaySeconds): expected 0 or more seconds")
+            throw BenchFailure("--repeat-delay \(repeatDelaySeconds): expected 0 or more seconds")
         }
         guard stallSeconds > 0, stallSeconds.isFinite else {
-            throw CommandFailure("--stall-timeout \(stallSeconds): expected a positive number of seconds")
+            throw BenchFailure("--stall-timeout \(stallSeconds): expected a positive number of seconds")
         }
     }
 }
 
 /// The bench GATT service of Bumble's bench app (`gatt-server` mode).
-enum BumbleBenchService {
+public enum BumbleBenchService {
     /// The service.
-    static let service = try! BluetoothUUID("50DB505C-8AC4-4738-8448-3B1D9CC09CC5")
+    public static let service = try! BluetoothUUID("50DB505C-8AC4-4738-8448-3B1D9CC09CC5")
     /// TX: the client writes packets here (Write Command, although the property says Write).
-    static let tx = try! BluetoothUUID("E789C754-41A1-45F4-A948-A0A1A90DBA53")
+    public static let tx = try! BluetoothUUID("E789C754-41A1-45F4-A948-A0A1A90DBA53")
     /// RX: the server notifies packets here.
-    static let rx = try! BluetoothUUID("016A2CC7-E14B-4819-935F-1F56EAE4098D")
+    public static let rx = try! BluetoothUUID("016A2CC7-E14B-4819-935F-1F56EAE4098D")
 
     /// Bumble's default peripheral address (random static) and name.
-    static let peripheralAddress = "F1:F1:F1:F1:F1:F1"
-    static let peripheralName = "Speed Peripheral"
+    public static let peripheralAddress = "F1:F1:F1:F1:F1:F1"
+    public static let peripheralName = "Speed Peripheral"
     /// Bumble's default central address (random static).
-    static let centralAddress = "F0:F0:F0:F0:F0:F0"
+    public static let centralAddress = "F0:F0:F0:F0:F0:F0"
 }
