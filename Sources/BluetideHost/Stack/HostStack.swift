@@ -530,7 +530,7 @@ public actor HostStack {
 
     /// Stops advertising.
     public func stopAdvertising() async throws {
-        _ = try await request { .stopAdvertising($0) }
+        _ = try await request { HostInput.stopAdvertising($0) }
     }
 
     // MARK: - Local GATT server
