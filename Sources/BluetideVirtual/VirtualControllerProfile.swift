@@ -47,7 +47,7 @@ public enum VirtualControllerProfile {
         (0x200D, 26, 4), (0x200E, 26, 5),  // Create Connection (Cancel)
         (0x200F, 26, 6), (0x2010, 26, 7), (0x2011, 27, 0), (0x2012, 27, 1),  // Filter Accept List size, clear, add, remove
         (0x2013, 27, 2), (0x2014, 27, 3), (0x2015, 27, 4), (0x2016, 27, 5),  // Conn Update, Host Channel Classification, Channel Map, Remote Features
-        (0x2018, 27, 7),  // LE Rand
+        (0x2017, 27, 6), (0x2018, 27, 7),  // LE Encrypt, LE Rand
         (0x2019, 28, 0), (0x201A, 28, 1), (0x201B, 28, 2),  // Enable Encryption, LTK Request (Negative) Reply
         (0x201C, 28, 3),  // LE Read Supported States
         (0x201D, 28, 4), (0x201E, 28, 5), (0x201F, 28, 6),  // Receiver Test, Transmitter Test, Test End
