@@ -96,11 +96,8 @@ import Testing
     @Test func advertisingRepeatsEveryIntervalOfVirtualTime() async throws {
         let clock = ManualClock()
         let pair = try await LinkPair(clock: clock)
-        // 100 ms advertising (160 × 0.625 ms); B scans without duplicate filtering.
-        try await pair.a.succeed(LESetAdvertisingParameters(intervalMin: 160, intervalMax: 160, ownAddressType: .random))
-        try await pair.b.succeed(LESetScanParameters(active: false, ownAddressType: .random))
-        try await pair.b.succeed(LESetScanEnable(enable: true, filterDuplicates: false))
-        try await pair.a.succeed(LESetAdvertisingEnable(enable: true))
+        // 100 ms advertising (160 × 0.625 ms).
+        try await pair.scanAdvertisingA(every: 160)
         guard case .advertisingReport = try await pair.b.nextLEEvent(reports: true) else { Issue.record("no first report"); return }
         clock.advance(by: .milliseconds(99))
         await pair.b.controller.send(HCIReadBDADDR().packet)
@@ -109,5 +106,33 @@ import Testing
             clock.advance(by: .milliseconds(100))
             guard case .advertisingReport = try await pair.b.nextLEEvent(reports: true) else { Issue.record("no repeat"); return }
         }
+    }
+
+    @Test func aScannerWhoseHostStopsReadingLosesReportsInsteadOfQueueingThem() async throws {
+        let clock = ManualClock()
+        let pair = try await LinkPair(clock: clock)
+        try await pair.scanAdvertisingA(every: 32)
+        // 200 advertising events (20 ms each) while B's host reads nothing.
+        for _ in 0..<200 {
+            clock.advance(by: .milliseconds(20))
+            await clock.waitForSleepers(1)
+        }
+        await pair.b.controller.send(HCIReadBDADDR().packet)
+        var reports = 0
+        while case let .event(code, parameters)? = await pair.b.next(reports: true) {
+            if code == 0x3E, parameters.first == 0x02 { reports += 1; continue }
+            break
+        }
+        #expect(reports == Int(LinkCore.reportBacklogLimit))
+    }
+}
+
+extension LinkPair {
+    /// `a` advertises every `units` × 0.625 ms; `b` scans passively, without duplicate filtering.
+    func scanAdvertisingA(every units: UInt16) async throws {
+        try await a.succeed(LESetAdvertisingParameters(intervalMin: units, intervalMax: units, ownAddressType: .random))
+        try await b.succeed(LESetScanParameters(active: false, ownAddressType: .random))
+        try await b.succeed(LESetScanEnable(enable: true, filterDuplicates: false))
+        try await a.succeed(LESetAdvertisingEnable(enable: true))
     }
 }

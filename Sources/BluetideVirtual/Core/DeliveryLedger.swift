@@ -49,6 +49,9 @@ struct DeliveryLedger: Sendable {
         awaiting.removeAll { predicate($0.packet) }
     }
 
+    /// Packets emitted to this host and not taken yet.
+    var unread: UInt64 { emitted - taken }
+
     /// Number of sent packets still waiting for this host to take their data.
     var waiting: Int { awaiting.count - head }
 }

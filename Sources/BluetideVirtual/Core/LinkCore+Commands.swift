@@ -5,7 +5,7 @@ import BluetideHCI
 extension LinkCore {
     /// Handles one host-to-controller packet of controller `id`.
     mutating func handleFromHost(_ id: Int, _ packet: HCIPacket) {
-        guard controllers[id] != nil else { return }
+        guard isAttached(id) else { return }
         switch packet {
         case let .command(opcode, parameters):
             handleCommand(id, opcode: opcode, parameters: parameters)

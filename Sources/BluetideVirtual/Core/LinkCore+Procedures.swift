@@ -11,7 +11,7 @@ extension LinkCore {
             if case let .acl(handle, _, _, _) = packet, controllers[controller]?.connections[handle] == nil { return }
             arrive(controller, packet, completes: completes)
         case let .completed(controller, handle):
-            completePackets(controller, [(handle, 1)])
+            completePackets(controller, [.init(handle: handle, completedPackets: 1)])
         case let .advertise(controller, set, generation):
             guard advertisingTick(controller, set: set, generation: generation) else { return }
             scheduleAdvertising(controller, set: set, generation: generation)

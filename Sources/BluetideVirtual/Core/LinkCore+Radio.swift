@@ -7,6 +7,8 @@ extension LinkCore {
     static let minimumAdvertisingInterval: UInt32 = 0x0020
     /// Most advertising data carried by one extended report; longer data is split.
     static let extendedReportDataLimit = 229
+    /// Packets waiting for a scanner's host beyond which its advertising reports are dropped.
+    static let reportBacklogLimit: UInt64 = 64
 
     /// Schedules the set's next advertising event one interval from now; it only happens while
     /// the set keeps this generation (it was not stopped or restarted meanwhile).
@@ -100,10 +102,14 @@ extension LinkCore {
         }
     }
 
-    /// Applies duplicate filtering and packet loss; true when the report goes out.
+    /// Applies duplicate filtering, the scanner's backlog and packet loss; true when the report
+    /// goes out. A host that stops reading its controller loses reports once
+    /// ``reportBacklogLimit`` packets wait for it, as a real controller with full buffers drops
+    /// them (nothing queues without bound).
     private mutating func reportPasses(_ scanner: Int, _ key: ReportKey) -> Bool {
         guard let scan = controllers[scanner] else { return false }
         if scan.filterDuplicates, scan.reportedThisScan.contains(key) { return false }
+        if let backlog = deliveries[scanner]?.unread, backlog >= Self.reportBacklogLimit { return false }
         if airLoses() { return false }
         if scan.filterDuplicates { controllers[scanner]?.reportedThisScan.insert(key) }
         return true
@@ -252,7 +258,7 @@ extension LinkCore {
             if due > now {
                 timeline.add(.completed(controller: id, handle: handle), at: due)
             } else {
-                completePackets(id, [(handle, 1)])
+                completePackets(id, [.init(handle: handle, completedPackets: 1)])
             }
             return
         }

@@ -152,6 +152,9 @@ struct LinkCore: Sendable {
         }
     }
 
+    /// Whether controller `id` is on the link (without copying its state).
+    func isAttached(_ id: Int) -> Bool { controllers.index(forKey: id) != nil }
+
     func rssi(_ a: Int, _ b: Int) -> Int8 { pairRSSI[PairKey(a, b)] ?? defaultRSSI }
 
     /// Draws whether the next over-the-air delivery is lost.
@@ -183,7 +186,7 @@ struct LinkCore: Sendable {
     /// their order even when the latency changes meanwhile. `completes` is the sender's packet
     /// this delivery finishes.
     mutating func deliverOverAir(_ id: Int, _ packet: HCIPacket, completes: SentPacket? = nil) {
-        guard controllers[id] != nil else { return }
+        guard isAttached(id) else { return }
         let queued = lastDeliveryDue(to: id)
         guard latency > .zero || queued != nil else {
             arrive(id, packet, completes: completes)
@@ -228,13 +231,13 @@ struct LinkCore: Sendable {
         while index < completed.count {
             // One event per sender, one entry per handle, in the order they completed.
             let sender = completed[index].sender
-            var entries: [(handle: UInt16, count: Int)] = []
+            var entries: [HCINumberOfCompletedPackets.Entry] = []
             while index < completed.count, completed[index].sender == sender {
                 let handle = completed[index].handle
                 if let at = entries.firstIndex(where: { $0.handle == handle }) {
-                    entries[at].count += 1
+                    entries[at].completedPackets += 1
                 } else {
-                    entries.append((handle, 1))
+                    entries.append(.init(handle: handle, completedPackets: 1))
                 }
                 index += 1
             }
@@ -242,12 +245,14 @@ struct LinkCore: Sendable {
         }
     }
 
-    /// Returns ACL buffers of `controller` to its host with one Number Of Completed Packets.
-    mutating func completePackets(_ controller: Int, _ entries: [(handle: UInt16, count: Int)]) {
+    /// Returns ACL buffers of `controller` to its host with one Number Of Completed Packets
+    /// (entries of handles with nothing in flight, e.g. after a disconnection, are left out).
+    mutating func completePackets(_ controller: Int, _ entries: [HCINumberOfCompletedPackets.Entry]) {
         var reported: [HCINumberOfCompletedPackets.Entry] = []
+        reported.reserveCapacity(entries.count)
         for entry in entries {
             guard let inFlight = controllers[controller]?.aclInFlight[entry.handle], inFlight > 0 else { continue }
-            let count = min(inFlight, entry.count)
+            let count = min(inFlight, Int(entry.completedPackets))
             controllers[controller]?.aclInFlight[entry.handle] = inFlight > count ? inFlight - count : nil
             controllers[controller]?.aclInFlightTotal -= count
             reported.append(.init(handle: entry.handle, completedPackets: UInt16(count)))
