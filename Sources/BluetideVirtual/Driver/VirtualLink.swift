@@ -171,6 +171,8 @@ public final class VirtualLink: Sendable {
         /// Outputs of the core not yet handed to ports (reused buffers).
         var outputs: [LinkOutput] = []
         var spare: [LinkOutput] = []
+        /// Ports with a waiting reader that got packets in this turn (reused buffer).
+        var touched: [Int] = []
         var timer = TimerState()
         var nextToken: UInt64 = 0
     }
@@ -214,6 +216,11 @@ public final class VirtualLink: Sendable {
                     id = controller
                     state.ports[id]?.finished = true
                 }
+                if state.ports[id]?.waiter != nil, !state.touched.contains(id) { state.touched.append(id) }
+            }
+            state.spare.removeAll(keepingCapacity: true)
+            // Each waiting reader gets everything that arrived for it in this turn at once.
+            for id in state.touched {
                 guard let waiter = state.ports[id]?.waiter,
                       let taken = state.ports[id]?.take(batch: waiter.wantsBatch) else { continue }
                 state.ports[id]?.waiter = nil
@@ -221,7 +228,7 @@ public final class VirtualLink: Sendable {
                 wakeups.append((waiter.continuation, taken.delivery))
                 if taken.count > 0 { state.core.handle(.hostTook(controller: id, count: taken.count), now: now, into: &state.outputs) }
             }
-            state.spare.removeAll(keepingCapacity: true)
+            state.touched.removeAll(keepingCapacity: true)
         }
         armTimer(&state)
         return wakeups
@@ -229,35 +236,31 @@ public final class VirtualLink: Sendable {
 
     /// Takes what a reader asks for, waiting when nothing is queued.
     private func next(for id: Int, batch: Bool) async -> HostPort.Delivery {
-        enum Step { case done(HostPort.Delivery, [Wakeup]), wait(UInt64) }
-        let step = state.withLock { state -> Step in
-            guard let taken = state.ports[id]?.take(batch: batch) else {
-                if state.ports[id] == nil { return .done(.end, []) }
-                state.nextToken &+= 1
-                return .wait(state.nextToken)
-            }
-            return .done(taken.delivery, took(&state, id, taken))
+        // Most reads find packets queued: no suspension, no continuation.
+        let first = state.withLock { state -> ReadOutcome in
+            if let ready = takeIfReady(&state, id, batch: batch) { return .ready(ready) }
+            state.nextToken &+= 1
+            return .wait(token: state.nextToken)
         }
-        guard case let .wait(token) = step else {
-            if case let .done(delivery, wakeups) = step {
-                Self.resume(wakeups)
-                return delivery
-            }
-            return .end
+        let token: UInt64
+        switch first {
+        case let .ready(ready):
+            Self.resume(ready.wakeups)
+            return ready.delivery
+        case let .wait(waitToken):
+            token = waitToken
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<HostPort.Delivery, Never>) in
-                let (now, wakeups) = state.withLock { state -> (HostPort.Delivery?, [Wakeup]) in
-                    guard state.ports[id] != nil else { return (.end, []) }
-                    if state.ports[id]?.cancelled.remove(token) != nil { return (.end, []) }
-                    if let taken = state.ports[id]?.take(batch: batch) {
-                        return (taken.delivery, took(&state, id, taken))
-                    }
+                let ready = state.withLock { state -> Ready? in
+                    if state.ports[id]?.cancelled.remove(token) != nil { return Ready(delivery: .end, wakeups: []) }
+                    if let ready = takeIfReady(&state, id, batch: batch) { return ready }
                     state.ports[id]?.waiter = HostPort.Waiter(token: token, wantsBatch: batch, continuation: continuation)
-                    return (nil, [])
+                    return nil
                 }
-                Self.resume(wakeups)
-                if let now { continuation.resume(returning: now) }
+                guard let ready else { return }
+                Self.resume(ready.wakeups)
+                continuation.resume(returning: ready.delivery)
             }
         } onCancel: {
             let waiter = state.withLock { state -> HostPort.Waiter? in
@@ -270,6 +273,26 @@ public final class VirtualLink: Sendable {
             }
             waiter?.continuation.resume(returning: .end)
         }
+    }
+
+    /// What a reader gets at once, and the readers its taking wakes.
+    private struct Ready {
+        let delivery: HostPort.Delivery
+        let wakeups: [Wakeup]
+    }
+
+    /// A read either gets something at once or waits, identified by a token.
+    private enum ReadOutcome {
+        case ready(Ready)
+        case wait(token: UInt64)
+    }
+
+    /// Takes what a reader asks for if anything is there (``HostPort/Delivery/end`` once the
+    /// controller left); nil when the reader must wait.
+    private func takeIfReady(_ state: inout DriverState, _ id: Int, batch: Bool) -> Ready? {
+        guard state.ports[id] != nil else { return Ready(delivery: .end, wakeups: []) }
+        guard let taken = state.ports[id]?.take(batch: batch) else { return nil }
+        return Ready(delivery: taken.delivery, wakeups: took(&state, id, taken))
     }
 
     /// A reader took `taken` from port `id`: the core learns it (completions for the senders).
