@@ -58,6 +58,7 @@ import Testing
         #expect(bitmap[2] == 0x80 && bitmap[10] == 0xE4 && bitmap[38] == 0x80)
         // Every command with its bit set is known (any answer but Unknown HCI Command)…
         let listed = VirtualControllerProfile.commands + VirtualControllerProfile.extendedCommands
+            + VirtualControllerProfile.encryptionCommands
         for command in listed where command.opcode != 0x0C35 {  // Host NOCP is never answered, by spec
             #expect(bitmap[command.octet] & (1 << UInt8(command.bit)) != 0)
             await host.controller.send(.command(opcode: HCIOpcode(rawValue: command.opcode), parameters: []))

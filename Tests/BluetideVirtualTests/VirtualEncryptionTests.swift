@@ -220,4 +220,34 @@ import Testing
         #expect(await pair.b.next() == .event(code: 0x30, parameters: [0x00, UInt8(handles.b), 0x00]))
         try await pair.a.expectNothingPending()
     }
+
+    @Test func aControllerWithoutLEEncryptionHasNoEncryptionCommands() async throws {
+        let features = VirtualControllerProfile.leFeatures.subtracting(.encryption)
+        let host = HostProbe(await VirtualLink(clock: ManualClock()).attachController(leFeatures: features))
+        let commands = try await host.succeed(HCIReadLocalSupportedCommands())
+        for command in VirtualControllerProfile.encryptionCommands {
+            #expect(!commands.supports(octet: command.octet, bit: command.bit), "\(String(command.opcode, radix: 16))")
+            await host.controller.send(.command(opcode: HCIOpcode(rawValue: command.opcode), parameters: []))
+            #expect(try await host.nextEvent() == .commandStatus(HCICommandStatus(status: .unknownCommand, opcode: HCIOpcode(rawValue: command.opcode))))
+        }
+        #expect(commands.supports(octet: 27, bit: 7), "LE Rand stays")
+    }
+
+    @Test func encryptingToAPeerWithoutLEEncryptionFailsWithUnsupportedRemoteFeature() async throws {
+        let clock = ManualClock()
+        let link = VirtualLink(clock: clock)
+        let peripheral = HostProbe(await link.attachController(leFeatures: VirtualControllerProfile.leFeatures.subtracting(.encryption)))
+        let central = HostProbe(await link.attachController())
+        try await peripheral.initialize()
+        try await central.initialize()
+        try await peripheral.succeed(LESetAdvertisingEnable(enable: true))
+        #expect(try await central.start(LECreateConnection(peerAddress: peripheral.controller.publicAddress)) == .success)
+        guard case let .connectionComplete(connection) = try await central.nextLEEvent() else { Issue.record("no connection"); return }
+        #expect(try await central.start(LEEnableEncryption(handle: connection.handle, longTermKey: Self.key)) == .success)
+        clock.advance(by: Self.interval)
+        #expect(try await central.nextEvent() == .encryptionChange(.init(
+            status: .unsupportedRemoteFeature, handle: connection.handle, encryptionEnabled: 0)))
+        guard case .connectionComplete = try await peripheral.nextLEEvent() else { Issue.record("no connection"); return }
+        try await peripheral.expectNothingPending()
+    }
 }

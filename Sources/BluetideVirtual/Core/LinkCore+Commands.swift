@@ -57,6 +57,9 @@ extension LinkCore {
         if !state.leFeatures.contains(.extendedAdvertising), VirtualControllerProfile.extendedOpcodes.contains(opcode) {
             return commandStatus(id, opcode, .unknownCommand)
         }
+        if !state.leFeatures.contains(.encryption), VirtualControllerProfile.encryptionOpcodes.contains(opcode) {
+            return commandStatus(id, opcode, .unknownCommand)
+        }
         switch opcode {
         case HCIReset.opcode:
             clearState(of: id)

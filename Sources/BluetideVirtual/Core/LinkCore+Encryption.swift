@@ -50,7 +50,9 @@ extension LinkCore {
         connections[link.id]?.encryption = EncryptionProcedure(
             key: command.longTermKey, randomNumber: command.randomNumber,
             encryptedDiversifier: command.encryptedDiversifier, refresh: connection.encrypted)
-        startProcedure(.keyRequest, on: link.id)
+        // A peer without LE encryption answers LL_ENC_REQ with LL_UNKNOWN_RSP.
+        let peerEncrypts = controllers[link.remote.controller]?.leFeatures.contains(.encryption) ?? false
+        startProcedure(peerEncrypts ? .keyRequest : .encryptionEnd(.unsupportedByPeer), on: link.id)
     }
 
     /// LL_ENC_REQ arrived: the peripheral's host gets LE Long Term Key Request with Rand and EDIV.
@@ -90,7 +92,9 @@ extension LinkCore {
     ///   refresh the link was paused and cannot continue unencrypted, so it ends with 0x06 at
     ///   both ends;
     /// - different keys: the first encrypted PDU fails its MIC and the link ends with 0x3D at
-    ///   both ends.
+    ///   both ends;
+    /// - a peer without LE encryption: the central gets Encryption Change with 0x1A Unsupported
+    ///   Remote Feature.
     mutating func endEncryption(_ outcome: EncryptionOutcome, on connectionID: Int) {
         guard let connection = connections[connectionID], let procedure = connection.encryption else { return }
         connections[connectionID]?.encryption = nil
@@ -112,6 +116,9 @@ extension LinkCore {
             emit(central.controller, HCIEvent.encryptionChange(.init(status: .pinOrKeyMissing, handle: central.handle, encryptionEnabled: 0)))
         case .keysDiffer:
             endConnection(connectionID, reasonForInitiator: .micFailure, reasonForPeer: .micFailure, initiator: central.controller)
+        case .unsupportedByPeer:
+            emit(central.controller, HCIEvent.encryptionChange(.init(
+                status: .unsupportedRemoteFeature, handle: central.handle, encryptionEnabled: connection.encrypted ? 1 : 0)))
         }
     }
 

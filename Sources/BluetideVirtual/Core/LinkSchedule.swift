@@ -56,6 +56,8 @@ enum EncryptionOutcome: Sendable, Equatable {
     case rejected
     /// The keys differ: the first encrypted PDU fails its MIC and the link drops with 0x3D.
     case keysDiffer
+    /// The peer's controller has no LE encryption (LL_UNKNOWN_RSP): 0x1A to the central.
+    case unsupportedByPeer
 }
 
 /// The link's timeline: actions in the order they fall due (equal times keep the order they
