@@ -37,7 +37,14 @@ let package = Package(
         .target(name: "BluetideEmulators", dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideGPIO", dependencies: ["BluetideCore", "BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideHCI", dependencies: ["BluetideCore"], swiftSettings: strict),
-        .target(name: "BluetideVirtual", dependencies: ["BluetideCore", "BluetideHCI"], swiftSettings: strict),
+        .target(
+            name: "BluetideVirtual",
+            dependencies: [
+                "BluetideCore", "BluetideHCI", "BluetideSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
         .target(
             name: "BluetideTransport",
             dependencies: [
@@ -126,7 +133,7 @@ let package = Package(
         .testTarget(name: "BluetideEmulatorsTests", dependencies: ["BluetideEmulators", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideGPIOTests", dependencies: ["BluetideGPIO", "BluetideSupport", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI", "BluetideCore"], swiftSettings: strict),
-        .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual", "BluetideCore", "BluetideHCI"], swiftSettings: strict),
+        .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual", "BluetideCore", "BluetideHCI", "BluetideSupport", "BluetideTransport"], swiftSettings: strict),
         .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport", "BluetideHCI", "BluetideVirtual", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideHostTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideCore", "BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideProfiles"], swiftSettings: strict),

@@ -1,65 +1,17 @@
 import BluetideCore
 import BluetideHCI
 
-// The link's driver: one timer task that sleeps until the schedule's next deadline and runs
-// what fell due. No polling; a new earlier deadline replaces the sleeping timer.
-extension VirtualLink {
-    /// Schedules `action` after `delay` (zero: at the next turn of the timer, never inline).
-    func schedule(_ action: LinkAction, after delay: Duration) {
-        schedule(action, at: ContinuousClock.now + max(delay, .zero))
-    }
-
-    func schedule(_ action: LinkAction, at due: ContinuousClock.Instant) {
-        timeline.add(action, at: due)
-        armTimer()
-    }
-
-    /// Makes sure a timer task sleeps until the schedule's earliest deadline.
-    func armTimer() {
-        guard let deadline = timeline.nextDeadline else {
-            timerTask?.cancel()
-            timerTask = nil
-            timerDeadline = nil
-            return
-        }
-        if timerTask != nil, let current = timerDeadline, current <= deadline { return }
-        timerTask?.cancel()
-        timerGeneration &+= 1
-        let generation = timerGeneration
-        timerDeadline = deadline
-        timerTask = Task { [weak self] in
-            try? await Task.sleep(until: deadline, clock: .continuous)
-            guard !Task.isCancelled else { return }
-            await self?.timerFired(generation)
-        }
-    }
-
-    private func timerFired(_ generation: UInt64) {
-        guard generation == timerGeneration else { return }
-        timerTask = nil
-        timerDeadline = nil
-        for action in timeline.takeDue(now: ContinuousClock.now) { run(action) }
-        armTimer()
-    }
-
-    /// One connection interval of a connection (1.25 ms units), at least 7.5 ms.
-    func connectionInterval(_ connectionID: Int) -> Duration {
-        let units = max(connections[connectionID]?.interval ?? 6, 6)
-        return .microseconds(Int64(units) * 1250)
-    }
-
-    /// Starts a procedure: it ends one connection interval from now.
-    func startProcedure(_ procedure: LinkProcedure, on connectionID: Int) {
-        schedule(.procedure(connection: connectionID, procedure), after: connectionInterval(connectionID))
-    }
-
-    private func run(_ action: LinkAction) {
+// What the link does when a scheduled action falls due, and the link-layer procedures that take
+// connection intervals on a real radio.
+extension LinkCore {
+    /// Runs one action of the timeline that fell due.
+    mutating func run(_ action: LinkAction) {
         switch action {
-        case let .deliver(controller, packet):
+        case let .deliver(controller, packet, completes):
             if case let .acl(handle, _, _, _) = packet, controllers[controller]?.connections[handle] == nil { return }
-            emit(controller, packet)
+            arrive(controller, packet, completes: completes)
         case let .completed(controller, handle):
-            completePacket(controller, handle: handle)
+            completePackets(controller, [.init(handle: handle, completedPackets: 1)])
         case let .advertise(controller, set, generation):
             guard advertisingTick(controller, set: set, generation: generation) else { return }
             scheduleAdvertising(controller, set: set, generation: generation)
@@ -69,14 +21,18 @@ extension VirtualLink {
         }
     }
 
-    /// Returns one ACL buffer of `controller` to its host with Number Of Completed Packets.
-    func completePacket(_ controller: Int, handle: UInt16) {
-        guard let count = controllers[controller]?.aclInFlight[handle], count > 0 else { return }
-        controllers[controller]?.aclInFlight[handle] = count > 1 ? count - 1 : nil
-        emit(controller, HCIEvent.numberOfCompletedPackets(.init(entries: [.init(handle: handle, completedPackets: 1)])))
+    /// One connection interval of a connection (1.25 ms units), at least 7.5 ms.
+    func connectionInterval(_ connectionID: Int) -> Duration {
+        let units = max(connections[connectionID]?.interval ?? 6, 6)
+        return .microseconds(Int64(units) * 1250)
     }
 
-    private func finish(_ procedure: LinkProcedure, on connectionID: Int) {
+    /// Starts a procedure: it ends one connection interval from now.
+    mutating func startProcedure(_ procedure: LinkProcedure, on connectionID: Int) {
+        schedule(.procedure(connection: connectionID, procedure), after: connectionInterval(connectionID))
+    }
+
+    private mutating func finish(_ procedure: LinkProcedure, on connectionID: Int) {
         guard let connection = connections[connectionID] else { return }
         switch procedure {
         case let .remoteFeatures(requester):
@@ -123,6 +79,12 @@ extension VirtualLink {
             emit(ends.remote.controller, LEMetaEvent.dataLengthChange(.init(
                 handle: ends.remote.handle, maxTxOctets: ends.remote.txOctets, maxTxTime: remoteTime,
                 maxRxOctets: octets, maxRxTime: localTime)))
+
+        case .keyRequest:
+            requestKey(on: connectionID)
+
+        case let .encryptionEnd(outcome):
+            endEncryption(outcome, on: connectionID)
         }
     }
 }

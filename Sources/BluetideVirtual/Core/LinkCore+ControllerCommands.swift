@@ -6,8 +6,8 @@ import BluetideHCI
 // what Linux's hci_sync init sequence reads. Every one listed in
 // ``VirtualControllerProfile/commands`` is answered here or in `handleCommand`; anything else
 // gets Command Status "Unknown HCI Command", a fixed-size answer no host can misparse.
-extension VirtualLink {
-    func handleOtherCommand(_ id: Int, opcode: HCIOpcode, parameters: [UInt8]) {
+extension LinkCore {
+    mutating func handleOtherCommand(_ id: Int, opcode: HCIOpcode, parameters: [UInt8]) {
         guard let state = controllers[id] else { return }
         func reply(_ returnParameters: [UInt8]) {
             emit(id, HCIEvent.commandComplete(HCICommandComplete(opcode: opcode, returnParameters: returnParameters)))
@@ -83,10 +83,6 @@ extension VirtualLink {
                 return reply([HCIStatus.unknownConnectionIdentifier.rawValue] + le16(h) + [0, 0, 0, 0, 0])
             }
             reply([HCIStatus.success.rawValue] + le16(h) + [0xFF, 0xFF, 0xFF, 0xFF, 0x1F])
-
-        case 0x2018:  // LE Rand: 8 bytes from the link's seeded generator
-            let value = random.next()
-            reply([HCIStatus.success.rawValue] + (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) })
 
         case 0x201C:  // LE Read Supported States
             let states = VirtualControllerProfile.supportedStates

@@ -2,10 +2,10 @@ import BluetideCore
 import BluetideHCI
 
 // How a virtual controller answers its host's HCI commands.
-extension VirtualLink {
+extension LinkCore {
     /// Handles one host-to-controller packet of controller `id`.
-    func handleFromHost(_ id: Int, _ packet: HCIPacket) {
-        guard controllers[id] != nil else { return }
+    mutating func handleFromHost(_ id: Int, _ packet: HCIPacket) {
+        guard isAttached(id) else { return }
         switch packet {
         case let .command(opcode, parameters):
             handleCommand(id, opcode: opcode, parameters: parameters)
@@ -18,20 +18,20 @@ extension VirtualLink {
 
     // MARK: Replies
 
-    func complete<C: HCICommand>(_ id: Int, _ command: C.Type, _ value: C.ReturnParameters) {
+    mutating func complete<C: HCICommand>(_ id: Int, _ command: C.Type, _ value: C.ReturnParameters) {
         emit(id, HCIEvent.commandComplete(HCICommandComplete(command, returning: value)))
     }
 
-    func complete(_ id: Int, _ opcode: HCIOpcode, _ status: HCIStatus = .success) {
+    mutating func complete(_ id: Int, _ opcode: HCIOpcode, _ status: HCIStatus = .success) {
         emit(id, HCIEvent.commandComplete(HCICommandComplete(opcode: opcode, status: status)))
     }
 
-    func commandStatus(_ id: Int, _ opcode: HCIOpcode, _ status: HCIStatus) {
+    mutating func commandStatus(_ id: Int, _ opcode: HCIOpcode, _ status: HCIStatus) {
         emit(id, HCIEvent.commandStatus(HCICommandStatus(status: status, opcode: opcode)))
     }
 
     /// Decodes a command's parameters; on failure answers 0x12 invalid parameters and returns nil.
-    private func decode<C: HCICommand>(_ type: C.Type, _ id: Int, _ parameters: [UInt8]) -> C? {
+    private mutating func decode<C: HCICommand>(_ type: C.Type, _ id: Int, _ parameters: [UInt8]) -> C? {
         do {
             return try C(parameters: parameters)
         } catch {
@@ -52,9 +52,12 @@ extension VirtualLink {
 
     // MARK: Commands
 
-    private func handleCommand(_ id: Int, opcode: HCIOpcode, parameters: [UInt8]) {
+    private mutating func handleCommand(_ id: Int, opcode: HCIOpcode, parameters: [UInt8]) {
         guard let state = controllers[id] else { return }
         if !state.leFeatures.contains(.extendedAdvertising), VirtualControllerProfile.extendedOpcodes.contains(opcode) {
+            return commandStatus(id, opcode, .unknownCommand)
+        }
+        if !state.leFeatures.contains(.encryption), VirtualControllerProfile.encryptionOpcodes.contains(opcode) {
             return commandStatus(id, opcode, .unknownCommand)
         }
         switch opcode {
@@ -314,6 +317,12 @@ extension VirtualLink {
         case HCIOpcode(rawValue: 0x0C35):
             break  // Host Number Of Completed Packets: no answer, as specified
 
+        case LEEncryptFunction.opcode:
+            encrypt(id, parameters: parameters)
+
+        case LEEncryptFunction.randOpcode:
+            complete(id, opcode, returning: Self.littleEndian(random.next()))
+
         default:
             handleOtherCommand(id, opcode: opcode, parameters: parameters)
         }
@@ -324,7 +333,7 @@ extension VirtualLink {
 
     /// Records which command family the host uses; a mix is refused with 0x0C (as the spec
     /// requires), by Command Complete or Command Status as the command is answered.
-    private func use(_ mode: CommandMode, _ id: Int, _ opcode: HCIOpcode) -> Bool {
+    private mutating func use(_ mode: CommandMode, _ id: Int, _ opcode: HCIOpcode) -> Bool {
         guard let current = controllers[id]?.commandMode else { return false }
         if current == .unset { controllers[id]?.commandMode = mode }
         if current == .unset || current == mode { return true }
@@ -336,7 +345,7 @@ extension VirtualLink {
         return false
     }
 
-    private func setAdvertising(_ id: Int, enable: Bool) {
+    private mutating func setAdvertising(_ id: Int, enable: Bool) {
         guard let state = controllers[id] else { return }
         let opcode = LESetAdvertisingEnable.opcode
         let key = ControllerState.legacySet
@@ -350,7 +359,7 @@ extension VirtualLink {
         startAdvertising(id, set: key)
     }
 
-    private func setExtendedParameters(_ id: Int, _ command: LESetExtendedAdvertisingParameters) {
+    private mutating func setExtendedParameters(_ id: Int, _ command: LESetExtendedAdvertisingParameters) {
         guard let state = controllers[id] else { return }
         let opcode = LESetExtendedAdvertisingParameters.opcode
         guard command.handle <= 0xEF else { return complete(id, opcode, .invalidParameters) }
@@ -382,7 +391,7 @@ extension VirtualLink {
         complete(id, LESetExtendedAdvertisingParameters.self, .init(selectedTxPower: power))
     }
 
-    private func setExtendedData(_ id: Int, _ block: LEExtendedDataBlock, scanResponse: Bool, opcode: HCIOpcode) {
+    private mutating func setExtendedData(_ id: Int, _ block: LEExtendedDataBlock, scanResponse: Bool, opcode: HCIOpcode) {
         guard block.handle != ControllerState.legacySet, let set = controllers[id]?.sets[block.handle] else {
             return complete(id, opcode, .unknownAdvertisingIdentifier)
         }
@@ -406,7 +415,7 @@ extension VirtualLink {
 
     /// Starts or stops the listed sets (all sets when stopping with an empty list). Duration and
     /// event limits are accepted but not applied: a set runs until stopped or connected.
-    private func setExtendedAdvertising(_ id: Int, _ command: LESetExtendedAdvertisingEnable) {
+    private mutating func setExtendedAdvertising(_ id: Int, _ command: LESetExtendedAdvertisingEnable) {
         guard let state = controllers[id] else { return }
         let opcode = LESetExtendedAdvertisingEnable.opcode
         if !command.enable, command.sets.isEmpty {
@@ -432,7 +441,7 @@ extension VirtualLink {
         }
     }
 
-    private func setScanning(_ id: Int, enable: Bool, filterDuplicates: Bool, extended: Bool) {
+    private mutating func setScanning(_ id: Int, enable: Bool, filterDuplicates: Bool, extended: Bool) {
         guard let state = controllers[id] else { return }
         let opcode = extended ? LESetExtendedScanEnable.opcode : LESetScanEnable.opcode
         guard enable else {
@@ -454,7 +463,7 @@ extension VirtualLink {
         }
     }
 
-    private func createConnection(_ id: Int, _ command: LECreateConnection, opcode: HCIOpcode = LECreateConnection.opcode) {
+    private mutating func createConnection(_ id: Int, _ command: LECreateConnection, opcode: HCIOpcode = LECreateConnection.opcode) {
         guard let state = controllers[id] else { return }
         guard state.initiating == nil else { return commandStatus(id, opcode, .commandDisallowed) }
         guard state.ownAddress(command.ownAddressType) != nil else {
@@ -469,7 +478,7 @@ extension VirtualLink {
         tryConnect(id)
     }
 
-    private func setDataLength(_ id: Int, _ command: LESetDataLength) {
+    private mutating func setDataLength(_ id: Int, _ command: LESetDataLength) {
         guard let link = connection(id, command.handle) else {
             return complete(id, LESetDataLength.self, .init(status: .unknownConnectionIdentifier, handle: command.handle))
         }
@@ -479,7 +488,7 @@ extension VirtualLink {
         startProcedure(.dataLength(requester: id, octets: octets), on: link.id)
     }
 
-    private func setPHY(_ id: Int, _ command: LESetPHY) {
+    private mutating func setPHY(_ id: Int, _ command: LESetPHY) {
         let opcode = LESetPHY.opcode
         guard let link = connection(id, command.handle) else {
             return commandStatus(id, opcode, .unknownConnectionIdentifier)
@@ -494,50 +503,5 @@ extension VirtualLink {
         let tx = choose(command.txPHYs, noPreference: command.allPHYs & 1 != 0, current: link.local.txPHY)
         let rx = choose(command.rxPHYs, noPreference: command.allPHYs & 2 != 0, current: link.remote.txPHY)
         startProcedure(.phyUpdate(requester: id, tx: tx, rx: rx), on: link.id)
-    }
-
-    /// The central starts encryption: the peripheral's host is asked for the key.
-    private func enableEncryption(_ id: Int, _ command: LEEnableEncryption) {
-        let opcode = LEEnableEncryption.opcode
-        guard let link = connection(id, command.handle) else {
-            return commandStatus(id, opcode, .unknownConnectionIdentifier)
-        }
-        guard connections[link.id]?.central.controller == id, connections[link.id]?.pendingKey == nil else {
-            return commandStatus(id, opcode, .commandDisallowed)
-        }
-        commandStatus(id, opcode, .success)
-        connections[link.id]?.pendingKey = command.longTermKey
-        emit(link.remote.controller, LEMetaEvent.longTermKeyRequest(.init(
-            handle: link.remote.handle, randomNumber: command.randomNumber, encryptedDiversifier: command.encryptedDiversifier)))
-    }
-
-    /// The peripheral's host answers the key request (`key` nil for a negative reply). The same
-    /// key as the central's turns encryption on at both ends; a different key ends the
-    /// connection with 0x3D MIC failure, as a real link would; no key fails the central's
-    /// request with 0x06 PIN or key missing.
-    private func answerKeyRequest(_ id: Int, handle: UInt16, key: HCIKey128?) {
-        let opcode = key == nil ? LELongTermKeyRequestNegativeReply.opcode : LELongTermKeyRequestReply.opcode
-        func reply(_ status: HCIStatus) {
-            emit(id, HCIEvent.commandComplete(HCICommandComplete(
-                opcode: opcode, returnParameters: HCIHandleReturn(status: status, handle: handle).parameterBytes)))
-        }
-        guard let link = connection(id, handle) else { return reply(.unknownConnectionIdentifier) }
-        guard let expected = connections[link.id]?.pendingKey, connections[link.id]?.peripheral.controller == id else {
-            return reply(.commandDisallowed)
-        }
-        reply(.success)
-        connections[link.id]?.pendingKey = nil
-        guard let key else {
-            emit(link.remote.controller, HCIEvent.encryptionChange(.init(
-                status: .pinOrKeyMissing, handle: link.remote.handle, encryptionEnabled: 0)))
-            return
-        }
-        guard key == expected else {
-            endConnection(link.id, reasonForInitiator: .micFailure, reasonForPeer: .micFailure, initiator: id)
-            return
-        }
-        connections[link.id]?.encrypted = true
-        emit(link.remote.controller, HCIEvent.encryptionChange(.init(handle: link.remote.handle, encryptionEnabled: 1)))
-        emit(id, HCIEvent.encryptionChange(.init(handle: link.local.handle, encryptionEnabled: 1)))
     }
 }

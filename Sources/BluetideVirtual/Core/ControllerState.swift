@@ -1,11 +1,11 @@
 import BluetideCore
 import BluetideHCI
 
-/// Everything one virtual controller remembers between HCI packets. Owned by the link's actor.
-struct ControllerState {
+/// Everything one virtual controller remembers between HCI packets (HCI Reset forgets it all).
+/// Part of the link's core (``LinkCore``).
+struct ControllerState: Sendable {
     let id: Int
     let publicAddress: BluetoothAddress
-    let output: AsyncStream<HCIPacket>.Continuation
     /// The LE features this controller offers (and answers Read Remote Features with).
     let leFeatures: LEFeatures
 
@@ -35,18 +35,19 @@ struct ControllerState {
     var connections: [UInt16: Int] = [:]
 
     /// ACL packets taken from the host and not yet reported completed, by handle (at most
-    /// ``VirtualControllerProfile/totalNumACLDataPackets`` together).
+    /// ``VirtualControllerProfile/totalNumACLDataPackets`` together: ``aclInFlightTotal``).
     var aclInFlight: [UInt16: Int] = [:]
+    /// The sum of ``aclInFlight``.
+    var aclInFlightTotal = 0
 
     /// The Filter Accept List (at most ``VirtualControllerProfile/acceptListSize`` entries).
     var acceptList: Set<BluetoothAddress> = []
     /// Packets received in the current LE Receiver Test (always 0: nothing transmits test packets).
     var testMode = false
 
-    init(id: Int, publicAddress: BluetoothAddress, output: AsyncStream<HCIPacket>.Continuation, leFeatures: LEFeatures) {
+    init(id: Int, publicAddress: BluetoothAddress, leFeatures: LEFeatures) {
         self.id = id
         self.publicAddress = publicAddress
-        self.output = output
         self.leFeatures = leFeatures
     }
 
@@ -97,12 +98,12 @@ struct ControllerState {
 }
 
 /// Which family of advertising commands a host has used since Reset.
-enum CommandMode {
+enum CommandMode: Sendable {
     case unset, legacy, extended
 }
 
 /// One advertising set: what it sends and whether it is on.
-struct AdvertisingSet {
+struct AdvertisingSet: Sendable {
     var properties: LEAdvertisingEventProperties
     /// Advertising interval, 0.625 ms units.
     var intervalUnits: UInt32
@@ -160,15 +161,15 @@ struct AdvertisingSet {
 }
 
 /// Identifies one advertising report for duplicate filtering.
-struct ReportKey: Hashable {
+struct ReportKey: Hashable, Sendable {
     let address: BluetoothAddress
     let eventType: UInt16
 }
 
 /// One LE connection between two controllers of the link.
-struct LinkConnection {
+struct LinkConnection: Sendable {
     /// One side of the connection.
-    struct End {
+    struct End: Sendable {
         let controller: Int
         let handle: UInt16
         /// This side's address as the other side sees it.
@@ -183,10 +184,10 @@ struct LinkConnection {
     var interval: UInt16
     var latency: UInt16
     var supervisionTimeout: UInt16
-    /// Whether LE Enable Encryption succeeded (keys matched).
+    /// Whether LE Enable Encryption succeeded (keys matched). The bytes are not ciphered.
     var encrypted = false
-    /// The key the central started encryption with, until the peripheral's host answers.
-    var pendingKey: HCIKey128?
+    /// The encryption start or refresh in progress (at most one).
+    var encryption: EncryptionProcedure?
 
     /// The end belonging to `controller`, and the other one.
     func ends(from controller: Int) -> (local: End, remote: End)? {
@@ -200,14 +201,24 @@ struct LinkConnection {
     }
 }
 
-/// A small deterministic random generator for the link's fault injection.
-struct LinkRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+/// An encryption start (or, on an encrypted link, a key refresh) between LE Enable Encryption
+/// and its end on the air.
+struct EncryptionProcedure: Sendable {
+    /// Where the procedure is.
+    enum Stage: Sendable {
+        /// LL_ENC_REQ is on its way to the peripheral.
+        case requesting
+        /// The peripheral's host was asked for the key (LE Long Term Key Request).
+        case awaitingKey
+        /// The host answered; the outcome is on its way.
+        case ending
     }
+
+    /// The key the central's host gave.
+    let key: HCIKey128
+    let randomNumber: UInt64
+    let encryptedDiversifier: UInt16
+    /// The link was encrypted already: a key refresh (Encryption Key Refresh Complete at the end).
+    let refresh: Bool
+    var stage: Stage = .requesting
 }
