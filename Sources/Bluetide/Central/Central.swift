@@ -15,15 +15,15 @@ import Foundation
 /// }
 /// ```
 public final class Central: Sendable {
-    /// The host stack the central drives.
-    public let stack: HostStack
+    /// The host stack the central drives (the package's layers only).
+    package let stack: HostStack
     let registry: CentralRegistry
     /// Default time limit of a connect attempt when ``connect(to:timeout:policy:)`` gets none.
     public let defaultConnectTimeout: Duration
 
     /// A central over a started `stack`, allowing at most `maximumConnections` connections at a
     /// time.
-    public init(stack: HostStack, maximumConnections: Int = 8, defaultConnectTimeout: Duration = .seconds(10)) {
+    package init(stack: HostStack, maximumConnections: Int = 8, defaultConnectTimeout: Duration = .seconds(10)) {
         self.stack = stack
         self.registry = CentralRegistry(maximumConnections: maximumConnections)
         self.defaultConnectTimeout = defaultConnectTimeout

@@ -87,7 +87,7 @@ actor ConnectionCore {
         linkWaiters.removeAll()
         Task { [weak self] in
             let reason = await link.waitForDisconnection()
-            await self?.linkDown(link, reason: reason)
+            await self?.linkDown(link, reason: DisconnectReason(reason))
         }
     }
 
@@ -157,7 +157,7 @@ actor ConnectionCore {
         userDisconnected = true
         switch state {
         case let .connected(link):
-            let reason = (try? await link.disconnect()) ?? .localHostTerminated
+            let reason = (try? await link.disconnect()).map(DisconnectReason.init) ?? .localHostTerminated
             if case .connected = state {
                 hub.emit(.disconnected(reason: reason))
                 await close(nil)
