@@ -30,6 +30,14 @@ struct CaptureSummary {
 
 /// Hosts and emulated devices on one virtual link, each captured on its own.
 @Suite(.timeLimit(.minutes(2))) struct VirtualWorldTests {
+    /// The first advertisement named `name` (a scan that stops there, at most 10 s).
+    static func find(_ name: String, on bluetooth: Bluetooth) async throws -> Advertisement {
+        for await advertisement in try await bluetooth.central.scan(filter: ScanFilter(name: .exact(name)), timeout: .seconds(10)) {
+            return advertisement
+        }
+        throw BluetideError.timedOut(operation: "scan for \(name)", seconds: 10)
+    }
+
     static func temporaryCapture(_ name: String) -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("world-\(name)-\(UUID().uuidString).btsnoop").path
     }
@@ -49,8 +57,7 @@ struct CaptureSummary {
         let bluetooth = try await world.openHost(snoop: hostCapture)
         #expect(bluetooth.transportSpec == "\(world.transportSpec)+snoop:\(hostCapture)")
 
-        let seen = try await bluetooth.central.discover(filter: ScanFilter(name: .exact("World HRM")), timeout: .seconds(5))
-        let found = try #require(seen.first, "the emulated strap was not seen")
+        let found = try await Self.find("World HRM", on: bluetooth)
         #expect(found.address == address)
         #expect(found.rssi == -61, "the world places the device at the RSSI asked for")
         let connection = try await bluetooth.central.connect(to: found)
@@ -98,8 +105,7 @@ struct CaptureSummary {
         let world = VirtualWorld()
         let replay = try await world.replay(log, pace: .asFastAsPossible, address: .randomStatic(0x00C0_0000_4E91))
         let bluetooth = try await world.openHost()
-        let found = try #require(
-            try await bluetooth.central.discover(filter: ScanFilter(name: .exact("Replayed Strap")), timeout: .seconds(5)).first)
+        let found = try await Self.find("Replayed Strap", on: bluetooth)
         let connection = try await bluetooth.central.connect(to: found)
         var values = try await connection.notifications(of: .heartRateMeasurement).makeAsyncIterator()
         #expect(try await values.next() == [0x06, 0x48])

@@ -20,7 +20,9 @@ public struct ConnectedCentral: Sendable, Hashable, CustomStringConvertible {
     /// Disconnects the central (reason 0x13, remote user terminated) and waits until the
     /// controller confirms, at most `timeout` seconds.
     public func disconnect(timeout: Double = 5) async throws {
-        _ = try await connection.disconnect(timeout: timeout)
+        do { _ = try await connection.disconnect(timeout: timeout) } catch {
+            throw BluetideError.from(error, operation: "disconnect")
+        }
     }
 
     /// Waits until the link closes and returns the reason.

@@ -275,7 +275,7 @@ public final class Peripheral: Sendable {
             intervalMilliseconds: min(max(milliseconds, 20), 10_240))
         try await withCheckedThrowingContinuation { continuation in
             if case .terminated = control.yield(.startAdvertising(request, continuation)) {
-                continuation.resume(throwing: HostError.notRunning)
+                continuation.resume(throwing: BluetideError.host("the peripheral is closed"))
             }
         }
     }
@@ -285,7 +285,7 @@ public final class Peripheral: Sendable {
     public func stopAdvertising() async throws {
         try await withCheckedThrowingContinuation { continuation in
             if case .terminated = control.yield(.stopAdvertising(continuation)) {
-                continuation.resume(throwing: HostError.notRunning)
+                continuation.resume(throwing: BluetideError.host("the peripheral is closed"))
             }
         }
     }
@@ -310,7 +310,7 @@ public final class Peripheral: Sendable {
                 state.withLock { $0.advertisingWanted = true }
                 continuation.resume()
             } catch {
-                continuation.resume(throwing: error)
+                continuation.resume(throwing: BluetideError.from(error, operation: "advertising"))
             }
         case let .stopAdvertising(continuation):
             advertising = nil
@@ -319,7 +319,7 @@ public final class Peripheral: Sendable {
                 try await stack.stopAdvertising()
                 continuation.resume()
             } catch {
-                continuation.resume(throwing: error)
+                continuation.resume(throwing: BluetideError.from(error, operation: "advertising"))
             }
         case let .connectionsChanged(connected):
             guard let request = advertising else { return }
