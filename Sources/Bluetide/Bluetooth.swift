@@ -52,6 +52,13 @@ public struct Bluetooth: Sendable {
             self.maximumConnections = maximumConnections
             self.localMTU = localMTU
         }
+
+        /// Throws ``BluetideError/invalidArgument(_:)`` when ``address`` is not random static.
+        func validate() throws {
+            guard !usesControllerAddress, let address, address.type != .random || address.randomKind != .static else { return }
+            throw BluetideError.invalidArgument(
+                "own address \(address) is not a random static address (type /R, two top bits set, e.g. C0:00:00:00:00:01/R)")
+        }
     }
 
     /// The host stack under both roles: the package's own layers (emulation, the command line)
@@ -73,11 +80,8 @@ public struct Bluetooth: Sendable {
     /// or the controller does not answer, ``BluetideError/invalidArgument(_:)`` when the
     /// configured address is not random static.
     public static func open(transport: String = "virtual", configuration: Configuration = Configuration()) async throws -> Bluetooth {
-        if !configuration.usesControllerAddress, let address = configuration.address,
-           address.type != .random || address.randomKind != .static {
-            throw BluetideError.invalidArgument(
-                "own address \(address) is not a random static address (type /R, two top bits set, e.g. C0:00:00:00:00:01/R)")
-        }
+        // Checked before the transport opens (a tcp-server transport waits for its controller).
+        try configuration.validate()
         let opened: any HCITransport
         do {
             opened = try await Transport.open(transport)
@@ -94,11 +98,9 @@ public struct Bluetooth: Sendable {
     package static func start(
         on opened: any HCITransport, spec transport: String, configuration: Configuration = Configuration()
     ) async throws -> Bluetooth {
-        if !configuration.usesControllerAddress, let address = configuration.address,
-           address.type != .random || address.randomKind != .static {
+        do { try configuration.validate() } catch {
             await opened.close()
-            throw BluetideError.invalidArgument(
-                "own address \(address) is not a random static address (type /R, two top bits set, e.g. C0:00:00:00:00:01/R)")
+            throw error
         }
         let random = configuration.usesControllerAddress
             ? nil : configuration.address ?? .randomStatic(UInt64.random(in: 0...0x3FFF_FFFF_FFFF))

@@ -50,6 +50,25 @@ import Testing
         #expect(message?.contains("already has +snoop") == true, "\(message ?? "no failure")")
     }
 
+    @Test func emulateWritesOneCapturePerDeviceEachWithItsOwnControllerOnly() async throws {
+        let directory = FileManager.default.temporaryDirectory
+        let first = directory.appendingPathComponent("emulate-\(UUID().uuidString).btsnoop").path
+        let second = EmulateCommand.capturePath(first, device: 1, of: 2) ?? ""
+        defer {
+            try? FileManager.default.removeItem(atPath: first)
+            try? FileManager.default.removeItem(atPath: second)
+        }
+        let run = try await BluetideExecutable.run(
+            ["emulate", "heart-rate", "csc", "--transport", "virtual+snoop:\(first)", "--duration", "0.5", "--seed", "3"])
+        #expect(run.status == 0, "\(run.stderr)")
+        for path in [first, second] {
+            let records = try BTSnoopReader.records(atPath: path)
+            #expect(Self.commands(HCIReset.opcode, in: records) == 1, "\(path): one controller's reset")
+            #expect(Self.commands(LESetAdvertisingData.opcode, in: records) >= 1, "\(path): the device advertised")
+            #expect(zip(records, records.dropFirst()).allSatisfy { $0.timestamp <= $1.timestamp }, "\(path): timestamps run backwards")
+        }
+    }
+
     @Test func emulateGivesEachDeviceItsOwnCaptureFile() {
         #expect(EmulateCommand.capturePath("/tmp/x.btsnoop", device: 0, of: 2) == "/tmp/x.btsnoop")
         #expect(EmulateCommand.capturePath("/tmp/x.btsnoop", device: 1, of: 2) == "/tmp/x-2.btsnoop")
