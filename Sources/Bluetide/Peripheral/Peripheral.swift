@@ -4,7 +4,7 @@ import Synchronization
 /// The peripheral role: serves ``GATTService`` objects and advertises so centrals can connect.
 ///
 /// ```swift
-/// let peripheral = Peripheral(stack: stack)          // a started HostStack
+/// let peripheral = bluetooth.peripheral              // bluetooth = try await Bluetooth.open(...)
 /// let punch = PunchService()
 /// try await peripheral.add(punch)
 /// try await peripheral.startAdvertising(name: "Reflex-1A2B", serviceUUIDs: [PunchUUID.service])
@@ -17,9 +17,11 @@ import Synchronization
 /// there is room for another central and after a disconnect, unless
 /// ``readvertisesAutomatically`` is turned off.
 ///
-/// The peripheral owns the stack's local GATT services (``HostStack/setServices(_:)``) and is the
-/// one consumer of ``HostStack/serverEvents`` and ``HostStack/incomingConnections``: create one
-/// `Peripheral` per stack. Its background tasks end when it is deinitialised.
+/// Each ``Bluetooth`` host has exactly one, ``Bluetooth/peripheral``: it owns the host's local
+/// GATT services and hears every incoming connection and server event. Services come as
+/// ``GATTService`` objects (``add(services:)``) or as definitions with read and write handlers
+/// (``add(definitions:)``, what emulated and replayed devices use). Its background tasks end
+/// when it is deinitialised.
 public final class Peripheral: Sendable {
     /// The host stack this peripheral drives (the package's layers only).
     package let stack: HostStack
