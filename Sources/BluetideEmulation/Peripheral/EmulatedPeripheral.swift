@@ -39,9 +39,6 @@ public actor EmulatedPeripheral {
     /// The address the device advertises from.
     public nonisolated var address: BluetoothAddress { bluetooth.address }
 
-    /// The host stack under ``bluetooth`` (the package's tests and tools only).
-    package nonisolated var stack: HostStack { bluetooth.stack }
-
     nonisolated let served: [ServedModel]
     private let eventSink: AsyncStream<EmulationEvent>.Continuation
     private let pushes: AsyncStream<OutputBatch>
