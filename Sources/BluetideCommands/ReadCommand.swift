@@ -1,7 +1,6 @@
 import ArgumentParser
 import Bluetide
 import BluetideCore
-import BluetideHost
 import Foundation
 
 /// Options of the commands that act on one characteristic of one device.
