@@ -160,6 +160,10 @@ struct TwoHosts {
         hosts.run(hosts.peripheral.secure(handle: 8, now: .zero), from: .peripheral)
         #expect(hosts.smpPDUs == 1)  // the Security Request only
         #expect(hosts.central.securityLevel(handle: 8) == .authenticatedSecureConnections)
+        #expect(hosts.peripheral.securityLevel(handle: 8) == .authenticatedSecureConnections)
+        // The peripheral's Security Request was answered: no SMP timer left running.
+        #expect(!hosts.peripheral.isPairing(handle: 8))
+        #expect(hosts.peripheral.nextDeadline == nil)
     }
 
     @Test func securityRequestLeftToTheApplication() {

@@ -65,6 +65,9 @@ public struct SMPPairing: Sendable {
     /// True while a pairing procedure is under way.
     public var isPairing: Bool { phase != .idle && phase != .timedOut }
 
+    /// True while pairing waits for the link to be encrypted with its STK or LTK.
+    public var awaitsEncryption: Bool { phase == .encrypting }
+
     // MARK: Inputs
 
     /// Starts pairing: as central, sends a Pairing Request; as peripheral, a Security Request.
@@ -148,6 +151,12 @@ public struct SMPPairing: Sendable {
     /// key distribution when pairing waited for it; a failure ends pairing.
     public mutating func encryptionChanged(status: UInt8, enabled: Bool, now: Duration) -> [SMPOutput] {
         var out: [SMPOutput] = []
+        if phase == .securityRequested, status == 0, enabled {
+            // The central answered our Security Request by encrypting with a bond: done.
+            phase = .idle
+            deadline = nil
+            return out
+        }
         guard phase == .encrypting else { return out }
         guard status == 0, enabled else {
             finishFailed(.encryptionFailed(status: status), now: now, into: &out)

@@ -140,10 +140,13 @@ public struct SecurityManager: Sendable {
     /// Encryption Change (`enabled` false when switched off) or, with `enabled` true, Encryption
     /// Key Refresh Complete.
     public mutating func encryptionChanged(handle: UInt16, status: UInt8, enabled: Bool, now: Duration) -> [SecurityAction] {
-        guard var link = links[handle] else { return [] }
-        if link.pairing.isPairing {
+        guard links[handle] != nil else { return [] }
+        if links[handle]!.pairing.awaitsEncryption {
             return run(handle, now: now) { $0.encryptionChanged(status: status, enabled: enabled, now: now) }
         }
+        // Not pairing's key: a peripheral's pending Security Request may be answered by it.
+        _ = links[handle]!.pairing.encryptionChanged(status: status, enabled: enabled, now: now)
+        var link = links[handle]!
         var actions: [SecurityAction] = []
         if let bond = link.encryptingWith {
             link.encryptingWith = nil
