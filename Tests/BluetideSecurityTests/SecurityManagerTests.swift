@@ -125,6 +125,25 @@ struct TwoHosts {
         #expect(hosts.central.securityLevel(handle: 0x41) == result.securityLevel)
         #expect(hosts.peripheral.securityLevel(handle: 0x41) == result.securityLevel)
         #expect(hosts.centralActions.contains(.securityChanged(handle: 0x41, result.securityLevel)))
+        // Asking again changes nothing: the link is as secure as the bond allows.
+        #expect(hosts.central.secure(handle: 0x41, now: .zero) == [.secured(handle: 0x41, result.securityLevel)])
+    }
+
+    @Test func secureWhileEncryptionIsPendingWaits() {
+        let (c, p) = Self.policies(secureConnections: true)
+        var hosts = TwoHosts(central: c, peripheral: p)
+        hosts.connect(handle: 1, centralAddress: Self.centralAddress, peripheralAddress: Self.peripheralAddress)
+        hosts.run(hosts.central.secure(handle: 1, now: .zero), from: .central)
+        hosts.disconnect(handle: 1)
+        // On connect the central starts encrypting from the bond; a request meanwhile adds nothing.
+        let started = hosts.central.linkConnected(
+            handle: 2, role: .central, localAddress: Self.centralAddress, peerAddress: Self.peripheralAddress, now: .zero)
+        guard case .enableEncryption? = started.first else {
+            Issue.record("no encryption started: \(started)")
+            return
+        }
+        #expect(hosts.central.secure(handle: 2, now: .zero) == [])
+        #expect(hosts.central.secure(handle: 2, force: true, now: .zero) == [])
     }
 
     /// The central comes back from a new resolvable private address: the peripheral finds the

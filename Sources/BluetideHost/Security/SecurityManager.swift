@@ -40,6 +40,8 @@ public enum SecurityAction: Sendable, Hashable {
     case bondedEncryptionFailed(handle: UInt16, status: UInt8)
     /// The link's security level changed.
     case securityChanged(handle: UInt16, SMPSecurityLevel)
+    /// ``SecurityManager/secure(handle:force:now:)`` found the link already as secure as its bond allows.
+    case secured(handle: UInt16, SMPSecurityLevel)
     /// The bonds changed: write them to the bond file.
     case saveBonds(BondStore)
 }
@@ -101,7 +103,9 @@ public struct SecurityManager: Sendable {
     /// else pairs; as peripheral, sends a Security Request.
     public mutating func secure(handle: UInt16, force: Bool = false, now: Duration) -> [SecurityAction] {
         guard let link = links[handle] else { return [] }
+        if link.pairing.isPairing || link.encryptingWith != nil { return [] }  // the running procedure will answer
         if link.pairing.role == .central, !force, let bond = bonds.bond(for: link.pairing.peerAddress) {
+            if link.level >= bond.securityLevel { return [.secured(handle: handle, link.level)] }
             return encrypt(handle: handle, with: bond)
         }
         return run(handle, now: now) { $0.pair(now: now) }
