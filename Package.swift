@@ -56,7 +56,11 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BluetideHost",
-            dependencies: ["BluetideCore", "BluetideHCI", "BluetideTransport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "BluetideCore", "BluetideHCI", "BluetideTransport", .product(name: "Logging", package: "swift-log"),
+                // Pairing (Security/): P-256 ECDH, and the AES-128 block function AES-CMAC is built on.
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: strict),
         .target(
             name: "Bluetide",
@@ -132,6 +136,7 @@ let package = Package(
         .testTarget(name: "BluetideRecordingTests", dependencies: ["BluetideRecording", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideEmulatorsTests", dependencies: ["BluetideEmulators", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideGPIOTests", dependencies: ["BluetideGPIO", "BluetideSupport", "BluetideCore"], swiftSettings: strict),
+        .testTarget(name: "BluetideSecurityTests", dependencies: ["BluetideHost", "BluetideCore"], exclude: ["Bumble"], swiftSettings: strict),
         .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual", "BluetideCore", "BluetideHCI", "BluetideSupport", "BluetideTransport"], swiftSettings: strict),
         .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport", "BluetideHCI", "BluetideVirtual", "BluetideCore"], swiftSettings: strict),
