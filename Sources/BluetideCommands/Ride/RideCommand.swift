@@ -13,7 +13,8 @@ struct RideCommand: AsyncParsableCommand {
                   --ftp 250 --record ride.jsonl
               bluetide ride --replay ride.jsonl --pace 4
               bluetide ride export ride.jsonl --format tcx --output ride.tcx
+              bluetide ride bridge --trainer "Tacx Neo 2T" --transport hci-socket:0
             """,
-        subcommands: [RideRunCommand.self, RideExportCommand.self],
+        subcommands: [RideRunCommand.self, RideExportCommand.self, RideBridgeCommand.self],
         defaultSubcommand: RideRunCommand.self)
 }
