@@ -92,8 +92,11 @@ struct RideRunCommand: AsyncParsableCommand {
         }
     }
 
-    /// Rides until --duration, the end of a replay or (with `stopOnSignals`) Ctrl-C.
-    func execute(_ output: CommandOutput, stopOnSignals: Bool = false) async throws {
+    /// Rides until --duration, the end of a replay or (with `stopOnSignals`) Ctrl-C; `observe`
+    /// sees every sample (`ride serve` feeds its page with it).
+    func execute(
+        _ output: CommandOutput, stopOnSignals: Bool = false, observe: (@Sendable (RideSample) async -> Void)? = nil
+    ) async throws {
         if let duration, !(duration.isFinite && duration > 0) { throw CommandFailure("--duration \(duration): expected seconds > 0") }
         try devices.validated()
         guard ftp.isFinite, (30...1000).contains(ftp) else { throw CommandFailure("--ftp \(ftp): expected 30…1000 watts") }
@@ -130,7 +133,7 @@ struct RideRunCommand: AsyncParsableCommand {
         }
         let ride = RideSession(source: source, configuration: configuration)
         do {
-            try await run(ride, target: target, workout: plan, output: output, stopOnSignals: stopOnSignals)
+            try await run(ride, target: target, workout: plan, output: output, stopOnSignals: stopOnSignals, observe: observe)
         } catch {
             await ride.stop()
             await opened?.close()
@@ -141,7 +144,8 @@ struct RideRunCommand: AsyncParsableCommand {
     }
 
     private func run(
-        _ ride: RideSession, target: RideTarget?, workout: Workout?, output: CommandOutput, stopOnSignals: Bool
+        _ ride: RideSession, target: RideTarget?, workout: Workout?, output: CommandOutput, stopOnSignals: Bool,
+        observe: (@Sendable (RideSample) async -> Void)?
     ) async throws {
         let samples = try await RideRunning.start(ride)
         let devices = await ride.source.devices
@@ -173,6 +177,7 @@ struct RideRunCommand: AsyncParsableCommand {
         let allUpdates = allUpdates
         let printer = Task {
             for await sample in samples {
+                await observe?(sample)
                 guard allUpdates || sample.trigger == .tick else { continue }
                 if live {
                     output.emit(RideView.screen(sample, title: title, notices: recent.last(4)))
