@@ -1,4 +1,5 @@
 import BluetideTestSupport
+import BluetideTransport
 import Foundation
 import Testing
 
@@ -49,6 +50,55 @@ import Testing
             #expect(!output.isEmpty, "\(run.label) printed no JSON on \(run.stream)")
             lines += output.map { "\(run.label)\t\($0)" }
         }
+        try await Self.expectValid(lines)
+    }
+
+    /// `controllers --json`: ready (the ports), one record per controller, a host connecting, a
+    /// second host refused, the first leaving, and stopping; every line valid against the schema.
+    @Test(.needsPythonModule("jsonschema", install: "pip install -r Interop/requirements.txt"))
+    func controllersJSONSaysWhatTheTextSaysAndValidates() async throws {
+        let process = try BluetideExecutable.launch(["controllers", "tcp-server:127.0.0.1:0", "--json", "--exit-on-stdin-eof"])
+        let timeout = BluetideExecutable.runTimeout
+        do {
+            let ready = try await process.firstJSON("type", "ready", timeout: timeout)
+            let port = try #require(ready["ports"]?[0]?.int, "\(ready)")
+            #expect(ready["ports"]?.array?.count == 1 && port > 0)
+            let controller = try await process.firstJSON("type", "controller", timeout: timeout)
+            #expect(controller["controller"]?.int == 1)
+            #expect(controller["listen"]?["host"]?.string == "127.0.0.1")
+            #expect(controller["listen"]?["port"]?.int == port)
+            #expect(controller["listen"]?["localOnly"]?.bool == true)
+            #expect(controller["device"]?["address"]?.string == "00:00:00:00:00:01")
+            #expect(controller["device"]?["addressType"]?.string == "public")
+            let first = try await Transport.open("tcp-client:127.0.0.1:\(port)")
+            let connected = try await process.firstJSON("type", "host-connected", timeout: timeout)
+            #expect(connected["controller"]?.int == 1)
+            #expect(connected["from"]?.string?.hasPrefix("127.0.0.1:") == true, "\(connected)")
+            let second = try await Transport.open("tcp-client:127.0.0.1:\(port)")
+            let refused = try await process.firstJSON("type", "host-refused", timeout: timeout)
+            #expect(refused["reason"]?.string == "another host is connected")
+            await second.close()
+            await first.close()
+            let left = try await process.firstJSON("type", "host-disconnected", timeout: timeout)
+            #expect(left["from"] == connected["from"])
+            #expect(left["reason"]?.string?.isEmpty == false)
+            await process.closeStdin()
+            #expect(await process.waitForCompletion(timeout: timeout) == 0)
+        } catch {
+            await process.stop()
+            throw error
+        }
+        await process.stop()
+        let lines = await process.output(.stdout)
+        let stopping = try #require(lines.last.flatMap { JSONValue(line: $0) }, "\(lines)")
+        #expect(stopping["type"]?.string == "stopping" && stopping["reason"]?.string == "end of standard input")
+        #expect(lines.allSatisfy { $0.hasPrefix("{") }, "every line is a record: \(lines)")
+        try await Self.expectValid(lines.map { "controllers\t\($0)" })
+    }
+
+    /// Runs `Interop/json/check_json_output.py` on `lines` ("LABEL<TAB>JSON") and expects every
+    /// one valid.
+    static func expectValid(_ lines: [String]) async throws {
         let python = try #require(OptionalTool.executable("python3"), "python3 not found")
         let script = BumbleEnvironment.repositoryRoot.appendingPathComponent("Interop/json/check_json_output.py")
         let checker = try BumbleProcess.launch(name: "check_json_output", executable: python, arguments: [script.path])
