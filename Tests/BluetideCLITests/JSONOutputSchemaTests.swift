@@ -19,7 +19,7 @@ import Testing
         ("emulate", ["emulate", "heart-rate", "punch", "--duration", "0.5", "--seed", "7", "--json"], .stdout, nil),
         ("demo", ["demo", "--duration", "2", "--json"], .stdout, nil),
         ("shell", ["shell", "Bluetide HRM", "--emulate", "heart-rate", "--json"], .stdout,
-         "services\nread battery-level\nwrite 2A39 01\nsubscribe heart-rate\nwait 2\nmtu\nrssi\ninfo\nhelp\n"),
+         "services\nread battery-level\nwrite 2A39 01\nwrite 2A39 reset\nforms 2A39\nforms 2A37\nsubscribe heart-rate\nwait 2\nmtu\nrssi\ninfo\nhelp\n"),
         ("error: runtime", ["read", "Nobody", "2A19", "--timeout", "0.5", "--emulate", "heart-rate", "--json"], .stderr, nil),
         ("error: usage", ["subscribe", "X", "2A37", "--count", "0", "--json"], .stderr, nil),
         ("error: parser", ["scan", "--no-such-option", "--json"], .stderr, nil),
