@@ -15,6 +15,7 @@ import Testing
         ("scan", ["scan", "--emulate", "heart-rate,csc,colmi-r02,tacx-fec", "--timeout", "1.5", "--json"], .stdout, nil),
         ("gatt", ["gatt", "Bluetide HRM", "--emulate", "heart-rate", "--json"], .stdout, nil),
         ("read", ["read", "Bluetide HRM", "battery-level", "--emulate", "heart-rate", "--json"], .stdout, nil),
+        ("write", ["write", "Bluetide FTMS", "2AD9", "request-control", "--emulate", "ftms-bike", "--json"], .stdout, nil),
         ("subscribe", ["subscribe", "Bluetide HRM", "heart-rate", "--emulate", "heart-rate", "--count", "2", "--json"], .stdout, nil),
         ("emulate", ["emulate", "heart-rate", "punch", "--duration", "0.5", "--seed", "7", "--json"], .stdout, nil),
         ("demo", ["demo", "--duration", "2", "--json"], .stdout, nil),

@@ -241,20 +241,12 @@ actor ShellSession {
         do { try await connection.write(RawBytes(bytes), to: characteristic.uuid, withResponse: withResponse) } catch {
             throw CommandFailure("writing \(what) failed: \(error)")
         }
-        // What was written, as the characteristic's profile reads it (when it has one and it decodes).
-        var value = JSONOutput.value(bytes)
-        var readable = ""
-        if let decoding = try? ValueDecoding(uuid: characteristic.uuid, profile: nil), decoding.profile != nil {
-            let decoded = decoding.decode(bytes, at: now)
-            if decoded.error == nil, let summary = decoded.summary {
-                value = JSONOutput.value(bytes, decoded: decoded.value, profile: decoding.profile, summary: summary)
-                readable = ": " + summary
-            }
-        }
+        let written = ShellValue.written(bytes, to: characteristic.uuid, at: now)
         let fields: [String: JSONOutputValue] = [
-            "characteristic": JSONOutput.characteristic(characteristic.uuid), "value": value,
+            "characteristic": JSONOutput.characteristic(characteristic.uuid), "value": written.json,
             "withResponse": .bool(withResponse), "time": JSONOutput.time(monotonic: now),
         ]
+        let readable = written.summary.map { ": " + $0 } ?? ""
         reply("written", fields, "wrote \(bytes.count) byte\(bytes.count == 1 ? "" : "s") to \(what)\(readable)  [\(bytes.spacedHex)]")
     }
 

@@ -35,6 +35,17 @@ enum ShellValue {
         return widths[String(word[..<colon]).lowercased()] != nil
     }
 
+    /// What a write sent, for the reply: the value's JSON (decoded by the characteristic's
+    /// profile when it has one and the bytes decode) and its readable summary, if any.
+    static func written(_ bytes: [UInt8], to uuid: BluetoothUUID, at time: Double) -> (json: JSONOutputValue, summary: String?) {
+        guard let decoding = try? ValueDecoding(uuid: uuid, profile: nil), decoding.profile != nil else {
+            return (JSONOutput.value(bytes), nil)
+        }
+        let decoded = decoding.decode(bytes, at: time)
+        guard decoded.error == nil, let summary = decoded.summary else { return (JSONOutput.value(bytes), nil) }
+        return (JSONOutput.value(bytes, decoded: decoded.value, profile: decoding.profile, summary: summary), summary)
+    }
+
     /// One word as hex, quoted text, `text:…` or a typed number.
     static func bytes(_ text: String) throws(ShellRequest.SyntaxError) -> [UInt8] {
         let unquoted = ShellWords.unquoted(text)
