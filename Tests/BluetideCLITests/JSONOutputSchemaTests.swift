@@ -97,9 +97,74 @@ import Testing
         try await Self.expectValid(lines.map { "controllers\t\($0)" })
     }
 
+    /// The `--json` of the commands this suite's main test does not cover yet. Each one's lines
+    /// are checked; those listed in ``knownNonConforming`` do not follow the schema yet (their
+    /// own records: no `type`, snake_case, bare `address`/`name`/`rssi`, a bare `t`), so their
+    /// failures are known issues, and the test fails when one starts to conform: then take it
+    /// out of the list.
+    static let knownNonConforming: Set<String> = [
+        "bench codec", "bench gatt", "bench loopback", "ride run", "ring pair", "ring battery", "ring info",
+        "ring hr-log", "ring sync", "ring watch", "ring export", "uart",
+    ]
+
+    @Test(.needsPythonModule("jsonschema", install: "pip install -r Interop/requirements.txt"))
+    func theOtherCommandsJSONAgainstTheSchema() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("schema-data-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: data) }
+        let ring = ["--emulate", "colmi-r02", "--json"]
+        let runs: [(label: String, arguments: [String], stdin: String?)] = [
+            ("bench codec", ["bench", "codec", "--count", "1000", "--json"], nil),
+            ("bench gatt", ["bench", "gatt", "--packet-count", "20", "--json"], nil),
+            ("bench loopback", ["bench", "loopback", "--packet-count", "20", "--json"], nil),
+            ("ride run", ["ride", "run", "--emulate", "ftms-bike", "--duration", "1.5", "--json"], nil),
+            ("ring pair", ["ring", "pair", "--first"] + ring, nil),
+            ("ring battery", ["ring", "battery"] + ring, nil),
+            ("ring info", ["ring", "info"] + ring, nil),
+            ("ring hr-log", ["ring", "hr-log"] + ring, nil),
+            ("ring sync", ["ring", "sync", "--days", "1"] + ring, nil),
+            ("ring watch", ["ring", "watch", "--duration", "1.5"] + ring, nil),
+            ("ring export", ["ring", "export", "--out", data.appendingPathComponent("export").path, "--json"], nil),
+            ("uart", ["uart", "Bluetide UART", "--emulate", "nus", "--json"], "hi\n"),
+        ]
+        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
+        var lines: [String] = []
+        for run in runs {
+            // Ring commands remember the paired ring under XDG_DATA_HOME: a private one.
+            let process = try BumbleProcess.launch(
+                name: run.label, executable: binary, arguments: run.arguments, environment: ["XDG_DATA_HOME": data.path])
+            if let stdin = run.stdin { try await process.writeToStdin(stdin) }
+            await process.closeStdin()
+            _ = await process.waitForCompletion(timeout: .seconds(90))
+            await process.stop()
+            let output = await process.output(.stdout)
+            let errors = await process.output(.stderr)
+            #expect(!output.isEmpty, "\(run.label) printed no JSON; stderr: \(errors)")
+            lines += output.map { "\(run.label)\t\($0)" }
+        }
+        let report = try await Self.check(lines)
+        for run in runs {
+            let invalid = report.filter { $0.hasPrefix(run.label + ": ") }
+            if Self.knownNonConforming.contains(run.label) {
+                withKnownIssue("\(run.label) --json does not follow docs/json-output.md yet") {
+                    #expect(invalid.isEmpty, "\(invalid.first ?? "")")
+                }
+            } else {
+                #expect(invalid.isEmpty, "\(run.label): \(invalid)")
+            }
+        }
+    }
+
     /// Runs `Interop/json/check_json_output.py` on `lines` ("LABEL<TAB>JSON") and expects every
     /// one valid.
     static func expectValid(_ lines: [String]) async throws {
+        let report = try await check(lines)
+        #expect(report.last == "checked \(lines.count) lines, 0 invalid", "schema check failed:\n\(report.joined(separator: "\n"))")
+    }
+
+    /// The checker's report on `lines`: one line per invalid record ("LABEL: what is wrong"), then
+    /// "checked N lines, M invalid".
+    static func check(_ lines: [String]) async throws -> [String] {
         let python = try #require(OptionalTool.executable("python3"), "python3 not found")
         let script = BumbleEnvironment.repositoryRoot.appendingPathComponent("Interop/json/check_json_output.py")
         let checker = try BumbleProcess.launch(name: "check_json_output", executable: python, arguments: [script.path])
@@ -109,8 +174,9 @@ import Testing
         await checker.stop()
         let report = await checker.output(.stdout)
         let problems = await checker.stderrTail()
-        #expect(status == 0, "schema check failed:\n\(report.joined(separator: "\n"))\n\(problems)")
-        #expect(report.last == "checked \(lines.count) lines, 0 invalid", "\(report)")
+        #expect(status == 0 || status == 1, "the checker failed: \(problems)")
+        #expect(report.last?.hasPrefix("checked \(lines.count) lines, ") == true, "\(report)\n\(problems)")
+        return report
     }
 
     static let replayLog = """
