@@ -124,6 +124,12 @@ enum CoachCLI {
         }
     }
 
+    /// The value `rule` (one of ``InputRules``, shared with the dashboard) makes of what was given
+    /// for `field` (`--date`, `NAME`), or a usage failure naming the field.
+    static func checked<T>(_ field: String, _ rule: () throws(InputProblem) -> T) throws -> T {
+        do { return try rule() } catch { throw CommandFailure.usage("\(field): \(error)", field: field) }
+    }
+
     /// Maps store errors to exit-2 failures with the store's words.
     static func failing<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as CoachStoreError { throw CommandFailure(error.description) }
@@ -142,21 +148,25 @@ struct ReflexCoachAthletes: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "add", abstract: "Add an athlete.")
         @OptionGroup var database: CoachDatabaseOptions
         @Argument(help: "Name.") var name: String
-        @Option(name: .long, help: "Birth date YYYY-MM-DD.") var birthDate: String?
+        @Option(name: .long, help: "Birth date YYYY-MM-DD, 1900-2100.") var birthDate: String?
         @Option(name: .long, help: "Sex as you record it (free text).") var sex: String?
         @Option(name: .long, help: "orthodox, southpaw or switch.") var stance: String = "orthodox"
         @Option(name: .long, help: "Notes.") var notes: String = ""
 
         func lines(now: Date = Date()) throws -> [String] {
-            let birth = try birthDate.map { text in
-                guard let date = CalendarDate(iso: text) else { throw CommandFailure("--birth-date \"\(text)\": expected YYYY-MM-DD") }
-                return date
+            let name = try CoachCLI.checked("NAME") { () throws(InputProblem) in try InputRules.name(self.name) }
+            let birth = try birthDate.map { text in try CoachCLI.checked("--birth-date") { () throws(InputProblem) in try InputRules.date(text) } }
+            let sex = try self.sex.map { text in
+                try CoachCLI.checked("--sex") { () throws(InputProblem) in try InputRules.text(text, maximum: InputRules.maximumSexLength) }
+            }
+            let notes = try CoachCLI.checked("--notes") { () throws(InputProblem) in
+                try InputRules.text(self.notes, maximum: InputRules.maximumNotesLength, lineBreaks: true)
             }
             guard let stanceValue = Stance(rawValue: stance) else {
                 throw CommandFailure("--stance \"\(stance)\": expected orthodox, southpaw or switch")
             }
             let store = try database.open()
-            if try store.athletes().contains(where: { $0.name.lowercased() == name.trimmingCharacters(in: .whitespaces).lowercased() }) {
+            if try store.athletes().contains(where: { $0.name.lowercased() == name.lowercased() }) {
                 throw CommandFailure("an athlete named \"\(name)\" exists already")
             }
             let added = try CoachCLI.failing {
@@ -207,13 +217,12 @@ struct ReflexCoachAthletes: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "weight", abstract: "Record a weigh-in (kg).")
         @OptionGroup var database: CoachDatabaseOptions
         @Argument(help: "Name.") var name: String
-        @Argument(help: "Kilograms, e.g. 63.5.") var kilograms: Double
-        @Option(name: .long, help: "Day YYYY-MM-DD (default today, UTC).") var date: String?
+        @Argument(help: "Kilograms as a decimal number, e.g. 63.5 (above 0, below 500).") var kilograms: String
+        @Option(name: .long, help: "Day YYYY-MM-DD, 1900-2100 (default today, UTC).") var date: String?
         func lines(now: Date = Date()) throws -> [String] {
-            let day = try date.map { text in
-                guard let d = CalendarDate(iso: text) else { throw CommandFailure("--date \"\(text)\": expected YYYY-MM-DD") }
-                return d
-            } ?? CalendarDate(utcDayOf: now)
+            let kilograms = try CoachCLI.checked("KILOGRAMS") { () throws(InputProblem) in try InputRules.kilograms(self.kilograms) }
+            let day = try date.map { text in try CoachCLI.checked("--date") { () throws(InputProblem) in try InputRules.date(text) } }
+                ?? CalendarDate(utcDayOf: now)
             let store = try database.open()
             let athlete = try CoachCLI.athlete(name, in: store)
             let entry = try CoachCLI.failing { try store.recordWeight(athleteID: athlete.id ?? -1, date: day, kilograms: kilograms) }

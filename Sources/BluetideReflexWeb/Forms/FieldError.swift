@@ -1,3 +1,5 @@
+import BluetideReflex
+
 /// One problem with one submitted field, worded for the person who typed it: which field, what
 /// was expected, what came — e.g. `Birth date: expected a date YYYY-MM-DD, got "17/05/2004"`.
 public struct FieldError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
@@ -16,6 +18,11 @@ public struct FieldError: Error, Sendable, Hashable, Codable, CustomStringConver
         self.label = label
         self.expected = expected
         self.got = got
+    }
+
+    /// A problem with `field` found by one of ``InputRules``.
+    public init(field: String, label: String, problem: InputProblem) {
+        self.init(field: field, label: label, expected: problem.expected, got: problem.got)
     }
 
     /// `Label: expected …, got "…"` (or `got nothing`).
