@@ -68,6 +68,17 @@ public enum CSVExport {
         steps(try store.results(athleteID: athleteID), athletes: try store.athletes())
     }
 
+    /// A file name for an athlete's export: `ana-ruiz-steps.csv` (letters and digits kept,
+    /// lower-cased, everything else one hyphen; `athlete` when nothing is left).
+    public static func fileName(athlete name: String, perSession: Bool) -> String {
+        var slug = ""
+        for character in name.lowercased() {
+            if character.isASCII, character.isLetter || character.isNumber { slug.append(character) } else if !slug.hasSuffix("-") { slug += "-" }
+        }
+        slug = String(slug.trimmingCharacters(in: CharacterSet(charactersIn: "-")).prefix(60))
+        return (slug.isEmpty ? "athlete" : slug) + (perSession ? "-sessions.csv" : "-steps.csv")
+    }
+
     /// Writes CSV text to `path` as UTF-8, replacing the file atomically.
     public static func write(_ csv: String, toPath path: String) throws {
         try Data(csv.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)

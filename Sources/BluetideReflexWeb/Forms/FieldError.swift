@@ -32,17 +32,23 @@ public struct FieldError: Error, Sendable, Hashable, Codable, CustomStringConver
     }
 }
 
-/// The problems found in one submitted form (never empty when thrown).
+/// The problems found in one submitted form (never empty when thrown): problems with fields, or
+/// a `notice` about the whole form (e.g. the database could not store it).
 public struct FormErrors: Error, Sendable, Hashable, CustomStringConvertible {
     /// Each problem, in the order of the form's fields.
     public var errors: [FieldError]
+    /// A problem with the submission as a whole, shown above the form (its values kept).
+    public var notice: String?
 
     /// Wraps the problems found.
-    public init(_ errors: [FieldError]) { self.errors = errors }
+    public init(_ errors: [FieldError], notice: String? = nil) {
+        self.errors = errors
+        self.notice = notice
+    }
 
     /// The problem with `field`, if any.
     public func error(for field: String) -> FieldError? { errors.first { $0.field == field } }
 
     /// All problems, one per line.
-    public var description: String { errors.map(\.description).joined(separator: "\n") }
+    public var description: String { ((notice.map { [$0] } ?? []) + errors.map(\.description)).joined(separator: "\n") }
 }
