@@ -47,6 +47,8 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Stop after this many seconds (default: run until interrupted).")
     var duration: Double?
 
+    @OptionGroup var output: CoachOutputOptions
+
     /// The configuration the options and the file give.
     func resolvedOptions() throws -> ReflexDeviceOptions {
         var configuration = GPIOConfiguration.reflexDefault
@@ -75,7 +77,10 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
 
     func run() async throws {
         // Unbuffered, so a pipe sees each line as it happens.
-        try await serve(until: Self.interruptions()) { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }
+        let printer = output
+        try await serve(until: Self.interruptions()) { line in
+            printer.emit([CoachOutput(line, type: "device-event", ["message": .string(line)])])
+        }
     }
 
     /// Runs the device until `--duration` is up or `interrupts` yields, handing each event's
