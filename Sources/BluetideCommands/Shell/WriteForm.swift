@@ -45,6 +45,18 @@ struct WriteFormArguments {
         return value
     }
 
+    /// The next word as a whole number in `range` (counts, watts, seconds: fields without a
+    /// fraction on the wire).
+    mutating func whole(_ field: String, _ range: ClosedRange<Int64>, unit: String = "") throws(ShellRequest.SyntaxError) -> Int64 {
+        let expected = "a whole number from \(range.lowerBound) to \(range.upperBound)\(unit.isEmpty ? "" : " " + unit)"
+        guard !words.isEmpty else { throw problem("missing \(field) (\(expected))") }
+        let word = words.removeFirst()
+        guard let value = Int64(word), range.contains(value) else {
+            throw problem("\(field) expected \(expected), got \"\(word)\"")
+        }
+        return value
+    }
+
     /// The next word as a number when there is one, else `fallback`.
     mutating func number(_ field: String, _ range: ClosedRange<Double>, unit: String = "", default fallback: Double) throws(ShellRequest.SyntaxError) -> Double {
         words.isEmpty ? fallback : try number(field, range, unit: unit)
