@@ -202,6 +202,8 @@ import Testing
             let offered = completions.candidates(previousWords: ["write", spelling], word: "")
             #expect(offered.contains("target-power") && offered.contains("simulation"), "\(spelling): \(offered)")
         }
+        #expect(completions.candidates(previousWords: ["write", "2AD9", "spin-down"], word: "") == ["start", "ignore"])
+        #expect(completions.candidates(previousWords: ["write", "2AD9", "target-power"], word: "").isEmpty)
         #expect(completions.candidates(previousWords: ["write", "2AD2"], word: "").isEmpty)
         #expect(completions.candidates(previousWords: ["forms"], word: "").contains("2AD9"))
         #expect(completions.candidates(previousWords: ["read", "2AD9"], word: "").isEmpty)

@@ -8,6 +8,8 @@ struct WriteForm: Sendable {
     let syntax: String
     /// What it asks the device to do, for `help` and errors.
     let summary: String
+    /// The words the first argument can be, when it is a choice (for Tab completion).
+    var choices: [String] = []
     /// Encodes the arguments with the profile's codec; throws naming the argument that is wrong.
     let encode: @Sendable (inout WriteFormArguments) throws(ShellRequest.SyntaxError) -> [UInt8]
 

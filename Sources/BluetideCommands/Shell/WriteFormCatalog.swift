@@ -27,10 +27,10 @@ enum WriteFormCatalog {
     ]
 
     private static func form(
-        _ name: String, _ syntax: String = "", _ summary: String,
+        _ name: String, _ syntax: String = "", _ summary: String, choices: [String] = [],
         _ encode: @escaping @Sendable (inout WriteFormArguments) throws(ShellRequest.SyntaxError) -> [UInt8]
     ) -> WriteForm {
-        WriteForm(name: name, syntax: syntax, summary: summary, encode: encode)
+        WriteForm(name: name, syntax: syntax, summary: summary, choices: choices, encode: encode)
     }
 
     /// A form without arguments that writes `value`'s bytes.
@@ -58,7 +58,7 @@ enum WriteFormCatalog {
             SCControlPointRequest.setCumulativeValue(UInt32(try a.whole("REVOLUTIONS", revolutions))).bytes
         },
         fixed("calibrate", "start sensor calibration", SCControlPointRequest.startSensorCalibration),
-        form("location", "PLACE", "update the sensor location (rear-hub, left-crank, …)") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
+        form("location", "PLACE", "update the sensor location (rear-hub, left-crank, …)", choices: sensorLocations) { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
             SCControlPointRequest.updateSensorLocation(SensorLocation(rawValue: UInt8(try a.choice("PLACE", sensorLocations)))).bytes
         },
         fixed("locations", "ask for the supported sensor locations", SCControlPointRequest.requestSupportedSensorLocations),
@@ -75,7 +75,7 @@ enum WriteFormCatalog {
             form("set-cumulative", "REVOLUTIONS", "set the cumulative wheel revolutions") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
                 Request.setCumulativeValue(UInt32(try a.whole("REVOLUTIONS", revolutions))).bytes
             },
-            form("location", "PLACE", "update the sensor location (left-crank, rear-hub, …)") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
+            form("location", "PLACE", "update the sensor location (left-crank, rear-hub, …)", choices: sensorLocations) { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
                 Request.updateSensorLocation(SensorLocation(rawValue: UInt8(try a.choice("PLACE", sensorLocations)))).bytes
             },
             fixed("locations", "ask for the supported sensor locations", Request.requestSupportedSensorLocations),
@@ -147,7 +147,7 @@ enum WriteFormCatalog {
             form("wheel-circumference", "MM", "set the wheel circumference (0.1 mm steps)") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
                 Request.wheelCircumference(millimeters: try a.number("MM", 0...6553.5, unit: "mm")).bytes
             },
-            form("spin-down", "ACTION", "start or ignore a spin-down calibration (ACTION: start, ignore)") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
+            form("spin-down", "ACTION", "start or ignore a spin-down calibration (ACTION: start, ignore)", choices: ["start", "ignore"]) { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
                 Request.spinDownControl(command: try a.choice("ACTION", ["start", "ignore"]) == 0 ? .start : .ignore).bytes
             },
         ]
