@@ -10,6 +10,7 @@ import Testing
     /// The commands run and which of their streams holds JSON: records on stdout, errors on stderr.
     static let runs: [(label: String, arguments: [String], stream: BumbleProcess.Output, stdin: String?)] = [
         ("decode", ["decode", "heart-rate", "--json", "164E1C03F402", "0048"], .stdout, nil),
+        ("decode list", ["decode", "--list", "--json"], .stdout, nil),
         ("decode csc", ["decode", "csc", "--json", "03A25E01006D0E4B63967F@0", "03A45E0100D7124B63967F@1.1"], .stdout, nil),
         ("decode fec", ["decode", "fec", "--json", "A4094E05192A5A1027FA403032"], .stdout, nil),
         ("scan", ["scan", "--emulate", "heart-rate,csc,colmi-r02,tacx-fec", "--timeout", "1.5", "--json"], .stdout, nil),
