@@ -105,7 +105,7 @@ import Testing
     /// out of the list.
     static let knownNonConforming: Set<String> = [
         "bench codec", "bench gatt", "bench loopback", "ride run", "ring pair", "ring battery", "ring info",
-        "ring hr-log", "ring sync", "ring watch", "ring export", "uart",
+        "ring hr-log", "ring sync", "ring watch", "ring export", "uart", "emulate list",
     ]
 
     @Test(.needsPythonModule("jsonschema", install: "pip install -r Interop/requirements.txt"))
@@ -127,6 +127,7 @@ import Testing
             ("ring watch", ["ring", "watch", "--duration", "1.5"] + ring, nil),
             ("ring export", ["ring", "export", "--out", data.appendingPathComponent("export").path, "--json"], nil),
             ("uart", ["uart", "Bluetide UART", "--emulate", "nus", "--json"], "hi\n"),
+            ("emulate list", ["emulate", "--list", "--json"], nil),
         ]
         let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
         var lines: [String] = []
