@@ -24,8 +24,8 @@ struct HostPort: Sendable {
     /// The controller left the link: after the queued packets, readers get ``Delivery/end``.
     var finished = false
     var waiter: Waiter?
-    /// Tokens of readers cancelled before they could wait.
-    var cancelled: Set<UInt64> = []
+    /// The reader cancelled before it could wait (one reader at a time: only the latest counts).
+    var cancelledToken: UInt64?
 
     var isEmpty: Bool { head == queue.count }
 

@@ -138,6 +138,13 @@ public final class VirtualLink: Sendable {
 
     func detach(_ id: Int) { apply(.detach(controller: id)) }
 
+    /// The controller's handle is gone, so nobody can read its packets any more: it leaves the
+    /// link and what was queued for its host is dropped.
+    func release(_ id: Int) {
+        apply(.detach(controller: id))
+        state.withLock { _ = $0.ports.removeValue(forKey: id) }
+    }
+
     func reset(_ id: Int) { apply(.reset(controller: id)) }
 
     /// The next packet for controller `id`'s host (nil once the controller left).
@@ -253,7 +260,7 @@ public final class VirtualLink: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<HostPort.Delivery, Never>) in
                 let ready = state.withLock { state -> Ready? in
-                    if state.ports[id]?.cancelled.remove(token) != nil { return Ready(delivery: .end, wakeups: []) }
+                    if state.ports[id]?.cancelledToken == token { return Ready(delivery: .end, wakeups: []) }
                     if let ready = takeIfReady(&state, id, batch: batch) { return ready }
                     state.ports[id]?.waiter = HostPort.Waiter(token: token, wantsBatch: batch, continuation: continuation)
                     return nil
@@ -268,7 +275,7 @@ public final class VirtualLink: Sendable {
                     state.ports[id]?.waiter = nil
                     return waiter
                 }
-                state.ports[id]?.cancelled.insert(token)
+                state.ports[id]?.cancelledToken = token
                 return nil
             }
             waiter?.continuation.resume(returning: .end)
