@@ -227,13 +227,13 @@ struct LinkCore: Sendable {
         deliveries[id]?.take(count, into: &completedScratch)
         guard !completedScratch.isEmpty else { return }
         // One event per sender, one entry per handle, senders in the order they first completed.
-        var bySender: [(sender: Int, entries: [HCINumberOfCompletedPackets.Entry])] = []
+        var bySender: [SenderCompletions] = []
         for packet in completedScratch {
             let at: Int
             if let known = bySender.firstIndex(where: { $0.sender == packet.sender }) {
                 at = known
             } else {
-                bySender.append((packet.sender, []))
+                bySender.append(SenderCompletions(sender: packet.sender))
                 at = bySender.count - 1
             }
             if let entry = bySender[at].entries.firstIndex(where: { $0.handle == packet.handle }) {
@@ -260,6 +260,12 @@ struct LinkCore: Sendable {
         guard !reported.isEmpty else { return }
         emit(controller, HCIEvent.numberOfCompletedPackets(.init(entries: reported)))
     }
+}
+
+/// The packets of one sender completed by one take, by handle.
+struct SenderCompletions {
+    let sender: Int
+    var entries: [HCINumberOfCompletedPackets.Entry] = []
 }
 
 /// An unordered pair of controller identifiers.

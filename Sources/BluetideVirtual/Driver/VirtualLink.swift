@@ -168,8 +168,12 @@ public final class VirtualLink: Sendable {
 
     // MARK: Driving the core
 
-    /// A reader to resume once the lock is released.
-    private typealias Wakeup = (continuation: CheckedContinuation<HostPort.Delivery, Never>, delivery: HostPort.Delivery)
+    /// A reader to resume once the lock is released. (Structs, not tuples, in the containers of
+    /// the data path: a tuple element type costs a runtime metadata lookup per array.)
+    private struct Wakeup {
+        let continuation: CheckedContinuation<HostPort.Delivery, Never>
+        let delivery: HostPort.Delivery
+    }
 
     /// Everything the driver owns, behind its one lock.
     private struct DriverState: Sendable {
@@ -232,7 +236,7 @@ public final class VirtualLink: Sendable {
                       let taken = state.ports[id]?.take(batch: waiter.wantsBatch) else { continue }
                 state.ports[id]?.waiter = nil
                 if case .end = taken.delivery { state.ports[id] = nil }
-                wakeups.append((waiter.continuation, taken.delivery))
+                wakeups.append(Wakeup(continuation: waiter.continuation, delivery: taken.delivery))
                 if taken.count > 0 { state.core.handle(.hostTook(controller: id, count: taken.count), now: now, into: &state.outputs) }
             }
             state.touched.removeAll(keepingCapacity: true)
@@ -303,7 +307,7 @@ public final class VirtualLink: Sendable {
     }
 
     /// A reader took `taken` from port `id`: the core learns it (completions for the senders).
-    private func took(_ state: inout DriverState, _ id: Int, _ taken: (delivery: HostPort.Delivery, count: Int)) -> [Wakeup] {
+    private func took(_ state: inout DriverState, _ id: Int, _ taken: HostPort.Taken) -> [Wakeup] {
         if case .end = taken.delivery {
             state.ports[id] = nil
             return []
@@ -338,8 +342,8 @@ public final class VirtualLink: Sendable {
 
     /// The timer woke: runs what is due; returns when to wake next (nil: this task stops).
     private func timerFired(_ generation: UInt64) -> LinkTime? {
-        let (next, wakeups) = state.withLock { state -> (LinkTime?, [Wakeup]) in
-            guard generation == state.timer.generation else { return (nil, []) }
+        let fired = state.withLock { state -> Fired in
+            guard generation == state.timer.generation else { return Fired(next: nil, wakeups: []) }
             let now = clock.now()
             state.core.handle(.timer, now: now, into: &state.outputs)
             // The task keeps running: settle must not start another.
@@ -348,10 +352,16 @@ public final class VirtualLink: Sendable {
             let next = state.core.nextDeadline
             state.timer.deadline = next
             if next == nil { state.timer.task = nil }
-            return (next, wakeups)
+            return Fired(next: next, wakeups: wakeups)
         }
-        Self.resume(wakeups)
-        return next
+        Self.resume(fired.wakeups)
+        return fired.next
+    }
+
+    /// What a turn of the timer did: when to wake next, and the readers to resume.
+    private struct Fired {
+        let next: LinkTime?
+        let wakeups: [Wakeup]
     }
 }
 
