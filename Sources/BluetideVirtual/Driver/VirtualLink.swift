@@ -126,6 +126,7 @@ public final class VirtualLink: Sendable {
         apply(.fromHost(controller: id, packet))
     }
 
+    /// A host hands its controller several packets: handled in order in one turn of the lock.
     func fromHost(_ id: Int, batch packets: [HCIPacket]) {
         guard !packets.isEmpty else { return }
         let wakeups = state.withLock { state -> [Wakeup] in
@@ -136,6 +137,7 @@ public final class VirtualLink: Sendable {
         Self.resume(wakeups)
     }
 
+    /// The host left: the controller leaves the link; packets already queued can still be read.
     func detach(_ id: Int) { apply(.detach(controller: id)) }
 
     /// The controller's handle is gone, so nobody can read its packets any more: it leaves the
@@ -145,6 +147,7 @@ public final class VirtualLink: Sendable {
         state.withLock { _ = $0.ports.removeValue(forKey: id) }
     }
 
+    /// The controller forgets everything as a power cycle would, telling its host nothing.
     func reset(_ id: Int) { apply(.reset(controller: id)) }
 
     /// The next packet for controller `id`'s host (nil once the controller left).
