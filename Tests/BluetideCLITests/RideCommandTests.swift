@@ -1,6 +1,11 @@
+import BluetideTestSupport
 import Foundation
+import Synchronization
 import Testing
 @testable import BluetideCommands
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 @Suite(.serialized) struct RideCommandTests {
     static func temporary(_ name: String) -> String {
@@ -72,5 +77,80 @@ import Testing
         let nobody = try #require(try RideCommand.parseAsRoot(["--transport", privateLink(), "--scan", "1"]) as? RideRunCommand)
         let none = try await failureMessage { try await nobody.execute(LineCollector().output) }
         #expect(none?.hasPrefix("not found within 1 s: no trainer or sensor (seen: no device at all)") == true, "\(none ?? "")")
+    }
+
+    @Test func serveShowsTheRideOnAWebPage() async throws {
+        let serve = try #require(try RideCommand.parseAsRoot([
+            "serve", "--emulate", "tacx-fec,heart-rate", "--transport", privateLink(), "--erg", "150", "--duration", "10",
+            "--scan", "2", "--json", "--port", "0",
+        ]) as? RideServeCommand)
+        let port = Mutex<Int?>(nil)
+        let collector = LineCollector()
+        let riding = Task { try await serve.execute(collector.output) { bound in port.withLock { $0 = bound } } }
+        // The page's latest sample, once the ride has one with power.
+        let latestLine = try await withGuard(60) { () -> String in
+            while true {
+                if let bound = port.withLock({ $0 }),
+                   let url = URL(string: "http://127.0.0.1:\(bound)/latest.json"),
+                   let (data, response) = try? await URLSession.shared.data(from: url),
+                   (response as? HTTPURLResponse)?.statusCode == 200,
+                   let text = Optional(String(decoding: data, as: UTF8.self)), Self.json(text)?["power_w"] != nil {
+                    return text
+                }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+        }
+        let latest = try #require(Self.json(latestLine))
+        #expect(latest["trigger"] as? String == "tick")
+        #expect((latest["target"] as? [String: Any])?["power_w"] as? Int == 150)
+        try await withGuard(60) { try await riding.value }
+        let bound = try #require(port.withLock { $0 })
+        #expect(collector.lines.first == "# live page: http://127.0.0.1:\(bound)/")
+        #expect(collector.lines.compactMap(Self.json).contains { $0["trigger"] as? String == "tick" }, "the terminal shows the ride too")
+        let busy = try #require(try RideCommand.parseAsRoot(["serve", "--port", "70000"]) as? RideServeCommand)
+        #expect(try await failureMessage { try await busy.execute(LineCollector().output) } == "--port 70000: expected 0…65535")
+    }
+
+    @Test func bridgeRefusesAWrongName() async throws {
+        let bridge = try #require(try RideCommand.parseAsRoot(["bridge", "--name", String(repeating: "x", count: 30)]) as? RideBridgeCommand)
+        #expect(try await failureMessage { try await bridge.execute(LineCollector().output) }
+            == "--name \(String(repeating: "x", count: 30)): expected 1…29 bytes (it must fit in an advertisement)")
+    }
+
+    /// `bluetide ride bridge` end to end: a Bumble FE-C trainer read by the bridge, which serves
+    /// FTMS on the same controller to a Bumble FTMS app that sets 180 W ERG. (The name is short
+    /// enough for the advertisement itself: Bumble's linked controllers answer scans with the
+    /// advertising data, so a name moved to the scan response would not be seen.)
+    @Test(.bumbleInterop, .timeLimit(.minutes(3))) func bridgeLetsAnFTMSAppRideAnFECTrainer() async throws {
+        let (controllers, ports) = try await BumbleLinkedControllers.start(count: 3)
+        var processes = [controllers]
+        defer { let all = processes; Task { for process in all.reversed() { await process.stop() } } }
+        let trainer = try await BumbleProcess.launchPython(
+            .interopScript("fec_trainer.py"), arguments: [String(ports[0]), "--name", "Bumble Tacx", "--exit-on-stdin-eof"])
+        processes.append(trainer)
+        _ = try await trainer.firstJSON("event", "ready", timeout: .seconds(30))
+        let bridge = try #require(try RideCommand.parseAsRoot([
+            "bridge", "--transport", "tcp-client:127.0.0.1:\(ports[1])", "--trainer", "Bumble Tacx", "--scan", "20",
+            "--name", "Bluetide Tacx", "--duration", "25", "--json",
+        ]) as? RideBridgeCommand)
+        let collector = LineCollector()
+        let bridging = Task { try await bridge.execute(collector.output) }
+        let app = try await BumbleProcess.launchPython(
+            .interopScript("ftms_app.py"),
+            arguments: [String(ports[2]), "--name", "Bluetide Tacx", "--erg", "180", "--scan-timeout", "40", "--exit-on-stdin-eof"])
+        processes.append(app)
+        let status = await app.waitForExit(timeout: .seconds(90))
+        let appOutput = await app.output()
+        #expect(status == 0, "\(appOutput.joined(separator: "\n"))")
+        try await withGuard(60) { try await bridging.value }
+        let objects = collector.lines.compactMap(Self.json)
+        #expect(objects.contains { $0["event"] as? String == "device" && $0["role"] as? String == "fec-trainer" })
+        let requests = objects.filter { $0["event"] as? String == "bridge" && $0["kind"] as? String == "request" }
+        #expect(requests.compactMap { $0["result"] as? Int } == [1, 1], "\(collector.lines)")
+        #expect(requests.last?["text"] as? String == "app C6:C5:C4:C3:A9:01/R: set target power 180 W → trainer confirmed → success")
+        let page49 = try await trainer.firstLine(timeout: .seconds(10), describing: "page 49") {
+            JSONValue(line: $0)?["page"]?.int == 49
+        }
+        #expect(JSONValue(line: page49)?["target_power_w"]?.double == 180)
     }
 }

@@ -28,16 +28,7 @@ struct RideRunCommand: AsyncParsableCommand {
 
     @OptionGroup var session: DeviceSessionOptions
 
-    @Option(name: .long, help: "The trainer (FTMS or Tacx FE-C): advertised name or address.")
-    var trainer: String?
-    @Option(name: .long, help: "A power meter (Cycling Power): name or address.")
-    var power: String?
-    @Option(name: .long, help: "A cadence sensor (CSC): name or address.")
-    var cadence: String?
-    @Option(name: .long, help: "A speed sensor (CSC): name or address.")
-    var speed: String?
-    @Option(name: .long, help: "A heart-rate strap: name or address.")
-    var hr: String?
+    @OptionGroup var devices: RideDeviceOptions
 
     @Option(name: .long, help: "ERG: hold this power, watts.")
     var erg: Int?
@@ -59,12 +50,8 @@ struct RideRunCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Replay: start again at the end.")
     var loop = false
 
-    @Option(name: .long, help: "Wheel circumference, metres (speed and distance from CSC and power meters).")
-    var circumference: Double = 2.105
     @Option(name: .long, help: "Stop after this many seconds.")
     var duration: Double?
-    @Option(name: .long, help: "Seconds to look for the devices.")
-    var scan: Double = 5
     @Flag(name: .long, help: "One JSON object per sample (and per notice).")
     var json = false
     @Flag(name: .long, help: "A sample on every device update, not only once a second.")
@@ -72,20 +59,6 @@ struct RideRunCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await execute(CommandOutput.standardOutput(), stopOnSignals: true)
-    }
-
-    /// The device requests the options make: the named devices, or every kind found by service.
-    func requests() throws -> [RideDeviceRequest] {
-        var out: [RideDeviceRequest] = []
-        if let trainer { out.append(.init(.trainer, device: trainer)) }
-        if let power { out.append(.init(.power, device: power)) }
-        if let cadence { out.append(.init(.speedCadence, device: cadence)) }
-        if let speed, speed != cadence { out.append(.init(.speedCadence, device: speed)) }
-        if let hr { out.append(.init(.heartRate, device: hr)) }
-        if out.isEmpty {
-            out = RideDeviceRequest.Kind.allCases.map { RideDeviceRequest($0, optional: true) }
-        }
-        return out
     }
 
     /// The target the options ask for (at most one of --erg, --grade, --resistance, --workout).
@@ -119,13 +92,13 @@ struct RideRunCommand: AsyncParsableCommand {
         }
     }
 
-    /// Rides until --duration, the end of a replay or (with `stopOnSignals`) Ctrl-C.
-    func execute(_ output: CommandOutput, stopOnSignals: Bool = false) async throws {
+    /// Rides until --duration, the end of a replay or (with `stopOnSignals`) Ctrl-C; `observe`
+    /// sees every sample (`ride serve` feeds its page with it).
+    func execute(
+        _ output: CommandOutput, stopOnSignals: Bool = false, observe: (@Sendable (RideSample) async -> Void)? = nil
+    ) async throws {
         if let duration, !(duration.isFinite && duration > 0) { throw CommandFailure("--duration \(duration): expected seconds > 0") }
-        guard circumference.isFinite, (0.5...4).contains(circumference) else {
-            throw CommandFailure("--circumference \(circumference): expected metres, 0.5…4 (2.105 for 700x25c)")
-        }
-        guard (0.5...120).contains(scan) else { throw CommandFailure("--scan \(scan): expected 0.5…120 seconds") }
+        try devices.validated()
         guard ftp.isFinite, (30...1000).contains(ftp) else { throw CommandFailure("--ftp \(ftp): expected 30…1000 watts") }
         let target = try target()
         let plan: Workout? = try workout.map { path in
@@ -137,9 +110,9 @@ struct RideRunCommand: AsyncParsableCommand {
             }
         }
         let configuration = RideSession.Configuration(
-            merger: .init(wheelCircumferenceMeters: circumference), ftpWatts: ftp, recordPath: record)
+            merger: .init(wheelCircumferenceMeters: devices.circumference), ftpWatts: ftp, recordPath: record)
 
-        var devices: DeviceSession?
+        var opened: DeviceSession?
         let source: any RideDataSource
         if let replay {
             guard target == nil, plan == nil else { throw CommandFailure("a replay has no trainer to control; drop --erg/--grade/--resistance/--workout") }
@@ -153,32 +126,28 @@ struct RideRunCommand: AsyncParsableCommand {
             }
             source = recorded
         } else {
-            let opened = try await DeviceSession.open(session)
-            devices = opened
+            let live = try await DeviceSession.open(session)
+            opened = live
             source = LiveRideSource(
-                central: opened.central, requests: try requests(), configuration: .init(scanSeconds: scan))
+                central: live.central, requests: devices.requests(), configuration: .init(scanSeconds: devices.scan))
         }
         let ride = RideSession(source: source, configuration: configuration)
         do {
-            try await run(ride, target: target, workout: plan, output: output, stopOnSignals: stopOnSignals)
+            try await run(ride, target: target, workout: plan, output: output, stopOnSignals: stopOnSignals, observe: observe)
         } catch {
             await ride.stop()
-            await devices?.close()
+            await opened?.close()
             throw error
         }
         await ride.stop()
-        await devices?.close()
+        await opened?.close()
     }
 
     private func run(
-        _ ride: RideSession, target: RideTarget?, workout: Workout?, output: CommandOutput, stopOnSignals: Bool
+        _ ride: RideSession, target: RideTarget?, workout: Workout?, output: CommandOutput, stopOnSignals: Bool,
+        observe: (@Sendable (RideSample) async -> Void)?
     ) async throws {
-        let samples: AsyncStream<RideSample>
-        do { samples = try await ride.start() } catch let error as RideError {
-            throw CommandFailure(error.message)
-        } catch {
-            throw CommandFailure("\(error)")
-        }
+        let samples = try await RideRunning.start(ride)
         let devices = await ride.source.devices
         let title = devices.isEmpty ? "ride" : devices.map(\.description).joined(separator: " · ")
         let json = json
@@ -208,6 +177,7 @@ struct RideRunCommand: AsyncParsableCommand {
         let allUpdates = allUpdates
         let printer = Task {
             for await sample in samples {
+                await observe?(sample)
                 guard allUpdates || sample.trigger == .tick else { continue }
                 if live {
                     output.emit(RideView.screen(sample, title: title, notices: recent.last(4)))
@@ -216,17 +186,7 @@ struct RideRunCommand: AsyncParsableCommand {
                 }
             }
         }
-        let duration = duration
-        let ender = Task {
-            if stopOnSignals { _ = await StopSignal.install(duration: duration).wait() } else if let duration {
-                try? await Task.sleep(for: .seconds(duration))
-            } else {
-                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
-            }
-            printer.cancel()
-        }
-        defer { ender.cancel() }
-        await printer.value
+        await RideRunning.wait(for: printer, duration: duration, stopOnSignals: stopOnSignals)
     }
 }
 

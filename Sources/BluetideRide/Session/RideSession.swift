@@ -88,17 +88,42 @@ public actor RideSession {
     /// Asks the trainer for `target` (ERG watts, a grade or a resistance), ending any workout.
     /// Throws ``RideError`` without a trainer, ``TrainerControlError`` when it refuses.
     public func setTarget(_ target: RideTarget) async throws {
-        guard let trainer = await source.trainer else { throw RideError("no controllable trainer in this ride (replays and sensors have none)") }
+        let trainer = try await requireTrainer()
         workout = nil
         workoutStart = nil
         try await trainer.apply(target)
         self.target = target
     }
 
+    private func requireTrainer() async throws -> any TrainerControl {
+        guard let trainer = await source.trainer else { throw RideError("no controllable trainer in this ride (replays and sensors have none)") }
+        return trainer
+    }
+
+    /// Asks the trainer for full simulation parameters (grade, wind, Crr, Cw), ending any
+    /// workout; the sample's target shows the grade. Throws like ``setTarget(_:)``.
+    public func setSimulation(_ parameters: SimulationParameters) async throws {
+        let trainer = try await requireTrainer()
+        workout = nil
+        workoutStart = nil
+        try await trainer.setSimulation(parameters)
+        target = .grade(percent: parameters.gradePercent)
+    }
+
+    /// Lets the trainer go back to free riding (FTMS Reset; FE-C: a flat road), ending any
+    /// workout and target. Throws like ``setTarget(_:)``.
+    public func resetTrainer() async throws {
+        let trainer = try await requireTrainer()
+        workout = nil
+        workoutStart = nil
+        try await trainer.reset()
+        target = nil
+    }
+
     /// Rides `workout` from now: its target power is sent at each step and, on ramps, each time it
     /// changes by a watt or more (checked on every tick).
     public func ride(_ workout: Workout) async throws {
-        guard await source.trainer != nil else { throw RideError("no controllable trainer in this ride (replays and sensors have none)") }
+        _ = try await requireTrainer()
         self.workout = workout
         workoutStart = now
         lastWorkoutWatts = nil

@@ -1,0 +1,54 @@
+import BluetideRide
+
+/// The ride's samples for the live page: each as one JSON text message (``RideView/json(_:)``),
+/// the last few minutes kept so a page that connects late draws its chart at once.
+public actor RideLiveFeed {
+    /// How many samples a page that connects gets first (one a second: five minutes).
+    public nonisolated let historyLength: Int
+    private var history: [String] = []
+    private var listeners: [Int: AsyncStream<String>.Continuation] = [:]
+    private var nextListener = 0
+    private var finished = false
+
+    /// A feed keeping the last `historyLength` samples.
+    public init(historyLength: Int = 300) {
+        self.historyLength = max(historyLength, 1)
+    }
+
+    /// Sends `sample` to every page (once-a-second samples only: the page's chart has one point
+    /// a second).
+    public func publish(_ sample: RideSample) {
+        guard sample.trigger == .tick, !finished else { return }
+        let message = RideView.json(sample)
+        history.append(message)
+        if history.count > historyLength { history.removeFirst(history.count - historyLength) }
+        for listener in listeners.values { listener.yield(message) }
+    }
+
+    /// The kept samples, then every new one, until ``finish()``.
+    public func listen() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(historyLength + 64))
+        for message in history { continuation.yield(message) }
+        if finished {
+            continuation.finish()
+            return stream
+        }
+        let id = nextListener
+        nextListener += 1
+        listeners[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.forget(id) } }
+        return stream
+    }
+
+    /// The latest sample's JSON, when there is one.
+    public var latest: String? { history.last }
+
+    /// Ends every page's stream (the ride is over).
+    public func finish() {
+        finished = true
+        for listener in listeners.values { listener.finish() }
+        listeners = [:]
+    }
+
+    private func forget(_ id: Int) { listeners[id] = nil }
+}

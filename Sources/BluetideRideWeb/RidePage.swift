@@ -1,0 +1,131 @@
+/// The live page: big numbers (speed, cadence, power, heart rate, distance, time, target,
+/// workout progress) and a rolling five-minute chart of power, heart rate and cadence drawn on a
+/// canvas, fed by the `/live` WebSocket. One self-contained document (no external scripts), laid
+/// out for a tablet in landscape or portrait; it reconnects by itself when the socket drops.
+public enum RidePage {
+    /// The page, titled `title` (escaped).
+    public static func html(title: String) -> String {
+        let safe = escape(title)
+        return """
+            <!doctype html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(safe)</title>
+            <style>
+            body { margin: 0; font-family: system-ui, sans-serif; background: #111; color: #eee; }
+            header { display: flex; justify-content: space-between; padding: 0.5rem 1rem; font-size: 1rem; color: #aaa; }
+            #state.down { color: #f66; }
+            main { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: 0.5rem; padding: 0 1rem; }
+            .metric { background: #1c1c1c; border-radius: 0.5rem; padding: 0.5rem 0.8rem; }
+            .metric .label { font-size: 0.9rem; color: #999; }
+            .metric .value { font-size: 3rem; font-variant-numeric: tabular-nums; }
+            .metric .unit { font-size: 1rem; color: #999; margin-left: 0.3rem; }
+            #progress { height: 0.6rem; background: #333; border-radius: 0.3rem; margin-top: 0.4rem; }
+            #bar { height: 100%; width: 0; background: #4caf50; border-radius: 0.3rem; }
+            canvas { display: block; width: calc(100% - 2rem); height: 40vh; margin: 0.5rem 1rem; background: #1c1c1c; border-radius: 0.5rem; }
+            .legend span { margin-right: 1rem; }
+            </style>
+            </head>
+            <body>
+            <header><span>\(safe)</span><span id="state" class="down">connecting…</span></header>
+            <main>
+              <div class="metric"><div class="label">Power</div><span class="value" id="power">–</span><span class="unit">W</span></div>
+              <div class="metric"><div class="label">Heart rate</div><span class="value" id="hr">–</span><span class="unit">bpm</span></div>
+              <div class="metric"><div class="label">Cadence</div><span class="value" id="cadence">–</span><span class="unit">rpm</span></div>
+              <div class="metric"><div class="label">Speed</div><span class="value" id="speed">–</span><span class="unit">km/h</span></div>
+              <div class="metric"><div class="label">Distance</div><span class="value" id="distance">–</span><span class="unit">km</span></div>
+              <div class="metric"><div class="label">Time</div><span class="value" id="time">–</span></div>
+              <div class="metric"><div class="label">Target</div><span class="value" id="target">–</span>
+                <div id="workout" class="label"></div><div id="progress"><div id="bar"></div></div></div>
+            </main>
+            <canvas id="chart"></canvas>
+            <div class="legend" style="padding: 0 1rem; color: #999">
+              <span style="color: #ffb300">■ power (W)</span><span style="color: #ef5350">■ heart rate (bpm)</span><span style="color: #42a5f5">■ cadence (rpm)</span>
+              <span>last 5 minutes</span></div>
+            <script>
+            "use strict";
+            const WINDOW = 300;
+            const points = [];
+            const $ = (id) => document.getElementById(id);
+            const show = (id, value, digits) => { $(id).textContent = value === undefined ? "–" : value.toFixed(digits); };
+            function clock(seconds) {
+              const s = Math.floor(seconds), h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, r = s % 60;
+              return (h > 0 ? h + ":" + String(m).padStart(2, "0") : String(m)) + ":" + String(r).padStart(2, "0");
+            }
+            function target(t) {
+              if (!t) return "–";
+              if (t.power_w !== undefined) return t.power_w + " W";
+              if (t.grade_percent !== undefined) return t.grade_percent.toFixed(1) + " %";
+              if (t.resistance_percent !== undefined) return "R " + t.resistance_percent.toFixed(0) + " %";
+              return "–";
+            }
+            function update(s) {
+              show("power", s.power_w, 0); show("hr", s.heart_rate_bpm, 0); show("cadence", s.cadence_rpm, 0);
+              show("speed", s.speed_kmh, 1); show("distance", s.distance_m / 1000, 2);
+              $("time").textContent = clock(s.t); $("target").textContent = target(s.target);
+              const w = s.workout;
+              $("workout").textContent = w ? (w.finished ? "workout finished" : "step " + w.step + "/" + w.steps) : "";
+              $("bar").style.width = w ? (w.progress * 100).toFixed(1) + "%" : "0";
+              points.push(s);
+              while (points.length && points[points.length - 1].t - points[0].t > WINDOW) points.shift();
+              draw();
+            }
+            function draw() {
+              const canvas = $("chart"), ratio = window.devicePixelRatio || 1;
+              canvas.width = canvas.clientWidth * ratio; canvas.height = canvas.clientHeight * ratio;
+              const g = canvas.getContext("2d"), width = canvas.width, height = canvas.height;
+              g.clearRect(0, 0, width, height);
+              if (points.length < 2) return;
+              const end = points[points.length - 1].t, start = end - WINDOW;
+              const top = Math.max(200, ...points.map((p) => Math.max(p.power_w || 0, p.heart_rate_bpm || 0, p.cadence_rpm || 0))) * 1.1;
+              g.strokeStyle = "#333"; g.lineWidth = ratio;
+              for (let v = 100; v < top; v += 100) { const y = height - v / top * height; g.beginPath(); g.moveTo(0, y); g.lineTo(width, y); g.stroke(); }
+              for (const [key, colour] of [["power_w", "#ffb300"], ["heart_rate_bpm", "#ef5350"], ["cadence_rpm", "#42a5f5"]]) {
+                g.strokeStyle = colour; g.lineWidth = 2 * ratio; g.beginPath();
+                let drawing = false;
+                for (const p of points) {
+                  const v = p[key];
+                  if (v === undefined) { drawing = false; continue; }  // a gap stays a gap
+                  const x = (p.t - start) / WINDOW * width, y = height - v / top * height;
+                  if (drawing) g.lineTo(x, y); else g.moveTo(x, y);
+                  drawing = true;
+                }
+                g.stroke();
+              }
+            }
+            function connect() {
+              const socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/live");
+              socket.onopen = () => { $("state").textContent = "live"; $("state").className = ""; };
+              socket.onmessage = (event) => update(JSON.parse(event.data));
+              socket.onclose = () => {
+                $("state").textContent = "reconnecting…"; $("state").className = "down";
+                points.length = 0; setTimeout(connect, 2000);
+              };
+            }
+            window.addEventListener("resize", draw);
+            connect();
+            </script>
+            </body>
+            </html>
+
+            """
+    }
+
+    /// `text` with the five XML special characters escaped.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}
