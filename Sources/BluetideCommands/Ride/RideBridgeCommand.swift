@@ -26,8 +26,12 @@ struct RideBridgeCommand: AsyncParsableCommand {
               bluetide ride bridge --trainer "Tacx Neo 2T" --transport hci-socket:0
               bluetide ride bridge --cadence "CSC 1234" --power "Assioma" --hr "HRM-Pro" \\
                   --transport hci-socket:0 --serve-transport hci-socket:1
+            Without hardware (three terminals; the FTMS client is `bluetide ride` itself):
+              bluetide controllers tcp-server:_:9000 tcp-server:_:9001
               bluetide ride bridge --emulate tacx-fec,heart-rate \\
-                  --serve-transport tcp-client:127.0.0.1:9001 --name "Tacx via Bluetide"
+                  --serve-transport tcp-client:127.0.0.1:9000
+              bluetide ride --trainer "Bluetide Bridge" \\
+                  --transport tcp-client:127.0.0.1:9001 --erg 180
             """)
 
     @OptionGroup var session: DeviceSessionOptions

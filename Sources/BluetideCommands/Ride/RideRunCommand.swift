@@ -26,6 +26,23 @@ struct RideRunCommand: AsyncParsableCommand {
               bluetide ride --replay ride.jsonl --pace 10 --loop
             """)
 
+    @OptionGroup var options: RideRunOptions
+
+    func run() async throws {
+        try await options.execute(CommandOutput.standardOutput(), stopOnSignals: true)
+    }
+
+    /// Rides as ``RideRunOptions/execute(_:stopOnSignals:observe:)`` does.
+    func execute(
+        _ output: CommandOutput, stopOnSignals: Bool = false, observe: (@Sendable (RideSample) async -> Void)? = nil
+    ) async throws {
+        try await options.execute(output, stopOnSignals: stopOnSignals, observe: observe)
+    }
+}
+
+/// What `bluetide ride` and `ride serve` take: the devices (or a replay), the target, the
+/// recording and the output, and the ride they make.
+struct RideRunOptions: ParsableArguments {
     @OptionGroup var session: DeviceSessionOptions
 
     @OptionGroup var devices: RideDeviceOptions
@@ -56,10 +73,6 @@ struct RideRunCommand: AsyncParsableCommand {
     var json = false
     @Flag(name: .long, help: "A sample on every device update, not only once a second.")
     var allUpdates = false
-
-    func run() async throws {
-        try await execute(CommandOutput.standardOutput(), stopOnSignals: true)
-    }
 
     /// The target the options ask for (at most one of --erg, --grade, --resistance, --workout).
     func target() throws -> RideTarget? {
