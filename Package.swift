@@ -37,7 +37,14 @@ let package = Package(
         .target(name: "BluetideEmulators", dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideGPIO", dependencies: ["BluetideCore", "BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideHCI", dependencies: ["BluetideCore"], swiftSettings: strict),
-        .target(name: "BluetideVirtual", dependencies: ["BluetideCore", "BluetideHCI"], swiftSettings: strict),
+        .target(
+            name: "BluetideVirtual",
+            dependencies: [
+                "BluetideCore", "BluetideHCI", "BluetideSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
         .target(
             name: "BluetideTransport",
             dependencies: [
@@ -49,7 +56,11 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BluetideHost",
-            dependencies: ["BluetideCore", "BluetideHCI", "BluetideTransport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "BluetideCore", "BluetideHCI", "BluetideTransport", .product(name: "Logging", package: "swift-log"),
+                // Pairing (Security/): P-256 ECDH, and the AES-128 block function AES-CMAC is built on.
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: strict),
         .target(
             name: "Bluetide",
@@ -57,25 +68,25 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BluetideEmulation",
-            dependencies: ["BluetideCore", "BluetideProfiles", "BluetideEmulators", "BluetideHCI", "BluetideHost", "BluetideTransport", "BluetideRecording"],
+            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideEmulators", "BluetideHost", "BluetideTransport", "BluetideRecording"],
             swiftSettings: strict),
         .target(
             name: "BluetideCharts",
             dependencies: ["BluetideSupport"],
             swiftSettings: strict),
         // The uart app: serial links to HM-10 / Nordic UART devices, on the public API only.
-        .target(name: "BluetideSerial", dependencies: ["BluetideCore", "BluetideHost", "BluetideProfiles", "Bluetide"], swiftSettings: strict),
+        .target(name: "BluetideSerial", dependencies: ["BluetideCore", "BluetideProfiles", "Bluetide"], swiftSettings: strict),
         .target(
             name: "BluetideReflex",
             dependencies: ["BluetideCharts", "BluetideProfiles", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .target(
             name: "BluetideReflexDevice",
-            dependencies: ["Bluetide", "BluetideGPIO", "BluetideProfiles", "BluetideCore", "BluetideHost"],
+            dependencies: ["Bluetide", "BluetideGPIO", "BluetideProfiles", "BluetideCore"],
             swiftSettings: strict),
         .target(
             name: "BluetideReflexCoach",
-            dependencies: ["Bluetide", "BluetideReflex", "BluetideProfiles", "BluetideCore", "BluetideHost"],
+            dependencies: ["Bluetide", "BluetideReflex", "BluetideProfiles", "BluetideCore"],
             swiftSettings: strict),
         .target(
             name: "BluetideReflexWeb",
@@ -92,7 +103,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // The ride app: trainers and sensors merged into samples, trainer control, workouts, export.
-        .target(name: "BluetideRide", dependencies: ["BluetideHost", "Bluetide", "BluetideCore", "BluetideProfiles", "BluetideRecording"], swiftSettings: strict),
+        .target(name: "BluetideRide", dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideRecording"], swiftSettings: strict),
         // `ride serve`: the ride live on a web page (numbers and a rolling chart over a WebSocket).
         .target(
             name: "BluetideRideWeb",
@@ -107,7 +118,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BluetideRing",
-            dependencies: ["BluetideCore", "BluetideHost", "BluetideProfiles", "Bluetide", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["BluetideCore", "BluetideProfiles", "Bluetide", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .target(
             name: "BluetideRingWeb",
@@ -137,21 +148,22 @@ let package = Package(
         .testTarget(name: "BluetideRecordingTests", dependencies: ["BluetideRecording", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideEmulatorsTests", dependencies: ["BluetideEmulators", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideGPIOTests", dependencies: ["BluetideGPIO", "BluetideSupport", "BluetideCore"], swiftSettings: strict),
+        .testTarget(name: "BluetideSecurityTests", dependencies: ["BluetideHost", "BluetideCore"], exclude: ["Bumble"], swiftSettings: strict),
         .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI", "BluetideCore"], swiftSettings: strict),
-        .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual", "BluetideCore", "BluetideHCI"], swiftSettings: strict),
+        .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual", "BluetideCore", "BluetideHCI", "BluetideSupport", "BluetideTransport"], swiftSettings: strict),
         .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport", "BluetideHCI", "BluetideVirtual", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideHostTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideCore", "BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideProfiles"], swiftSettings: strict),
-        .testTarget(name: "BluetideEmulationTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideEmulation", "BluetideHost", "BluetideTransport", "BluetideEmulators", "BluetideProfiles", "BluetideRecording", "BluetideCore"], swiftSettings: strict),
+        .testTarget(name: "BluetideEmulationTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideHCI", "BluetideEmulation", "BluetideHost", "BluetideTransport", "BluetideEmulators", "BluetideProfiles", "BluetideRecording", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexDeviceTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideReflexDevice", "Bluetide", "BluetideGPIO", "BluetideHost", "BluetideTransport", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideCharts", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
-        .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideCommands", "BluetideProfiles", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideCore", "BluetideHost", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
-        .testTarget(name: "BluetideBlueZTests", dependencies: ["BluetideTestSupport", "Bluetide", "BluetideCore", "BluetideHost", "BluetideProfiles", "BluetideSupport", "bluetide"], swiftSettings: strict),
-        .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideCommands", "BluetideCore", "BluetideHost"], swiftSettings: strict),
-        .testTarget(name: "BluetideSerialTests", dependencies: ["BluetideCore", "BluetideHost", "BluetideProfiles", "BluetideSupport", "BluetideTestSupport", "BluetideSerial", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideTransport"], swiftSettings: strict),
+        .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideCommands", "BluetideProfiles", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideHCI", "BluetideCore", "BluetideHost", .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
+        .testTarget(name: "BluetideBlueZTests", dependencies: ["BluetideTestSupport", "Bluetide", "BluetideCore", "BluetideProfiles", "BluetideSupport", "bluetide"], swiftSettings: strict),
+        .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideCommands", "BluetideCore"], swiftSettings: strict),
+        .testTarget(name: "BluetideSerialTests", dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport", "BluetideTestSupport", "BluetideSerial", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideTransport"], swiftSettings: strict),
         .testTarget(
             name: "BluetideRingTests",
-            dependencies: ["BluetideCore", "BluetideHost", "BluetideProfiles", "BluetideSupport", 
+            dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport", 
                 "BluetideTestSupport", "BluetideRing", "BluetideRingWeb", "Bluetide", "BluetideEmulation", "BluetideEmulators",
                 "BluetideTransport", "BluetideCommands", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -160,7 +172,7 @@ let package = Package(
         .testTarget(
             name: "BluetideRideTests",
             dependencies: [
-                "BluetideHost", "BluetideSupport", "BluetideTestSupport", "BluetideRide", "BluetideRideWeb", "Bluetide", "BluetideCore",
+                "BluetideSupport", "BluetideTestSupport", "BluetideRide", "BluetideRideWeb", "Bluetide", "BluetideCore",
                 "BluetideProfiles", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
@@ -170,7 +182,7 @@ let package = Package(
             name: "BluetideReflexWebTests",
             dependencies: [
                 "BluetideTestSupport", "BluetideReflexWeb", "BluetideReflex", "BluetideReflexCoach", "BluetideCommands",
-                "Bluetide", "BluetideCore", "BluetideHost", "BluetideProfiles", "BluetideSupport",
+                "Bluetide", "BluetideCore", "BluetideProfiles", "BluetideSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,11 +1,7 @@
 // The public face of Bluetide: `import Bluetide` gives the async API (Bluetooth, Central,
-// Connection, Peripheral) plus the types it speaks in: addresses, UUIDs and codecs (Core), the
-// profile codecs (Profiles), and the GATT / advertising model of the host (Host).
+// Connection, Peripheral, VirtualWorld in BluetideEmulation) plus the types it speaks in:
+// addresses, UUIDs and codecs (Core) and the profile codecs (Profiles). The host itself
+// (`HostStack`, HCI, L2CAP, ATT bearers) is not part of it: `Bluetooth.open(transport:)` is the
+// one way to make a host. The few host value types users need are listed in HostTypes.swift.
 @_exported import BluetideCore
-@_exported import BluetideHost
 @_exported import BluetideProfiles
-import BluetideHCI
-
-/// Why a link closed: the HCI reason code (0x08 connection timeout, 0x13 remote user
-/// terminated, 0x16 local host terminated, …).
-public typealias DisconnectReason = HCIStatus

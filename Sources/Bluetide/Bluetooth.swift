@@ -30,13 +30,19 @@ public struct Bluetooth: Sendable {
         public var maximumConnections: Int
         /// Our ATT MTU, 23…517 octets.
         public var localMTU: Int
+        /// Use the controller's own public address instead of a random static one (a device
+        /// whose identity must stay the same across runs on one adapter); ``address`` is then
+        /// ignored.
+        public var usesControllerAddress: Bool
 
         /// A configuration; see each property.
         public init(
             address: BluetoothAddress? = nil, deviceName: String = "Bluetide", appearance: UInt16 = 0,
             commandTimeout: Duration = .seconds(10), attTransactionTimeout: Duration = .seconds(30),
-            connectTimeout: Duration = .seconds(10), maximumConnections: Int = 8, localMTU: Int = 517
+            connectTimeout: Duration = .seconds(10), maximumConnections: Int = 8, localMTU: Int = 517,
+            usesControllerAddress: Bool = false
         ) {
+            self.usesControllerAddress = usesControllerAddress
             self.address = address
             self.deviceName = deviceName
             self.appearance = appearance
@@ -46,10 +52,18 @@ public struct Bluetooth: Sendable {
             self.maximumConnections = maximumConnections
             self.localMTU = localMTU
         }
+
+        /// Throws ``BluetideError/invalidArgument(_:)`` when ``address`` is not random static.
+        func validate() throws {
+            guard !usesControllerAddress, let address, address.type != .random || address.randomKind != .static else { return }
+            throw BluetideError.invalidArgument(
+                "own address \(address) is not a random static address (type /R, two top bits set, e.g. C0:00:00:00:00:01/R)")
+        }
     }
 
-    /// The host stack under both roles (for what the roles do not cover).
-    public let stack: HostStack
+    /// The host stack under both roles: the package's own layers (emulation, the command line)
+    /// reach it; users of the public API do not.
+    package let stack: HostStack
     /// Scanning and connecting to devices.
     public let central: Central
     /// Serving GATT services and advertising.
@@ -66,21 +80,34 @@ public struct Bluetooth: Sendable {
     /// or the controller does not answer, ``BluetideError/invalidArgument(_:)`` when the
     /// configured address is not random static.
     public static func open(transport: String = "virtual", configuration: Configuration = Configuration()) async throws -> Bluetooth {
-        if let address = configuration.address, address.type != .random || address.randomKind != .static {
-            throw BluetideError.invalidArgument(
-                "own address \(address) is not a random static address (type /R, two top bits set, e.g. C0:00:00:00:00:01/R)")
-        }
+        // Checked before the transport opens (a tcp-server transport waits for its controller).
+        try configuration.validate()
         let opened: any HCITransport
         do {
             opened = try await Transport.open(transport)
         } catch {
             throw BluetideError.transportUnavailable(spec: transport, reason: "\(error)")
         }
-        let address = configuration.address ?? .randomStatic(UInt64.random(in: 0...0x3FFF_FFFF_FFFF))
+        return try await start(on: opened, spec: transport, configuration: configuration)
+    }
+
+    /// Starts a host on an opened `transport` (closed again when the controller does not
+    /// start). For the package's own set-ups that open transports themselves (``VirtualWorld``
+    /// places virtual controllers and snoops each host on its own); users call
+    /// ``open(transport:configuration:)``.
+    package static func start(
+        on opened: any HCITransport, spec transport: String, configuration: Configuration = Configuration()
+    ) async throws -> Bluetooth {
+        do { try configuration.validate() } catch {
+            await opened.close()
+            throw error
+        }
+        let random = configuration.usesControllerAddress
+            ? nil : configuration.address ?? .randomStatic(UInt64.random(in: 0...0x3FFF_FFFF_FFFF))
         let stack = HostStack(
             transport: opened,
             configuration: HostStack.Configuration(
-                randomAddress: address, deviceName: configuration.deviceName, appearance: configuration.appearance,
+                randomAddress: random, deviceName: configuration.deviceName, appearance: configuration.appearance,
                 commandTimeout: configuration.commandTimeout.seconds,
                 attTransactionTimeout: configuration.attTransactionTimeout.seconds, localMTU: configuration.localMTU))
         do {
@@ -89,12 +116,25 @@ public struct Bluetooth: Sendable {
             await stack.close()
             throw BluetideError.transportUnavailable(spec: transport, reason: "the controller did not start: \(error)")
         }
+        guard let address = await stack.controller?.address else {
+            await stack.close()
+            throw BluetideError.transportUnavailable(spec: transport, reason: "the controller stopped while starting")
+        }
         return Bluetooth(
             stack: stack,
             central: Central(
                 stack: stack, maximumConnections: configuration.maximumConnections,
                 defaultConnectTimeout: configuration.connectTimeout),
             peripheral: Peripheral(stack: stack), address: address, transportSpec: transport)
+    }
+
+    /// Waits until the host stops and says why: nil after ``close()``, an error when the
+    /// controller went away first (its process ended, its TCP peer closed, a framing error).
+    /// Cancelling the wait returns nil.
+    public func waitUntilClosed() async -> BluetideError? {
+        let reason = await stack.waitUntilStopped()
+        if case .notRunning = reason { return nil }
+        return .host(reason.description)
     }
 
     /// Disconnects every central connection (no reconnection), stops scans and advertising, and

@@ -5,38 +5,49 @@ import BluetideTransport
 import Foundation
 
 /// The coach's Bluetooth for `reflex coach run` and `serve`: the host on `--transport`, and with
-/// `--emulate` an emulated punch trainer (simulated athletes) on the same private virtual link.
+/// `--emulate` an emulated punch trainer (simulated athletes) beside it in a ``VirtualWorld``.
 struct CoachBluetooth: Sendable {
     /// The coach's host (scan and connect through ``Bluetooth/central``).
     let bluetooth: Bluetooth
+    /// The emulated trainer and the coach's host share it, with `--emulate`.
+    let world: VirtualWorld?
     /// The emulated trainer, when asked for.
     let emulated: EmulatedPeripheral?
     /// The transport actually opened (a private `virtual:` link with `--emulate`).
     let spec: String
 
     /// Opens `transport`; with `emulate`, first starts an emulated trainer on it (a plain
-    /// `virtual` becomes a fresh private link). `output` gets one line about the trainer.
+    /// `virtual` becomes a fresh private link; `+snoop:FILE` captures the coach's host only).
+    /// `output` gets one line about the trainer.
     static func open(transport: String, emulate: Bool, seed: UInt64 = UInt64.random(in: 0...UInt64.max),
                      output: (String) -> Void) async throws -> CoachBluetooth {
-        var spec = transport
-        if emulate {
-            if spec == "virtual" { spec = "virtual:reflex-coach-\(UUID().uuidString)" }
-            guard spec.hasPrefix("virtual") else { throw CommandFailure("--emulate needs a virtual transport (virtual or virtual:NAME)") }
-        }
-        var emulated: EmulatedPeripheral?
-        if emulate {
+        guard emulate else {
             do {
-                let controller = try await Transport.open(spec)
-                emulated = try await EmulatedPeripheral.launch(transport: controller, models: [PunchTrainerModel(seed: seed)])
-                output("emulated trainer \"\(emulated?.advertisedName ?? "?")\" on \(spec)")
+                return CoachBluetooth(bluetooth: try await Bluetooth.open(transport: transport), world: nil, emulated: nil, spec: transport)
             } catch {
-                throw CommandFailure("cannot start the emulated trainer on \(spec): \(error)")
+                throw CommandFailure("cannot open transport \(transport): \(error)")
             }
         }
+        let parsed: TransportSpec
+        do { parsed = try TransportSpec(parsing: transport) } catch { throw CommandFailure("--transport: \(error)") }
+        guard case let .virtual(name) = parsed.kind else {
+            throw CommandFailure("--emulate needs a virtual transport (virtual or virtual:NAME)")
+        }
+        let world = VirtualWorld(linkName: name ?? "reflex-coach-\(UUID().uuidString)")
+        let spec = world.transportSpec + (parsed.snoopPath.map { "+snoop:\($0)" } ?? "")
+        let emulated: EmulatedPeripheral
         do {
-            return CoachBluetooth(bluetooth: try await Bluetooth.open(transport: spec), emulated: emulated, spec: spec)
+            emulated = try await world.emulate([PunchTrainerModel(seed: seed)])
+            output("emulated trainer \"\(emulated.advertisedName)\" on \(world.transportSpec)")
         } catch {
-            if let emulated { await emulated.stop(); await emulated.stack.close() }
+            await world.close()
+            throw CommandFailure("cannot start the emulated trainer on \(world.transportSpec): \(error)")
+        }
+        do {
+            let bluetooth = try await world.openHost(snoop: parsed.snoopPath)
+            return CoachBluetooth(bluetooth: bluetooth, world: world, emulated: emulated, spec: spec)
+        } catch {
+            await world.close()
             throw CommandFailure("cannot open transport \(spec): \(error)")
         }
     }
@@ -44,6 +55,7 @@ struct CoachBluetooth: Sendable {
     /// Closes the host, then the emulated trainer.
     func close() async {
         await bluetooth.close()
-        if let emulated { await emulated.stop(); await emulated.stack.close() }
+        if let emulated { await emulated.stop() }
+        await world?.close()
     }
 }

@@ -16,7 +16,9 @@ struct ControllersCommand: AsyncParsableCommand {
 
             The first output line is "READY PORT PORT ..." with the real port numbers (in the order
             given; port 0 picks a free port), then one line per controller, then one line per host
-            connect or disconnect. Stops on SIGINT or SIGTERM.
+            connect or disconnect. Stops on SIGINT or SIGTERM. With --json every line is a record of
+            docs/json-output.md instead: ready (ports), controller (number, listen, device),
+            host-connected, host-disconnected (reason), host-refused, stopping (reason).
 
             Controllers listen on this computer only (127.0.0.1) unless you name an interface:
             tcp-server:0.0.0.0:9000 lets other machines (and anyone on the network) attach a host.
@@ -36,6 +38,9 @@ struct ControllersCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Also stop when standard input reaches end of file (so the controllers die with the process that started them).")
     var exitOnStdinEOF = false
 
+    @Flag(name: .long, help: "One JSON object per line (docs/json-output.md) instead of text.")
+    var json = false
+
     /// The listeners the specs ask for; a bad spec is a one-line error (exit 2).
     func listeners() throws -> [VirtualControllerServer.Listener] {
         guard !specs.isEmpty else {
@@ -52,13 +57,49 @@ struct ControllersCommand: AsyncParsableCommand {
 
     /// The line printed for each listening controller.
     static func line(for endpoint: VirtualControllerServer.Endpoint) -> String {
-        let reach = endpoint.host == "127.0.0.1" || endpoint.host == "::1" || endpoint.host == "localhost"
-            ? " (this computer only; tcp-server:0.0.0.0:PORT listens on every interface)" : ""
+        let reach = isLocalOnly(endpoint) ? " (this computer only; tcp-server:0.0.0.0:PORT listens on every interface)" : ""
         return "controller \(endpoint.number): tcp-server \(endpoint.host):\(endpoint.port), address \(endpoint.publicAddress)\(reach)"
+    }
+
+    private static func isLocalOnly(_ endpoint: VirtualControllerServer.Endpoint) -> Bool {
+        endpoint.host == "127.0.0.1" || endpoint.host == "::1" || endpoint.host == "localhost"
+    }
+
+    /// The `--json` record of a listening controller: its number, where it listens (`localOnly`
+    /// when only this computer can reach it) and its public address as a `device`.
+    static func record(for endpoint: VirtualControllerServer.Endpoint, at time: JSONOutputValue) -> String {
+        JSONOutput.line("controller", [
+            "controller": .integer(Int64(endpoint.number)),
+            "listen": ["host": .string(endpoint.host), "port": .integer(Int64(endpoint.port)), "localOnly": .bool(isLocalOnly(endpoint))],
+            "transport": .string("tcp-server:\(endpoint.host):\(endpoint.port)"),
+            "device": JSONOutput.device(endpoint.publicAddress),
+            "time": time,
+        ])
+    }
+
+    /// The `--json` record of a host connecting, leaving or being refused; `from` is the host's
+    /// TCP address (IP:port).
+    static func record(for event: VirtualControllerServer.Event, at time: JSONOutputValue) -> String {
+        switch event {
+        case let .hostConnected(controller, peer):
+            JSONOutput.line("host-connected", ["controller": .integer(Int64(controller)), "from": .string(peer), "time": time])
+        case let .hostDisconnected(controller, peer, reason):
+            JSONOutput.line("host-disconnected", [
+                "controller": .integer(Int64(controller)), "from": .string(peer), "reason": .string(reason), "time": time,
+            ])
+        case let .hostRefused(controller, peer):
+            JSONOutput.line("host-refused", [
+                "controller": .integer(Int64(controller)), "from": .string(peer),
+                "reason": "another host is connected", "time": time,
+            ])
+        }
     }
 
     func run() async throws {
         let listeners = try listeners()
+        let start = ContinuousClock.now
+        let json = self.json
+        let time: @Sendable () -> JSONOutputValue = { JSONOutput.time(monotonic: SubscribeCommand.seconds(since: start)) }
         let stop = StopSignal.install(onStdinEOF: exitOnStdinEOF)
         let server: VirtualControllerServer
         do {
@@ -66,13 +107,18 @@ struct ControllersCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure("controllers: \(error)")
         }
-        Console.line("READY " + server.endpoints.map { String($0.port) }.joined(separator: " "))
-        for endpoint in server.endpoints { Console.line(Self.line(for: endpoint)) }
+        let ports = server.endpoints.map(\.port)
+        Console.line(json
+            ? JSONOutput.line("ready", ["ports": .array(ports.map { .integer(Int64($0)) }), "time": time()])
+            : "READY " + ports.map(String.init).joined(separator: " "))
+        for endpoint in server.endpoints {
+            Console.line(json ? Self.record(for: endpoint, at: time()) : Self.line(for: endpoint))
+        }
         let logger = Task {
-            for await event in server.events { Console.line("\(event)") }
+            for await event in server.events { Console.line(json ? Self.record(for: event, at: time()) : "\(event)") }
         }
         let reason = await stop.wait()
-        Console.line("stopping (\(reason))")
+        Console.line(json ? JSONOutput.line("stopping", ["reason": .string(reason), "time": time()]) : "stopping (\(reason))")
         await server.close()
         await logger.value
     }

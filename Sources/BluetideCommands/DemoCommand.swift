@@ -3,9 +3,7 @@ import Bluetide
 import BluetideCore
 import BluetideEmulation
 import BluetideEmulators
-import BluetideHost
 import BluetideProfiles
-import BluetideTransport
 import Foundation
 
 /// `bluetide demo`: a virtual world of emulated devices, scanned, connected and shown live.
@@ -115,7 +113,8 @@ actor DemoWorld {
     let liveSeconds: Double
     let emit: @Sendable (DemoEvent) -> Void
     let linkSpec: String
-    private var peripherals: [EmulatedPeripheral] = []
+    /// The demo's private link, its devices and the central's host.
+    private let world: VirtualWorld
     private var bluetooth: Bluetooth?
 
     init(seed: UInt64, liveSeconds: Double, emit: @escaping @Sendable (DemoEvent) -> Void) {
@@ -123,7 +122,8 @@ actor DemoWorld {
         self.liveSeconds = liveSeconds
         self.emit = emit
         // A link of our own, so concurrent demos (and tests) never see each other's devices.
-        self.linkSpec = "virtual:bluetide-demo-\(UUID().uuidString.prefix(8))"
+        world = VirtualWorld(linkName: "bluetide-demo-\(UUID().uuidString.prefix(8))")
+        linkSpec = world.transportSpec
     }
 
     func run() async throws {
@@ -133,18 +133,13 @@ actor DemoWorld {
             guard let model = EmulatorCatalog.make(name: name, seed: seed &+ UInt64(index)) else {
                 throw CommandFailure("\(name): no such emulator")
             }
-            let controller: any HCITransport
-            do { controller = try await Transport.open(linkSpec) } catch {
-                throw CommandFailure("cannot open \(linkSpec): \(error)")
-            }
             let address = BluetoothAddress.randomStatic(0xDE40_0000_0000 &+ (seed & 0xFFFF) &* 0x100 &+ UInt64(index))
             let peripheral: EmulatedPeripheral
             do {
-                peripheral = try await EmulatedPeripheral.launch(transport: controller, models: [model], address: address)
+                peripheral = try await world.emulate([model], address: address)
             } catch {
                 throw CommandFailure("\(name): could not start: \(error)")
             }
-            peripherals.append(peripheral)
             addresses[address] = name
             emit(DemoEvent(
                 device: name, kind: "started",
@@ -152,7 +147,7 @@ actor DemoWorld {
                 fields: ["name": peripheral.advertisedName, "address": address.description], label: pad(name, 11)))
         }
         let bluetooth: Bluetooth
-        do { bluetooth = try await Bluetooth.open(transport: linkSpec) } catch {
+        do { bluetooth = try await world.openHost() } catch {
             throw CommandFailure("central: \(error)")
         }
         self.bluetooth = bluetooth
@@ -223,11 +218,7 @@ actor DemoWorld {
             await bluetooth.close()
             self.bluetooth = nil
         }
-        for peripheral in peripherals {
-            await peripheral.stop()
-            await peripheral.stack.close()
-        }
-        peripherals = []
+        await world.close()
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

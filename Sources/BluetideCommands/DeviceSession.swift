@@ -3,7 +3,6 @@ import Bluetide
 import BluetideCore
 import BluetideEmulation
 import BluetideEmulators
-import BluetideHost
 import BluetideProfiles
 import BluetideTransport
 import Foundation
@@ -47,89 +46,84 @@ struct DeviceSessionOptions: ParsableArguments {
 
 /// A central on the chosen transport, plus the emulated devices it was asked to start; closes both.
 final class DeviceSession: Sendable {
-    /// The host stack the central runs on.
-    let stack: HostStack
+    /// The host the central runs on.
+    let bluetooth: Bluetooth
     /// The public-API central.
-    let central: Central
+    var central: Central { bluetooth.central }
     /// Emulated devices started by `--emulate`.
     let emulated: [EmulatedPeripheral]
+    /// The virtual world the emulated devices and the central share (with `--emulate`).
+    let world: VirtualWorld?
     /// The transport spec the central opened (after private-link and snoop adjustments).
     let transportText: String
 
-    private init(stack: HostStack, central: Central, emulated: [EmulatedPeripheral], transportText: String) {
-        self.stack = stack
-        self.central = central
+    private init(bluetooth: Bluetooth, emulated: [EmulatedPeripheral], world: VirtualWorld?, transportText: String) {
+        self.bluetooth = bluetooth
         self.emulated = emulated
+        self.world = world
         self.transportText = transportText
     }
 
     /// Opens the central (with `+snoop:FILE` when `snoop` is given) and starts the emulated devices.
     /// With `--emulate` on the plain `virtual` transport, a private link is used so nothing else
-    /// on the default link shows up.
+    /// on the default link shows up; the capture holds the central's traffic only.
     static func open(_ options: DeviceSessionOptions, snoop: String? = nil) async throws -> DeviceSession {
         let plan = try options.emulationPlan()
-        var spec: TransportSpec
+        let spec: TransportSpec
         do { spec = try TransportSpec(parsing: options.transport) } catch {
             throw CommandFailure("--transport: \(error)")
         }
-        if plan.isEmpty, case .virtual(nil) = spec.kind {
-            appLogger.warning("the virtual transport has no devices of its own: add --emulate PROFILE (see bluetide emulate --list), share one with `bluetide emulate` in another process, or pick a radio with --transport (e.g. hci-socket:0)")
+        if let snoop, spec.snoopPath != nil {
+            throw CommandFailure("--snoop \(snoop): the transport already has +snoop; give one of them")
         }
-        if !plan.isEmpty {
-            guard case let .virtual(name) = spec.kind else {
-                throw CommandFailure("--emulate needs a virtual transport (virtual or virtual:NAME), not \(options.transport)")
+        let capture = spec.snoopPath ?? snoop
+        let configuration = Bluetooth.Configuration(deviceName: "bluetide")
+        guard !plan.isEmpty else {
+            if case .virtual(nil) = spec.kind {
+                appLogger.warning("the virtual transport has no devices of its own: add --emulate PROFILE (see bluetide emulate --list), share one with `bluetide emulate` in another process, or pick a radio with --transport (e.g. hci-socket:0)")
             }
-            if name == nil { spec = try TransportSpec(parsing: "virtual:emulate-\(UUID().uuidString.prefix(8))") }
+            let text = "\(TransportSpec(spec.kind, snoopPath: capture))"
+            do {
+                return DeviceSession(
+                    bluetooth: try await Bluetooth.open(transport: text, configuration: configuration), emulated: [],
+                    world: nil, transportText: text)
+            } catch {
+                throw CommandFailure("cannot open transport \(text): \(error)")
+            }
         }
-        var text = "\(spec)"
-        if let snoop {
-            guard !text.contains("+snoop:") else { throw CommandFailure("--snoop: the transport already has +snoop") }
-            text += "+snoop:\(snoop)"
+        guard case let .virtual(name) = spec.kind else {
+            throw CommandFailure("--emulate needs a virtual transport (virtual or virtual:NAME), not \(options.transport)")
         }
-        let transport: any HCITransport
-        do { transport = try await Transport.open(text) } catch {
-            throw CommandFailure("cannot open transport \(text): \(error)")
-        }
-        let stack = HostStack(
-            transport: transport,
-            configuration: .init(randomAddress: .randomStatic(UInt64.random(in: 0...0x3FFF_FFFF_FFFF)), deviceName: "bluetide"))
-        do {
-            try await stack.start()
-        } catch {
-            await stack.close()
-            throw CommandFailure("cannot open transport \(text): the controller did not start: \(error)")
-        }
+        let world = VirtualWorld(linkName: name)
         var peripherals: [EmulatedPeripheral] = []
         for (index, item) in plan.enumerated() {
             let model = item.descriptor.make(UInt64(index), EmulatorOptions())
-            let controller: any HCITransport
-            do { controller = try await Transport.open(spec) } catch {
-                throw CommandFailure("cannot open transport \(spec) for \(item.descriptor.name): \(error)")
-            }
-            if let mine = transport as? VirtualTransport, let theirs = controller as? VirtualTransport {
-                await mine.controller.link.setRSSI(item.rssi, between: mine.controller, and: theirs.controller)
-            }
             do {
-                peripherals.append(try await EmulatedPeripheral.launch(
-                    transport: controller, models: [model],
-                    address: .randomStatic(0xB1DE_0000_0000 &+ UInt64(index) &+ 1)))
+                peripherals.append(try await world.emulate(
+                    [model], address: .randomStatic(0xB1DE_0000_0000 &+ UInt64(index) &+ 1), rssi: item.rssi))
             } catch {
-                for peripheral in peripherals { await peripheral.stop(); await peripheral.stack.close() }
-                await stack.close()
+                await world.close()
                 throw CommandFailure("\(item.descriptor.name): could not start the emulated device: \(error)")
             }
         }
-        return DeviceSession(stack: stack, central: Central(stack: stack), emulated: peripherals, transportText: text)
+        let text = world.transportSpec + (capture.map { "+snoop:\($0)" } ?? "")
+        do {
+            let bluetooth = try await world.openHost(configuration: configuration, snoop: capture)
+            return DeviceSession(bluetooth: bluetooth, emulated: peripherals, world: world, transportText: text)
+        } catch {
+            await world.close()
+            throw CommandFailure("cannot open transport \(text): \(error)")
+        }
     }
 
     /// Disconnects, stops the emulated devices and closes the transports.
     func close() async {
-        await PromptShutdown.run({ [central] in await central.disconnectAll() }, force: { [stack] in await stack.close() })
-        await stack.close()
+        await PromptShutdown.run({ [central] in await central.disconnectAll() }, force: { [bluetooth] in await bluetooth.close() })
+        await bluetooth.close()
         for peripheral in emulated {
-            await PromptShutdown.run({ await peripheral.stop() }, force: { await peripheral.stack.close() })
-            await peripheral.stack.close()
+            await PromptShutdown.run({ await peripheral.stop() }, force: { await peripheral.close() })
         }
+        await world?.close()
     }
 
     /// Finds the device `target` names: an address (with /P or /R, connected directly; without,

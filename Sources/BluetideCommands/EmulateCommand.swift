@@ -2,7 +2,7 @@ import ArgumentParser
 import BluetideCore
 import BluetideEmulation
 import BluetideEmulators
-import BluetideHost
+import Bluetide
 import BluetideTransport
 import Dispatch
 import Foundation
@@ -15,7 +15,9 @@ struct EmulateCommand: AsyncParsableCommand {
         abstract: "Run emulated BLE peripherals (heart-rate strap, trainers, COLMI ring, Punch trainer, …).",
         discussion: """
             Each PROFILE is one emulated device with its own controller. On the virtual link (the default) any number \
-            can run side by side; a real controller (serial, tcp, hci-socket) serves exactly one device.
+            can run side by side; a real controller (serial, tcp, hci-socket) serves exactly one device. With \
+            +snoop:FILE each device captures its own controller's traffic: the first to FILE, the others to \
+            FILE-2, FILE-3… (same extension).
 
             On start, each device's advertised name and address are printed; then one line per connection, \
             disconnection, subscription and write (one JSON object per line with --json). Runs until Ctrl-C or \
@@ -76,23 +78,28 @@ struct EmulateCommand: AsyncParsableCommand {
         let plan = try makePlan()
         let output = LinePrinter()
         var peripherals: [EmulatedPeripheral] = []
+        // On a virtual link every device has a controller of its own in one world; each
+        // device's capture (when +snoop is given) holds its own traffic only.
+        let world: VirtualWorld? = if case let .virtual(name) = plan.transport.kind { VirtualWorld(linkName: name ?? "default") } else { nil }
         for (index, descriptor) in plan.descriptors.enumerated() {
             let model = descriptor.make((seed ?? 0) &+ UInt64(index), plan.options)
-            let controller: any HCITransport
-            do {
-                controller = try await Transport.open(plan.transport)
-            } catch {
-                throw CommandFailure("cannot open transport \(plan.transport): \(error)")
-            }
             let peripheral: EmulatedPeripheral
             do {
-                peripheral = try await EmulatedPeripheral.launch(
-                    transport: controller, models: [model], name: plan.names[index], address: plan.addresses[index])
+                if let world {
+                    peripheral = try await world.emulate(
+                        [model], name: plan.names[index], address: plan.addresses[index],
+                        snoop: Self.capturePath(plan.transport.snoopPath, device: index, of: plan.descriptors.count))
+                } else {
+                    peripheral = try await EmulatedPeripheral.open(
+                        transport: "\(plan.transport)", models: [model], name: plan.names[index], address: plan.addresses[index])
+                }
             } catch {
+                for started in peripherals { await started.close() }
+                await world?.close()
                 throw CommandFailure("\(descriptor.name): could not start on \(plan.transport): \(error)")
             }
             peripherals.append(peripheral)
-            let address = await peripheral.address ?? plan.addresses[index]
+            let address = peripheral.address
             output.emit(json ? JSONOutput.line("started", [
                 "model": .string(descriptor.name), "device": JSONOutput.device(address, name: peripheral.advertisedName),
                 "transport": .string("\(plan.transport)"),
@@ -116,8 +123,8 @@ struct EmulateCommand: AsyncParsableCommand {
         let gone = ControllerLoss()
         let watchers = peripherals.enumerated().map { index, peripheral in
             Task { [stopper = stopSignal.stopper, name = plan.descriptors[index].name] in
-                let error = await peripheral.stack.waitUntilStopped()
-                if case .notRunning = error { return }  // closed here, or the watch was cancelled
+                // nil: closed here, or the watch was cancelled.
+                guard let error = await peripheral.bluetooth.waitUntilClosed() else { return }
                 gone.record(name, error)
                 stopper.yield("controller gone")
             }
@@ -125,9 +132,10 @@ struct EmulateCommand: AsyncParsableCommand {
         await stopSignal.wait()
         for watcher in watchers { watcher.cancel() }
         for peripheral in peripherals {
-            await PromptShutdown.run({ await peripheral.stop() }, force: { await peripheral.stack.close() })
-            await peripheral.stack.close()
+            await PromptShutdown.run({ await peripheral.stop() }, force: { await peripheral.close() })
+            await peripheral.close()
         }
+        await world?.close()
         if let (name, error) = gone.first {
             throw CommandFailure("\(name): the controller on \(plan.transport) went away (\(error)); restart it, then run bluetide emulate again")
         }
@@ -197,9 +205,20 @@ struct EmulateCommand: AsyncParsableCommand {
 
     /// The first device whose controller went away, and why.
     final class ControllerLoss: Sendable {
-        private let value = Mutex<(String, HostError)?>(nil)
-        func record(_ name: String, _ error: HostError) { value.withLock { if $0 == nil { $0 = (name, error) } } }
-        var first: (String, HostError)? { value.withLock { $0 } }
+        private let value = Mutex<(String, BluetideError)?>(nil)
+        func record(_ name: String, _ error: BluetideError) { value.withLock { if $0 == nil { $0 = (name, error) } } }
+        var first: (String, BluetideError)? { value.withLock { $0 } }
+    }
+
+    /// Where device `index` of `count` writes its capture: `path` itself for one device, else
+    /// `NAME-2.btsnoop`, `NAME-3.btsnoop`… for the second and later (one file per host, so no
+    /// file mixes two controllers' packets).
+    static func capturePath(_ path: String?, device index: Int, of count: Int) -> String? {
+        guard let path, index > 0 else { return path }
+        let url = URL(fileURLWithPath: path)
+        let base = url.deletingPathExtension().lastPathComponent + "-\(index + 1)"
+        let named = url.pathExtension.isEmpty ? base : base + "." + url.pathExtension
+        return url.deletingLastPathComponent().appendingPathComponent(named).path
     }
 
     /// `--list` output: one line per model.

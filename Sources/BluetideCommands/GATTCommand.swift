@@ -1,7 +1,6 @@
 import ArgumentParser
 import Bluetide
 import BluetideCore
-import BluetideHost
 import Foundation
 
 /// `bluetide gatt DEVICE`: everything a device serves, with readable values decoded.

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Bluetide
 import BluetideCore
-import BluetideHost
 import Foundation
 
 /// Options of the commands that act on one characteristic of one device.
@@ -94,24 +93,36 @@ struct ReadCommand: AsyncParsableCommand {
     }
 }
 
-/// `bluetide write DEVICE CHARACTERISTIC HEX`.
+/// `bluetide write DEVICE CHARACTERISTIC VALUE…`: one write, the value typed as in the shell.
 struct WriteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "write",
-        abstract: "Write hex bytes to a characteristic (with response unless --without-response).",
+        abstract: "Write a value to a characteristic (with response unless --without-response).",
         discussion: """
+            VALUE is what the shell's write takes: a typed form of the characteristic's profile \
+            (2A39: reset; 2AD9: request-control, target-power WATTS, simulation GRADE…; the shell's \
+            forms CHAR lists them), hex (01FF, "01 ff"), text in quotes inside the argument \
+            ('"hello"'), or u8:/u16:/s16:/u32:/s32:NUMBER. Put -- before a value with a minus sign.
+
             Examples:
               bluetide write HMSoft FFE1 48656C6C6F --without-response --emulate hm10
-              bluetide write "Bluetide HRM" 2A39 01 --emulate heart-rate
+              bluetide write "Bluetide HRM" 2A39 reset --emulate heart-rate
+              bluetide write "Bluetide FTMS" 2AD9 request-control --json \\
+                  --emulate ftms-bike
+              bluetide write "Bluetide FTMS" 2AD9 --emulate ftms-bike \\
+                  -- target-inclination -2
             """)
 
     @OptionGroup var target: CharacteristicTarget
 
-    @Argument(help: "The value as hex (spaces, colons allowed).")
-    var hex: String
+    @Argument(help: "The value: a typed form and its arguments (reset, target-power 200), hex, '\"text\"' or u16:500.")
+    var value: [String] = []
 
     @Flag(name: .customLong("without-response"), help: "Write without response (Write Command).")
     var withoutResponse = false
+
+    @Flag(name: .long, help: "Print the write as one JSON object (docs/json-output.md).")
+    var json = false
 
     @OptionGroup var session: DeviceSessionOptions
 
@@ -120,25 +131,44 @@ struct WriteCommand: AsyncParsableCommand {
     }
 
     func execute(_ output: CommandOutput) async throws {
-        let bytes: [UInt8]
-        do { bytes = try Hex.parse(hex) } catch {
-            throw CommandFailure.usage("\(hex) is not hex: \(error)", field: "HEX")
+        guard !value.isEmpty else {
+            throw CommandFailure.usage("write: give a VALUE after the characteristic (hex such as 01FF, or a typed form such as reset)", field: "VALUE")
         }
+        let start = ContinuousClock.now
         let session = try await DeviceSession.open(session)
         do {
             let (connection, label) = try await session.connect(target.device, timeout: target.timeout)
-            let (_, characteristic) = try CharacteristicLookup.find(
+            let (service, characteristic) = try CharacteristicLookup.find(
                 target.characteristic, in: try await connection.services(), device: label)
+            let what = CharacteristicLookup.describe(characteristic.uuid)
+            let bytes: [UInt8]
+            do {
+                let forms = WriteFormCatalog.forms(for: characteristic.uuid, in: service.uuid)
+                bytes = try ShellValue.bytes(value.joined(separator: " "), forms: forms, characteristic: what)
+            } catch {
+                throw CommandFailure.usage(error.message, field: "VALUE")
+            }
             let needed: GATTCharacteristicProperties = withoutResponse ? .writeWithoutResponse : .write
             guard characteristic.properties.contains(needed) else {
-                throw CommandFailure("\(CharacteristicLookup.describe(characteristic.uuid)) on \(label) does not allow \(withoutResponse ? "write without response" : "write with response") (it is \(GATTCommand.properties(characteristic.properties).joined(separator: ", ")))")
+                throw CommandFailure("\(what) on \(label) does not allow \(withoutResponse ? "write without response" : "write with response") (it is \(GATTCommand.properties(characteristic.properties).joined(separator: ", ")))")
             }
             do {
                 try await connection.write(RawBytes(bytes), to: characteristic.uuid, withResponse: !withoutResponse)
             } catch {
-                throw CommandFailure("writing \(CharacteristicLookup.describe(characteristic.uuid)) on \(label) failed: \(error)")
+                throw CommandFailure("writing \(what) on \(label) failed: \(error)")
             }
-            output.emit("wrote \(bytes.count) byte\(bytes.count == 1 ? "" : "s") to \(CharacteristicLookup.describe(characteristic.uuid)) on \(label)")
+            let time = SubscribeCommand.seconds(since: start)
+            let written = ShellValue.written(bytes, to: characteristic.uuid, at: time)
+            if json {
+                output.emit(JSONOutput.line("written", [
+                    "device": JSONOutput.device(connection.address, name: label.contains(" (") ? label.components(separatedBy: " (").first : nil),
+                    "characteristic": JSONOutput.characteristic(characteristic.uuid), "value": written.json,
+                    "withResponse": .bool(!withoutResponse), "time": JSONOutput.time(monotonic: time),
+                ]))
+            } else {
+                let readable = written.summary.map { ": " + $0 } ?? ""
+                output.emit("wrote \(bytes.count) byte\(bytes.count == 1 ? "" : "s") to \(what) on \(label)\(readable)  [\(bytes.spacedHex)]")
+            }
         } catch {
             await session.close()
             throw error

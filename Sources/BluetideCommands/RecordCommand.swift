@@ -1,7 +1,6 @@
 import ArgumentParser
 import Bluetide
 import BluetideCore
-import BluetideHost
 import BluetideRecording
 import Foundation
 

@@ -124,6 +124,12 @@ enum CoachCLI {
         }
     }
 
+    /// The value `rule` (one of ``InputRules``, shared with the dashboard) makes of what was given
+    /// for `field` (`--date`, `NAME`), or a usage failure naming the field.
+    static func checked<T>(_ field: String, _ rule: () throws(InputProblem) -> T) throws -> T {
+        do { return try rule() } catch { throw CommandFailure.usage("\(field): \(error)", field: field) }
+    }
+
     /// Maps store errors to exit-2 failures with the store's words.
     static func failing<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as CoachStoreError { throw CommandFailure(error.description) }
@@ -142,52 +148,62 @@ struct ReflexCoachAthletes: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "add", abstract: "Add an athlete.")
         @OptionGroup var database: CoachDatabaseOptions
         @Argument(help: "Name.") var name: String
-        @Option(name: .long, help: "Birth date YYYY-MM-DD.") var birthDate: String?
+        @Option(name: .long, help: "Birth date YYYY-MM-DD, 1900-2100.") var birthDate: String?
         @Option(name: .long, help: "Sex as you record it (free text).") var sex: String?
         @Option(name: .long, help: "orthodox, southpaw or switch.") var stance: String = "orthodox"
         @Option(name: .long, help: "Notes.") var notes: String = ""
+        @OptionGroup var output: CoachOutputOptions
 
-        func lines(now: Date = Date()) throws -> [String] {
-            let birth = try birthDate.map { text in
-                guard let date = CalendarDate(iso: text) else { throw CommandFailure("--birth-date \"\(text)\": expected YYYY-MM-DD") }
-                return date
+        func outputs(now: Date = Date()) throws -> [CoachOutput] {
+            let name = try CoachCLI.checked("NAME") { () throws(InputProblem) in try InputRules.name(self.name) }
+            let birth = try birthDate.map { text in try CoachCLI.checked("--birth-date") { () throws(InputProblem) in try InputRules.date(text) } }
+            let sex = try self.sex.map { text in
+                try CoachCLI.checked("--sex") { () throws(InputProblem) in try InputRules.text(text, maximum: InputRules.maximumSexLength) }
+            }
+            let notes = try CoachCLI.checked("--notes") { () throws(InputProblem) in
+                try InputRules.text(self.notes, maximum: InputRules.maximumNotesLength, lineBreaks: true)
             }
             guard let stanceValue = Stance(rawValue: stance) else {
                 throw CommandFailure("--stance \"\(stance)\": expected orthodox, southpaw or switch")
             }
             let store = try database.open()
-            if try store.athletes().contains(where: { $0.name.lowercased() == name.trimmingCharacters(in: .whitespaces).lowercased() }) {
+            if try store.athletes().contains(where: { $0.name.lowercased() == name.lowercased() }) {
                 throw CommandFailure("an athlete named \"\(name)\" exists already")
             }
             let added = try CoachCLI.failing {
                 try store.addAthlete(Athlete(name: name, birthDate: birth, sex: sex, stance: stanceValue, notes: notes, created: now))
             }
-            return ["added athlete \(added.id ?? -1): \(added.name)"]
+            return [CoachOutput("added athlete \(added.id ?? -1): \(added.name)", type: "athlete-added", ["athlete": CoachJSON.athlete(added)])]
         }
-        func run() async throws { for line in try lines() { print(line) } }
+        func lines(now: Date = Date()) throws -> [String] { try outputs(now: now).flatMap(\.lines) }
+        func run() async throws { output.emit(try outputs()) }
     }
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "List athletes.")
         @OptionGroup var database: CoachDatabaseOptions
-        func lines() throws -> [String] {
+        @OptionGroup var output: CoachOutputOptions
+        func outputs() throws -> [CoachOutput] {
             let store = try database.open()
             let athletes = try store.athletes()
-            if athletes.isEmpty { return ["no athletes"] }
+            if athletes.isEmpty { return [CoachOutput("no athletes", type: nil)] }
             let sessions = try store.sessions()
             return athletes.map { athlete in
                 let count = sessions.filter { $0.athleteId == athlete.id }.count
-                return "\(athlete.id ?? -1)\t\(athlete.name)\t\(count) session\(count == 1 ? "" : "s")"
+                return CoachOutput("\(athlete.id ?? -1)\t\(athlete.name)\t\(count) session\(count == 1 ? "" : "s")", type: "athlete",
+                                   ["athlete": CoachJSON.athlete(athlete), "sessions": .integer(Int64(count))])
             }
         }
-        func run() async throws { for line in try lines() { print(line) } }
+        func lines() throws -> [String] { try outputs().flatMap(\.lines) }
+        func run() async throws { output.emit(try outputs()) }
     }
 
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "show", abstract: "Show an athlete's data and weight history.")
         @OptionGroup var database: CoachDatabaseOptions
         @Argument(help: "Name.") var name: String
-        func lines() throws -> [String] {
+        @OptionGroup var output: CoachOutputOptions
+        func outputs() throws -> [CoachOutput] {
             let store = try database.open()
             let athlete = try CoachCLI.athlete(name, in: store)
             var lines = [
@@ -197,29 +213,37 @@ struct ReflexCoachAthletes: AsyncParsableCommand {
             let weights = try store.weightHistory(athleteID: athlete.id ?? -1)
             lines.append("weights: \(weights.isEmpty ? "-" : "")")
             for w in weights { lines.append("  \(w.date)  \(CoachCLI.fixed(w.kilograms, digits: 1)) kg") }
-            lines.append("sessions: \(try store.sessions(athleteID: athlete.id ?? -1).count)")
-            return lines
+            let sessionCount = try store.sessions(athleteID: athlete.id ?? -1).count
+            lines.append("sessions: \(sessionCount)")
+            return [CoachOutput(lines, type: "athlete", [
+                "athlete": CoachJSON.athlete(athlete), "sessions": .integer(Int64(sessionCount)),
+                "weights": .array(weights.map { ["date": .string($0.date.iso), "weightKilograms": .number($0.kilograms)] }),
+            ])]
         }
-        func run() async throws { for line in try lines() { print(line) } }
+        func lines() throws -> [String] { try outputs().flatMap(\.lines) }
+        func run() async throws { output.emit(try outputs()) }
     }
 
     struct Weight: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "weight", abstract: "Record a weigh-in (kg).")
         @OptionGroup var database: CoachDatabaseOptions
         @Argument(help: "Name.") var name: String
-        @Argument(help: "Kilograms, e.g. 63.5.") var kilograms: Double
-        @Option(name: .long, help: "Day YYYY-MM-DD (default today, UTC).") var date: String?
-        func lines(now: Date = Date()) throws -> [String] {
-            let day = try date.map { text in
-                guard let d = CalendarDate(iso: text) else { throw CommandFailure("--date \"\(text)\": expected YYYY-MM-DD") }
-                return d
-            } ?? CalendarDate(utcDayOf: now)
+        @Argument(help: "Kilograms as a decimal number, e.g. 63.5 (above 0, below 500).") var kilograms: String
+        @Option(name: .long, help: "Day YYYY-MM-DD, 1900-2100 (default today, UTC).") var date: String?
+        @OptionGroup var output: CoachOutputOptions
+        func outputs(now: Date = Date()) throws -> [CoachOutput] {
+            let kilograms = try CoachCLI.checked("KILOGRAMS") { () throws(InputProblem) in try InputRules.kilograms(self.kilograms) }
+            let day = try date.map { text in try CoachCLI.checked("--date") { () throws(InputProblem) in try InputRules.date(text) } }
+                ?? CalendarDate(utcDayOf: now)
             let store = try database.open()
             let athlete = try CoachCLI.athlete(name, in: store)
             let entry = try CoachCLI.failing { try store.recordWeight(athleteID: athlete.id ?? -1, date: day, kilograms: kilograms) }
-            return ["\(athlete.name): \(CoachCLI.fixed(entry.kilograms, digits: 1)) kg on \(entry.date)"]
+            return [CoachOutput("\(athlete.name): \(CoachCLI.fixed(entry.kilograms, digits: 1)) kg on \(entry.date)", type: "weight-recorded", [
+                "athlete": CoachJSON.athlete(athlete), "date": .string(entry.date.iso), "weightKilograms": .number(entry.kilograms),
+            ])]
         }
-        func run() async throws { for line in try lines() { print(line) } }
+        func lines(now: Date = Date()) throws -> [String] { try outputs(now: now).flatMap(\.lines) }
+        func run() async throws { output.emit(try outputs()) }
     }
 }
 
@@ -238,30 +262,40 @@ struct ReflexCoachSequences: AsyncParsableCommand {
         @Option(name: .long, help: "Targets 0-5, comma separated, e.g. 0,3,5,1.") var targets: String
         @Option(name: .long, help: "Milliseconds lit: one value for all steps or one per step.") var times: String
         @Option(name: .long, help: "Maximum interval between punches, ms.") var maxInterval: Int?
-        func lines(now: Date = Date()) throws -> [String] {
+        @OptionGroup var output: CoachOutputOptions
+        func outputs(now: Date = Date()) throws -> [CoachOutput] {
             let targetList = try CoachCLI.targets(targets)
             let timeList = try CoachCLI.times(times, steps: targetList.count)
             let store = try database.open()
             let saved = try CoachCLI.failing {
                 try store.saveSequence(name: name, targets: targetList, milliseconds: timeList, maxIntervalMilliseconds: maxInterval, at: now)
             }
-            return ["saved sequence \"\(saved.name)\": \(saved.targets.count) steps"]
+            return [CoachOutput("saved sequence \"\(saved.name)\": \(saved.targets.count) steps", type: "sequence-saved", [
+                "sequence": CoachJSON.sequence(name: saved.name, targets: saved.targets, milliseconds: saved.milliseconds,
+                                               maxInterval: saved.maxIntervalMilliseconds),
+            ])]
         }
-        func run() async throws { for line in try lines() { print(line) } }
+        func lines(now: Date = Date()) throws -> [String] { try outputs(now: now).flatMap(\.lines) }
+        func run() async throws { output.emit(try outputs()) }
     }
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "List saved sequences.")
         @OptionGroup var database: CoachDatabaseOptions
-        func lines() throws -> [String] {
+        @OptionGroup var output: CoachOutputOptions
+        func outputs() throws -> [CoachOutput] {
             let sequences = try database.open().sequences()
-            if sequences.isEmpty { return ["no sequences"] }
+            if sequences.isEmpty { return [CoachOutput("no sequences", type: nil)] }
             return sequences.map { s in
                 let total = s.milliseconds.reduce(0) { $0 + Int($1) }
-                return "\(s.name)\t\(s.targets.count) steps\ttargets \(s.targets.map(String.init).joined(separator: ","))\t\(CoachCLI.fixed(Double(total) / 1000, digits: 1)) s max"
+                return CoachOutput(
+                    "\(s.name)\t\(s.targets.count) steps\ttargets \(s.targets.map(String.init).joined(separator: ","))\t\(CoachCLI.fixed(Double(total) / 1000, digits: 1)) s max",
+                    type: "sequence", ["sequence": CoachJSON.sequence(name: s.name, targets: s.targets, milliseconds: s.milliseconds,
+                                                                      maxInterval: s.maxIntervalMilliseconds)])
             }
         }
-        func run() async throws { for line in try lines() { print(line) } }
+        func lines() throws -> [String] { try outputs().flatMap(\.lines) }
+        func run() async throws { output.emit(try outputs()) }
     }
 
     struct Random: AsyncParsableCommand {
@@ -273,7 +307,8 @@ struct ReflexCoachSequences: AsyncParsableCommand {
         @Option(name: .long, help: "Shortest time lit, ms.") var minTime: UInt16 = 800
         @Option(name: .long, help: "Longest time lit, ms.") var maxTime: UInt16 = 2000
         @Option(name: .long, help: "Seed (default random).") var seed: UInt64?
-        func lines(now: Date = Date()) throws -> [String] {
+        @OptionGroup var output: CoachOutputOptions
+        func outputs(now: Date = Date()) throws -> [CoachOutput] {
             guard minTime >= 1, minTime <= maxTime, maxTime <= 60_000 else {
                 throw CommandFailure("--min-time \(minTime) / --max-time \(maxTime): expected 1 ≤ min ≤ max ≤ 60000 ms")
             }
@@ -284,9 +319,13 @@ struct ReflexCoachSequences: AsyncParsableCommand {
             }
             let store = try database.open()
             let saved = try CoachCLI.failing { try store.saveSequence(name: name, program: program, at: now) }
-            return ["saved random sequence \"\(saved.name)\": targets \(saved.targets.map(String.init).joined(separator: ",")); ms \(saved.milliseconds.map(String.init).joined(separator: ","))"]
+            return [CoachOutput(
+                "saved random sequence \"\(saved.name)\": targets \(saved.targets.map(String.init).joined(separator: ",")); ms \(saved.milliseconds.map(String.init).joined(separator: ","))",
+                type: "sequence-saved", ["sequence": CoachJSON.sequence(name: saved.name, targets: saved.targets, milliseconds: saved.milliseconds,
+                                                                       maxInterval: saved.maxIntervalMilliseconds)])]
         }
-        func run() async throws { for line in try lines() { print(line) } }
+        func lines(now: Date = Date()) throws -> [String] { try outputs(now: now).flatMap(\.lines) }
+        func run() async throws { output.emit(try outputs()) }
     }
 }
 
@@ -304,9 +343,11 @@ struct ReflexCoachRun: AsyncParsableCommand {
     @Flag(name: .long, help: "Start an emulated punch trainer on the same virtual link (hardware-free).") var emulate = false
     @Option(name: .long, help: "Start after a countdown of this many seconds.") var countdown: UInt8?
     @Option(name: .long, help: "Longest scan, seconds.") var scanSeconds: Double = 30
+    @OptionGroup var output: CoachOutputOptions
 
     func run() async throws {
-        let outcome = try await session { LineOutput.print($0) }
+        let printer = output
+        let outcome = try await runSession(emit: { printer.emit([$0]) })
         if let interruption = outcome?.interruption {
             // Stopped by a signal: the session was ended and stored; the exit status says so.
             throw ExitCode(interruption == "SIGTERM" ? 143 : 130)
@@ -326,6 +367,12 @@ struct ReflexCoachRun: AsyncParsableCommand {
     /// its reason, and the summary is printed.
     @discardableResult
     func session(output: @escaping @Sendable (String) -> Void) async throws -> Ending? {
+        try await runSession(emit: { for line in $0.lines { output(line) } })
+    }
+
+    /// ``session(output:)`` with each report as text and record (for `--json`).
+    @discardableResult
+    func runSession(emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Ending? {
         guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--scan-seconds \(scanSeconds): expected 0 < s ≤ 300") }
         let store = try database.open()
         let person = try CoachCLI.failing { try CoachCLI.athlete(athlete, in: store) }
@@ -333,8 +380,9 @@ struct ReflexCoachRun: AsyncParsableCommand {
             let known = try CoachCLI.failing { try store.sequences().map(\.name) }
             throw CommandFailure("no saved sequence named \"\(sequence)\" (saved: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
         }
+        if let warning = CoachTransportWarning.line(transport: transport, emulate: emulate) { appLogger.warning("\(warning)") }
         let signals = StopSignal.install()
-        let link = try await CoachBluetooth.open(transport: transport, emulate: emulate, output: output)
+        let link = try await CoachBluetooth.open(transport: transport, emulate: emulate, output: { emit(CoachJSON.message($0)) })
         let bluetooth = link.bluetooth
         var coach = ReflexCoach(central: bluetooth.central, store: store)
         coach.scanTimeout = .milliseconds(Int64(scanSeconds * 1000))
@@ -347,7 +395,7 @@ struct ReflexCoachRun: AsyncParsableCommand {
         let consumer = Task {
             var last: CoachSessionOutcome?
             for try await event in events {
-                output(event.description)
+                emit(CoachJSON.event(event))
                 if case let .ended(o) = event { last = o }
             }
             return last
@@ -366,10 +414,13 @@ struct ReflexCoachRun: AsyncParsableCommand {
         }
         if let outcome,
            let results = try CoachCLI.failing({ try store.results(athleteID: person.id ?? -1) }).first(where: { $0.session.id == outcome.sessionID }) {
-            output("summary: " + CoachCLI.summaryLine(ReflexStatistics.session(results).overall))
+            let overall = ReflexStatistics.session(results).overall
+            emit(CoachOutput("summary: " + CoachCLI.summaryLine(overall), type: "summary",
+                             ["sessionId": .integer(outcome.sessionID), "summary": CoachJSON.summary(overall)]))
         }
         if let reason = stop.reason {
-            output("interrupted (\(reason))" + (outcome.map { ": session \($0.sessionID) stored as incomplete" } ?? ""))
+            emit(CoachOutput("interrupted (\(reason))" + (outcome.map { ": session \($0.sessionID) stored as incomplete" } ?? ""),
+                             type: "interrupted", ["signal": .string(reason), "sessionId": outcome.map { .integer($0.sessionID) } ?? .null]))
         }
         return Ending(session: outcome, interruption: stop.reason)
     }
@@ -382,28 +433,44 @@ struct ReflexCoachHistory: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "history", abstract: "An athlete's sessions, per-target statistics and trend.")
     @OptionGroup var database: CoachDatabaseOptions
     @Option(name: .long, help: "Athlete name.") var athlete: String
+    @OptionGroup var output: CoachOutputOptions
 
-    func lines() throws -> [String] {
+    func outputs() throws -> [CoachOutput] {
         let store = try database.open()
         let person = try CoachCLI.athlete(athlete, in: store)
         let results = try store.results(athleteID: person.id ?? -1)
-        guard !results.isEmpty else { return ["\(person.name): no sessions"] }
-        var lines = ["\(person.name): \(results.count) session\(results.count == 1 ? "" : "s")"]
+        let athleteJSON = CoachJSON.athlete(person)
+        guard !results.isEmpty else {
+            return [CoachOutput("\(person.name): no sessions", type: "history", ["athlete": athleteJSON, "sessions": 0])]
+        }
+        var outputs = [CoachOutput("\(person.name): \(results.count) session\(results.count == 1 ? "" : "s")", type: "history",
+                                   ["athlete": athleteJSON, "sessions": .integer(Int64(results.count))])]
         for r in results {
             let stats = ReflexStatistics.session(r)
             let state = (r.session.complete ? "complete" : "incomplete") + (r.session.endReason.map { " (\($0))" } ?? "")
-            lines.append("session \(r.session.id ?? -1)  \(CoachCLI.dateText(r.session.started))  \(r.session.sequenceName ?? "-")  \(state)  \(CoachCLI.summaryLine(stats.overall))")
+            outputs.append(CoachOutput(
+                "session \(r.session.id ?? -1)  \(CoachCLI.dateText(r.session.started))  \(r.session.sequenceName ?? "-")  \(state)  \(CoachCLI.summaryLine(stats.overall))",
+                type: "session", [
+                    "sessionId": .integer(r.session.id ?? -1), "started": .string(CoachCLI.dateText(r.session.started)),
+                    "sequence": CoachJSON.optional(r.session.sequenceName), "complete": .bool(r.session.complete),
+                    "endReason": CoachJSON.optional(r.session.endReason), "summary": CoachJSON.summary(stats.overall),
+                ]))
         }
         let overall = ReflexStatistics.athlete(results)
-        lines.append("per target:")
+        outputs.append(CoachOutput("per target:", type: nil))
         for t in overall.perTarget {
-            lines.append("  target \(t.target) (\(TargetPalette.colour(of: t.target)?.name ?? "?")): \(CoachCLI.summaryLine(t.summary))")
+            let colour = TargetPalette.colour(of: t.target)?.name
+            outputs.append(CoachOutput("  target \(t.target) (\(colour ?? "?")): \(CoachCLI.summaryLine(t.summary))", type: "target", [
+                "target": .integer(Int64(t.target)), "colour": CoachJSON.optional(colour), "summary": CoachJSON.summary(t.summary),
+            ]))
         }
-        let trendText = overall.trend.millisecondsPerSession.map { (CoachCLI.fixed($0, digits: 1)) + " ms per session" } ?? "needs two sessions"
-        lines.append("trend: \(trendText)")
-        return lines
+        let slope = overall.trend.millisecondsPerSession
+        let trendText = slope.map { (CoachCLI.fixed($0, digits: 1)) + " ms per session" } ?? "needs two sessions"
+        outputs.append(CoachOutput("trend: \(trendText)", type: "trend", ["millisecondsPerSession": CoachJSON.optional(slope)]))
+        return outputs
     }
-    func run() async throws { for line in try lines() { print(line) } }
+    func lines() throws -> [String] { try outputs().flatMap(\.lines) }
+    func run() async throws { output.emit(try outputs()) }
 }
 
 /// `export`: one athlete's step results as CSV.
@@ -413,16 +480,19 @@ struct ReflexCoachExport: AsyncParsableCommand {
     @Option(name: .long, help: "Athlete name.") var athlete: String
     @Option(name: .long, help: "Output CSV file.") var out: String
     @Flag(name: .long, help: "One row per session instead of per step.") var sessions = false
+    @OptionGroup var output: CoachOutputOptions
 
-    func lines() throws -> [String] {
+    func outputs() throws -> [CoachOutput] {
         let store = try database.open()
         let person = try CoachCLI.athlete(athlete, in: store)
         let csv = sessions ? try CSVExport.sessions(from: store, athleteID: person.id) : try CSVExport.steps(from: store, athleteID: person.id)
         try CoachCLI.write(csv, to: out)
         let rows = csv.split(whereSeparator: \.isNewline).count - 1
-        return ["wrote \(rows) row\(rows == 1 ? "" : "s") to \(out)"]
+        return [CoachOutput("wrote \(rows) row\(rows == 1 ? "" : "s") to \(out)", type: "exported",
+                            ["path": .string(out), "rows": .integer(Int64(rows)), "athlete": CoachJSON.athlete(person)])]
     }
-    func run() async throws { for line in try lines() { print(line) } }
+    func lines() throws -> [String] { try outputs().flatMap(\.lines) }
+    func run() async throws { output.emit(try outputs()) }
 }
 
 /// `chart`: one session's reaction times as SVG.
@@ -432,17 +502,19 @@ struct ReflexCoachChart: AsyncParsableCommand {
     @Option(name: .long, help: "Athlete name.") var athlete: String
     @Option(name: .long, help: "Session id (see history).") var session: Int64
     @Option(name: .long, help: "Output SVG file.") var out: String
+    @OptionGroup var output: CoachOutputOptions
 
-    func lines() throws -> [String] {
+    func outputs() throws -> [CoachOutput] {
         let store = try database.open()
         let person = try CoachCLI.athlete(athlete, in: store)
         guard let results = try store.results(athleteID: person.id ?? -1).first(where: { $0.session.id == session }) else {
             throw CommandFailure("\(person.name) has no session \(session) (see history)")
         }
         try CoachCLI.write(SVGChart.reactionTimes(of: results, title: "\(person.name), session \(session)"), to: out)
-        return ["wrote \(out)"]
+        return [CoachOutput("wrote \(out)", type: "chart-written", ["path": .string(out), "sessionId": .integer(session)])]
     }
-    func run() async throws { for line in try lines() { print(line) } }
+    func lines() throws -> [String] { try outputs().flatMap(\.lines) }
+    func run() async throws { output.emit(try outputs()) }
 }
 
 // MARK: password
@@ -461,6 +533,7 @@ struct ReflexCoachPassword: AsyncParsableCommand {
                   bluetide reflex coach password --db ~/gym.sqlite
             """)
     @OptionGroup var database: CoachDatabaseOptions
+    @OptionGroup var output: CoachOutputOptions
 
     /// Checks and stores `password`; returns the line to print.
     func set(_ password: String) throws -> String {
@@ -484,6 +557,116 @@ struct ReflexCoachPassword: AsyncParsableCommand {
             guard let line = readLine(strippingNewline: true) else { throw CommandFailure("no password on standard input") }
             password = line
         }
-        print(try set(password))
+        let line = try set(password)
+        output.emit([CoachOutput(line, type: "password-set", ["message": .string(line)])])
+    }
+}
+
+// MARK: output (text or --json)
+
+/// `--json`, shared by every reflex command: one record per line in the one schema
+/// (docs/json-output.md) instead of text.
+struct CoachOutputOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print one JSON object per line (docs/json-output.md) instead of text.") var json = false
+
+    /// Prints each output as text or as its record (outputs without a record print nothing with --json).
+    func emit(_ outputs: [CoachOutput]) {
+        for output in outputs { for line in json ? output.records : output.lines { LineOutput.print(line) } }
+    }
+}
+
+/// One thing a reflex command reports: its readable lines and the same as a JSON record.
+struct CoachOutput: Sendable {
+    /// The readable lines.
+    var lines: [String]
+    /// The record's `type` (nil: text only, e.g. "no athletes").
+    var type: String?
+    /// The record's other fields.
+    var fields: [String: JSONOutputValue] = [:]
+
+    init(_ lines: [String], type: String?, _ fields: [String: JSONOutputValue] = [:]) {
+        self.lines = lines
+        self.type = type
+        self.fields = fields
+    }
+
+    init(_ line: String, type: String?, _ fields: [String: JSONOutputValue] = [:]) {
+        self.init([line], type: type, fields)
+    }
+
+    /// The JSON line (none when there is no record).
+    var records: [String] { type.map { [JSONOutput.line($0, fields)] } ?? [] }
+}
+
+/// The shapes the reflex commands' records share.
+enum CoachJSON {
+    static func optional(_ text: String?) -> JSONOutputValue { text.map { .string($0) } ?? .null }
+
+    static func optional(_ number: Double?) -> JSONOutputValue { number.map { .number($0) } ?? .null }
+
+    /// An athlete: `id`, `name`, `birthDate` (YYYY-MM-DD), `sex`, `stance`, `notes`.
+    static func athlete(_ athlete: Athlete) -> JSONOutputValue {
+        ["id": .integer(athlete.id ?? -1), "name": .string(athlete.name), "birthDate": optional(athlete.birthDate?.iso),
+         "sex": optional(athlete.sex), "stance": .string(athlete.stance.rawValue), "notes": .string(athlete.notes)]
+    }
+
+    /// A saved sequence: `name`, `targets`, `timesMilliseconds`, `maxIntervalMilliseconds`.
+    static func sequence(name: String, targets: [UInt8], milliseconds: [UInt16], maxInterval: Int?) -> JSONOutputValue {
+        ["name": .string(name), "targets": .array(targets.map { .integer(Int64($0)) }),
+         "timesMilliseconds": .array(milliseconds.map { .integer(Int64($0)) }),
+         "maxIntervalMilliseconds": maxInterval.map { .integer(Int64($0)) } ?? .null]
+    }
+
+    /// Reaction figures: `count`, `hits`, `misses`, `hitRatePercent`, `meanMilliseconds`, … (null when undefined).
+    static func summary(_ s: ReactionSummary) -> JSONOutputValue {
+        ["count": .integer(Int64(s.count)), "hits": .integer(Int64(s.hits)), "misses": .integer(Int64(s.count - s.hits)),
+         "hitRatePercent": optional(s.hitRate.map { ($0 * 100 * 10).rounded() / 10 }),
+         "meanMilliseconds": optional(s.meanMilliseconds), "medianMilliseconds": optional(s.medianMilliseconds),
+         "bestMilliseconds": optional(s.bestMilliseconds)]
+    }
+
+    /// A coached session's event as text and record.
+    static func event(_ event: CoachEvent) -> CoachOutput {
+        let text = event.description
+        switch event {
+        case let .scanning(seconds): return CoachOutput(text, type: "scanning", ["scanSeconds": .number(seconds)])
+        case let .found(ad):
+            return CoachOutput(text, type: "found", ["device": JSONOutput.device(text: ad.address.string, name: ad.name), "rssiDbm": .integer(Int64(ad.rssi))])
+        case let .connected(address): return CoachOutput(text, type: "connected", ["device": JSONOutput.device(text: address)])
+        case let .sequencesWritten(steps): return CoachOutput(text, type: "sequences-written", ["steps": .integer(Int64(steps))])
+        case let .sessionStarted(id): return CoachOutput(text, type: "session-started", ["sessionId": .integer(id)])
+        case let .status(status): return CoachOutput(text, type: "trainer-status", ["status": .string(status.summary)])
+        case let .step(response, stored):
+            return CoachOutput(text, type: "step", [
+                "step": .integer(Int64(stored.stepIndex) + 1), "target": .integer(Int64(response.target)),
+                "colour": optional(TargetPalette.colour(of: response.target)?.name), "hit": .bool(response.hit),
+                "wrongTargetFirst": .bool(response.wrongTargetFirst),
+                "reactionMilliseconds": response.hit ? .integer(Int64(response.reactionTimeMilliseconds)) : .null,
+            ])
+        case let .undecodable(bytes, error):
+            return CoachOutput(text, type: "undecodable", ["value": JSONOutput.value(bytes, decodeError: error)])
+        case let .link(connectionEvent): return CoachOutput(text, type: "link", ["event": .string("\(connectionEvent)")])
+        case let .ended(outcome):
+            return CoachOutput(text, type: "ended", [
+                "sessionId": .integer(outcome.sessionID), "complete": .bool(outcome.complete),
+                "stepsStored": .integer(Int64(outcome.stepsStored)), "stepCount": .integer(Int64(outcome.stepCount)),
+                "reason": .string(outcome.reason),
+            ])
+        }
+    }
+
+    /// A line from the emulated trainer or the Bluetooth set-up: `message`.
+    static func message(_ line: String, type: String = "message") -> CoachOutput {
+        CoachOutput(line, type: type, ["message": .string(line)])
+    }
+}
+
+/// The warning for a trainer search on a virtual link nobody else is on: nothing can be found there.
+enum CoachTransportWarning {
+    /// The warning line for `transport` and `emulate`, nil when a trainer can be there.
+    static func line(transport: String, emulate: Bool) -> String? {
+        guard !emulate, transport == "virtual" || transport.hasPrefix("virtual+") else { return nil }
+        return "warning: --transport \(transport) is a private virtual link with no trainer on it; add --emulate for an "
+            + "emulated one, or name the trainer's transport (e.g. --transport hci-socket:0 or tcp-client:HOST:PORT)"
     }
 }

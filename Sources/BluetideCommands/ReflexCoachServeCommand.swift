@@ -51,6 +51,7 @@ struct ReflexCoachServe: AsyncParsableCommand {
     @Option(name: .long, help: "Trainer name or address (default: strongest signal).") var device: String?
     @Option(name: .long, help: "Longest scan for the trainer at each run, seconds.") var scanSeconds: Double = 30
     @Option(name: .long, help: .hidden) var scanRoundMilliseconds: Int = 2000
+    @OptionGroup var output: CoachOutputOptions
 
     /// The dashboard and what it drives, while serving.
     struct Serving: Sendable {
@@ -68,26 +69,33 @@ struct ReflexCoachServe: AsyncParsableCommand {
 
     func run() async throws {
         let stop = StopSignal.install()
-        let serving = try await start { LineOutput.print($0) }
-        print("Ctrl-C stops the dashboard.")
+        let printer = output
+        let serving = try await startServing(emit: { printer.emit([$0]) })
+        printer.emit([CoachOutput("Ctrl-C stops the dashboard.", type: nil)])
         fflush(nil)  // every output stream: the addresses are wanted now, also when the output goes to a log
         // Runs started from a browser show up here too, a line per event, as they happen.
         let messages = await serving.runs.listen()
         let echo = Task {
             for await message in messages {
                 guard let line = Self.terminalLine(message) else { continue }
-                print(line)
-                fflush(nil)
+                printer.emit([CoachOutput(line, type: "run", [
+                    "run": .integer(Int64(message.run)), "event": .string("\(message.kind)"), "message": .string(line),
+                ])])
             }
         }
         defer { echo.cancel() }
         let reason = await stop.wait()
-        print("stopping (\(reason))")
+        printer.emit([CoachOutput("stopping (\(reason))", type: "stopping", ["reason": .string(reason)])])
         await serving.stop(reason: "server stopping (\(reason))")
     }
 
     /// Opens the store and Bluetooth, starts the server and prints where to open it.
-    func start(output: (String) -> Void) async throws -> Serving {
+    func start(output: @escaping @Sendable (String) -> Void) async throws -> Serving {
+        try await startServing(emit: { for line in $0.lines { output(line) } })
+    }
+
+    /// ``start(output:)`` with each report as text and record (for `--json`).
+    func startServing(emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Serving {
         guard (0...65_535).contains(port) else { throw CommandFailure("--port \(port): expected 0...65535 (0 picks a free port)") }
         guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--scan-seconds \(scanSeconds): expected 0 < s ≤ 300") }
         guard scanRoundMilliseconds >= 100 else { throw CommandFailure("--scan-round-milliseconds: expected at least 100") }
@@ -106,9 +114,12 @@ struct ReflexCoachServe: AsyncParsableCommand {
         }
         if sampleData, try store.athletes().isEmpty {
             let summary = try SampleData.add(to: store, now: Date())
-            output("added sample data: \(summary.athletes.count) athletes, \(summary.sequences.count) sequences, \(summary.sessions) sessions")
+            emit(CoachOutput("added sample data: \(summary.athletes.count) athletes, \(summary.sequences.count) sequences, \(summary.sessions) sessions",
+                             type: "sample-data", ["athletes": .integer(Int64(summary.athletes.count)),
+                                                   "sequences": .integer(Int64(summary.sequences.count)), "sessions": .integer(Int64(summary.sessions))]))
         }
-        let link = try await CoachBluetooth.open(transport: transport, emulate: emulate, output: output)
+        if let warning = CoachTransportWarning.line(transport: transport, emulate: emulate) { appLogger.warning("\(warning)") }
+        let link = try await CoachBluetooth.open(transport: transport, emulate: emulate, output: { emit(CoachJSON.message($0)) })
         var coach = ReflexCoach(central: link.bluetooth.central, store: store)
         coach.scanTimeout = .milliseconds(Int64(scanSeconds * 1000))
         coach.scanRound = .milliseconds(Int64(min(scanRoundMilliseconds, Int(scanSeconds * 1000))))
@@ -121,10 +132,14 @@ struct ReflexCoachServe: AsyncParsableCommand {
             await link.close()
             throw CommandFailure("cannot listen on \(host):\(port): \(error) (try another --port, or --port 0)")
         }
-        output("database: \(database.db ?? CoachStore.defaultPath())")
-        output(lan ? "serving the network on \(host); every phone logs in with the coach's password"
-                   : "listening on \(host) only (this computer); --lan serves phones on the network, with a login")
-        for url in Self.urls(host: host, port: dashboard.port) { output("open \(url)") }
+        let path = database.db ?? CoachStore.defaultPath()
+        emit(CoachOutput("database: \(path)", type: "database", ["path": .string(path)]))
+        emit(CoachOutput(lan ? "serving the network on \(host); every phone logs in with the coach's password"
+                             : "listening on \(host) only (this computer); --lan serves phones on the network, with a login",
+                         type: "listening", ["host": .string(host), "port": .integer(Int64(dashboard.port)), "lan": .bool(lan)]))
+        for url in Self.urls(host: host, port: dashboard.port) {
+            emit(CoachOutput("open \(url)", type: "open", ["url": .string(String(url.prefix { $0 != " " }))]))
+        }
         return Serving(dashboard: dashboard, link: link, runs: runs)
     }
 

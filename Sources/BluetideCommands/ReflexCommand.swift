@@ -1,9 +1,7 @@
 import ArgumentParser
 import Bluetide
 import BluetideGPIO
-import BluetideHost
 import BluetideReflexDevice
-import BluetideTransport
 import Foundation
 
 /// `bluetide reflex …`: the boxing reflex trainer (reflex-trainer.md): `device` runs the trainer,
@@ -49,6 +47,8 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Stop after this many seconds (default: run until interrupted).")
     var duration: Double?
 
+    @OptionGroup var output: CoachOutputOptions
+
     /// The configuration the options and the file give.
     func resolvedOptions() throws -> ReflexDeviceOptions {
         var configuration = GPIOConfiguration.reflexDefault
@@ -77,30 +77,34 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
 
     func run() async throws {
         // Unbuffered, so a pipe sees each line as it happens.
-        try await serve(until: Self.interruptions()) { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }
+        let printer = output
+        try await serve(until: Self.interruptions()) { line in
+            printer.emit([CoachOutput(line, type: "device-event", ["message": .string(line)])])
+        }
     }
 
     /// Runs the device until `--duration` is up or `interrupts` yields, handing each event's
     /// line to `output`.
     func serve(until interrupts: AsyncStream<Int32>, output: @escaping @Sendable (String) -> Void) async throws {
         let options = try resolvedOptions()
-        let hci: any HCITransport
-        do { hci = try await Transport.open(transport) } catch {
-            throw CommandFailure("--transport \(transport): \(error)")
-        }
-        let stack = HostStack(transport: hci, configuration: .init(deviceName: options.name ?? options.configuration.deviceName ?? "Reflex"))
-        do { try await stack.start() } catch {
-            await stack.close()
+        // The controller's own address: the device keeps its name (Reflex-XXXX) from run to run.
+        let configuration = Bluetooth.Configuration(
+            deviceName: options.name ?? options.configuration.deviceName ?? "Reflex", usesControllerAddress: true)
+        let bluetooth: Bluetooth
+        do { bluetooth = try await Bluetooth.open(transport: transport, configuration: configuration) } catch let error as BluetideError {
+            if case .transportUnavailable(_, let reason) = error, !reason.hasPrefix("the controller did not start") {
+                throw CommandFailure("--transport \(transport): \(reason)")
+            }
             throw CommandFailure("cannot start the Bluetooth host on \(transport): \(error)")
         }
         let device: ReflexDevice<ContinuousClock>
         do {
-            device = try await ReflexDevice.start(stack: stack, options: options, clock: ContinuousClock())
+            device = try await ReflexDevice.start(bluetooth: bluetooth, options: options, clock: ContinuousClock())
         } catch let error as GPIOError {
-            await stack.close()
+            await bluetooth.close()
             throw CommandFailure("\(error)")
         } catch {
-            await stack.close()
+            await bluetooth.close()
             throw CommandFailure("cannot start the device: \(error)")
         }
         let printer = Task {
@@ -108,7 +112,7 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
         }
         // Until the duration is up or SIGINT/SIGTERM arrives, unless the controller goes away
         // first (exit 2 with one line); then LEDs off and lines released.
-        let controllerGone = await withTaskGroup(of: HostError?.self) { group in
+        let controllerGone = await withTaskGroup(of: BluetideError?.self) { group in
             group.addTask {
                 if let duration { try? await Task.sleep(for: .seconds(duration)) } else {
                     while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
@@ -120,14 +124,14 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
                 _ = await iterator.next()
                 return nil
             }
-            group.addTask { await stack.waitUntilStopped() }
+            group.addTask { await bluetooth.waitUntilClosed() }
             let first = await group.next() ?? nil
             group.cancelAll()
             return first
         }
         await device.stop()
         await printer.value
-        await stack.close()
+        await bluetooth.close()
         if let controllerGone {
             throw CommandFailure("the controller on \(transport) went away (\(controllerGone)); restart it, then run bluetide reflex device again")
         }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import BluetideCore
 import BluetideEmulation
-import BluetideHost
+import Bluetide
 import BluetideProfiles
 import BluetideRecording
 import BluetideTransport
@@ -131,20 +131,21 @@ struct ReplayCommand: AsyncParsableCommand {
     private func serve(_ log: ValueLog, pace: ReplayPace, decoder: ValueLogDecoder) async throws {
         let spec: TransportSpec
         do { spec = try TransportSpec(parsing: transport) } catch { throw CommandFailure("--transport: \(error)") }
-        let controller: any HCITransport
-        do { controller = try await Transport.open(spec) } catch {
-            throw CommandFailure("cannot open transport \(spec): \(error)")
-        }
         // Derived from the file name (FNV-1a), so replaying the same file keeps its address.
         let digest = file.utf8.reduce(UInt64(0xCBF2_9CE4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
         let address = BluetoothAddress.randomStatic(digest)
-        let stack = HostStack(transport: controller, configuration: .init(randomAddress: address, deviceName: name ?? "Bluetide Replay"))
-        let peripheral = ReplayPeripheral(stack: stack, log: log, pace: pace, name: name)
+        let bluetooth: Bluetooth
         do {
-            try await stack.start()
+            bluetooth = try await Bluetooth.open(
+                transport: "\(spec)", configuration: .init(address: address, deviceName: name ?? "Bluetide Replay"))
+        } catch {
+            throw CommandFailure("cannot open transport \(spec): \(error)")
+        }
+        let peripheral = ReplayPeripheral(bluetooth: bluetooth, log: log, pace: pace, name: name)
+        do {
             try await peripheral.start()
         } catch {
-            await stack.close()
+            await bluetooth.close()
             throw CommandFailure("could not start the replay device on \(spec): \(error)")
         }
         let printer = LinePrinter()
@@ -170,7 +171,6 @@ struct ReplayCommand: AsyncParsableCommand {
             _ = await group.next()
             group.cancelAll()
         }
-        await peripheral.stop()
-        await stack.close()
+        await peripheral.close()
     }
 }

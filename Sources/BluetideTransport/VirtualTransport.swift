@@ -6,13 +6,15 @@ import Synchronization
 /// `virtual` and `virtual:NAME` specs open. Hosts in one process that open the same name share
 /// one radio; closing the transport detaches the controller (its peers see a supervision
 /// timeout, reason 0x08).
+///
+/// Nothing runs per packet: sending hands the packets to the link, which handles them at once;
+/// reading pulls from the controller (``packetBatches`` takes everything queued in one go).
 public final class VirtualTransport: HCITransport {
     /// The controller this transport talks to (for fault injection in tests: `controller.link`).
     public let controller: VirtualController
     public let packets: AsyncThrowingStream<HCIPacket, any Error>
+    public let packetBatches: AsyncThrowingStream<[HCIPacket], any Error>
     private let closed = Mutex(false)
-    private let finish: AsyncThrowingStream<HCIPacket, any Error>.Continuation
-    private let pump: Task<Void, Never>
 
     /// Attaches a new controller to the link named `linkName`.
     public static func attach(toLinkNamed linkName: String = "default") async -> VirtualTransport {
@@ -22,19 +24,22 @@ public final class VirtualTransport: HCITransport {
     /// A transport to an existing controller.
     public init(controller: VirtualController) {
         self.controller = controller
-        let (stream, continuation) = AsyncThrowingStream<HCIPacket, any Error>.makeStream()
-        packets = stream
-        finish = continuation
-        let source = controller.packets
-        pump = Task {
-            for await packet in source { continuation.yield(packet) }
-            continuation.finish()
-        }
+        packets = AsyncThrowingStream(unfolding: { await controller.nextPacket() })
+        packetBatches = AsyncThrowingStream(unfolding: { await controller.nextBatch() })
     }
 
     public func send(_ packet: HCIPacket) async throws {
-        guard !closed.withLock({ $0 }) else { throw TransportError.closed("virtual controller \(controller.id)") }
+        try checkOpen()
         controller.receive(packet)
+    }
+
+    public func send(batch packets: [HCIPacket]) async throws {
+        try checkOpen()
+        controller.receive(batch: packets)
+    }
+
+    private func checkOpen() throws(TransportError) {
+        guard !closed.withLock({ $0 }) else { throw TransportError.closed("virtual controller \(controller.id)") }
     }
 
     public func close() async {
@@ -44,7 +49,5 @@ public final class VirtualTransport: HCITransport {
         }
         guard !wasClosed else { return }
         await controller.detachHost()
-        pump.cancel()
-        finish.finish()
     }
 }

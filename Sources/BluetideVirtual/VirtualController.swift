@@ -3,10 +3,13 @@ import BluetideHCI
 
 /// One virtual LE controller on a ``VirtualLink``, speaking HCI to one host.
 ///
-/// The host side hands packets in with ``send(_:)`` (awaits until the controller has handled
-/// the packet) or ``receive(_:)`` (returns at once; packets are handled in call order; do not
-/// mix the two), and reads the controller's events and ACL data from ``packets``.
-/// All state lives in the link's actor; this is a `Sendable` handle to it.
+/// The host hands packets in with ``send(_:)``, ``receive(_:)`` or ``receive(batch:)``: each is
+/// handled at once, in call order (its immediate answers are queued for the host when the call
+/// returns). The host reads the controller's events and ACL data with ``packets`` (one at a
+/// time) or ``packetBatches`` (everything queued, at once) — one reader, one of the two. A
+/// packet counts as delivered to this host when it is read: only then does the peer's
+/// controller report its ACL data completed. All state lives in the link; this is a
+/// `Sendable` handle to it, and when the last reference goes the controller leaves the link.
 public final class VirtualController: Sendable {
     /// The radio this controller is attached to.
     public let link: VirtualLink
@@ -16,24 +19,17 @@ public final class VirtualController: Sendable {
     public let publicAddress: BluetoothAddress
     /// Controller-to-host packets (events and ACL data), in order. Ends when the host detaches.
     public let packets: AsyncStream<HCIPacket>
+    /// Controller-to-host packets in order, as batches: each element is everything queued when
+    /// the reader asked (at least one packet). Ends when the host detaches.
+    public let packetBatches: AsyncStream<[HCIPacket]>
 
-    private let input: AsyncStream<HCIPacket>.Continuation
-
-    init(link: VirtualLink, id: Int, publicAddress: BluetoothAddress, packets: AsyncStream<HCIPacket>) {
+    init(link: VirtualLink, id: Int, publicAddress: BluetoothAddress) {
         self.link = link
         self.id = id
         self.publicAddress = publicAddress
-        self.packets = packets
-        let (inputStream, input) = AsyncStream<HCIPacket>.makeStream()
-        self.input = input
-        // The pump keeps the order of packets given to `receive(_:)`. When the handle goes away
-        // (or the host detaches), the input ends and the controller is detached from the link.
-        Task { [link, id] in
-            for await packet in inputStream {
-                await link.handleFromHost(id, packet)
-            }
-            await link.detach(id)
-        }
+        // Created once; each element is pulled from the link when the reader asks (no task).
+        packets = AsyncStream(unfolding: { await link.nextPacket(for: id) })
+        packetBatches = AsyncStream(unfolding: { await link.nextBatch(for: id) })
     }
 
     /// Attaches a new controller to the link with this name (created on first use): what a
@@ -43,32 +39,47 @@ public final class VirtualController: Sendable {
     }
 
     deinit {
-        input.finish()
+        link.detach(id)
     }
 
-    /// Hands one host-to-controller packet in and waits until the controller has handled it
-    /// (its immediate answers are already in ``packets`` when this returns).
+    /// Hands one host-to-controller packet in; when this returns the controller has handled it
+    /// (its immediate answers are already queued in ``packets``).
     public func send(_ packet: HCIPacket) async {
-        await link.handleFromHost(id, packet)
+        link.fromHost(id, packet)
     }
 
-    /// Hands one host-to-controller packet in without waiting; packets are handled in the order
-    /// of these calls.
+    /// Hands one host-to-controller packet in without suspending; packets are handled in the
+    /// order of these calls.
     public func receive(_ packet: HCIPacket) {
-        input.yield(packet)
+        link.fromHost(id, packet)
+    }
+
+    /// Hands several host-to-controller packets in, handled in order under one turn of the link.
+    public func receive(batch packets: [HCIPacket]) {
+        link.fromHost(id, batch: packets)
+    }
+
+    /// The next controller-to-host packet (what ``packets`` yields); nil once the host detached.
+    public func nextPacket() async -> HCIPacket? {
+        await link.nextPacket(for: id)
+    }
+
+    /// Every controller-to-host packet queued now, waiting for at least one (what
+    /// ``packetBatches`` yields); nil once the host detached.
+    public func nextBatch() async -> [HCIPacket]? {
+        await link.nextBatch(for: id)
     }
 
     /// The host went away: the controller's connections end as if by supervision timeout (each
     /// peer gets Disconnection Complete with reason 0x08), advertising and scanning stop, the
     /// controller leaves the link and ``packets`` ends.
     public func detachHost() async {
-        input.finish()
-        await link.detach(id)
+        link.detach(id)
     }
 
     /// Clears all controller state like HCI Reset (connections end for the peers with 0x08),
     /// without sending anything to the host.
     public func reset() async {
-        await link.resetController(id)
+        link.reset(id)
     }
 }

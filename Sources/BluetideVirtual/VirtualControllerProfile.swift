@@ -48,7 +48,6 @@ public enum VirtualControllerProfile {
         (0x200F, 26, 6), (0x2010, 26, 7), (0x2011, 27, 0), (0x2012, 27, 1),  // Filter Accept List size, clear, add, remove
         (0x2013, 27, 2), (0x2014, 27, 3), (0x2015, 27, 4), (0x2016, 27, 5),  // Conn Update, Host Channel Classification, Channel Map, Remote Features
         (0x2018, 27, 7),  // LE Rand
-        (0x2019, 28, 0), (0x201A, 28, 1), (0x201B, 28, 2),  // Enable Encryption, LTK Request (Negative) Reply
         (0x201C, 28, 3),  // LE Read Supported States
         (0x201D, 28, 4), (0x201E, 28, 5), (0x201F, 28, 6),  // Receiver Test, Transmitter Test, Test End
         (0x2022, 33, 6), (0x2023, 33, 7), (0x2024, 34, 0),  // Set Data Length, Read/Write Suggested Default Data Length
@@ -65,15 +64,27 @@ public enum VirtualControllerProfile {
         (0x2041, 37, 5), (0x2042, 37, 6), (0x2043, 37, 7),  // extended scan parameters, enable, extended create connection
     ]
 
+    /// The encryption commands: LE Encrypt, LE Enable Encryption, LE Long Term Key Request
+    /// (Negative) Reply (only offered with ``LEFeatures/encryption``).
+    public static let encryptionCommands: [(opcode: UInt16, octet: Int, bit: Int)] = [
+        (0x2017, 27, 6), (0x2019, 28, 0), (0x201A, 28, 1), (0x201B, 28, 2),
+    ]
+
+    /// Opcodes of ``encryptionCommands``.
+    static let encryptionOpcodes = Set(encryptionCommands.map { HCIOpcode(rawValue: $0.opcode) })
+
     /// The supported commands bitmap (octet, bit) of every command the controller implements
-    /// (the extended ones only when the controller offers extended advertising).
-    public static var supportedCommandBits: [(octet: Int, bit: Int)] { commands.map { ($0.octet, $0.bit) } }
+    /// (without the extended ones, which only a controller offering extended advertising has).
+    public static var supportedCommandBits: [(octet: Int, bit: Int)] {
+        (commands + encryptionCommands).map { ($0.octet, $0.bit) }
+    }
 
     /// The 64-octet bitmap for a controller with these LE features.
     public static func supportedCommands(features: LEFeatures = leFeatures) -> [UInt8] {
         var bitmap = [UInt8](repeating: 0, count: 64)
         let extended = features.contains(.extendedAdvertising) ? extendedCommands : []
-        for command in commands + extended { bitmap[command.octet] |= 1 << UInt8(command.bit) }
+        let encryption = features.contains(.encryption) ? encryptionCommands : []
+        for command in commands + extended + encryption { bitmap[command.octet] |= 1 << UInt8(command.bit) }
         return bitmap
     }
 

@@ -107,6 +107,21 @@ import Testing
         #expect(JSONOutputValue.encoding(Trainer()).text == #"{"attError":1,"distanceMetres":12}"#)
     }
 
+    /// Human output speaks words, not field names: camelCase labels and values split, one unit
+    /// per quantity.
+    @Test func humanOutputSaysFieldNamesInWords() {
+        let derived: JSONOutputValue = [
+            "crankStatus": "heldStale", "cadenceRpm": 90, "instantaneousPower": 250,
+            "speedKilometresPerHour": 13.7345, "speedMetresPerSecond": 3.8151, "ring": "R02_B3EE", "label": "Bluetide HRM",
+        ]
+        #expect(HumanFormat.describe(derived)
+            == "cadence 90 rpm, crank status held stale, instantaneous power 250, label Bluetide HRM, ring R02_B3EE, speed 13.73 km/h")
+        #expect(HumanFormat.words("heartRate") == "heart rate")
+        #expect(HumanFormat.words("baseline") == "baseline")
+        #expect(HumanFormat.words("URL") == "URL")
+        #expect(HumanFormat.words("x2Value") == "x2Value")
+    }
+
     /// Every example line in every command's help fits in 80 columns once indented, so the
     /// wrapping of `--help` never splits a command in two.
     @Test func helpExamplesFitInEightyColumns() {

@@ -1,4 +1,5 @@
 import BluetideTestSupport
+import BluetideTransport
 import Foundation
 import Testing
 
@@ -14,11 +15,12 @@ import Testing
         ("scan", ["scan", "--emulate", "heart-rate,csc,colmi-r02,tacx-fec", "--timeout", "1.5", "--json"], .stdout, nil),
         ("gatt", ["gatt", "Bluetide HRM", "--emulate", "heart-rate", "--json"], .stdout, nil),
         ("read", ["read", "Bluetide HRM", "battery-level", "--emulate", "heart-rate", "--json"], .stdout, nil),
+        ("write", ["write", "Bluetide FTMS", "2AD9", "request-control", "--emulate", "ftms-bike", "--json"], .stdout, nil),
         ("subscribe", ["subscribe", "Bluetide HRM", "heart-rate", "--emulate", "heart-rate", "--count", "2", "--json"], .stdout, nil),
         ("emulate", ["emulate", "heart-rate", "punch", "--duration", "0.5", "--seed", "7", "--json"], .stdout, nil),
         ("demo", ["demo", "--duration", "2", "--json"], .stdout, nil),
         ("shell", ["shell", "Bluetide HRM", "--emulate", "heart-rate", "--json"], .stdout,
-         "services\nread battery-level\nwrite 2A39 01\nsubscribe heart-rate\nwait 2\nmtu\nrssi\ninfo\nhelp\n"),
+         "services\nread battery-level\nwrite 2A39 01\nwrite 2A39 reset\nforms 2A39\nforms 2A37\nsubscribe heart-rate\nwait 2\nmtu\nrssi\ninfo\nhelp\n"),
         ("error: runtime", ["read", "Nobody", "2A19", "--timeout", "0.5", "--emulate", "heart-rate", "--json"], .stderr, nil),
         ("error: usage", ["subscribe", "X", "2A37", "--count", "0", "--json"], .stderr, nil),
         ("error: parser", ["scan", "--no-such-option", "--json"], .stderr, nil),
@@ -49,6 +51,120 @@ import Testing
             #expect(!output.isEmpty, "\(run.label) printed no JSON on \(run.stream)")
             lines += output.map { "\(run.label)\t\($0)" }
         }
+        try await Self.expectValid(lines)
+    }
+
+    /// `controllers --json`: ready (the ports), one record per controller, a host connecting, a
+    /// second host refused, the first leaving, and stopping; every line valid against the schema.
+    @Test(.needsPythonModule("jsonschema", install: "pip install -r Interop/requirements.txt"))
+    func controllersJSONSaysWhatTheTextSaysAndValidates() async throws {
+        let process = try BluetideExecutable.launch(["controllers", "tcp-server:127.0.0.1:0", "--json", "--exit-on-stdin-eof"])
+        let timeout = BluetideExecutable.runTimeout
+        do {
+            let ready = try await process.firstJSON("type", "ready", timeout: timeout)
+            let port = try #require(ready["ports"]?[0]?.int, "\(ready)")
+            #expect(ready["ports"]?.array?.count == 1 && port > 0)
+            let controller = try await process.firstJSON("type", "controller", timeout: timeout)
+            #expect(controller["controller"]?.int == 1)
+            #expect(controller["listen"]?["host"]?.string == "127.0.0.1")
+            #expect(controller["listen"]?["port"]?.int == port)
+            #expect(controller["listen"]?["localOnly"]?.bool == true)
+            #expect(controller["device"]?["address"]?.string == "00:00:00:00:00:01")
+            #expect(controller["device"]?["addressType"]?.string == "public")
+            let first = try await Transport.open("tcp-client:127.0.0.1:\(port)")
+            let connected = try await process.firstJSON("type", "host-connected", timeout: timeout)
+            #expect(connected["controller"]?.int == 1)
+            #expect(connected["from"]?.string?.hasPrefix("127.0.0.1:") == true, "\(connected)")
+            let second = try await Transport.open("tcp-client:127.0.0.1:\(port)")
+            let refused = try await process.firstJSON("type", "host-refused", timeout: timeout)
+            #expect(refused["reason"]?.string == "another host is connected")
+            await second.close()
+            await first.close()
+            let left = try await process.firstJSON("type", "host-disconnected", timeout: timeout)
+            #expect(left["from"] == connected["from"])
+            #expect(left["reason"]?.string?.isEmpty == false)
+            await process.closeStdin()
+            #expect(await process.waitForCompletion(timeout: timeout) == 0)
+        } catch {
+            await process.stop()
+            throw error
+        }
+        await process.stop()
+        let lines = await process.output(.stdout)
+        let stopping = try #require(lines.last.flatMap { JSONValue(line: $0) }, "\(lines)")
+        #expect(stopping["type"]?.string == "stopping" && stopping["reason"]?.string == "end of standard input")
+        #expect(lines.allSatisfy { $0.hasPrefix("{") }, "every line is a record: \(lines)")
+        try await Self.expectValid(lines.map { "controllers\t\($0)" })
+    }
+
+    /// The `--json` of the commands this suite's main test does not cover yet. Each one's lines
+    /// are checked; those listed in ``knownNonConforming`` do not follow the schema yet (their
+    /// own records: no `type`, snake_case, bare `address`/`name`/`rssi`, a bare `t`), so their
+    /// failures are known issues, and the test fails when one starts to conform: then take it
+    /// out of the list.
+    static let knownNonConforming: Set<String> = [
+        "bench codec", "bench gatt", "bench loopback", "ride run", "ring pair", "ring battery", "ring info",
+        "ring hr-log", "ring sync", "ring watch", "ring export", "uart",
+    ]
+
+    @Test(.needsPythonModule("jsonschema", install: "pip install -r Interop/requirements.txt"))
+    func theOtherCommandsJSONAgainstTheSchema() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("schema-data-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: data) }
+        let ring = ["--emulate", "colmi-r02", "--json"]
+        let runs: [(label: String, arguments: [String], stdin: String?)] = [
+            ("bench codec", ["bench", "codec", "--count", "1000", "--json"], nil),
+            ("bench gatt", ["bench", "gatt", "--packet-count", "20", "--json"], nil),
+            ("bench loopback", ["bench", "loopback", "--packet-count", "20", "--json"], nil),
+            ("ride run", ["ride", "run", "--emulate", "ftms-bike", "--duration", "1.5", "--json"], nil),
+            ("ring pair", ["ring", "pair", "--first"] + ring, nil),
+            ("ring battery", ["ring", "battery"] + ring, nil),
+            ("ring info", ["ring", "info"] + ring, nil),
+            ("ring hr-log", ["ring", "hr-log"] + ring, nil),
+            ("ring sync", ["ring", "sync", "--days", "1"] + ring, nil),
+            ("ring watch", ["ring", "watch", "--duration", "1.5"] + ring, nil),
+            ("ring export", ["ring", "export", "--out", data.appendingPathComponent("export").path, "--json"], nil),
+            ("uart", ["uart", "Bluetide UART", "--emulate", "nus", "--json"], "hi\n"),
+        ]
+        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
+        var lines: [String] = []
+        for run in runs {
+            // Ring commands remember the paired ring under XDG_DATA_HOME: a private one.
+            let process = try BumbleProcess.launch(
+                name: run.label, executable: binary, arguments: run.arguments, environment: ["XDG_DATA_HOME": data.path])
+            if let stdin = run.stdin { try await process.writeToStdin(stdin) }
+            await process.closeStdin()
+            _ = await process.waitForCompletion(timeout: .seconds(90))
+            await process.stop()
+            let output = await process.output(.stdout)
+            let errors = await process.output(.stderr)
+            #expect(!output.isEmpty, "\(run.label) printed no JSON; stderr: \(errors)")
+            lines += output.map { "\(run.label)\t\($0)" }
+        }
+        let report = try await Self.check(lines)
+        for run in runs {
+            let invalid = report.filter { $0.hasPrefix(run.label + ": ") }
+            if Self.knownNonConforming.contains(run.label) {
+                withKnownIssue("\(run.label) --json does not follow docs/json-output.md yet") {
+                    #expect(invalid.isEmpty, "\(invalid.first ?? "")")
+                }
+            } else {
+                #expect(invalid.isEmpty, "\(run.label): \(invalid)")
+            }
+        }
+    }
+
+    /// Runs `Interop/json/check_json_output.py` on `lines` ("LABEL<TAB>JSON") and expects every
+    /// one valid.
+    static func expectValid(_ lines: [String]) async throws {
+        let report = try await check(lines)
+        #expect(report.last == "checked \(lines.count) lines, 0 invalid", "schema check failed:\n\(report.joined(separator: "\n"))")
+    }
+
+    /// The checker's report on `lines`: one line per invalid record ("LABEL: what is wrong"), then
+    /// "checked N lines, M invalid".
+    static func check(_ lines: [String]) async throws -> [String] {
         let python = try #require(OptionalTool.executable("python3"), "python3 not found")
         let script = BumbleEnvironment.repositoryRoot.appendingPathComponent("Interop/json/check_json_output.py")
         let checker = try BumbleProcess.launch(name: "check_json_output", executable: python, arguments: [script.path])
@@ -58,8 +174,9 @@ import Testing
         await checker.stop()
         let report = await checker.output(.stdout)
         let problems = await checker.stderrTail()
-        #expect(status == 0, "schema check failed:\n\(report.joined(separator: "\n"))\n\(problems)")
-        #expect(report.last == "checked \(lines.count) lines, 0 invalid", "\(report)")
+        #expect(status == 0 || status == 1, "the checker failed: \(problems)")
+        #expect(report.last?.hasPrefix("checked \(lines.count) lines, ") == true, "\(report)\n\(problems)")
+        return report
     }
 
     static let replayLog = """

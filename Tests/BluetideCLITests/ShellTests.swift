@@ -188,6 +188,10 @@ import Testing
         // History: ↑ ↑ recalls the read; Ctrl-D leaves with status 0.
         try await tmux.keys("C-u", "Up", "Up", "Enter")
         try await waitUntil(tmux) { $0.components(separatedBy: "2A19 Battery Level: 100 %").count == 3 }
+        // Tab completes a typed form of the characteristic's profile.
+        try await tmux.keys("write 2A39 re", "Tab", "Enter")
+        let written = try await tmux.waitForScreen(containing: "wrote 1 byte to 2A39 Heart Rate Control Point: reset energy expended")
+        #expect(written.contains("Bluetide HRM> write 2A39 reset"), "\(written)")
         try await tmux.keys("C-d")
         _ = try await tmux.waitForScreen(containing: "[exited 0]")
     }

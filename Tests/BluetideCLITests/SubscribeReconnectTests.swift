@@ -28,11 +28,11 @@ import Testing
         defer { cut.cancel() }
         do { try await running.value } catch {
             await device.stop()
-            await device.stack.close()
+            await device.close()
             throw error
         }
         await device.stop()
-        await device.stack.close()
+        await device.close()
         let lines = collector.lines
         #expect(lines.filter { $0.contains("bpm") }.count == 4, "\(lines)")
         let reconnecting = try #require(lines.firstIndex { $0.hasPrefix("reconnecting to Bluetide HRM") }, "\(lines)")

@@ -40,6 +40,37 @@ import Testing
         #expect(readBack.lines == ["48 69 21"])
     }
 
+    /// `bluetide write` takes the shell's values: a typed form of the profile, echoed decoded,
+    /// and `--json` gives one `written` record.
+    @Test func writeTakesTypedFormsAndPrintsWhatWasWritten() async throws {
+        let reset = LineCollector()
+        let command = try WriteCommand.parse(["Bluetide HRM", "2A39", "reset", "--transport", privateLink(), "--emulate", "heart-rate"])
+        try await withGuard { try await command.execute(reset.output) }
+        #expect(reset.lines.count == 1)
+        #expect(reset.lines.first?.hasPrefix("wrote 1 byte to 2A39 Heart Rate Control Point on Bluetide HRM (") == true, "\(reset.lines)")
+        #expect(reset.lines.first?.hasSuffix("): reset energy expended  [01]") == true, "\(reset.lines)")
+
+        let json = LineCollector()
+        let power = try WriteCommand.parse(
+            ["Bluetide FTMS", "2AD9", "--json", "--transport", privateLink(), "--emulate", "ftms-bike", "--", "target-power", "-5"])
+        try await withGuard { try await power.execute(json.output) }
+        let object = try #require(json.lines.first.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        #expect(object["type"] as? String == "written")
+        #expect((object["value"] as? [String: Any])?["hex"] as? String == "05fbff")
+        #expect((object["value"] as? [String: Any])?["profile"] as? String == "ftms-control-point")
+        #expect((object["device"] as? [String: Any])?["name"] as? String == "Bluetide FTMS")
+        #expect(object["withResponse"] as? Bool == true)
+
+        let bad = try WriteCommand.parse(["Bluetide HRM", "2A39", "bogus", "--transport", privateLink(), "--emulate", "heart-rate"])
+        do {
+            try await withGuard { try await bad.execute(LineCollector().output) }
+            Issue.record("bogus was written")
+        } catch let failure as CommandFailure {
+            #expect(failure.status == .usage && failure.field == "VALUE")
+            #expect(failure.message.contains("expected reset (its profile's forms), or hex (01FF)"), "\(failure.message)")
+        }
+    }
+
     @Test func subscribeCountThreePrintsThreeDecodedHeartRateLines() async throws {
         let collector = LineCollector()
         let command = try SubscribeCommand.parse(

@@ -45,7 +45,7 @@ import Testing
         #expect(Array(status.prefix(2)) == [.armed, .running])
         #expect(try await gatt.read(handle: response.valueHandle) == steps.last?.bytes)
         await peripheral.stop()
-        await peripheral.stack.close()
+        await peripheral.close()
         await rig.close()
     }
 
@@ -69,7 +69,7 @@ import Testing
         }
         #expect(battery.levelPercent <= 100)
         await peripheral.stop()
-        await peripheral.stack.close()
+        await peripheral.close()
         await rig.close()
     }
 
@@ -85,7 +85,7 @@ import Testing
             #expect(value.count == 1)
         }
         await peripheral.stop()
-        await peripheral.stack.close()
+        await peripheral.close()
         await rig.close()
     }
 }
@@ -133,7 +133,7 @@ import Testing
         }
         #expect(reasons == 3)
         await peripheral.stop()
-        await peripheral.stack.close()
+        await peripheral.close()
         for central in centrals { await central.close() }
     }
 }

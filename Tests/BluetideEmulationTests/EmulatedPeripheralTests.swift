@@ -29,7 +29,7 @@ import Testing
             }
             #expect(peripheral.advertisedName == model.advertising.localName)
             await peripheral.stop()
-            await peripheral.stack.close()
+            await peripheral.close()
             await rig.close()
         }
     }
@@ -56,7 +56,7 @@ import Testing
         }
         #expect(events.contains { if case .connected = $0 { true } else { false } })
         await peripheral.stop()
-        await peripheral.stack.close()
+        await peripheral.close()
         await rig.close()
     }
 
@@ -86,7 +86,7 @@ import Testing
         }
         #expect(writes == [HeartRateControlPoint.controlPointNotSupportedError, nil])
         await peripheral.stop()
-        await peripheral.stack.close()
+        await peripheral.close()
         await rig.close()
     }
 
@@ -111,7 +111,7 @@ import Testing
         #expect(decoded.map(\.requestOpcode) == [0x05, 0x00, 0x05])
         #expect(decoded.map(\.result) == [.controlNotPermitted, .success, .success])
         await peripheral.stop()
-        await peripheral.stack.close()
+        await peripheral.close()
         await rig.close()
     }
 }

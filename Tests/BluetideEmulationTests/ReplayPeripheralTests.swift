@@ -1,3 +1,4 @@
+import Bluetide
 import BluetideCore
 import BluetideEmulation
 import BluetideHost
@@ -21,9 +22,10 @@ import Testing
         let log = try ValueLogReader.read(bytes: Array(Self.exampleLog.utf8))
         let address = BluetoothAddress.randomStatic(0x1234_0000_0F0F)
         let (rig, peripheral) = try await EmulationRig.connect(address: address) { transport in
-            let stack = HostStack(transport: transport, configuration: .init(randomAddress: address, deviceName: "Replay", commandTimeout: testCommandTimeout))
-            try await stack.start()
-            let peripheral = ReplayPeripheral(stack: stack, log: log, pace: .speed(10))
+            let bluetooth = try await Bluetooth.start(
+                on: transport, spec: "virtual", configuration: .init(
+                    address: address, deviceName: "Replay", commandTimeout: .seconds(testCommandTimeout)))
+            let peripheral = ReplayPeripheral(bluetooth: bluetooth, log: log, pace: .speed(10))
             try await peripheral.start()
             return peripheral
         }
@@ -53,7 +55,7 @@ import Testing
         #expect(try await rig.connection.gatt.read(handle: battery.valueHandle) == [0x5F])
         #expect(try await rig.connection.gatt.read(handle: measurement.valueHandle) == values[1])
         await peripheral.stop()
-        await peripheral.stack.close()
+        await peripheral.close()
         await rig.close()
     }
 }

@@ -132,17 +132,34 @@ import Testing
         }
     }
 
+    /// SMP frames go up to the host's security component, which refuses pairing.
     @Test func smpPairingIsRefused() {
+        /// What goes back to the peer for one incoming frame: the router's own answers and the
+        /// security component's SMP replies.
+        func replies(_ router: inout L2CAPRouter, _ security: inout HostSecurity, _ bytes: [UInt8]) -> [L2CAPFrame] {
+            let routing = router.receive(bytes)
+            var actions = HostSecurity.Actions()
+            if let smp = routing.smp { security.receiveSMP(smp, on: 0x40, now: 0, into: &actions) }
+            return routing.outgoing + actions.compactMap {
+                if case let .sendSMP(_, pdu) = $0 { L2CAPFrame(channelID: .smp, payload: pdu) } else { nil }
+            }
+        }
+        var ignored = HostSecurity.Actions()
         var central = L2CAPRouter(role: .central)
+        var centralSecurity = HostSecurity()
+        centralSecurity.linkOpened(0x40, role: .central, now: 0, into: &ignored)
         // Pairing Request: IO caps 03, no OOB, bonding, key size 16, keys 07/07.
-        #expect(central.receive(gattHex("07 00 06 00 01 03 00 01 10 07 07")).outgoing.map(\.bytes) == [gattHex("02 00 06 00 05 05")])
+        #expect(replies(&central, &centralSecurity, gattHex("07 00 06 00 01 03 00 01 10 07 07")).map(\.bytes) == [gattHex("02 00 06 00 05 05")])
         // Security Request from the peripheral: the central answers Pairing Failed too.
-        #expect(central.receive(gattHex("02 00 06 00 0B 01")).outgoing.map(\.bytes) == [gattHex("02 00 06 00 05 05")])
+        #expect(replies(&central, &centralSecurity, gattHex("02 00 06 00 0B 01")).map(\.bytes) == [gattHex("02 00 06 00 05 05")])
         var peripheral = L2CAPRouter(role: .peripheral)
-        #expect(peripheral.receive(gattHex("07 00 06 00 01 03 00 01 10 07 07")).outgoing.map(\.bytes) == [gattHex("02 00 06 00 05 05")])
-        #expect(peripheral.receive(gattHex("02 00 06 00 0B 01")).outgoing.isEmpty)
-        #expect(peripheral.receive(gattHex("00 00 06 00")).outgoing.isEmpty)
-        #expect(peripheral.receive(gattHex("02 00 06 00 05 05")).outgoing.isEmpty, "Pairing Failed is not answered")
+        var peripheralSecurity = HostSecurity()
+        peripheralSecurity.linkOpened(0x40, role: .peripheral, now: 0, into: &ignored)
+        #expect(replies(&peripheral, &peripheralSecurity, gattHex("07 00 06 00 01 03 00 01 10 07 07")).map(\.bytes) == [gattHex("02 00 06 00 05 05")])
+        #expect(replies(&peripheral, &peripheralSecurity, gattHex("02 00 06 00 0B 01")).isEmpty)
+        #expect(replies(&peripheral, &peripheralSecurity, gattHex("00 00 06 00")).isEmpty)
+        #expect(replies(&peripheral, &peripheralSecurity, gattHex("02 00 06 00 05 05")).isEmpty, "Pairing Failed is not answered")
+        #expect(ignored.isEmpty)
     }
 
     @Test func randomizedRobustness() {

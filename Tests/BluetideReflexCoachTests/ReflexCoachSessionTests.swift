@@ -57,7 +57,7 @@ struct CoachRig {
     func close() async {
         await bluetooth.close()
         await trainer.stop()
-        await trainer.stack.close()
+        await trainer.close()
     }
 }
 

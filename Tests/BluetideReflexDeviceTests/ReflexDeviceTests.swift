@@ -41,12 +41,12 @@ import Testing
     static func start(_ configuration: GPIOConfiguration = configuration(), name: String? = nil) async throws -> World {
         let linkName = "reflex-device-\(UUID().uuidString)"
         let address = BluetoothAddress.randomStatic(0x00C0_FFEE_1A2B)
-        let deviceStack = HostStack(
-            transport: await VirtualTransport.attach(toLinkNamed: linkName),
-            configuration: .init(randomAddress: address, deviceName: "Reflex", commandTimeout: 30))
-        try await deviceStack.start()
+        let deviceBluetooth = try await Bluetooth.start(
+            on: await VirtualTransport.attach(toLinkNamed: linkName), spec: "virtual:\(linkName)",
+            configuration: .init(address: address, deviceName: "Reflex", commandTimeout: .seconds(30)))
+        let deviceStack = deviceBluetooth.stack
         let device = try await ReflexDevice.start(
-            stack: deviceStack, options: ReflexDeviceOptions(configuration: configuration, name: name),
+            bluetooth: deviceBluetooth, options: ReflexDeviceOptions(configuration: configuration, name: name),
             clock: AcceleratedClock(speed: 20))
         let events = Mailbox(device.events)
         let coachStack = HostStack(

@@ -25,7 +25,7 @@ struct CSVExportTests {
 
     static func store() throws -> (CoachStore, Int64) {
         let store = try CoachStore.inMemory()
-        let tricky = try store.addAthlete(Athlete(name: "Smith, \"Kid\"\nJr.", created: Fixture.day0))
+        let tricky = try store.addAthlete(Athlete(name: "Smith, \"Kid\" Jr.", created: Fixture.day0))
         try store.addAthlete(Athlete(name: "Bo", created: Fixture.day0))
         let id = try #require(tricky.id)
         let session = try store.startSession(athleteID: id, program: Fixture.program([0, 4, 2], [1000, 1500, 1000]), sequenceName: "Mix, fast",
@@ -34,7 +34,7 @@ struct CSVExportTests {
         try store.appendStep(sessionID: session, response: PunchResponse(reactionTimeMilliseconds: 1500, target: 4, hit: false, wrongTargetFirst: true, step: 1))
         try store.appendStep(sessionID: session, response: PunchResponse(reactionTimeMilliseconds: 333, target: 2, hit: true, step: 2))
         try store.finishSession(id: session, ended: Fixture.day0.addingTimeInterval(4), complete: true)
-        try store.setSessionNotes(id: session, notes: "said \"ouch\"")
+        try store.setSessionNotes(id: session, notes: "said \"ouch\"\nloudly")
         return (store, id)
     }
 
@@ -44,13 +44,14 @@ struct CSVExportTests {
         let lines = csv.components(separatedBy: "\r\n")
         #expect(lines[0] == CSVExport.sessionColumns.joined(separator: ","))
         #expect(csv.hasSuffix("\r\n"))
-        #expect(csv.contains("\"Smith, \"\"Kid\"\"\nJr.\""))
+        #expect(csv.contains("\"Smith, \"\"Kid\"\" Jr.\""))
+        #expect(csv.contains("\"said \"\"ouch\"\"\nloudly\""), "line breaks are quoted (names refuse them; notes keep them)")
         #expect(csv.contains(",\"Mix, fast\","))
         let rows = Self.parse(csv)
         #expect(rows.count == 2)
         #expect(rows.allSatisfy { $0.count == CSVExport.sessionColumns.count })
         let row = Dictionary(uniqueKeysWithValues: zip(CSVExport.sessionColumns, rows[1]))
-        #expect(row["athlete_name"] == "Smith, \"Kid\"\nJr.")
+        #expect(row["athlete_name"] == "Smith, \"Kid\" Jr.")
         #expect(row["started"] == "2026-11-01T10:00:00.250Z")
         #expect(row["ended"] == "2026-11-01T10:00:04.000Z")
         #expect(row["complete"] == "true")
@@ -64,7 +65,7 @@ struct CSVExportTests {
         #expect(row["best_ms"] == "333")
         #expect(row["worst_ms"] == "412")
         #expect(row["stddev_ms"] == "39.5")
-        #expect(row["notes"] == "said \"ouch\"")
+        #expect(row["notes"] == "said \"ouch\"\nloudly")
     }
 
     @Test func stepsCSVHasOneRowPerStep() throws {
@@ -72,7 +73,36 @@ struct CSVExportTests {
         let rows = Self.parse(try CSVExport.steps(from: store))
         #expect(rows[0] == CSVExport.stepColumns)
         #expect(rows.count == 4)
-        #expect(rows[2] == ["1", "1", "Smith, \"Kid\"\nJr.", "2026-11-01T10:00:00.250Z", "1", "4", "white", "1500", "false", "true", "1500"])
+        // Steps count from 1; a missed step has no reaction time.
+        #expect(rows[2] == ["1", "1", "Smith, \"Kid\" Jr.", "2026-11-01T10:00:00.250Z", "2", "4", "white", "1500", "false", "true", ""])
+        #expect(rows[1][4] == "1" && rows[1][10] == "412")
+    }
+
+    @Test func formulaLookingCellsAreNeutralised() {
+        #expect(CSVExport.neutralised("=HYPERLINK(\"http://evil\",\"x\")") == "'=HYPERLINK(\"http://evil\",\"x\")")
+        #expect(CSVExport.field("=HYPERLINK(\"http://evil\",\"x\")") == "\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\"")
+        #expect(CSVExport.field("+1+cmd|' /C calc'!A0") == "'+1+cmd|' /C calc'!A0")
+        #expect(CSVExport.field("-2+3") == "'-2+3")
+        #expect(CSVExport.field("@SUM(A1)") == "'@SUM(A1)")
+        #expect(CSVExport.field("\tTAB") == "'\tTAB")
+        #expect(CSVExport.field("\rCR") == "\"'\rCR\"")
+        // Numbers and ordinary text stay as they are.
+        #expect(CSVExport.field("-1.5") == "-1.5")
+        #expect(CSVExport.field("+2") == "+2")
+        #expect(CSVExport.field("Ana = fast") == "Ana = fast")
+        #expect(CSVExport.field("2026-11-01T10:00:00.250Z") == "2026-11-01T10:00:00.250Z")
+    }
+
+    @Test func anAthleteNamedLikeAFormulaIsExportedAsText() throws {
+        let store = try CoachStore.inMemory()
+        let athlete = try store.addAthlete(Athlete(name: "=HYPERLINK(\"http://x\")", notes: "@cmd", created: Fixture.day0))
+        let session = try store.startSession(athleteID: athlete.id ?? -1, program: Fixture.program([0], [900]), sequenceName: "-A",
+                                             started: Fixture.day0)
+        try store.appendStep(sessionID: session, response: PunchResponse(reactionTimeMilliseconds: 300, target: 0, hit: true, step: 0))
+        let rows = Self.parse(try CSVExport.sessions(from: store))
+        let row = Dictionary(uniqueKeysWithValues: zip(CSVExport.sessionColumns, rows[1]))
+        #expect(row["athlete_name"] == "'=HYPERLINK(\"http://x\")")
+        #expect(row["sequence_name"] == "'-A")
     }
 
     @Test func emptyDataGivesHeaderOnlyAndHitlessSessionsEmptyFigures() throws {

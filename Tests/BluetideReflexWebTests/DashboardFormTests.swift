@@ -27,8 +27,8 @@ import Testing
         let fields = FormFields([("name", "  "), ("birthDate", "17/05/2004"), ("stance", "crouch")])
         let messages = Self.messages { try AthleteForm.parse(fields) }
         #expect(messages == [
-            "Name: expected the athlete's name, got nothing",
-            "Birth date: expected a date YYYY-MM-DD, e.g. 2004-05-17, got \"17/05/2004\"",
+            "Name: expected a name of 1 to 100 characters without control characters, got nothing",
+            "Birth date: expected a date YYYY-MM-DD between 1900 and 2100, e.g. 2004-05-17, got \"17/05/2004\"",
             "Stance: expected orthodox, southpaw or switch, got \"crouch\"",
         ])
         let good = try? AthleteForm.parse(FormFields([("name", " Ana "), ("birthDate", "2004-05-17"), ("sex", "female"), ("stance", "Southpaw")]))
@@ -39,18 +39,18 @@ import Testing
         let today = try #require(CalendarDate(iso: "2026-11-18"))
         #expect(try WeightForm.parse(FormFields([("kilograms", "63,5")]), today: today) == WeightForm(date: today, kilograms: 63.5))
         #expect(Self.messages { try WeightForm.parse(FormFields([("kilograms", "heavy"), ("date", "yesterday")]), today: today) } == [
-            "Date: expected a date YYYY-MM-DD, e.g. 2026-11-21, got \"yesterday\"",
-            "Weight: expected a number of kilograms, e.g. 63.5, got \"heavy\"",
+            "Date: expected a date YYYY-MM-DD between 1900 and 2100, e.g. 2004-05-17, got \"yesterday\"",
+            "Weight: expected kilograms above 0 and below 500, as a decimal number like 63.5, got \"heavy\"",
         ])
         #expect(Self.messages { try WeightForm.parse(FormFields([("kilograms", "-3")]), today: today) }
-            == ["Weight: expected kilograms above 0 and below 500, got \"-3\""])
+            == ["Weight: expected kilograms above 0 and below 500, as a decimal number like 63.5, got \"-3\""])
     }
 
     @Test func sequenceFormChecksTargetsTimesAndTheirCounts() throws {
         let ok = try SequenceForm.parse(FormFields([("name", "Jab"), ("targets", "0, 3,5;1"), ("times", "900"), ("maxInterval", "")]))
         #expect(ok == SequenceForm(name: "Jab", targets: [0, 3, 5, 1], milliseconds: [900, 900, 900, 900], maxIntervalMilliseconds: nil))
         #expect(Self.messages { try SequenceForm.parse(FormFields([("name", ""), ("targets", "0,7,2"), ("times", "900,0,900"), ("maxInterval", "70000")])) } == [
-            "Name: expected a name to save the sequence under, got nothing",
+            "Name: expected a name of 1 to 60 characters without control characters, got nothing",
             "Targets: expected a target 0–5 at step 2, got \"7\"",
             "Times: expected a time of 1–60000 ms at step 2, got \"0\"",
             "Max interval: expected empty, or 1–60000 ms, got \"70000\"",

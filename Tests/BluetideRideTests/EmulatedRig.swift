@@ -54,7 +54,7 @@ final class EmulatedRig: Sendable {
     func kill(_ name: String) async {
         guard let device = devices.withLock({ $0.removeValue(forKey: name) }) else { return }
         await device.stop()
-        await device.stack.close()
+        await device.close()
     }
 
     /// Starts `name` again at model number `index`'s address.
@@ -67,7 +67,7 @@ final class EmulatedRig: Sendable {
         await bluetooth.close()
         for device in devices.withLock({ Array($0.values) }) {
             await device.stop()
-            await device.stack.close()
+            await device.close()
         }
     }
 }

@@ -48,13 +48,13 @@ struct RingRig {
 
     /// Drops every link from the ring's side.
     func dropLinks() async {
-        for connection in await peripheral.stack.openConnections { _ = try? await connection.disconnect() }
+        for central in peripheral.bluetooth.peripheral.connectedCentrals { try? await central.disconnect() }
     }
 
     func close() async {
         await bluetooth.close()
         await peripheral.stop()
-        await peripheral.stack.close()
+        await peripheral.close()
     }
 
     /// Starts a rig with `model`, runs `body` under a hang guard of `seconds`, closes the rig.

@@ -56,7 +56,7 @@ final class SerialWorld: Sendable {
         guard let (device, transport) = devices.withLock({ $0.removeValue(forKey: name) }) else { return }
         await transport.controller.link.linkLoss(transport.controller)
         await device.stop()
-        await device.stack.close()
+        await device.close()
     }
 
     func close() async {

@@ -1,5 +1,6 @@
 import Testing
 @testable import Bluetide
+import BluetideHost
 
 /// A characteristic that claims notify but has no CCCD is reported as exactly that.
 @Suite struct NoClientConfigurationTests {

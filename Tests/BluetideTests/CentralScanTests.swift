@@ -3,6 +3,7 @@ import BluetideVirtual
 import Foundation
 import Testing
 @testable import Bluetide
+import BluetideHost
 
 /// Scanning through the public API: merging, each filter kind, duplicates, timeout, discover.
 @Suite(.timeLimit(.minutes(1))) struct CentralScanTests {

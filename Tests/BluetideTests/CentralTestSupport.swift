@@ -5,6 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Bluetide
+import BluetideHost
 import BluetideTestSupport
 
 /// Runs `body`, failing with a clear message when it takes longer than `seconds`.

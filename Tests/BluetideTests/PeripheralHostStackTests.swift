@@ -1,4 +1,5 @@
 import Bluetide
+import BluetideHost
 import BluetideTransport
 import Testing
 

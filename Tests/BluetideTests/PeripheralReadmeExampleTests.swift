@@ -1,4 +1,5 @@
 import Bluetide
+import BluetideHost
 import BluetideProfiles
 import BluetideTransport
 import Testing
@@ -18,8 +19,8 @@ final class PunchService: GATTService {
     var targets: [UInt8] = []
 }
 
-func serveReflexTrainer(on stack: HostStack) async throws {
-    let peripheral = Peripheral(stack: stack)
+func serveReflexTrainer(on bluetooth: Bluetooth) async throws {
+    let peripheral = bluetooth.peripheral   // bluetooth = try await Bluetooth.open(transport: "hci-socket:0")
     let punch = PunchService()
     try await peripheral.add(punch)
     try await peripheral.startAdvertising(name: "Reflex-1A2B", serviceUUIDs: [PunchUUID.service])
@@ -36,9 +37,10 @@ func serveReflexTrainer(on stack: HostStack) async throws {
         let world = try await PeripheralTestWorld.start()
         let central = try await world.central(42)
         defer { Task { await world.close(central) } }
-        // The example builds its own Peripheral; the world's one is not used here.
-        let stack = try await exampleStack(linkName: world.linkName)
-        let server = Task { try await serveReflexTrainer(on: stack) }
+        // The example serves on a host of its own; the world's peripheral is not used here.
+        let bluetooth = try await Bluetooth.open(
+            transport: "virtual:\(world.linkName)", configuration: .init(address: .randomStatic(0x00C0_FFEE_00EE)))
+        let server = Task { try await serveReflexTrainer(on: bluetooth) }
         defer { server.cancel() }
 
         let address = BluetoothAddress.randomStatic(0x00C0_FFEE_00EE)
@@ -57,13 +59,6 @@ func serveReflexTrainer(on stack: HostStack) async throws {
         }
         #expect(first == [[0x9C, 0x01, 0x00, 0x00, 0x03, 0x01, 0x00, 0x00]])
         #expect(try await link.gatt.read(handle: targets.valueHandle) == [3, 1, 4])
-        await stack.close()
-    }
-
-    private func exampleStack(linkName: String) async throws -> HostStack {
-        let transport = await VirtualTransport.attach(toLinkNamed: linkName)
-        let stack = HostStack(transport: transport, configuration: .init(randomAddress: .randomStatic(0x00C0_FFEE_00EE)))
-        try await stack.start()
-        return stack
+        await bluetooth.close()
     }
 }

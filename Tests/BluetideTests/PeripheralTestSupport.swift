@@ -1,4 +1,5 @@
 import Bluetide
+import BluetideHost
 import BluetideProfiles
 import BluetideTransport
 import Foundation

@@ -4,6 +4,7 @@ import BluetideVirtual
 import Foundation
 import Testing
 @testable import Bluetide
+import BluetideHost
 
 /// Reconnection after link loss, and the policy arithmetic.
 @Suite(.timeLimit(.minutes(1))) struct PolicyReconnectTests {

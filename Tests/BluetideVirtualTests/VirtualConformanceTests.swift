@@ -53,11 +53,12 @@ import Testing
         let host = HostProbe(await VirtualLink().attachController())
         let bitmap = try await host.succeed(HCIReadLocalSupportedCommands()).commands
         // Pinned octets (Core Vol 4 Part E 6.27): 25 = LE Set Event Mask … Set Advertising Data
-        // (bit 3 reserved), 26 = all, 27 = all but LE Encrypt (bit 6), 28 = bits 0-6.
-        #expect(Array(bitmap[25...28]) == [0xF7, 0xFF, 0xBF, 0x7F])
+        // (bit 3 reserved), 26 = all, 27 = all (LE Encrypt is bit 6, LE Rand bit 7), 28 = bits 0-6.
+        #expect(Array(bitmap[25...28]) == [0xF7, 0xFF, 0xFF, 0x7F])
         #expect(bitmap[2] == 0x80 && bitmap[10] == 0xE4 && bitmap[38] == 0x80)
         // Every command with its bit set is known (any answer but Unknown HCI Command)…
         let listed = VirtualControllerProfile.commands + VirtualControllerProfile.extendedCommands
+            + VirtualControllerProfile.encryptionCommands
         for command in listed where command.opcode != 0x0C35 {  // Host NOCP is never answered, by spec
             #expect(bitmap[command.octet] & (1 << UInt8(command.bit)) != 0)
             await host.controller.send(.command(opcode: HCIOpcode(rawValue: command.opcode), parameters: []))
@@ -76,7 +77,7 @@ import Testing
         for command in listed { expected[command.octet] |= 1 << UInt8(command.bit) }
         #expect(bitmap == expected)
         // Commands without a bit get Command Status "Unknown HCI Command".
-        for opcode: UInt16 in [0x2017, 0x2027, 0x1004, 0x0C14, 0xFC01] {
+        for opcode: UInt16 in [0x2025, 0x2027, 0x1004, 0x0C14, 0xFC01] {
             await host.controller.send(.command(opcode: HCIOpcode(rawValue: opcode), parameters: []))
             #expect(try await host.nextEvent() == .commandStatus(HCICommandStatus(status: .unknownCommand, opcode: HCIOpcode(rawValue: opcode))))
         }
@@ -155,7 +156,7 @@ import Testing
 
     @Test func theScheduleRunsActionsInDueOrderKeepingInsertionOrderForTies() {
         var schedule = LinkSchedule()
-        let zero = ContinuousClock.now
+        let zero = LinkTime.seconds(3)
         schedule.add(.completed(controller: 1, handle: 3), at: zero + .milliseconds(30))
         schedule.add(.completed(controller: 1, handle: 1), at: zero + .milliseconds(10))
         schedule.add(.completed(controller: 1, handle: 2), at: zero + .milliseconds(10))

@@ -1,5 +1,6 @@
 import BluetideCore
 import BluetideHCI
+import BluetideSupport
 import Testing
 @testable import BluetideVirtual
 
@@ -115,7 +116,17 @@ struct LinkPair {
     let addressB = BluetoothAddress.randomStatic(0xB2B2_B2B2_B2B2)
 
     init() async throws {
-        link = VirtualLink(name: "test")
+        try await self.init(link: VirtualLink(name: "test"))
+    }
+
+    /// Two controllers on a link that runs on `clock` (a manual clock: nothing later happens
+    /// until the test advances it).
+    init(clock: ManualClock, seed: UInt64 = 0x5EED) async throws {
+        try await self.init(link: VirtualLink(name: "test", seed: seed, clock: clock))
+    }
+
+    private init(link: VirtualLink) async throws {
+        self.link = link
         a = HostProbe(await link.attachController())
         b = HostProbe(await link.attachController())
         try await a.initialize(random: addressA)

@@ -138,24 +138,25 @@ import Testing
         let handles = try await pair.connect()
         // B → A: one small L2CAP PDU (ATT Exchange MTU request).
         let pdu: [UInt8] = [3, 0, 4, 0, 0x02, 0x05, 0x02]
+        // (Completions come once the peer's host has taken the data, so A reads first.)
         await pair.b.controller.send(.acl(handle: handles.b, boundary: .firstNonFlushable, broadcast: 0, data: pdu))
-        #expect(try await pair.b.nextEvent() == .numberOfCompletedPackets(.init(entries: [.init(handle: handles.b, completedPackets: 1)])))
         #expect(await pair.a.next() == .acl(handle: handles.a, boundary: .firstFlushable, broadcast: 0, data: pdu))
+        #expect(try await pair.b.nextEvent() == .numberOfCompletedPackets(.init(entries: [.init(handle: handles.b, completedPackets: 1)])))
         // NOCP bytes as a real controller sends them.
         await pair.b.controller.send(.acl(handle: handles.b, boundary: .firstNonFlushable, broadcast: 0, data: pdu))
-        #expect(await pair.b.next()?.h4Bytes == [0x04, 0x13, 0x05, 0x01, UInt8(handles.b), 0x00, 0x01, 0x00])
         _ = await pair.a.next()
+        #expect(await pair.b.next()?.h4Bytes == [0x04, 0x13, 0x05, 0x01, UInt8(handles.b), 0x00, 0x01, 0x00])
 
         // A → B: 300 bytes in one host packet arrive as 251 + 49.
         let big = (0..<300).map { UInt8(truncatingIfNeeded: $0) }
         await pair.a.controller.send(.acl(handle: handles.a, boundary: .firstFlushable, broadcast: 0, data: big))
-        guard case .numberOfCompletedPackets = try await pair.a.nextEvent() else { Issue.record("no NOCP"); return }
         #expect(await pair.b.next() == .acl(handle: handles.b, boundary: .firstFlushable, broadcast: 0, data: Array(big[0..<251])))
         #expect(await pair.b.next() == .acl(handle: handles.b, boundary: .continuing, broadcast: 0, data: Array(big[251...])))
+        guard case .numberOfCompletedPackets = try await pair.a.nextEvent() else { Issue.record("no NOCP"); return }
         // Continuation fragments stay continuations.
         await pair.a.controller.send(.acl(handle: handles.a, boundary: .continuing, broadcast: 0, data: [9]))
-        _ = await pair.a.next()
         #expect(await pair.b.next() == .acl(handle: handles.b, boundary: .continuing, broadcast: 0, data: [9]))
+        _ = await pair.a.next()
 
         // ACL on a handle that is not connected: dropped, no NOCP.
         await pair.a.controller.send(.acl(handle: 0x0EEE, boundary: .firstFlushable, broadcast: 0, data: pdu))
@@ -281,18 +282,23 @@ import Testing
             _ = try await a.nextLEEvent()
             _ = try await b.nextLEEvent()
             await link.setPacketLossRate(0.5)
+            // A's host reads all along: a packet that arrives is completed once A took it.
+            let receiver = a.controller
+            let reader = Task {
+                var got: [UInt8] = []
+                while case let .acl(_, _, _, data)? = await receiver.nextPacket(), let byte = data.first {
+                    got.append(byte)
+                    if byte == 0xFF { break }
+                }
+                return got
+            }
             for i in 0..<40 {
                 await b.controller.send(.acl(handle: 1, boundary: .firstFlushable, broadcast: 0, data: [UInt8(i)]))
                 _ = await b.next()
             }
             await link.setPacketLossRate(0)
             await b.controller.send(.acl(handle: 1, boundary: .firstFlushable, broadcast: 0, data: [0xFF]))
-            var got: [UInt8] = []
-            while case let .acl(_, _, _, data)? = await a.next(), let byte = data.first {
-                got.append(byte)
-                if byte == 0xFF { break }
-            }
-            return got
+            return await reader.value
         }
         let first = try await delivered(seed: 7)
         let second = try await delivered(seed: 7)
@@ -306,10 +312,12 @@ import Testing
         await pair.link.setLatency(.milliseconds(20))
         for i in 0..<5 {
             await pair.b.controller.send(.acl(handle: handles.b, boundary: .firstFlushable, broadcast: 0, data: [UInt8(i)]))
-            guard case .numberOfCompletedPackets = try await pair.b.nextEvent() else { Issue.record("no NOCP"); return }
         }
         for i in 0..<5 {
             #expect(await pair.a.next() == .acl(handle: handles.a, boundary: .firstFlushable, broadcast: 0, data: [UInt8(i)]))
+        }
+        for _ in 0..<5 {
+            guard case .numberOfCompletedPackets = try await pair.b.nextEvent() else { Issue.record("no NOCP"); return }
         }
         // Data still in the air when the link is lost never arrives. (The latency is long so the
         // link loss surely happens first; fresh data later waits behind anything still queued.)

@@ -1,5 +1,6 @@
 import BluetideCore
 import BluetideHCI
+import BluetideSupport
 import Testing
 @testable import BluetideVirtual
 
@@ -8,7 +9,7 @@ import Testing
     /// hosts: the controllers never trap, and every command except Host Number Of Completed
     /// Packets is answered by exactly one Command Complete or Command Status.
     @Test func randomTrafficIsAlwaysAnswered() async throws {
-        var rng = LinkRandom(state: 0xF022)
+        var rng = SplitMix64(seed: 0xF022)
         let link = VirtualLink(seed: 3)
         let hosts = [HostProbe(await link.attachController()), HostProbe(await link.attachController())]
         for host in hosts { try await host.initialize(random: .randomStatic(UInt64(host.controller.id))) }

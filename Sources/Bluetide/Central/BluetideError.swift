@@ -89,7 +89,7 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
             switch error {
             case let .connectTimedOut(address, seconds): return .connectTimedOut(address, seconds: seconds)
             case let .connectFailed(address, status): return .connectFailed(address, reason: "\(status)")
-            case let .disconnected(_, reason): return .disconnected(reason: reason)
+            case let .disconnected(_, reason): return .disconnected(reason: DisconnectReason(reason))
             case let .timedOut(what, seconds): return .timedOut(operation: what, seconds: seconds)
             default: return .host(error.description)
             }

@@ -15,15 +15,15 @@ import Foundation
 /// }
 /// ```
 public final class Central: Sendable {
-    /// The host stack the central drives.
-    public let stack: HostStack
+    /// The host stack the central drives (the package's layers only).
+    package let stack: HostStack
     let registry: CentralRegistry
     /// Default time limit of a connect attempt when ``connect(to:timeout:policy:)`` gets none.
     public let defaultConnectTimeout: Duration
 
     /// A central over a started `stack`, allowing at most `maximumConnections` connections at a
     /// time.
-    public init(stack: HostStack, maximumConnections: Int = 8, defaultConnectTimeout: Duration = .seconds(10)) {
+    package init(stack: HostStack, maximumConnections: Int = 8, defaultConnectTimeout: Duration = .seconds(10)) {
         self.stack = stack
         self.registry = CentralRegistry(maximumConnections: maximumConnections)
         self.defaultConnectTimeout = defaultConnectTimeout
@@ -139,13 +139,13 @@ public final class Central: Sendable {
 
     /// Makes one link, queued behind other attempts (the controller makes one at a time).
     func establishLink(to address: BluetoothAddress, timeout: Duration) async throws -> HostConnection {
-        await registry.connectLock.acquire()
+        await registry.takeConnectTurn()
         do {
             let link = try await stack.connect(to: address, timeout: timeout.seconds)
-            await registry.connectLock.release()
+            await registry.passConnectTurn()
             return link
         } catch {
-            await registry.connectLock.release()
+            await registry.passConnectTurn()
             throw BluetideError.from(error)
         }
     }
@@ -173,11 +173,20 @@ actor CentralRegistry {
     private var reserved: Set<Int> = []
     private var connections: [Int: Connection] = [:]
     private var nextSlot = 0
-    let connectLock = AsyncLock()
+    /// Connection attempts, one at a time in arrival order (kept here, not on a lock actor).
+    private var connectTurns = TurnQueue()
 
     init(maximumConnections: Int) { self.maximumConnections = max(maximumConnections, 1) }
 
     func setMaximum(_ limit: Int) { maximumConnections = max(limit, 1) }
+
+    /// Waits for the controller's one connection attempt at a time.
+    func takeConnectTurn() async {
+        if !connectTurns.take() { await withCheckedContinuation { connectTurns.wait($0) } }
+    }
+
+    /// Lets the next connection attempt go.
+    func passConnectTurn() { connectTurns.pass() }
 
     /// Takes a slot or throws ``BluetideError/tooManyConnections(limit:)``.
     func reserve() throws -> Int {

@@ -143,7 +143,7 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
 
     /// Connection interval (ms), peripheral latency (events) and supervision timeout (ms) of the
     /// current link; nil while reconnecting or closed.
-    public func parameters() async -> HostConnection.Parameters? { await core.parameters() }
+    public func parameters() async -> ConnectionParameters? { await core.parameters() }
 
     /// Asks the controller for new connection parameters: interval between `minimumInterval` and
     /// `maximumInterval` (7.5 ms…4 s), `latency` connection events (0…499) and a supervision

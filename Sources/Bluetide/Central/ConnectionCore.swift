@@ -3,8 +3,9 @@ import BluetideHCI
 import BluetideHost
 import BluetideSupport
 
-/// The state of one ``Connection``: the current link, the discovered services, subscriptions
-/// and the reconnect machinery. One owner of that state (principle 2).
+/// The state of one ``Connection``: the current link, the discovered services, subscriptions,
+/// the order of operations and the reconnect machinery. One owner of that state (principle 2):
+/// operations take their turn here (``TurnQueue``) rather than on a lock actor of their own.
 actor ConnectionCore {
     private enum State {
         case starting
@@ -16,7 +17,7 @@ actor ConnectionCore {
     /// One characteristic's subscription: the user's sequences and the pump that feeds them from
     /// the current link's GATT client.
     private struct Subscription {
-        var streams: [Int: AsyncThrowingStream<[UInt8], any Error>.Continuation] = [:]
+        let streams = NotificationFanout()
         var pump: Task<Void, Never>?
     }
 
@@ -25,7 +26,7 @@ actor ConnectionCore {
     private let policy: ConnectionPolicy
     private let slot: Int
     private let hub: EventHub
-    private let operations = AsyncLock()
+    private var operations = TurnQueue()
     private var state: State = .starting
     private var services: [GATTRemoteService] = []
     private var mtuExchanged = false
@@ -70,12 +71,11 @@ actor ConnectionCore {
                 let values = try await withTimeLimit(limit, onTimeout: { BluetideError.timedOut(operation: "subscribe to \(uuid)", seconds: limit.seconds) }) {
                     try await self.hostSubscribe(uuid, on: link)
                 }
-                subscriptions[uuid]?.pump = pump(values, for: uuid)
+                if let streams = subscriptions[uuid]?.streams { subscriptions[uuid]?.pump = pump(values, into: streams) }
             } catch {
                 // The characteristic is gone or refuses: its sequences end with the reason.
                 let failure = BluetideError.from(error, characteristic: uuid, operation: "subscribe")
-                let ended = subscriptions.removeValue(forKey: uuid)?.streams ?? [:]
-                for stream in ended.values { stream.finish(throwing: failure) }
+                subscriptions.removeValue(forKey: uuid)?.streams.finish(throwing: failure)
             }
         }
         if case .closed = state {
@@ -87,7 +87,7 @@ actor ConnectionCore {
         linkWaiters.removeAll()
         Task { [weak self] in
             let reason = await link.waitForDisconnection()
-            await self?.linkDown(link, reason: reason)
+            await self?.linkDown(link, reason: DisconnectReason(reason))
         }
     }
 
@@ -142,9 +142,7 @@ actor ConnectionCore {
         await central.registry.release(slot)
         for (_, subscription) in subscriptions {
             subscription.pump?.cancel()
-            for stream in subscription.streams.values {
-                if let error { stream.finish(throwing: error) } else { stream.finish() }
-            }
+            subscription.streams.finish(throwing: error)
         }
         subscriptions = [:]
         let failure = error ?? .disconnected(reason: .localHostTerminated)
@@ -157,7 +155,7 @@ actor ConnectionCore {
         userDisconnected = true
         switch state {
         case let .connected(link):
-            let reason = (try? await link.disconnect()) ?? .localHostTerminated
+            let reason = (try? await link.disconnect()).map(DisconnectReason.init) ?? .localHostTerminated
             if case .connected = state {
                 hub.emit(.disconnected(reason: reason))
                 await close(nil)
@@ -195,7 +193,7 @@ actor ConnectionCore {
         _ operation: String, _ characteristic: BluetoothUUID? = nil,
         _ body: @escaping @Sendable (HostConnection) async throws -> T
     ) async throws -> T {
-        await operations.acquire()
+        if !operations.take() { await withCheckedContinuation { operations.wait($0) } }
         let what = characteristic.map { "\(operation) of \($0)" } ?? operation
         do {
             let limit = policy.operationTimeout
@@ -214,10 +212,10 @@ actor ConnectionCore {
                     }
                 }
             }
-            await operations.release()
+            operations.pass()
             return value
         } catch {
-            await operations.release()
+            operations.pass()
             throw BluetideError.from(error, characteristic: characteristic, operation: operation)
         }
     }
@@ -349,13 +347,13 @@ actor ConnectionCore {
         on link: HostConnection
     ) async throws {
         if subscriptions[uuid] != nil {
-            subscriptions[uuid]?.streams[id] = continuation
+            subscriptions[uuid]?.streams.add(continuation, id: id)
             return
         }
         let values = try await hostSubscribe(uuid, on: link)
         var subscription = Subscription()
-        subscription.streams[id] = continuation
-        subscription.pump = pump(values, for: uuid)
+        subscription.streams.add(continuation, id: id)
+        subscription.pump = pump(values, into: subscription.streams)
         subscriptions[uuid] = subscription
     }
 
@@ -366,21 +364,16 @@ actor ConnectionCore {
         return try await link.gatt.subscribe(to: found)
     }
 
-    /// Forwards one link's values of `uuid` to the user's sequences, in order.
-    private func pump(_ values: AsyncStream<[UInt8]>, for uuid: BluetoothUUID) -> Task<Void, Never> {
-        Task { [weak self] in
-            for await value in values { await self?.deliver(value, of: uuid) }
+    /// Forwards one link's values of `uuid` to the user's sequences, in order, straight from
+    /// the link's stream (no hop through this actor per value).
+    private func pump(_ values: AsyncStream<[UInt8]>, into streams: NotificationFanout) -> Task<Void, Never> {
+        Task {
+            for await value in values { streams.yield(value) }
         }
     }
 
-    private func deliver(_ value: [UInt8], of uuid: BluetoothUUID) {
-        guard let streams = subscriptions[uuid]?.streams else { return }
-        for stream in streams.values { stream.yield(value) }
-    }
-
     private func removeStream(_ id: Int, of uuid: BluetoothUUID) async {
-        guard subscriptions[uuid]?.streams.removeValue(forKey: id) != nil,
-              subscriptions[uuid]?.streams.isEmpty == true else { return }
+        guard subscriptions[uuid]?.streams.remove(id) == true else { return }
         let subscription = subscriptions.removeValue(forKey: uuid)
         subscription?.pump?.cancel()
         guard case .connected = state else { return }

@@ -1,9 +1,9 @@
-import BluetideHCI
+import BluetideHost
 
 /// A central connected to a ``Peripheral``.
 public struct ConnectedCentral: Sendable, Hashable, CustomStringConvertible {
-    /// The link, for lower-level operations (MTU, RSSI, the central's own GATT server).
-    public let connection: HostConnection
+    /// The host's link (the package's layers only).
+    package let connection: HostConnection
 
     /// Wraps an incoming link.
     init(_ connection: HostConnection) { self.connection = connection }
@@ -20,11 +20,18 @@ public struct ConnectedCentral: Sendable, Hashable, CustomStringConvertible {
     /// Disconnects the central (reason 0x13, remote user terminated) and waits until the
     /// controller confirms, at most `timeout` seconds.
     public func disconnect(timeout: Double = 5) async throws {
-        try await connection.disconnect(timeout: timeout)
+        do { _ = try await connection.disconnect(timeout: timeout) } catch {
+            throw BluetideError.from(error, operation: "disconnect")
+        }
     }
 
     /// Waits until the link closes and returns the reason.
-    public func waitForDisconnection() async -> HCIStatus { await connection.waitForDisconnection() }
+    public func waitForDisconnection() async -> DisconnectReason {
+        DisconnectReason(await connection.waitForDisconnection())
+    }
+
+    /// Whether the link is still open.
+    public func isConnected() async -> Bool { await connection.isOpen() }
 
     /// "central ADDRESS (connection 0xHANDLE)", for logs.
     public var description: String { "central \(address) (connection 0x\(String(handle, radix: 16)))" }

@@ -1,9 +1,10 @@
+import BluetideHost
 import Synchronization
 
 /// The peripheral role: serves ``GATTService`` objects and advertises so centrals can connect.
 ///
 /// ```swift
-/// let peripheral = Peripheral(stack: stack)          // a started HostStack
+/// let peripheral = bluetooth.peripheral              // bluetooth = try await Bluetooth.open(...)
 /// let punch = PunchService()
 /// try await peripheral.add(punch)
 /// try await peripheral.startAdvertising(name: "Reflex-1A2B", serviceUUIDs: [PunchUUID.service])
@@ -16,12 +17,14 @@ import Synchronization
 /// there is room for another central and after a disconnect, unless
 /// ``readvertisesAutomatically`` is turned off.
 ///
-/// The peripheral owns the stack's local GATT services (``HostStack/setServices(_:)``) and is the
-/// one consumer of ``HostStack/serverEvents`` and ``HostStack/incomingConnections``: create one
-/// `Peripheral` per stack. Its background tasks end when it is deinitialised.
+/// Each ``Bluetooth`` host has exactly one, ``Bluetooth/peripheral``: it owns the host's local
+/// GATT services and hears every incoming connection and server event. Services come as
+/// ``GATTService`` objects (``add(services:)``) or as definitions with read and write handlers
+/// (``add(definitions:)``, what emulated and replayed devices use). Its background tasks end
+/// when it is deinitialised.
 public final class Peripheral: Sendable {
-    /// The host stack this peripheral drives.
-    public let stack: HostStack
+    /// The host stack this peripheral drives (the package's layers only).
+    package let stack: HostStack
 
     private let state: Mutex<State>
     private let updates: AsyncStream<PeripheralValueUpdate>.Continuation
@@ -33,20 +36,23 @@ public final class Peripheral: Sendable {
         var characteristicsByHandle: [UInt16: any CharacteristicBindable] = [:]
         var registered: [ObjectIdentifier] = []
         var connectionSubscribers: [Int: AsyncStream<ConnectedCentral>.Continuation] = [:]
+        var subscriptionSubscribers: [Int: AsyncStream<PeripheralSubscriptionChange>.Continuation] = [:]
         var nextSubscriber = 0
         var readvertises = true
         var maximumCentrals = 4
         var advertisingWanted = false
     }
 
-    /// A service as reflected at ``add(services:)``.
+    /// A service as reflected at ``add(services:)``, or as given to ``add(definitions:)``.
     struct RegisteredService: Sendable {
         let uuid: BluetoothUUID
         let isPrimary: Bool
         let characteristics: [any CharacteristicBindable]
+        /// The definition as given (``add(definitions:)``); nil for a reflected service.
+        var given: GATTServiceDefinition? = nil
 
         func definition() -> GATTServiceDefinition {
-            GATTServiceDefinition(uuid: uuid, isPrimary: isPrimary, characteristics: characteristics.map { $0.definition() })
+            given ?? GATTServiceDefinition(uuid: uuid, isPrimary: isPrimary, characteristics: characteristics.map { $0.definition() })
         }
     }
 
@@ -59,7 +65,8 @@ public final class Peripheral: Sendable {
 
     /// Work done in order by the control task: service registration and advertising.
     private enum ControlMessage: Sendable {
-        case register([RegisteredService], CheckedContinuation<Void, Never>)
+        /// Answers with the value handles of every registered service, in order.
+        case register([RegisteredService], CheckedContinuation<[[UInt16]], Never>)
         case startAdvertising(AdvertisingRequest, CheckedContinuation<Void, any Error>)
         case stopAdvertising(CheckedContinuation<Void, any Error>)
         case connectionsChanged(connected: Bool)
@@ -67,7 +74,7 @@ public final class Peripheral: Sendable {
 
     /// A peripheral on `stack`, which must be started (``HostStack/start()``) before services
     /// are added or advertising starts.
-    public init(stack: HostStack) {
+    package init(stack: HostStack) {
         self.stack = stack
         state = Mutex(State())
         let (updateStream, updates) = AsyncStream.makeStream(of: PeripheralValueUpdate.self, bufferingPolicy: .unbounded)
@@ -107,6 +114,7 @@ public final class Peripheral: Sendable {
         control.finish()
         for task in tasks.withLock({ $0 }) { task.cancel() }
         for subscriber in state.withLock({ Array($0.connectionSubscribers.values) }) { subscriber.finish() }
+        for subscriber in state.withLock({ Array($0.subscriptionSubscribers.values) }) { subscriber.finish() }
     }
 
     // MARK: - Settings
@@ -159,9 +167,37 @@ public final class Peripheral: Sendable {
             fresh.append(RegisteredService(uuid: service.uuid, isPrimary: service.isPrimary, characteristics: characteristics))
         }
         state.withLock { $0.registered += fresh.flatMap { $0.characteristics.map { ObjectIdentifier($0) } } }
-        await withCheckedContinuation { continuation in
-            if case .terminated = control.yield(.register(fresh, continuation)) { continuation.resume() }
+        _ = await register(fresh)
+    }
+
+    /// Adds services given as definitions, after those added before: for devices whose values
+    /// are computed when read (`onRead`) or checked when written (`validateWrite`, which may
+    /// refuse with an ATT error) rather than stored in ``Characteristic`` properties — emulated
+    /// and replayed devices. Returns each characteristic's value, by service and characteristic
+    /// in definition order, for ``updateValue(_:of:)``. Subscriptions to them are reported on
+    /// ``subscriptionChanges``.
+    ///
+    /// Centrals already connected keep their links but lose their subscriptions.
+    @discardableResult
+    public func add(definitions: [GATTServiceDefinition]) async -> [[ServedValue]] {
+        let fresh = definitions.map {
+            RegisteredService(uuid: $0.uuid, isPrimary: $0.isPrimary, characteristics: [], given: $0)
         }
+        let handles = await register(fresh)
+        return handles.suffix(fresh.count).map { $0.map(ServedValue.init(valueHandle:)) }
+    }
+
+    /// Queues `fresh` for registration; returns the value handles of every registered service.
+    private func register(_ fresh: [RegisteredService]) async -> [[UInt16]] {
+        await withCheckedContinuation { continuation in
+            if case .terminated = control.yield(.register(fresh, continuation)) { continuation.resume(returning: []) }
+        }
+    }
+
+    /// Sets a value added with ``add(definitions:)`` and notifies (or indicates) every central
+    /// subscribed to it; values are sent in the order they were given.
+    public func updateValue(_ bytes: [UInt8], of value: ServedValue) {
+        updates.yield(PeripheralValueUpdate(valueHandle: value.valueHandle, bytes: bytes))
     }
 
     /// Value handles of every characteristic of `services` in a server built from them, in
@@ -181,7 +217,7 @@ public final class Peripheral: Sendable {
         return handles
     }
 
-    private func register(_ services: [RegisteredService]) async {
+    private func install(_ services: [RegisteredService]) async -> [[UInt16]] {
         let definitions = services.map { $0.definition() }
         await stack.setServices(definitions)
         // The new server starts without subscriptions.
@@ -200,6 +236,7 @@ public final class Peripheral: Sendable {
             }
         }
         state.withLock { $0.characteristicsByHandle = byHandle }
+        return handles
     }
 
     // MARK: - Advertising
@@ -223,14 +260,24 @@ public final class Peripheral: Sendable {
         let layout = try AdvertisingLayout(
             name: name, serviceUUIDs: serviceUUIDs, manufacturerData: manufacturerData, serviceData: serviceData
         ).layout()
+        try await startAdvertising(layout.advertising, scanResponse: layout.scanResponse, interval: interval)
+    }
+
+    /// Starts connectable advertising with advertising data and a scan response laid out by the
+    /// caller (each at most 31 octets), `interval` apart (20 ms … 10.24 s). Re-advertising
+    /// after connections and disconnections works as for
+    /// ``startAdvertising(name:serviceUUIDs:manufacturerData:serviceData:interval:)``.
+    public func startAdvertising(
+        _ advertising: AdvertisingData, scanResponse: AdvertisingData? = nil, interval: Duration = .milliseconds(100)
+    ) async throws {
         let (seconds, attoseconds) = interval.components
         let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
         let request = AdvertisingRequest(
-            advertising: layout.advertising, scanResponse: layout.scanResponse,
+            advertising: advertising, scanResponse: scanResponse,
             intervalMilliseconds: min(max(milliseconds, 20), 10_240))
         try await withCheckedThrowingContinuation { continuation in
             if case .terminated = control.yield(.startAdvertising(request, continuation)) {
-                continuation.resume(throwing: HostError.notRunning)
+                continuation.resume(throwing: BluetideError.host("the peripheral is closed"))
             }
         }
     }
@@ -240,7 +287,7 @@ public final class Peripheral: Sendable {
     public func stopAdvertising() async throws {
         try await withCheckedThrowingContinuation { continuation in
             if case .terminated = control.yield(.stopAdvertising(continuation)) {
-                continuation.resume(throwing: HostError.notRunning)
+                continuation.resume(throwing: BluetideError.host("the peripheral is closed"))
             }
         }
     }
@@ -255,8 +302,7 @@ public final class Peripheral: Sendable {
         switch message {
         case let .register(services, continuation):
             registered += services
-            await register(registered)
-            continuation.resume()
+            continuation.resume(returning: await install(registered))
         case let .startAdvertising(request, continuation):
             do {
                 try await stack.startAdvertising(
@@ -266,7 +312,7 @@ public final class Peripheral: Sendable {
                 state.withLock { $0.advertisingWanted = true }
                 continuation.resume()
             } catch {
-                continuation.resume(throwing: error)
+                continuation.resume(throwing: BluetideError.from(error, operation: "advertising"))
             }
         case let .stopAdvertising(continuation):
             advertising = nil
@@ -275,7 +321,7 @@ public final class Peripheral: Sendable {
                 try await stack.stopAdvertising()
                 continuation.resume()
             } catch {
-                continuation.resume(throwing: error)
+                continuation.resume(throwing: BluetideError.from(error, operation: "advertising"))
             }
         case let .connectionsChanged(connected):
             guard let request = advertising else { return }
@@ -320,6 +366,23 @@ public final class Peripheral: Sendable {
         return stream
     }
 
+    /// Subscription changes of centrals (CCCD writes), on every served characteristic, as they
+    /// happen from now on. Every access makes a new subscription.
+    public var subscriptionChanges: AsyncStream<PeripheralSubscriptionChange> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: PeripheralSubscriptionChange.self, bufferingPolicy: .bufferingNewest(256))
+        let id = state.withLock { state in
+            let id = state.nextSubscriber
+            state.nextSubscriber += 1
+            state.subscriptionSubscribers[id] = continuation
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscriptionSubscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
     private func connected(_ connection: HostConnection) {
         let central = ConnectedCentral(connection)
         let subscribers = state.withLock { state in
@@ -351,10 +414,16 @@ public final class Peripheral: Sendable {
             guard let characteristic = state.withLock({ $0.characteristicsByHandle[handle] }) else { return }
             characteristic.deliverWrite(value, from: await central(on: connection), connectionHandle: connection)
         case let .subscriptionChanged(connection, handle, configuration):
-            guard let characteristic = state.withLock({ $0.characteristicsByHandle[handle] }) else { return }
+            let (characteristic, subscribers) = state.withLock {
+                ($0.characteristicsByHandle[handle], Array($0.subscriptionSubscribers.values))
+            }
+            guard characteristic != nil || !subscribers.isEmpty else { return }
             // A change that arrives after its link closed would leave a stale subscriber.
             guard let central = await central(on: connection), await central.connection.isOpen() else { return }
-            characteristic.subscriptionChanged(
+            let change = PeripheralSubscriptionChange(
+                central: central, value: ServedValue(valueHandle: handle), configuration: configuration)
+            for subscriber in subscribers { subscriber.yield(change) }
+            characteristic?.subscriptionChanged(
                 on: ObjectIdentifier(self), connectionHandle: connection, configuration: configuration, central: central)
         default:
             break
@@ -367,4 +436,30 @@ public final class Peripheral: Sendable {
         if let known = state.withLock({ $0.centrals[connection] }) { return known }
         return await stack.openConnections.first { $0.handle == connection }.map(ConnectedCentral.init)
     }
+}
+
+/// A characteristic value served by a ``Peripheral``: the handle of an ``Peripheral/add(definitions:)``
+/// characteristic, for ``Peripheral/updateValue(_:of:)``.
+public struct ServedValue: Sendable, Hashable, CustomStringConvertible {
+    /// The attribute handle of the value in the peripheral's GATT server.
+    public let valueHandle: UInt16
+
+    /// The value at `valueHandle` (the package's layers lay databases out ahead of time).
+    package init(valueHandle: UInt16) { self.valueHandle = valueHandle }
+
+    /// `0x000C`-style handle.
+    public var description: String {
+        let hex = String(valueHandle, radix: 16, uppercase: true)
+        return "0x" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+    }
+}
+
+/// A central subscribed to, or unsubscribed from, a served characteristic.
+public struct PeripheralSubscriptionChange: Sendable {
+    /// Who changed the subscription.
+    public let central: ConnectedCentral
+    /// Which value.
+    public let value: ServedValue
+    /// What is wanted now: notifications, indications, or neither (empty).
+    public let configuration: GATTClientConfiguration
 }

@@ -6,7 +6,7 @@ enum HumanFormat {
         ("KilometresPerHour", "km/h"), ("MetresPerSecond", "m/s"), ("Kilometres", "km"), ("Metres", "m"),
         ("Milliseconds", "ms"), ("Seconds", "s"), ("Minutes", "min"), ("Watts", "W"), ("Kilojoules", "kJ"),
         ("Kilocalories", "kcal"), ("Joules", "J"), ("Percent", "%"), ("Celsius", "°C"), ("Kilograms", "kg"),
-        ("RPM", "rpm"), ("BPM", "bpm"), ("Dbm", "dBm"), ("DBm", "dBm"), ("Degrees", "°"),
+        ("RPM", "rpm"), ("Rpm", "rpm"), ("BPM", "bpm"), ("Bpm", "bpm"), ("Dbm", "dBm"), ("DBm", "dBm"), ("Degrees", "°"),
     ]
 
     /// A number rounded to at most `decimals` decimals, trailing zeros dropped: 13.7345 → "13.73".
@@ -21,23 +21,40 @@ enum HumanFormat {
         return text
     }
 
-    /// `cadenceRPM` → ("cadence", "rpm"); `flags` → ("flags", nil).
+    /// `cadenceRPM` → ("cadence", "rpm"); `instantaneousPower` → ("instantaneous power", nil).
     static func split(_ name: String) -> (label: String, unit: String?) {
         for (suffix, unit) in units where name.hasSuffix(suffix) && name.count > suffix.count {
-            return (String(name.dropLast(suffix.count)), unit)
+            return (words(String(name.dropLast(suffix.count))), unit)
         }
-        return (name, nil)
+        return (words(name), nil)
+    }
+
+    /// A lowerCamelCase identifier as words (`heldStale` → `held stale`); anything else (names,
+    /// `R02_B3EE`, text with spaces) as it is.
+    static func words(_ identifier: String) -> String {
+        guard let first = identifier.first, first.isLowercase,
+              identifier.allSatisfy({ $0.isASCII && $0.isLetter }), identifier.contains(where: \.isUppercase) else {
+            return identifier
+        }
+        var text = ""
+        for character in identifier {
+            if character.isUppercase { text += " " + character.lowercased() } else { text.append(character) }
+        }
+        return text
     }
 
     /// A decoded object as `label value unit` pairs joined by commas (nested objects in
-    /// parentheses, arrays space-separated); scalars as themselves.
+    /// parentheses, arrays space-separated); scalars as themselves. A quantity given in two
+    /// units (`speedKilometresPerHour`, `speedMetresPerSecond`) is printed once.
     static func describe(_ value: JSONOutputValue) -> String {
         switch value {
         case let .object(members):
+            var labels: Set<String> = []
             return members.keys.sorted().compactMap { key -> String? in
                 let member = members[key]!
                 if case .null = member { return nil }
                 let (label, unit) = split(key)
+                guard labels.insert(label).inserted else { return nil }
                 let text = describe(member)
                 if case .object = member { return "\(label) (\(text))" }
                 return unit.map { "\(label) \(text) \($0)" } ?? "\(label) \(text)"
@@ -45,7 +62,7 @@ enum HumanFormat {
         case let .array(items): return items.map(describe).joined(separator: " ")
         case let .number(number): return self.number(number)
         case let .integer(integer): return String(integer)
-        case let .string(text): return text
+        case let .string(text): return words(text)
         case let .bool(flag): return flag ? "yes" : "no"
         case .null: return "–"
         }

@@ -13,9 +13,14 @@ struct ShellCommand: AsyncParsableCommand {
             standard input, for scripts. Notifications are printed as they come, between prompts. \
             Type help for the commands, quit or Ctrl-D to leave.
 
-            Commands: services, read CHAR, write CHAR VALUE [--without-response], subscribe CHAR, \
-            unsubscribe CHAR, mtu [OCTETS], rssi, info, disconnect, reconnect, wait [COUNT], \
-            sleep SECONDS, help, quit. VALUE is hex (01FF), "text", or u8:/u16:/s16:/u32:/s32: NUMBER.
+            Commands: services, read CHAR, write CHAR VALUE [--without-response], forms CHAR, \
+            subscribe CHAR, unsubscribe CHAR, mtu [OCTETS], rssi, info, disconnect, reconnect, \
+            wait [COUNT], sleep SECONDS, help, quit.
+
+            VALUE is a typed form of the characteristic's profile where it has one (forms CHAR \
+            lists them; Tab completes them): write 2A39 reset, write 2AD9 target-power 200, \
+            write 2AD9 simulation 2.5. Or hex (01FF, 01 ff), "text", or u8:/u16:/s16:/u32:/s32: \
+            NUMBER. Control points answer by indication: subscribe to them first.
 
             A script stops at end of input; its exit status is 1 if any command failed.
 
@@ -23,6 +28,9 @@ struct ShellCommand: AsyncParsableCommand {
               bluetide shell "Bluetide HRM" --emulate heart-rate
               printf 'read battery-level\\nsubscribe heart-rate\\nwait 3\\n' |
                 bluetide shell "Bluetide HRM" --emulate heart-rate --json
+              printf '%s\\n' 'subscribe 2AD9' 'write 2AD9 request-control' \\
+                  'write 2AD9 target-power 200' 'wait' |
+                bluetide shell "Bluetide FTMS" --emulate ftms-bike
               bluetide shell C6:C5:C4:C3:C2:C1/R --transport hci-socket:0
             """)
 

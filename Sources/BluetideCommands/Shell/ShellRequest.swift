@@ -2,7 +2,10 @@
 enum ShellRequest: Equatable, Sendable {
     case services
     case read(characteristic: String)
+    /// `value` is the words after the characteristic, as typed (quotes kept).
     case write(characteristic: String, value: String, withResponse: Bool)
+    /// Lists the typed write forms the characteristic's profile takes.
+    case forms(characteristic: String)
     case subscribe(characteristic: String)
     case unsubscribe(characteristic: String)
     /// `mtu` shows the ATT MTU; `mtu N` exchanges it asking for N octets.
@@ -11,7 +14,8 @@ enum ShellRequest: Equatable, Sendable {
     case info
     case disconnect
     case reconnect
-    /// Waits until `count` more notifications have been printed, at most `timeout` seconds.
+    /// Waits until `count` notifications have been printed since the command before began (or
+    /// since the previous `wait`), at most `timeout` seconds.
     case wait(count: Int, timeout: Double)
     /// Pauses the script `seconds` (notifications go on printing).
     case sleep(seconds: Double)
@@ -28,7 +32,8 @@ enum ShellRequest: Equatable, Sendable {
     static let commands: [Command] = [
         Command(name: "services", syntax: "", summary: "list services and characteristics (names and UUIDs, properties)"),
         Command(name: "read", syntax: "CHAR", summary: "read a value, printed decoded"),
-        Command(name: "write", syntax: "CHAR VALUE [--without-response]", summary: "write hex (01FF), \"text\", or a typed number (u8:1 u16:500 s16:-2 u32:7)"),
+        Command(name: "write", syntax: "CHAR VALUE [--without-response]", summary: "write a typed form of its profile (reset, target-power 200: see forms CHAR), hex (01FF), \"text\", or a number (u8:1 u16:500 s16:-2 u32:7)"),
+        Command(name: "forms", syntax: "CHAR", summary: "the typed values write takes for CHAR, from its profile"),
         Command(name: "subscribe", syntax: "CHAR", summary: "print its notifications decoded as they come, between prompts"),
         Command(name: "unsubscribe", syntax: "CHAR", summary: "stop printing its notifications"),
         Command(name: "mtu", syntax: "[OCTETS]", summary: "show the ATT MTU, or exchange it asking for OCTETS (23–517)"),
@@ -36,7 +41,7 @@ enum ShellRequest: Equatable, Sendable {
         Command(name: "info", syntax: "", summary: "device, link state, MTU and subscriptions"),
         Command(name: "disconnect", syntax: "", summary: "close the link (reconnect opens it again)"),
         Command(name: "reconnect", syntax: "", summary: "connect again, restoring subscriptions"),
-        Command(name: "wait", syntax: "[COUNT] [--timeout SECONDS]", summary: "wait for COUNT more notifications (default 1, at most 10 s)"),
+        Command(name: "wait", syntax: "[COUNT] [--timeout SECONDS]", summary: "wait for COUNT notifications since the command before (default 1, at most 10 s)"),
         Command(name: "sleep", syntax: "SECONDS", summary: "pause (scripts); notifications keep printing"),
         Command(name: "help", syntax: "", summary: "this list"),
         Command(name: "quit", syntax: "", summary: "disconnect and leave (also exit, Ctrl-D)"),
@@ -68,8 +73,11 @@ enum ShellRequest: Equatable, Sendable {
         case "write":
             let withoutResponse = arguments.contains("--without-response") || arguments.contains("-w")
             arguments.removeAll { $0 == "--without-response" || $0 == "-w" }
-            guard arguments.count == 2 else { throw usage("write", "expected a characteristic and a value") }
-            return .write(characteristic: ShellWords.unquoted(arguments[0]), value: arguments[1], withResponse: !withoutResponse)
+            guard arguments.count >= 2 else { throw usage("write", "expected a characteristic and a value") }
+            return .write(
+                characteristic: ShellWords.unquoted(arguments[0]), value: arguments.dropFirst().joined(separator: " "),
+                withResponse: !withoutResponse)
+        case "forms": return .forms(characteristic: try one("characteristic"))
         case "mtu":
             if arguments.isEmpty { return .mtu(request: nil) }
             guard let octets = Int(try one("number of octets")), (23...517).contains(octets) else {

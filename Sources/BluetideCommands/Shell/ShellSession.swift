@@ -21,6 +21,11 @@ actor ShellSession {
     private var decoders: [BluetoothUUID: ValueDecoding] = [:]
     private var watcher: Task<Void, Never>?
     private var notificationTick: AsyncStream<Void>.Continuation?
+    /// Notifications printed so far, and how many of them a `wait` may no longer count: those
+    /// printed before the latest other command began (a reply that raced ahead of `wait`, e.g.
+    /// a control point's indication, still counts) or already counted by an earlier `wait`.
+    private var notificationsPrinted = 0
+    private var notificationsCounted = 0
     /// What Tab offers, updated as services are discovered.
     private let completions: ShellCompletions
 
@@ -107,12 +112,14 @@ actor ShellSession {
 
     /// Runs one request; false when it asks to leave.
     func perform(_ request: ShellRequest) async throws -> Bool {
+        if case .wait = request {} else { notificationsCounted = notificationsPrinted }
         switch request {
         case .quit: return false
         case .help: help()
         case .services: try listServices()
         case let .read(text): try await read(text)
         case let .write(text, value, withResponse): try await write(text, value: value, withResponse: withResponse)
+        case let .forms(text): try listForms(text)
         case let .subscribe(text):
             let characteristic = try find(text)
             guard !characteristic.properties.isDisjoint(with: [.notify, .indicate]) else {
@@ -219,21 +226,55 @@ actor ShellSession {
 
     private func write(_ text: String, value: String, withResponse: Bool) async throws {
         let connection = try requireConnection()
-        let characteristic = try find(text)
+        let (service, characteristic) = try CharacteristicLookup.find(text, in: services, device: label)
+        let what = CharacteristicLookup.describe(characteristic.uuid)
+        let forms = WriteFormCatalog.forms(for: characteristic.uuid, in: service.uuid)
         let bytes: [UInt8]
-        do { bytes = try ShellValue.bytes(value) } catch { throw CommandFailure.usage(error.message, field: "VALUE") }
+        do { bytes = try ShellValue.bytes(value, forms: forms, characteristic: what) } catch {
+            throw CommandFailure.usage(error.message, field: "VALUE")
+        }
         let needed: GATTCharacteristicProperties = withResponse ? .write : .writeWithoutResponse
         guard characteristic.properties.contains(needed) else {
             let hint = withResponse && characteristic.properties.contains(.writeWithoutResponse) ? "; add --without-response" : ""
-            throw CommandFailure("\(CharacteristicLookup.describe(characteristic.uuid)) does not allow \(withResponse ? "write with response" : "write without response") (it is \(GATTCommand.properties(characteristic.properties).joined(separator: ", ")))\(hint)")
+            throw CommandFailure("\(what) does not allow \(withResponse ? "write with response" : "write without response") (it is \(GATTCommand.properties(characteristic.properties).joined(separator: ", ")))\(hint)")
         }
         do { try await connection.write(RawBytes(bytes), to: characteristic.uuid, withResponse: withResponse) } catch {
-            throw CommandFailure("writing \(CharacteristicLookup.describe(characteristic.uuid)) failed: \(error)")
+            throw CommandFailure("writing \(what) failed: \(error)")
         }
-        reply("written", [
-            "characteristic": JSONOutput.characteristic(characteristic.uuid), "value": JSONOutput.value(bytes),
+        let written = ShellValue.written(bytes, to: characteristic.uuid, at: now)
+        let fields: [String: JSONOutputValue] = [
+            "characteristic": JSONOutput.characteristic(characteristic.uuid), "value": written.json,
             "withResponse": .bool(withResponse), "time": JSONOutput.time(monotonic: now),
-        ], "wrote \(bytes.count) byte\(bytes.count == 1 ? "" : "s") to \(CharacteristicLookup.describe(characteristic.uuid))")
+        ]
+        let readable = written.summary.map { ": " + $0 } ?? ""
+        reply("written", fields, "wrote \(bytes.count) byte\(bytes.count == 1 ? "" : "s") to \(what)\(readable)  [\(bytes.spacedHex)]")
+    }
+
+    private func listForms(_ text: String) throws {
+        let (service, characteristic) = try CharacteristicLookup.find(text, in: services, device: label)
+        let what = CharacteristicLookup.describe(characteristic.uuid)
+        let forms = WriteFormCatalog.forms(for: characteristic.uuid, in: service.uuid)
+        if json {
+            for form in forms {
+                output.emit(JSONOutput.line("write-form", [
+                    "characteristic": JSONOutput.characteristic(characteristic.uuid), "form": .string(form.name),
+                    "syntax": .string(form.syntax), "summary": .string(form.summary),
+                ]))
+            }
+            if forms.isEmpty {
+                output.emit(JSONOutput.line("write-form", ["characteristic": JSONOutput.characteristic(characteristic.uuid), "form": .null]))
+            }
+            return
+        }
+        guard !forms.isEmpty else {
+            output.emit("\(what): no typed forms; write hex (01FF), \"text\" or a number (u8:1, u16:500, s16:-2)")
+            return
+        }
+        output.emit("write \(what) takes (or hex, \"text\", u8:/u16:/s16:/u32:/s32: numbers):")
+        let width = forms.map(\.usage.count).max() ?? 0
+        for form in forms {
+            output.emit("  " + form.usage + String(repeating: " ", count: width - form.usage.count) + "  " + form.summary)
+        }
     }
 
     private func subscribe(_ uuid: BluetoothUUID) async throws {
@@ -259,11 +300,16 @@ actor ShellSession {
     private func notified(_ uuid: BluetoothUUID, _ bytes: [UInt8]) {
         guard subscriptions[uuid] != nil, let decoding = decoders[uuid] else { return }
         try? show("notification", uuid, bytes, decoding: decoding)
+        notificationsPrinted += 1
         notificationTick?.yield()
     }
 
     private func wait(for count: Int, timeout seconds: Double) async throws {
         guard !subscriptions.isEmpty else { throw CommandFailure("wait: nothing is subscribed; subscribe CHAR first") }
+        let target = notificationsCounted + count
+        let missing = target - notificationsPrinted
+        defer { notificationsCounted = min(target, notificationsPrinted) }
+        guard missing > 0 else { return }
         let (ticks, sink) = AsyncStream<Void>.makeStream()
         notificationTick = sink
         defer { notificationTick = nil; sink.finish() }
@@ -272,7 +318,7 @@ actor ShellSession {
                 var seen = 0
                 for await _ in ticks {
                     seen += 1
-                    if seen >= count { return true }
+                    if seen >= missing { return true }
                 }
                 return false
             }
@@ -331,29 +377,47 @@ actor ShellSession {
 }
 
 /// What Tab completes in the shell: command names first, then characteristics (assigned names,
-/// profile names, 16-bit UUIDs) of the connected device. Read by the terminal while typing.
+/// profile names, 16-bit UUIDs) of the connected device, then after `write CHAR` the typed
+/// forms of that characteristic's profile. Read by the terminal while typing.
 final class ShellCompletions: Sendable {
-    private let names = Mutex<[String]>([])
+    private struct Names {
+        var characteristics: [String] = []
+        /// Write form names by every name a characteristic is typed as (lower-cased).
+        var forms: [String: [String]] = [:]
+    }
+
+    private let names = Mutex(Names())
 
     /// Takes the characteristic names of `services`.
     func update(with services: [GATTRemoteService]) {
         var found: Set<String> = []
+        var forms: [String: [String]] = [:]
         for service in services {
             for item in service.characteristics {
                 let uuid = item.characteristic.uuid
+                var spellings = [uuid.shortString, "\(uuid)"]
+                if let name = uuid.name { spellings.append(CharacteristicLookup.slug(name)) }
+                if let profile = ProfileCatalog.forCharacteristic(uuid) { spellings.append(profile.name) }
+                found.formUnion(spellings.dropFirst(2))
                 found.insert(uuid.shortString)
-                if let name = uuid.name { found.insert(CharacteristicLookup.slug(name)) }
-                if let profile = ProfileCatalog.forCharacteristic(uuid) { found.insert(profile.name) }
+                let names = WriteFormCatalog.forms(for: uuid, in: service.service.uuid).map(\.name)
+                if !names.isEmpty {
+                    for spelling in spellings { forms[spelling.lowercased()] = names }
+                }
             }
         }
-        names.withLock { $0 = found.sorted() }
+        names.withLock { $0 = Names(characteristics: found.sorted(), forms: forms) }
     }
 
     /// The candidates for the word after `previousWords`.
     func candidates(previousWords: [String], word: String) -> [String] {
         guard let command = previousWords.first?.lowercased() else { return ShellRequest.commands.map(\.name) }
-        let takesCharacteristic = ["read", "write", "subscribe", "sub", "unsubscribe", "unsub"].contains(command)
-        guard takesCharacteristic, previousWords.count == 1 else { return [] }
-        return names.withLock { $0 }
+        let takesCharacteristic = ["read", "write", "subscribe", "sub", "unsubscribe", "unsub", "forms"].contains(command)
+        if takesCharacteristic, previousWords.count == 1 { return names.withLock { $0.characteristics } }
+        if command == "write", previousWords.count == 2 {
+            let characteristic = ShellWords.unquoted(previousWords[1]).lowercased()
+            return names.withLock { $0.forms[characteristic] ?? [] }
+        }
+        return []
     }
 }

@@ -1,27 +1,28 @@
+import Bluetide
 import BluetideCore
 import BluetideEmulators
-import BluetideHCI
 import BluetideHost
 import BluetideTransport
 
-/// Serves one or more ``DeviceModel``s as a BLE peripheral on one ``HostStack``.
+/// Serves one or more ``DeviceModel``s as a BLE peripheral through the public ``Peripheral``
+/// API of one ``Bluetooth`` host.
 ///
-/// Each model's services become GATT services: reads ask the model (through a read handler),
-/// writes go to the model inside the server's synchronous write validator, so a refused write
-/// is answered with the model's ATT error and an accepted one changes the model before the Write
-/// Response is sent (see ``ServedModel`` for why that is safe). What writes and the periodic
-/// ``DeviceModel/tick(now:)`` return is sent with ``HostStack/updateValue(_:at:)``, which
-/// notifies or indicates each subscribed client as it subscribed and drops the value otherwise.
+/// Each model's services become GATT services (``Peripheral/add(definitions:)``): reads ask the
+/// model (through a read handler), writes go to the model inside the server's synchronous write
+/// validator, so a refused write is answered with the model's ATT error and an accepted one
+/// changes the model before the Write Response is sent (see ``ServedModel`` for why that is
+/// safe). What writes and the periodic ``DeviceModel/tick(now:)`` return is sent with
+/// ``Peripheral/updateValue(_:of:)``, which notifies or indicates each subscribed client as it
+/// subscribed and drops the value otherwise.
 ///
-/// The peripheral advertises from the models' ``AdvertisingHints`` (name overridable) and
-/// advertises again after every connection and disconnection, so several centrals can connect
-/// and a central can come back. It consumes the stack's ``HostStack/incomingConnections`` and
-/// ``HostStack/serverEvents`` streams and reports what happens as ``events``.
+/// The peripheral advertises from the models' ``AdvertisingHints`` (name overridable); the
+/// ``Peripheral`` advertises again after every connection and disconnection, so several centrals
+/// can connect and a central can come back. What happens is reported as ``events``.
 ///
 /// Models see time as seconds since the peripheral was created.
 public actor EmulatedPeripheral {
-    /// The stack the devices are served on.
-    public nonisolated let stack: HostStack
+    /// The host the devices are served on.
+    public nonisolated let bluetooth: Bluetooth
     /// Connections, disconnections, writes and subscriptions, in order.
     public nonisolated let events: AsyncStream<EmulationEvent>
     /// The name advertised.
@@ -35,6 +36,8 @@ public actor EmulatedPeripheral {
     /// Whether one central at a time is accepted (some model is ``DeviceModel/acceptsOneCentralAtATime``):
     /// advertising stops while one is connected and a second connection is dropped.
     public nonisolated let acceptsOneCentralAtATime: Bool
+    /// The address the device advertises from.
+    public nonisolated var address: BluetoothAddress { bluetooth.address }
 
     nonisolated let served: [ServedModel]
     private let eventSink: AsyncStream<EmulationEvent>.Continuation
@@ -50,10 +53,11 @@ public actor EmulatedPeripheral {
         let outputs: [EmulatedOutput]
     }
 
-    /// Prepares `models` for `stack` (nothing is sent until ``start()``). `name` replaces the
-    /// advertised local name of the first model.
-    public init(stack: HostStack, models: [any DeviceModel], name: String? = nil) {
-        self.stack = stack
+    /// Prepares `models` for `bluetooth`'s peripheral role (nothing is served until ``start()``).
+    /// `name` replaces the advertised local name of the first model. Serve one emulation per
+    /// host: it owns the host's GATT services and advertising.
+    public init(bluetooth: Bluetooth, models: [any DeviceModel], name: String? = nil) {
+        self.bluetooth = bluetooth
         let clock = ModelClock()
         self.clock = clock
         (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
@@ -112,49 +116,77 @@ public actor EmulatedPeripheral {
         }
     }
 
-    /// A stack on `transport` advertising from `address` (a random static address; nil makes one),
-    /// started, serving `models`; the peripheral is started too. `commandTimeout` is the stack's
-    /// HCI command timeout, seconds.
-    public static func launch(
+    /// Opens a host on `transport` (any ``Bluetooth/open(transport:configuration:)`` spec, e.g.
+    /// `serial:/dev/ttyACM0` or `hci-socket:0`) and serves `models` on it, advertising `name`
+    /// (nil: the first model's) from `address` (nil: a fresh random static address).
+    /// ``close()`` closes the host too.
+    public static func open(
+        transport: String, models: [any DeviceModel], name: String? = nil, address: BluetoothAddress? = nil
+    ) async throws -> EmulatedPeripheral {
+        let bluetooth = try await Bluetooth.open(
+            transport: transport, configuration: hostConfiguration(models, name: name, address: address))
+        return try await serve(models, name: name, on: bluetooth)
+    }
+
+    /// A host on `transport` advertising from `address` (a random static address; nil makes one),
+    /// started, serving `models`; the peripheral is started too. `commandTimeout` is the host's
+    /// HCI command timeout, seconds. For the package's set-ups and tests; ``VirtualWorld`` and
+    /// ``open(transport:models:name:address:)`` are the public ways to place emulated devices.
+    package static func launch(
         transport: any HCITransport, models: [any DeviceModel], name: String? = nil, address: BluetoothAddress? = nil,
         commandTimeout: Double = 10
     ) async throws -> EmulatedPeripheral {
+        let bluetooth = try await Bluetooth.start(
+            on: transport, spec: "emulated",
+            configuration: hostConfiguration(models, name: name, address: address, commandTimeout: .seconds(commandTimeout)))
+        return try await serve(models, name: name, on: bluetooth)
+    }
+
+    /// The host settings of a device serving `models`: its name and appearance from their hints.
+    static func hostConfiguration(
+        _ models: [any DeviceModel], name: String?, address: BluetoothAddress?, commandTimeout: Duration = .seconds(10)
+    ) -> Bluetooth.Configuration {
         let hints = AdvertisingPlan.merged(models.map(\.advertising))
-        let stack = HostStack(transport: transport, configuration: .init(
-            randomAddress: address ?? .randomStatic(UInt64.random(in: 0...UInt64.max)),
-            deviceName: name ?? hints.localName, appearance: hints.appearance ?? 0, commandTimeout: commandTimeout))
+        return .init(
+            address: address, deviceName: name ?? hints.localName, appearance: hints.appearance ?? 0,
+            commandTimeout: commandTimeout)
+    }
+
+    /// Serves `models` on the started `bluetooth`; closes it when serving cannot start.
+    static func serve(_ models: [any DeviceModel], name: String?, on bluetooth: Bluetooth) async throws -> EmulatedPeripheral {
+        let peripheral = EmulatedPeripheral(bluetooth: bluetooth, models: models, name: name)
         do {
-            try await stack.start()
-            let peripheral = EmulatedPeripheral(stack: stack, models: models, name: name)
             try await peripheral.start()
             return peripheral
         } catch {
-            await stack.close()
+            await bluetooth.close()
             throw error
         }
     }
 
-    /// The address the stack advertises from (after the stack has started).
-    public var address: BluetoothAddress? {
-        get async { await stack.controller?.address }
-    }
-
     /// Installs the services, starts advertising and the tick, output and connection tasks.
-    /// The stack must be started.
     public func start() async throws {
         guard !started else { return }
         started = true
-        await stack.setServices(serviceDefinitions)
+        let peripheral = bluetooth.peripheral
+        // One central at a time: advertising pauses while it is connected. Otherwise as many
+        // as the controller takes (it refuses connections beyond its own limit).
+        peripheral.maximumCentrals = acceptsOneCentralAtATime ? 1 : 64
+        // Subscribe before advertising, so no connection or subscription is missed.
+        let connections = peripheral.connections
+        let subscriptions = peripheral.subscriptionChanges
+        let values = await peripheral.add(definitions: serviceDefinitions).flatMap { $0 }
+        var byHandle: [UInt16: ServedValue] = [:]
+        for value in values { byHandle[value.valueHandle] = value }
         try await advertise()
-        let stack = self.stack
         let clock = self.clock
         let pushes = self.pushes
         // One sender keeps every model's outputs in the order they were produced.
-        tasks.append(Task {
+        tasks.append(Task { [byHandle] in
             for await batch in pushes {
                 for output in batch.outputs {
-                    guard let handle = batch.model.handles[output.characteristic] else { continue }
-                    await stack.updateValue(output.bytes, at: handle)
+                    guard let handle = batch.model.handles[output.characteristic], let value = byHandle[handle] else { continue }
+                    peripheral.updateValue(output.bytes, of: value)
                 }
             }
         })
@@ -170,65 +202,55 @@ public actor EmulatedPeripheral {
             })
         }
         tasks.append(Task { [weak self] in
-            for await connection in stack.incomingConnections {
-                await self?.connected(connection)
-            }
+            for await central in connections { await self?.connected(central) }
         })
         tasks.append(Task { [weak self] in
-            for await event in stack.serverEvents {
-                await self?.serverEvent(event)
-            }
+            for await change in subscriptions { await self?.subscriptionChanged(change) }
         })
     }
 
-    /// Stops the tasks and advertising; the stack stays up (close it separately).
+    /// Stops the tasks and advertising; the host stays up (``close()`` closes it too).
     public func stop() async {
         for task in tasks { task.cancel() }
         tasks.removeAll()
         pushSink.finish()
         eventSink.finish()
-        try? await stack.stopAdvertising()
+        try? await bluetooth.peripheral.stopAdvertising()
+    }
+
+    /// Stops serving and closes the host.
+    public func close() async {
+        await stop()
+        await bluetooth.close()
     }
 
     private func advertise() async throws {
-        try await stack.startAdvertising(
-            advertising.advertisingData, scanResponse: advertising.scanResponse, intervalMilliseconds: 100)
+        try await bluetooth.peripheral.startAdvertising(
+            advertising.advertisingData, scanResponse: advertising.scanResponse, interval: .milliseconds(100))
     }
 
-    private func connected(_ connection: HostConnection) async {
-        eventSink.yield(.connected(connection: connection.handle, peer: connection.peer))
-        if acceptsOneCentralAtATime {
-            if await stack.openConnections.contains(where: { $0.handle != connection.handle }) {
-                _ = try? await connection.disconnect(reason: .remoteUserTerminated)
-            } else {
-                try? await stack.stopAdvertising()
-            }
+    private func connected(_ central: ConnectedCentral) async {
+        eventSink.yield(.connected(connection: central.handle, peer: central.address))
+        if acceptsOneCentralAtATime, bluetooth.peripheral.connectedCentrals.contains(where: { $0.handle != central.handle }) {
+            try? await central.disconnect()
         }
         await updateNotificationLength()
-        if !acceptsOneCentralAtATime { await readvertise() }
         tasks.append(Task { [weak self] in
-            let reason = await connection.waitForDisconnection()
-            await self?.disconnected(connection, reason: reason)
+            let reason = await central.waitForDisconnection()
+            await self?.disconnected(central, reason: reason)
         })
     }
 
-    private func disconnected(_ connection: HostConnection, reason: HCIStatus) async {
-        eventSink.yield(.disconnected(connection: connection.handle, reason: reason))
-        if acceptsOneCentralAtATime, await stack.openConnections.contains(where: { $0.handle != connection.handle }) { return }
-        await readvertise()
+    private func disconnected(_ central: ConnectedCentral, reason: DisconnectReason) {
+        eventSink.yield(.disconnected(connection: central.handle, reason: reason))
     }
 
-    private func readvertise() async {
-        guard started, !tasks.isEmpty else { return }
-        do { try await advertise() } catch { eventSink.yield(.advertisingFailed("\(error)")) }
-    }
-
-    private func serverEvent(_ event: HostStack.ServerEvent) async {
-        guard case let .subscriptionChanged(connection, valueHandle, configuration) = event.event else { return }
+    private func subscriptionChanged(_ change: PeripheralSubscriptionChange) async {
         for box in served {
-            guard let uuid = box.handles.first(where: { $0.value == valueHandle })?.key else { continue }
+            guard let uuid = box.handles.first(where: { $0.value == change.value.valueHandle })?.key else { continue }
             eventSink.yield(.subscribed(
-                connection: connection, device: box.name, characteristic: uuid, configuration: configuration.rawValue))
+                connection: change.central.handle, device: box.name, characteristic: uuid,
+                configuration: change.configuration.rawValue))
             break
         }
         // The MTU exchange comes before subscribing: a good moment to size COLMI frames.
@@ -238,7 +260,7 @@ public actor EmulatedPeripheral {
     /// Sizes COLMI notifications to the smallest ATT MTU among open links (MTU − 3 octets).
     private func updateNotificationLength() async {
         var smallest = Int.max
-        for connection in await stack.openConnections { smallest = min(smallest, await connection.mtu() - 3) }
+        for central in bluetooth.peripheral.connectedCentrals { smallest = min(smallest, await central.mtu() - 3) }
         guard smallest != Int.max else { return }
         for box in served { box.setMaximumNotificationLength(smallest) }
     }

@@ -1,12 +1,12 @@
+import Bluetide
 import BluetideCore
-import BluetideHCI
 
 /// Something that happened on an emulated peripheral, for logs and the command line.
 public enum EmulationEvent: Sendable, Hashable, CustomStringConvertible {
     /// A central connected (HCI connection handle, its address).
     case connected(connection: UInt16, peer: BluetoothAddress)
     /// The link closed with this reason.
-    case disconnected(connection: UInt16, reason: HCIStatus)
+    case disconnected(connection: UInt16, reason: DisconnectReason)
     /// A central wrote `value` to `characteristic` of device `device`; `attError` is the code the
     /// model refused it with, nil when accepted.
     case wrote(connection: UInt16, device: String, characteristic: BluetoothUUID, value: [UInt8], attError: UInt8?)

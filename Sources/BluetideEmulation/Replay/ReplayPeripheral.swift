@@ -1,7 +1,6 @@
+import Bluetide
 import BluetideCore
 import BluetideEmulators
-import BluetideHCI
-import BluetideHost
 import BluetideRecording
 
 /// Serves a value log as an emulated device: one GATT characteristic per recorded (service,
@@ -27,8 +26,10 @@ public actor ReplayPeripheral {
     /// Service holding characteristics whose records name no service.
     public static let fallbackService = BluetoothUUID(high: 0xB1DE_0F00_0000_4000, low: 0x8000_0000_0000_B1DE)
 
-    /// The stack the device is served on.
-    public nonisolated let stack: HostStack
+    /// The host the device is served on.
+    public nonisolated let bluetooth: Bluetooth
+    /// The address the device advertises from.
+    public nonisolated var address: BluetoothAddress { bluetooth.address }
     /// The GATT services served.
     public nonisolated let serviceDefinitions: [GATTServiceDefinition]
     /// The name advertised.
@@ -42,23 +43,26 @@ public actor ReplayPeripheral {
 
     private let pace: ReplayPace
     private let startMode: Start
-    private let handles: [Key: UInt16]
+    /// Every served characteristic, in definition order.
+    private let keys: [Key]
     private let playedSink: AsyncStream<ValueRecord>.Continuation
     private var tasks: [Task<Void, Never>] = []
     private var playback: Task<Void, Never>?
+    private var served: [Key: ServedValue] = [:]
 
     struct Key: Hashable, Sendable {
         let service: BluetoothUUID
         let characteristic: BluetoothUUID
     }
 
-    /// Prepares `log` for `stack`: only records of `device` (address or name) when given;
+    /// Prepares `log` for `bluetooth`'s peripheral role (one replay per host: it owns the host's
+    /// services and advertising): only records of `device` (address or name) when given;
     /// `name` replaces the advertised name (default: the recorded device name).
     public init(
-        stack: HostStack, log: ValueLog, pace: ReplayPace = .original, device: String? = nil, name: String? = nil,
+        bluetooth: Bluetooth, log: ValueLog, pace: ReplayPace = .original, device: String? = nil, name: String? = nil,
         start: Start = .onFirstSubscription
     ) {
-        self.stack = stack
+        self.bluetooth = bluetooth
         self.pace = pace
         self.startMode = start
         let filter = ValueRecordFilter(devices: device.map { [$0] }, operations: [.notify, .indicate, .read])
@@ -94,10 +98,7 @@ public actor ReplayPeripheral {
             definitions.append(GATTServiceDefinition(uuid: service, characteristics: list))
         }
         serviceDefinitions = definitions
-        let layout = AttributeLayout(definitions).handles.flatMap { $0 }
-        var handles: [Key: UInt16] = [:]
-        for (index, key) in keys.enumerated() where index < layout.count { handles[key] = layout[index] }
-        self.handles = handles
+        self.keys = keys
 
         let recordedName = kept.lazy.compactMap(\.device.name).first
         advertisedName = name ?? recordedName ?? "Bluetide Replay"
@@ -106,25 +107,17 @@ public actor ReplayPeripheral {
     }
 
     /// Installs the services, advertises, and starts playback (now or on the first subscription).
-    /// The stack must be started.
     public func start() async throws {
-        await stack.setServices(serviceDefinitions)
-        try await advertise()
-        let stack = self.stack
+        let peripheral = bluetooth.peripheral
+        let subscriptions = peripheral.subscriptionChanges
+        let values = await peripheral.add(definitions: serviceDefinitions).flatMap { $0 }
+        // Returned in definition order, like `keys`.
+        for (key, value) in zip(keys, values) { served[key] = value }
+        try await peripheral.startAdvertising(
+            advertising.advertisingData, scanResponse: advertising.scanResponse, interval: .milliseconds(100))
         tasks.append(Task { [weak self] in
-            for await connection in stack.incomingConnections {
-                await self?.readvertise()
-                Task { [weak self] in
-                    _ = await connection.waitForDisconnection()
-                    await self?.readvertise()
-                }
-            }
-        })
-        tasks.append(Task { [weak self] in
-            for await event in stack.serverEvents {
-                if case let .subscriptionChanged(_, _, configuration) = event.event, !configuration.isEmpty {
-                    await self?.beginPlayback()
-                }
+            for await change in subscriptions where !change.configuration.isEmpty {
+                await self?.beginPlayback()
             }
         })
         if startMode == .immediately { beginPlayback() }
@@ -135,39 +128,35 @@ public actor ReplayPeripheral {
         await playback?.value
     }
 
-    /// Stops playback and advertising; the stack stays up.
+    /// Stops playback and advertising; the host stays up (``close()`` closes it too).
     public func stop() async {
         playback?.cancel()
         for task in tasks { task.cancel() }
         tasks.removeAll()
         playedSink.finish()
-        try? await stack.stopAdvertising()
+        try? await bluetooth.peripheral.stopAdvertising()
+    }
+
+    /// Stops playback and closes the host.
+    public func close() async {
+        await stop()
+        await bluetooth.close()
     }
 
     private func beginPlayback() {
         guard playback == nil else { return }
         let replay = ValueReplay(records: records, pace: pace)
-        let stack = self.stack
-        let handles = self.handles
+        let peripheral = bluetooth.peripheral
+        let served = self.served
         let sink = playedSink
         playback = Task {
             for await record in replay {
                 let key = Key(service: record.service ?? Self.fallbackService, characteristic: record.characteristic)
-                guard let handle = handles[key] else { continue }
+                guard let value = served[key] else { continue }
                 sink.yield(record)
-                await stack.updateValue(record.value, at: handle)
+                peripheral.updateValue(record.value, of: value)
             }
             sink.finish()
         }
-    }
-
-    private func advertise() async throws {
-        try await stack.startAdvertising(
-            advertising.advertisingData, scanResponse: advertising.scanResponse, intervalMilliseconds: 100)
-    }
-
-    private func readvertise() async {
-        guard !tasks.isEmpty else { return }
-        try? await advertise()
     }
 }

@@ -132,7 +132,12 @@ public struct ATTBearer: Sendable {
 
     /// The earliest time (seconds) at which ``tick(now:)`` has something to time out.
     public var nextDeadline: Double? {
-        [outstandingRequest?.deadline, outstandingIndication?.deadline].compactMap { $0 }.min()
+        switch (outstandingRequest?.deadline, outstandingIndication?.deadline) {
+        case let (request?, indication?): min(request, indication)
+        case let (request?, nil): request
+        case let (nil, indication?): indication
+        case (nil, nil): nil
+        }
     }
 
     /// Number of our requests waiting behind the outstanding one.

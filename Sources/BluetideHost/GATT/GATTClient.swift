@@ -11,6 +11,33 @@ public protocol ATTRequestChannel: Sendable {
     func send(command: ATTPDU) async throws
     /// The current effective ATT MTU, octets.
     func currentMTU() async -> Int
+    /// A stream of the values the peer notifies or indicates on `valueHandle`, routed by the
+    /// channel itself (the host stack hands values straight to it); nil when the channel leaves
+    /// routing to the client, which then takes values through ``GATTClient/receiveNotification(handle:value:)``.
+    func openValueStream(valueHandle: UInt16) async -> GATTValueSubscription?
+    /// Ends every stream ``openValueStream(valueHandle:)`` opened for `valueHandle`.
+    func closeValueStreams(valueHandle: UInt16) async
+}
+
+extension ATTRequestChannel {
+    /// The default: the client routes values itself.
+    public func openValueStream(valueHandle: UInt16) async -> GATTValueSubscription? { nil }
+    /// The default: nothing to end.
+    public func closeValueStreams(valueHandle: UInt16) async {}
+}
+
+/// The values of one subscription, and how to end it early.
+public struct GATTValueSubscription: Sendable {
+    /// Values in arrival order; the stream ends with the subscription or the link.
+    public let values: AsyncStream<[UInt8]>
+    /// Ends the stream (the subscription failed to start).
+    public let end: @Sendable () -> Void
+
+    /// A subscription delivering `values`, ended by `end`.
+    public init(values: AsyncStream<[UInt8]>, end: @escaping @Sendable () -> Void) {
+        self.values = values
+        self.end = end
+    }
 }
 
 /// Why a GATT client procedure failed.
@@ -336,22 +363,30 @@ public actor GATTClient {
             throw GATTClientError.notSubscribable(valueHandle: characteristic.valueHandle)
         }
         let cccd = try await clientConfigurationHandle(of: characteristic)
-        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
-        let id = nextSubscriberID
-        nextSubscriberID += 1
         let valueHandle = characteristic.valueHandle
-        subscribers[valueHandle, default: [:]][id] = continuation
-        continuation.onTermination = { _ in
-            Task { await self.removeSubscriber(valueHandle, id) }
+        let subscription: GATTValueSubscription
+        var localID: Int?
+        if let routed = await channel.openValueStream(valueHandle: valueHandle) {
+            subscription = routed
+        } else {
+            let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
+            let id = nextSubscriberID
+            nextSubscriberID += 1
+            localID = id
+            subscribers[valueHandle, default: [:]][id] = continuation
+            continuation.onTermination = { _ in
+                Task { await self.removeSubscriber(valueHandle, id) }
+            }
+            subscription = GATTValueSubscription(values: stream, end: { continuation.finish() })
         }
         do {
             try await write(handle: cccd, value: [UInt8(config.rawValue & 0xFF), UInt8(config.rawValue >> 8)])
         } catch {
-            subscribers[valueHandle]?[id] = nil
-            continuation.finish()
+            if let localID { subscribers[valueHandle]?[localID] = nil }
+            subscription.end()
             throw error
         }
-        return stream
+        return subscription.values
     }
 
     /// Writes 0x0000 to the CCCD and ends every stream for the characteristic. Idempotent.
@@ -360,6 +395,7 @@ public actor GATTClient {
         try await write(handle: cccd, value: [0, 0])
         let ended = subscribers.removeValue(forKey: characteristic.valueHandle) ?? [:]
         for c in ended.values { c.finish() }
+        await channel.closeValueStreams(valueHandle: characteristic.valueHandle)
     }
 
     private func removeSubscriber(_ handle: UInt16, _ id: Int) {

@@ -124,7 +124,12 @@ public struct HCICommandQueue: Sendable {
     /// Commands waiting for a credit, in order.
     public var waitingOpcodes: [HCIOpcode] { waiting.map(\.opcode) }
     /// The earliest time at which ``expire(now:)`` has something to do, if any.
-    public var nextDeadline: Double? { (waiting + outstanding).map(\.deadline).min() }
+    public var nextDeadline: Double? {
+        var earliest: Double?
+        for entry in waiting where earliest.map({ entry.deadline < $0 }) ?? true { earliest = entry.deadline }
+        for entry in outstanding where earliest.map({ entry.deadline < $0 }) ?? true { earliest = entry.deadline }
+        return earliest
+    }
 
     /// Queues a command. It is sent at once (in the output) when a credit is free.
     public mutating func enqueue(

@@ -4,6 +4,8 @@ import BluetideCore
 public struct L2CAPRouting: Equatable, Sendable {
     /// The ATT PDU to hand to the connection's ATT bearer, if the frame was on CID 0x0004.
     public var att: [UInt8]?
+    /// The SMP PDU to hand to the host's security component, if the frame was on CID 0x0006.
+    public var smp: [UInt8]?
     /// Frames to send back to the peer on this connection (signalling and SMP answers).
     public var outgoing: [L2CAPFrame] = []
     /// Signalling events for the host (e.g. a parameter update to apply).
@@ -20,17 +22,21 @@ public struct L2CAPRouting: Equatable, Sendable {
     }
 
     /// A routing result; empty by default.
-    public init(att: [UInt8]? = nil, outgoing: [L2CAPFrame] = [], signalingEvents: [L2CAPSignalingEvent] = [], dropped: DropReason? = nil) {
+    public init(
+        att: [UInt8]? = nil, smp: [UInt8]? = nil, outgoing: [L2CAPFrame] = [], signalingEvents: [L2CAPSignalingEvent] = [],
+        dropped: DropReason? = nil
+    ) {
         self.att = att
+        self.smp = smp
         self.outgoing = outgoing
         self.signalingEvents = signalingEvents
         self.dropped = dropped
     }
 }
 
-/// Routes the complete L2CAP PDUs of one LE connection to its fixed channels: ATT (0x0004) is
-/// handed up, LE signalling (0x0005) and SMP (0x0006) are answered here. No I/O: the caller
-/// sends `outgoing` frames and feeds `att` to the ATT bearer.
+/// Routes the complete L2CAP PDUs of one LE connection to its fixed channels: ATT (0x0004) and
+/// SMP (0x0006) are handed up, LE signalling (0x0005) is answered here. No I/O: the caller
+/// sends `outgoing` frames, feeds `att` to the ATT bearer and `smp` to ``HostSecurity``.
 public struct L2CAPRouter: Sendable {
     /// Our role on the link.
     public let role: LinkRole
@@ -59,8 +65,7 @@ public struct L2CAPRouter: Sendable {
             return L2CAPRouting(
                 outgoing: replies.map { L2CAPFrame(channelID: .leSignaling, payload: $0.bytes) }, signalingEvents: events)
         case .smp:
-            let reply = SMPRefuser.reply(to: frame.payload, role: role)
-            return L2CAPRouting(outgoing: reply.map { [L2CAPFrame(channelID: .smp, payload: $0)] } ?? [])
+            return L2CAPRouting(smp: frame.payload)
         default:
             return L2CAPRouting(dropped: .unknownChannel(frame.channelID))
         }

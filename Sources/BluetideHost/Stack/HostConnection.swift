@@ -26,12 +26,12 @@ public struct HostConnection: Sendable, Hashable, CustomStringConvertible {
     let stack: HostStack
     private let state: ClosedState
 
-    init(stack: HostStack, handle: UInt16, peer: BluetoothAddress, role: LinkRole) {
+    init(stack: HostStack, info: HostLinkInfo) {
         self.stack = stack
-        self.handle = handle
-        self.peer = peer
-        self.role = role
-        self.gatt = GATTClient(channel: LinkATTChannel(stack: stack, handle: handle))
+        self.handle = info.handle
+        self.peer = info.peer
+        self.role = info.role
+        self.gatt = GATTClient(channel: LinkATTChannel(stack: stack, handle: info.handle))
         self.state = ClosedState()
     }
 
@@ -39,7 +39,7 @@ public struct HostConnection: Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) { hasher.combine(handle) }
 
     public var description: String {
-        "connection 0x\(String(handle, radix: 16)) to \(peer) (\(role == .central ? "we are central" : "we are peripheral"))"
+        HostLinkInfo.describe(handle: handle, peer: peer, role: role)
     }
 
     /// Whether the link is still up.
@@ -64,20 +64,9 @@ public struct HostConnection: Sendable, Hashable, CustomStringConvertible {
     @discardableResult
     public func disconnect(reason: HCIStatus = .remoteUserTerminated, timeout: Double = 5) async throws -> HCIStatus {
         guard await stack.isOpen(handle) else { return state.reason ?? .unknownConnectionIdentifier }
-        try await stack.execute(HCIDisconnect(handle: handle, reason: reason), timeout: timeout)
-        let connection = self
-        return try await withThrowingTaskGroup(of: HCIStatus?.self) { group in
-            group.addTask { await connection.waitForDisconnection() }
-            group.addTask {
-                try await Task.sleep(for: .seconds(timeout))
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let reason = first else {
-                throw HostError.timedOut("disconnect of \(self)", seconds: timeout)
-            }
-            return reason
-        }
+        // The stack's core sends HCI Disconnect and times the wait for Disconnection Complete.
+        if let reason = try await stack.disconnect(handle, reason: reason, timeout: timeout) { return reason }
+        return state.reason ?? .unknownConnectionIdentifier
     }
 
     /// Waits until the link closes and returns the reason.
@@ -104,4 +93,8 @@ struct LinkATTChannel: ATTRequestChannel {
     func request(_ pdu: ATTPDU) async throws -> ATTPDU { try await stack.attRequest(pdu, on: handle) }
     func send(command: ATTPDU) async throws { try await stack.attCommand(command, on: handle) }
     func currentMTU() async -> Int { await stack.attMTU(on: handle) }
+    func openValueStream(valueHandle: UInt16) async -> GATTValueSubscription? {
+        await stack.openSubscription(on: handle, valueHandle: valueHandle)
+    }
+    func closeValueStreams(valueHandle: UInt16) async { await stack.endSubscriptions(on: handle, valueHandle: valueHandle) }
 }

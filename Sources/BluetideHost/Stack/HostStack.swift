@@ -1,48 +1,19 @@
 import BluetideCore
 import BluetideHCI
 import BluetideTransport
-import Synchronization
 
 /// One Bluetooth LE host: HCI, L2CAP, ATT and GATT (client and server) over one transport.
 ///
-/// The actor is the single owner of the stack's mutable state (principle 2). The protocol layers
-/// it drives are value-type state machines without I/O (``HCICommandQueue``, ``ACLFlowControl``,
-/// ``ACLReassembler``, ``L2CAPRouter``, ``ATTBearer``, ``GATTServer``); the actor feeds them
-/// packets and the time, and carries out what they return. Packets leave through one ordered
-/// outbox drained by a single writer task, so fragments of one PDU are never interleaved.
+/// A thin driver over ``HostCore``, which holds every piece of protocol state and does no I/O.
+/// The actor owns the core and does three things: it feeds the core the transport's packet
+/// batches and the application's requests, writes each round's packets with one
+/// `send(batch:)`, and sleeps on its clock until the core's ``HostCore/nextDeadline``. Waiters
+/// (commands, ATT responses, connects, disconnects) resume from the core's events;
+/// notifications reach subscribers through a stream made once per subscription, with no task
+/// or hop per value.
 public actor HostStack {
     /// How the stack sets itself up.
-    public struct Configuration: Sendable {
-        /// A random static address to use as our own (recommended: Bumble's controllers all share
-        /// the public address 00:00:00:00:00:00). Nil uses the controller's public address.
-        public var randomAddress: BluetoothAddress?
-        /// GAP device name served in 0x2A00.
-        public var deviceName: String
-        /// GAP appearance served in 0x2A01.
-        public var appearance: UInt16
-        /// Services of the local GATT server (GAP and GATT services are added automatically).
-        public var services: [GATTServiceDefinition]
-        /// Seconds an HCI command may wait for its Command Complete / Status.
-        public var commandTimeout: Double
-        /// Seconds an ATT transaction may wait for its response (30 s in the specification).
-        public var attTransactionTimeout: Double
-        /// Our ATT MTU (the largest the peer may use towards us), 23…517.
-        public var localMTU: Int
-
-        public init(
-            randomAddress: BluetoothAddress? = nil, deviceName: String = "Bluetide", appearance: UInt16 = 0,
-            services: [GATTServiceDefinition] = [], commandTimeout: Double = 10, attTransactionTimeout: Double = 30,
-            localMTU: Int = 517
-        ) {
-            self.randomAddress = randomAddress
-            self.deviceName = deviceName
-            self.appearance = appearance
-            self.services = services
-            self.commandTimeout = commandTimeout
-            self.attTransactionTimeout = attTransactionTimeout
-            self.localMTU = min(max(localMTU, 23), 517)
-        }
-    }
+    public typealias Configuration = HostConfiguration
 
     /// Something that happened to the local GATT server.
     public struct ServerEvent: Sendable, Equatable {
@@ -70,159 +41,216 @@ public actor HostStack {
     let transport: any HCITransport
     public let configuration: Configuration
     private var state: State = .idle
-    private let clock = ContinuousClock()
-    private let origin: ContinuousClock.Instant
 
-    private var commands: HCICommandQueue
-    private var commandWaiters: [HCICommandTicket: CheckedContinuation<HCICommandResponse, any Error>] = [:]
-    private var flow: ACLFlowControl?
-    private var flowWaiters: [UInt16: [FlowWaiter]] = [:]
+    private var core: HostCore
+    /// The outputs of the current round, reused from round to round.
+    private var outputs = HostOutputs()
+    private var waiters: [HostRequestID: CheckedContinuation<HostReply, any Error>] = [:]
+    private var nextRequestID: UInt64 = 1
 
-    /// A sender waiting for the controller's ACL buffers; it gives up at `deadline` (seconds).
-    private struct FlowWaiter {
-        let continuation: CheckedContinuation<Void, any Error>
-        let deadline: Double
-    }
-    private var reassembler = ACLReassembler()
-    /// Bytes of partial L2CAP PDUs the reassembler holds, all handles together.
-    var pendingReassemblyBytes: Int { reassembler.pendingBytes }
-    private var server: GATTServer
-    private var links: [UInt16: Link] = [:]
-    private var pendingConnect: PendingConnect?
-    private var connectCancellation: Task<Void, Never>?
-    private var expectingCancelledConnection = false
-    /// The cancel of a timed-out attempt, waiting for the LE Connection Complete that ends it.
-    private var cancelledConnectionWaiter: CheckedContinuation<Void, Never>?
+    private var connections: [UInt16: HostConnection] = [:]
+    /// The last connection closed on each handle, for a connect whose link closed before its
+    /// caller resumed.
+    private var closedConnections: [UInt16: HostConnection] = [:]
+    private var disconnectWaiters: [UInt16: [CheckedContinuation<HCIStatus, Never>]] = [:]
+    /// Subscribers by link, then value handle, then subscription.
+    private var subscriptions: [UInt16: [UInt16: [Int: AsyncStream<[UInt8]>.Continuation]]] = [:]
+    private var nextSubscriptionID = 0
     private var scanners: [Int: AsyncStream<AdvertisementReport>.Continuation] = [:]
     private var nextScannerID = 0
-    private var scanning = false
-    private var scanTransition: Task<Void, Never>?
+
     private var incomingContinuation: AsyncStream<HostConnection>.Continuation
     /// Connections peers made to us (peripheral role), in order.
     public nonisolated let incomingConnections: AsyncStream<HostConnection>
     private var serverEventContinuation: AsyncStream<ServerEvent>.Continuation
     /// Writes and subscription changes made by remote clients to the local GATT server.
     public nonisolated let serverEvents: AsyncStream<ServerEvent>
-    private var outbox: AsyncStream<HCIPacket>.Continuation
-    private let outboxStream: AsyncStream<HCIPacket>
-    /// Values and link ends for the connections' GATT clients, handed over by one task in
-    /// arrival order (a task per value could reorder them, or end a subscription before its
-    /// last values).
-    private let deliveries: AsyncStream<ClientDelivery>.Continuation
-    private let deliveryStream: AsyncStream<ClientDelivery>
-
-    /// Something for a connection's ``GATTClient``.
-    private enum ClientDelivery: Sendable {
-        case notification(GATTClient, handle: UInt16, value: [UInt8])
-        case indication(GATTClient, handle: UInt16, value: [UInt8])
-        case closed(GATTClient)
-    }
+    /// Each round's packets, in order, for the one writer task.
+    private let outbox: AsyncStream<[HCIPacket]>.Continuation
+    private let outboxStream: AsyncStream<[HCIPacket]>
     private var tasks: [Task<Void, Never>] = []
     /// Controller facts, available after ``start()``.
     public private(set) var controller: ControllerInfo?
 
-    private struct PendingConnect {
-        let address: BluetoothAddress
-        let deadline: Double
-        let timeout: Double
-        let continuation: CheckedContinuation<HostConnection, any Error>
-    }
+    // Time.
+    private let readClock: @Sendable () -> Duration
+    private let sleepUntil: @Sendable (Duration) async throws -> Void
+    private let maximumStep: Duration?
+    private var stackTime: Duration = .zero
+    private var lastWallTime: Duration = .zero
+    private var timer: Task<Void, Never>?
+    private var timerDeadline: Duration?
 
-    /// Per-connection state.
-    private struct Link {
-        let connection: HostConnection
-        var router: L2CAPRouter
-        var bearer: ATTBearer
-        var attWaiters: [ATTTransactionID: CheckedContinuation<ATTPDU, any Error>] = [:]
-        var disconnectWaiters: [CheckedContinuation<HCIStatus, Never>] = []
-        var parameters: HostConnection.Parameters
-    }
-
-    /// A stack on `transport`; nothing is sent until ``start()``.
+    /// A stack on `transport` with the monotonic clock; nothing is sent until ``start()``.
+    ///
+    /// Stack time follows the clock but advances at most 0.5 s per reading, so when the whole
+    /// process is starved (a loaded machine, a debugger) answers already queued are handled
+    /// before any timeout can fire: timeouts measure time the stack could have run.
     public init(transport: any HCITransport, configuration: Configuration = Configuration()) {
+        self.init(transport: transport, configuration: configuration, clock: ContinuousClock(), maximumStep: .milliseconds(500))
+    }
+
+    /// A stack on `transport` whose timeouts run on `clock` (tests pass a `ManualClock`: every
+    /// timeout then fires exactly when the test advances the clock past it).
+    public init<C: Clock>(transport: any HCITransport, configuration: Configuration = Configuration(), clock: C)
+    where C.Duration == Duration {
+        self.init(transport: transport, configuration: configuration, clock: clock, maximumStep: nil)
+    }
+
+    private init<C: Clock>(transport: any HCITransport, configuration: Configuration, clock: C, maximumStep: Duration?)
+    where C.Duration == Duration {
         self.transport = transport
         self.configuration = configuration
-        self.origin = clock.now
-        var queue = HCICommandQueue(defaultTimeout: configuration.commandTimeout)
-        queue.defaultTimeout = configuration.commandTimeout
-        self.commands = queue
-        var server = GATTServer(
-            deviceName: configuration.deviceName, appearance: configuration.appearance, services: configuration.services)
-        server.localMTU = configuration.localMTU
-        self.server = server
+        self.core = HostCore(configuration: configuration)
+        let origin = clock.now
+        self.readClock = { origin.duration(to: clock.now) }
+        self.sleepUntil = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
+        self.maximumStep = maximumStep
         (incomingConnections, incomingContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         (serverEvents, serverEventContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         (outboxStream, outbox) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
-        (deliveryStream, deliveries) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
-    /// Stack time: the time fed to the protocol state machines, in seconds. It follows the
-    /// monotonic clock but advances at most ``maximumStep`` per reading, so when the whole
-    /// process is starved (a loaded machine, a debugger) answers already queued are handled
-    /// before any timeout can fire: timeouts measure time the stack could have run.
-    private var stackTime = 0.0
-    private var lastWallTime = 0.0
-    private static let maximumStep = 0.5
-
-    private func now() -> Double {
-        let elapsed = clock.now - origin
-        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        stackTime += min(max(wall - lastWallTime, 0), Self.maximumStep)
+    /// Stack time: the clock's reading, each step clamped to ``maximumStep`` when set.
+    private func now() -> Duration {
+        let wall = readClock()
+        var step = wall - lastWallTime
+        if step < .zero { step = .zero }
+        if let maximumStep, step > maximumStep { step = maximumStep }
+        stackTime += step
         lastWallTime = wall
         return stackTime
     }
 
+    // MARK: - Rounds
+
+    /// Feeds one input to the core and carries out what it produced.
+    private func feed(_ input: HostInput) {
+        core.handle(input, now: now(), into: &outputs)
+        carryOut()
+    }
+
+    /// Writes the round's packets (one batch), resumes waiters and feeds streams, then arms
+    /// the timer for the core's next deadline.
+    private func carryOut() {
+        if !outputs.packets.isEmpty {
+            outbox.yield(outputs.packets)
+            outputs.packets = []
+        }
+        for event in outputs.events { carryOut(event) }
+        outputs.events.removeAll(keepingCapacity: true)
+        armTimer()
+    }
+
+    private func carryOut(_ event: HostEvent) {
+        switch event {
+        case let .finished(request, result):
+            waiters.removeValue(forKey: request)?.resume(with: result)
+        case let .linkOpened(info):
+            let connection = HostConnection(stack: self, info: info)
+            connections[info.handle] = connection
+            if info.role == .peripheral { incomingContinuation.yield(connection) }
+        case let .linkClosed(handle, reason, _):
+            if let connection = connections.removeValue(forKey: handle) {
+                connection.closed(reason: reason)
+                closedConnections[handle] = connection
+            }
+            for byValue in (subscriptions.removeValue(forKey: handle) ?? [:]).values {
+                for subscriber in byValue.values { subscriber.finish() }
+            }
+            for waiter in disconnectWaiters.removeValue(forKey: handle) ?? [] { waiter.resume(returning: reason) }
+        case let .notification(handle, valueHandle, value), let .indication(handle, valueHandle, value):
+            guard let subscribers = subscriptions[handle]?[valueHandle], !subscribers.isEmpty else {
+                HostLog.gatt.debug("dropped a value nobody subscribed to", metadata: ["attribute": "\(valueHandle)"])
+                return
+            }
+            for subscriber in subscribers.values { subscriber.yield(value) }
+        case let .server(handle, serverEvent):
+            serverEventContinuation.yield(ServerEvent(connection: handle, event: serverEvent))
+        case let .advertisement(report):
+            for scanner in scanners.values { scanner.yield(report) }
+        case .encryptionChanged:
+            break
+        }
+    }
+
+    /// Arms (or moves earlier) the one timer that wakes the core at its next deadline. A
+    /// deadline later than the armed one needs nothing: the timer fires, finds nothing due,
+    /// and is armed again.
+    private func armTimer() {
+        guard case .running = state, let deadline = core.nextDeadline else { return }
+        if let armed = timerDeadline, armed <= deadline { return }
+        timer?.cancel()
+        timerDeadline = deadline
+        let wake = lastWallTime + (deadline - stackTime)
+        let sleep = sleepUntil
+        timer = Task { [weak self] in
+            do { try await sleep(wake) } catch { return }
+            await self?.timerFired()
+        }
+    }
+
+    private func timerFired() {
+        timer = nil
+        timerDeadline = nil
+        guard case .running = state else { return }
+        feed(.tick)
+    }
+
+    /// Sends a request to the core and waits for its reply.
+    private func request(_ make: (HostRequestID) -> HostInput) async throws -> HostReply {
+        if let error = runningError { throw error }
+        let id = makeRequestID()
+        return try await withCheckedThrowingContinuation { continuation in
+            waiters[id] = continuation
+            feed(make(id))
+        }
+    }
+
+    private func makeRequestID() -> HostRequestID {
+        defer { nextRequestID &+= 1 }
+        return HostRequestID(rawValue: nextRequestID)
+    }
+
     // MARK: - Life cycle
 
-    /// Starts the reader, writer and timer tasks and initialises the controller: Reset, version,
+    /// Starts the reader and writer tasks and initialises the controller: Reset, version,
     /// addresses, buffer sizes, event masks, our random address; advertising and scanning off.
     public func start() async throws {
         guard case .idle = state else { throw HostError.notRunning }
         state = .running
-        let packets = transport.packets
+        _ = now()
+        let batches = transport.packetBatches
         tasks.append(Task { [weak self] in
             do {
-                for try await packet in packets { await self?.receive(packet) }
+                for try await batch in batches {
+                    guard let self else { return }
+                    await self.receive(batch)
+                }
                 await self?.stop(.transportFailed("the controller closed the transport"))
             } catch {
                 await self?.stop(.transportFailed("\(error)"))
             }
         })
-        // Not cancelled on stop: it drains what is queued (link ends included) and then ends,
-        // because ``stop(_:)`` finishes the stream.
-        let delivered = deliveryStream
-        Task {
-            for await delivery in delivered {
-                switch delivery {
-                case let .notification(client, handle, value):
-                    if !(await client.receiveNotification(handle: handle, value: value)) {
-                        HostLog.gatt.debug("dropped a notification nobody subscribed to", metadata: ["attribute": "\(handle)"])
-                    }
-                case let .indication(client, handle, value):
-                    if !(await client.receiveIndication(handle: handle, value: value)) {
-                        HostLog.gatt.debug("dropped an indication nobody subscribed to", metadata: ["attribute": "\(handle)"])
-                    }
-                case let .closed(client): await client.connectionClosed()
-                }
-            }
-        }
         let outgoing = outboxStream
         let transport = self.transport
         tasks.append(Task { [weak self] in
-            for await packet in outgoing {
-                do { try await transport.send(packet) } catch {
+            for await batch in outgoing {
+                do { try await transport.send(batch: batch) } catch {
                     await self?.stop(.transportFailed("\(error)"))
                     return
                 }
             }
         })
-        tasks.append(Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(50))
-                guard let self, await self.tick() else { return }
-            }
-        })
         try await initialise()
+    }
+
+    /// One batch from the controller: every packet at the same time, one round of outputs.
+    private func receive(_ batch: [HCIPacket]) {
+        guard case .running = state else { return }
+        let t = now()
+        for packet in batch { core.handle(.received(packet), now: t, into: &outputs) }
+        carryOut()
     }
 
     private func initialise() async throws {
@@ -243,7 +271,7 @@ public actor HostStack {
             length = Int(shared.aclDataPacketLength)
             count = Int(shared.totalNumACLDataPackets)
         }
-        flow = ACLFlowControl(bufferSize: ACLBufferSize(packetLength: max(length, 27), packetCount: max(count, 1)))
+        feed(.configureBuffers(ACLBufferSize(packetLength: max(length, 27), packetCount: max(count, 1))))
         if let random = configuration.randomAddress {
             _ = try await run(LESetRandomAddress(address: random))
         }
@@ -287,23 +315,22 @@ public actor HostStack {
 
     private func stop(_ error: HostError) {
         if case .stopped = state { return }
+        if case .running = state { feed(.stop(error)) }
         state = .stopped(error)
         for id in Array(stopWaiters.keys) { resumeStopWaiter(id, error) }
-        for completion in commands.failAll("\(error)") { resumeCommand(completion) }
-        for (handle, _) in links { tearDown(handle, reason: .localHostTerminated, error: error) }
-        if let pending = pendingConnect {
-            pendingConnect = nil
-            pending.continuation.resume(throwing: error)
-        }
-        endCancelledConnectionWait()
+        for waiter in waiters.values { waiter.resume(throwing: error) }
+        waiters.removeAll()
+        for waiters in disconnectWaiters.values { for waiter in waiters { waiter.resume(returning: .localHostTerminated) } }
+        disconnectWaiters.removeAll()
+        for byValue in subscriptions.values { for subscribers in byValue.values { for s in subscribers.values { s.finish() } } }
+        subscriptions.removeAll()
         for (_, scanner) in scanners { scanner.finish() }
         scanners.removeAll()
-        for waiters in flowWaiters.values { for waiter in waiters { waiter.continuation.resume(throwing: error) } }
-        flowWaiters.removeAll()
         incomingContinuation.finish()
         serverEventContinuation.finish()
         outbox.finish()
-        deliveries.finish()
+        timer?.cancel()
+        timer = nil
         for task in tasks { task.cancel() }
     }
 
@@ -321,13 +348,9 @@ public actor HostStack {
     /// answered that way), failing on a non-zero status or a timeout.
     @discardableResult
     public func execute<C: HCICommand>(_ command: C, timeout: Double? = nil) async throws -> HCICommandResponse {
-        if let error = runningError { throw error }
-        let (ticket, output) = commands.enqueue(
-            C.opcode, parameters: command.parameterBytes, now: now(), timeout: timeout)
-        return try await withCheckedThrowingContinuation { continuation in
-            commandWaiters[ticket] = continuation
-            apply(output)
-        }
+        let reply = try await request { .command($0, opcode: C.opcode, parameters: command.parameterBytes, timeout: timeout) }
+        guard case let .command(response) = reply else { throw HostError.malformed("HCI \(C.name): no command response") }
+        return response
     }
 
     /// Sends a command answered by Command Complete and decodes its return parameters.
@@ -343,254 +366,10 @@ public actor HostStack {
         }
     }
 
-    private func apply(_ output: HCICommandQueueOutput) {
-        for packet in output.packets { outbox.yield(packet) }
-        for completion in output.completions { resumeCommand(completion) }
-    }
-
-    private func resumeCommand(_ completion: HCICommandOutcome) {
-        guard let waiter = commandWaiters.removeValue(forKey: completion.ticket) else { return }
-        switch completion.result {
-        case let .success(response): waiter.resume(returning: response)
-        case let .failure(error): waiter.resume(throwing: HostError.command(error.description))
-        }
-    }
-
-    // MARK: - Timers
-
-    /// Runs the timeouts of every state machine; false once the stack has stopped.
-    private func tick() -> Bool {
-        guard case .running = state else { return false }
-        let t = now()
-        apply(commands.expire(now: t))
-        for handle in Array(links.keys) {
-            guard var link = links[handle] else { continue }
-            let events = link.bearer.tick(now: t)
-            links[handle] = link
-            handleBearerEvents(events, on: handle)
-        }
-        expireFlowWaiters(now: t)
-        if let pending = pendingConnect, t >= pending.deadline {
-            pendingConnect = nil
-            pending.continuation.resume(throwing: HostError.connectTimedOut(pending.address, seconds: pending.timeout))
-            expectingCancelledConnection = true
-            connectCancellation = Task { await self.cancelConnectAttempt() }
-        }
-        return true
-    }
-
-    // MARK: - Incoming packets
-
-    private func receive(_ packet: HCIPacket) {
-        guard case .running = state else { return }
-        switch packet {
-        case .event:
-            receiveEvent(packet)
-        case let .acl(handle, boundary, _, data):
-            // Data for a handle with no connection is dropped before reassembly, so a controller
-            // cannot make the host keep partial PDUs for handles that will never complete.
-            guard links[handle & 0x0FFF] != nil else { return }
-            let output = reassembler.receive(handle: handle, boundary: boundary, data: data)
-            for error in output.errors { HostLog.hci.debug("\(error)") }
-            if let pdu = output.pdu { receivePDU(pdu.bytes, on: pdu.handle) }
-        default:
-            HostLog.hci.debug("dropped an HCI packet a host does not take", metadata: ["packet": "\(packet)"])
-        }
-    }
-
-    private func receiveEvent(_ packet: HCIPacket) {
-        // A known event with short parameters is dropped: a command it should have answered
-        // fails at its timeout, naming the command.
-        let decoded: HCIEvent?
-        do {
-            decoded = try HCIEvent(packet: packet)
-        } catch {
-            HostLog.hci.debug("dropped a malformed HCI event", metadata: ["error": "\(error)"])
-            return
-        }
-        guard let event = decoded else { return }
-        apply(commands.handle(event, now: now()))
-        if var flow {
-            for out in flow.handle(event) { outbox.yield(out) }
-            self.flow = flow
-            releaseFlowWaiters()
-        }
-        switch event {
-        case let .disconnectionComplete(done) where done.status == .success:
-            // Handles are 12 bits; BluetideHCI keeps the reserved top bits as sent.
-            let handle = done.handle & 0x0FFF
-            tearDown(handle, reason: done.reason, error: .disconnected(handle, reason: done.reason))
-        case let .leMeta(meta):
-            receiveMeta(meta)
-        default:
-            break
-        }
-    }
-
-    private func receiveMeta(_ meta: LEMetaEvent) {
-        switch meta {
-        case let .connectionComplete(c):
-            connectionCompleted(
-                status: c.status, handle: c.handle, role: c.role, peer: c.peerAddress, interval: c.interval,
-                latency: c.latency, timeout: c.supervisionTimeout)
-        case let .enhancedConnectionComplete(c):
-            connectionCompleted(
-                status: c.status, handle: c.handle, role: c.role, peer: c.peerAddress, interval: c.interval,
-                latency: c.latency, timeout: c.supervisionTimeout)
-        case let .connectionUpdateComplete(update) where update.status == .success:
-            links[update.handle]?.parameters = HostConnection.Parameters(
-                intervalMilliseconds: Double(update.interval) * 1.25, latency: update.latency,
-                supervisionTimeoutMilliseconds: Double(update.supervisionTimeout) * 10)
-        case .advertisingReport, .extendedAdvertisingReport:
-            let reports = AdvertisementReport.reports(in: meta)
-            for report in reports { for (_, scanner) in scanners { scanner.yield(report) } }
-        default:
-            break
-        }
-    }
-
-    private func connectionCompleted(
-        status: HCIStatus, handle: UInt16, role: HCIRole, peer: BluetoothAddress, interval: UInt16, latency: UInt16,
-        timeout: UInt16
-    ) {
-        let handle = handle & 0x0FFF
-        guard role == .central || role == .peripheral else {
-            // Neither central nor peripheral: a controller fault nobody could use. Ask the
-            // controller to drop the link rather than surface it (or let it answer a connect).
-            if status == .success {
-                Task { _ = try? await self.execute(HCIDisconnect(handle: handle, reason: .remoteUserTerminated)) }
-            }
-            return
-        }
-        let isCentral = role == .central
-        if isCentral, expectingCancelledConnection, pendingConnect == nil {
-            // The end of a cancelled attempt (status 0x02), or a connection that won the race
-            // with the cancel: nobody waits for it.
-            endCancelledConnectionWait()
-            if status == .success {
-                Task { _ = try? await self.execute(HCIDisconnect(handle: handle, reason: .remoteUserTerminated)) }
-            }
-            return
-        }
-        guard status == .success else {
-            if isCentral, let pending = pendingConnect {
-                pendingConnect = nil
-                pending.continuation.resume(throwing: HostError.connectFailed(pending.address, status: status))
-            }
-            return
-        }
-        if links[handle] != nil {
-            // The controller reused an open handle, so the old link is gone (its Disconnection
-            // Complete was lost): close it, or its waiters would hang on a link that no longer exists.
-            tearDown(handle, reason: .unspecifiedError, error: .disconnected(handle, reason: .unspecifiedError))
-        }
-        let connection = HostConnection(
-            stack: self, handle: handle, peer: peer, role: isCentral ? .central : .peripheral)
-        var bearer = ATTBearer(localMTU: configuration.localMTU, transactionTimeout: configuration.attTransactionTimeout)
-        _ = bearer.tick(now: now())
-        links[handle] = Link(
-            connection: connection, router: L2CAPRouter(role: isCentral ? .central : .peripheral), bearer: bearer,
-            parameters: HostConnection.Parameters(
-                intervalMilliseconds: Double(interval) * 1.25, latency: latency,
-                supervisionTimeoutMilliseconds: Double(timeout) * 10))
-        server.connect(handle)
-        if isCentral {
-            if let pending = pendingConnect {
-                pendingConnect = nil
-                pending.continuation.resume(returning: connection)
-            } else {
-                // A connection that completed after its attempt timed out: nobody wants it.
-                Task { try? await connection.disconnect() }
-            }
-        } else {
-            incomingContinuation.yield(connection)
-        }
-    }
-
-    private func tearDown(_ handle: UInt16, reason: HCIStatus, error: HostError) {
-        guard var link = links.removeValue(forKey: handle) else { return }
-        _ = link.bearer.close()
-        for (_, waiter) in link.attWaiters { waiter.resume(throwing: error) }
-        link.attWaiters.removeAll()
-        for waiter in link.disconnectWaiters { waiter.resume(returning: reason) }
-        server.disconnect(handle)
-        reassembler.disconnected(handle)
-        if var flow {
-            _ = flow.disconnected(handle)
-            for out in flow.sendQueued() { outbox.yield(out) }
-            self.flow = flow
-        }
-        for waiter in flowWaiters.removeValue(forKey: handle) ?? [] { waiter.continuation.resume(throwing: error) }
-        releaseFlowWaiters()
-        deliveries.yield(.closed(link.connection.gatt))
-        link.connection.closed(reason: reason)
-    }
-
-    private func receivePDU(_ pdu: [UInt8], on handle: UInt16) {
-        guard var link = links[handle] else {
-            HostLog.hci.debug("dropped an L2CAP PDU on a handle with no connection", metadata: ["handle": "\(handle)", "pdu": "\(pdu.logHex)"])
-            return
-        }
-        let routing = link.router.receive(pdu)
-        links[handle] = link
-        if let dropped = routing.dropped {
-            HostLog.l2cap.debug("dropped an L2CAP PDU", metadata: ["handle": "\(handle)", "reason": "\(dropped)", "pdu": "\(pdu.logHex)"])
-        }
-        for frame in routing.outgoing { sendFrame(frame, on: handle) }
-        for event in routing.signalingEvents {
-            if case let .connectionParameterUpdateRequested(p, accepted: true) = event {
-                let update = LEConnectionUpdate(
-                    handle: handle,
-                    connection: LEConnectionParameters(
-                        intervalMin: p.intervalMin, intervalMax: p.intervalMax, maxLatency: p.peripheralLatency,
-                        supervisionTimeout: p.supervisionTimeout))
-                Task { _ = try? await self.execute(update) }
-            }
-        }
-        guard let att = routing.att else { return }
-        let served = links[handle]!.bearer.receive(att, now: now(), server: &server, connection: handle)
-        for event in served.server { serverEventContinuation.yield(ServerEvent(connection: handle, event: event)) }
-        handleBearerEvents(served.bearer, on: handle)
-    }
-
-    private func handleBearerEvents(_ events: [ATTBearerEvent], on handle: UInt16) {
-        for event in events {
-            switch event {
-            case let .send(bytes):
-                sendFrame(L2CAPRouter.attFrame(bytes), on: handle)
-            case let .response(id, pdu):
-                links[handle]?.attWaiters.removeValue(forKey: id)?.resume(returning: pdu)
-            case let .failed(id, error):
-                links[handle]?.attWaiters.removeValue(forKey: id)?.resume(throwing: error)
-            case let .notification(valueHandle, value):
-                guard let client = links[handle]?.connection.gatt else { continue }
-                deliveries.yield(.notification(client, handle: valueHandle, value: value))
-            case let .indication(valueHandle, value):
-                guard let client = links[handle]?.connection.gatt else { continue }
-                deliveries.yield(.indication(client, handle: valueHandle, value: value))
-            case let .closed(error):
-                if let waiters = links[handle]?.attWaiters {
-                    links[handle]?.attWaiters.removeAll()
-                    for (_, waiter) in waiters { waiter.resume(throwing: error) }
-                }
-            case let .ignored(bytes, reason):
-                HostLog.att.debug("dropped an ATT PDU", metadata: ["handle": "\(handle)", "reason": "\(reason)", "pdu": "\(bytes.logHex)"])
-            default:
-                break
-            }
-        }
-    }
-
-    private func sendFrame(_ frame: L2CAPFrame, on handle: UInt16) {
-        guard var flow else { return }
-        for packet in flow.send(frame.bytes, on: handle) { outbox.yield(packet) }
-        self.flow = flow
-    }
-
     // MARK: - Flow control back-pressure
 
-    /// Fragments queued on a handle beyond which ``waitForBuffers(on:)`` waits.
-    private let backlogLimit = 8
+    /// Bytes of partial L2CAP PDUs the reassembler holds, all handles together.
+    var pendingReassemblyBytes: Int { core.pendingReassemblyBytes }
 
     /// Waits until the handle's queue of ACL fragments is short, so a sender that loops on
     /// write-without-response (or a server that notifies in a loop) is paced by the controller's
@@ -598,35 +377,9 @@ public actor HostStack {
     /// transaction timeout when the controller returns no buffers.
     public func waitForBuffers(on handle: UInt16) async throws {
         if let error = runningError { throw error }
-        guard links[handle] != nil else { throw HostError.noSuchConnection(handle) }
-        guard let flow, flow.queuedFragments(on: handle) > backlogLimit else { return }
-        try await withCheckedThrowingContinuation { continuation in
-            flowWaiters[handle, default: []].append(
-                FlowWaiter(continuation: continuation, deadline: now() + configuration.attTransactionTimeout))
-        }
-    }
-
-    /// Fails senders that waited longer than the ATT transaction timeout: a controller that
-    /// stops returning ACL buffers (no Number Of Completed Packets) must not hang them.
-    private func expireFlowWaiters(now t: Double) {
-        for (handle, waiters) in flowWaiters {
-            let expired = waiters.filter { $0.deadline <= t }
-            guard !expired.isEmpty else { continue }
-            let kept = waiters.filter { $0.deadline > t }
-            flowWaiters[handle] = kept.isEmpty ? nil : kept
-            let error = HostError.timedOut(
-                "waiting for the controller's ACL buffers on connection 0x\(String(handle, radix: 16)) "
-                    + "(no Number Of Completed Packets)", seconds: configuration.attTransactionTimeout)
-            for waiter in expired { waiter.continuation.resume(throwing: error) }
-        }
-    }
-
-    private func releaseFlowWaiters() {
-        guard let flow else { return }
-        for (handle, waiters) in flowWaiters where flow.queuedFragments(on: handle) <= backlogLimit {
-            flowWaiters[handle] = nil
-            for waiter in waiters { waiter.continuation.resume() }
-        }
+        guard core.link(handle) != nil else { throw HostError.noSuchConnection(handle) }
+        guard !core.hasRoomForData(on: handle) else { return }
+        _ = try await request { .waitForBuffers($0, handle: handle) }
     }
 
     // MARK: - ATT for connections
@@ -636,68 +389,88 @@ public actor HostStack {
     /// no cancel), so later requests still queue behind it until it is answered or times out.
     func attRequest(_ pdu: ATTPDU, on handle: UInt16) async throws -> ATTPDU {
         if let error = runningError { throw error }
-        guard links[handle] != nil else { throw HostError.noSuchConnection(handle) }
-        let transaction = PendingTransaction()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                guard !Task.isCancelled else {
-                    continuation.resume(throwing: CancellationError())
-                    return
-                }
-                guard var link = links[handle] else {
-                    continuation.resume(throwing: HostError.noSuchConnection(handle))
-                    return
-                }
-                let (id, events) = link.bearer.enqueue(request: pdu, now: now())
-                link.attWaiters[id] = continuation
-                links[handle] = link
-                transaction.id.withLock { $0 = id }
-                handleBearerEvents(events, on: handle)
+        guard core.link(handle) != nil else { throw HostError.noSuchConnection(handle) }
+        let id = makeRequestID()
+        let reply = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HostReply, any Error>) in
+                guard !Task.isCancelled else { return continuation.resume(throwing: CancellationError()) }
+                waiters[id] = continuation
+                feed(.attRequest(id, handle: handle, pdu: pdu))
             }
         } onCancel: {
             // Runs after the request is registered: the actor is busy registering it until the
             // continuation suspends, and this task needs the actor.
-            Task { await self.abandonATTRequest(transaction, on: handle) }
+            Task { await self.abandon(id) }
         }
+        guard case let .att(response) = reply else { throw HostError.malformed("ATT \(pdu.opcode): no response") }
+        return response
     }
 
-    /// Stops waiting for a request whose caller was cancelled; its response is dropped.
-    private func abandonATTRequest(_ transaction: PendingTransaction, on handle: UInt16) {
-        guard let id = transaction.id.withLock({ $0 }),
-              let waiter = links[handle]?.attWaiters.removeValue(forKey: id) else { return }
-        waiter.resume(throwing: CancellationError())
+    /// Stops waiting for a request whose caller was cancelled; its answer is dropped.
+    private func abandon(_ id: HostRequestID) {
+        waiters.removeValue(forKey: id)?.resume(throwing: CancellationError())
     }
 
-    /// The transaction ID of one ``attRequest(_:on:)``, shared with its cancellation handler.
-    private final class PendingTransaction: Sendable {
-        let id = Mutex<ATTTransactionID?>(nil)
-    }
-
+    /// Sends an ATT command (Write Command), after waiting for buffers when the link's queue is long.
     func attCommand(_ pdu: ATTPDU, on handle: UInt16) async throws {
         try await waitForBuffers(on: handle)
-        guard let link = links[handle] else { throw HostError.noSuchConnection(handle) }
-        let events = try link.bearer.send(command: pdu)
-        handleBearerEvents(events, on: handle)
+        if let error = runningError { throw error }
+        try core.sendATTCommand(pdu, on: handle, now: now(), into: &outputs)
+        carryOut()
     }
 
-    func attMTU(on handle: UInt16) -> Int {
-        links[handle]?.bearer.mtu ?? 23
+    func attMTU(on handle: UInt16) -> Int { core.attMTU(on: handle) }
+
+    func parameters(of handle: UInt16) -> HostConnection.Parameters? { core.link(handle)?.parameters }
+
+    /// A stream of the values the peer notifies or indicates on `valueHandle` of link `handle`,
+    /// made once; it ends when the link closes or ``endSubscriptions(on:valueHandle:)`` runs.
+    func openSubscription(on handle: UInt16, valueHandle: UInt16) -> GATTValueSubscription {
+        let (values, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
+        guard runningError == nil, core.link(handle) != nil else {
+            continuation.finish()
+            return GATTValueSubscription(values: values, end: {})
+        }
+        let id = nextSubscriptionID
+        nextSubscriptionID += 1
+        subscriptions[handle, default: [:]][valueHandle, default: [:]][id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeSubscription(id, on: handle, valueHandle: valueHandle) }
+        }
+        return GATTValueSubscription(values: values, end: { continuation.finish() })
     }
 
-    func parameters(of handle: UInt16) -> HostConnection.Parameters? {
-        links[handle]?.parameters
+    /// Ends every stream of `valueHandle` on link `handle`.
+    func endSubscriptions(on handle: UInt16, valueHandle: UInt16) {
+        guard let ended = subscriptions[handle]?.removeValue(forKey: valueHandle) else { return }
+        for subscriber in ended.values { subscriber.finish() }
     }
+
+    private func removeSubscription(_ id: Int, on handle: UInt16, valueHandle: UInt16) {
+        subscriptions[handle]?[valueHandle]?[id] = nil
+        if subscriptions[handle]?[valueHandle]?.isEmpty == true { subscriptions[handle]?[valueHandle] = nil }
+    }
+
+    // MARK: - Links
 
     /// Waits for the link's Disconnection Complete; nil when the link is already gone (its
     /// ``HostConnection`` then holds the reason).
     func waitForDisconnection(of handle: UInt16) async -> HCIStatus? {
-        guard links[handle] != nil else { return nil }
+        guard core.link(handle) != nil, runningError == nil else { return nil }
         return await withCheckedContinuation { continuation in
-            links[handle]!.disconnectWaiters.append(continuation)
+            disconnectWaiters[handle, default: []].append(continuation)
         }
     }
 
-    func isOpen(_ handle: UInt16) -> Bool { links[handle] != nil }
+    /// Disconnects a link and waits at most `timeout` seconds for the controller to confirm;
+    /// returns its reason, or nil when the link had already closed.
+    func disconnect(_ handle: UInt16, reason: HCIStatus, timeout: Double) async throws -> HCIStatus? {
+        let reply = try await request { .disconnect($0, handle: handle, reason: reason, timeout: timeout) }
+        if case let .disconnected(reason) = reply { return reason }
+        return nil
+    }
+
+    func isOpen(_ handle: UInt16) -> Bool { core.link(handle) != nil }
 
     // MARK: - Central role
 
@@ -707,59 +480,12 @@ public actor HostStack {
         to address: BluetoothAddress, timeout: Double = 10,
         parameters: LEConnectionParameters = LEConnectionParameters()
     ) async throws -> HostConnection {
-        if let error = runningError { throw error }
-        if let cancellation = connectCancellation {
-            await cancellation.value
-            connectCancellation = nil
+        let reply = try await request { .connect($0, address: address, parameters: parameters, timeout: timeout) }
+        guard case let .link(info) = reply,
+              let connection = connections[info.handle] ?? closedConnections[info.handle] else {
+            throw HostError.malformed("connect to \(address): no link")
         }
-        guard pendingConnect == nil else { throw HostError.connectInProgress }
-        let own: LEAddressType = configuration.randomAddress == nil ? .public : .random
-        let command = LECreateConnection(peerAddress: address, ownAddressType: own, connection: parameters)
-        // The attempt is recorded before the command goes out: a controller may report the
-        // connection right after its Command Status, before this task runs again.
-        return try await withCheckedThrowingContinuation { continuation in
-            pendingConnect = PendingConnect(
-                address: address, deadline: now() + timeout, timeout: timeout, continuation: continuation)
-            Task {
-                do { try await self.execute(command) } catch { self.failPendingConnect(to: address, error) }
-            }
-        }
-    }
-
-    /// Asks the controller to stop a timed-out attempt and waits (at most 2 s) for the LE
-    /// Connection Complete that ends it, so it cannot be taken for the next attempt's answer.
-    /// A controller that never answers the cancel (Bumble, with stale state) is tolerated.
-    private func cancelConnectAttempt() async {
-        do {
-            try await execute(LECreateConnectionCancel(), timeout: 2)
-        } catch {
-            expectingCancelledConnection = false
-            return
-        }
-        guard expectingCancelledConnection, case .running = state else {
-            expectingCancelledConnection = false
-            return
-        }
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: .seconds(2))
-            await self?.endCancelledConnectionWait()
-        }
-        await withCheckedContinuation { cancelledConnectionWaiter = $0 }
-        timer.cancel()
-    }
-
-    /// The attempt a cancel waited for has ended (its Connection Complete came, the wait timed
-    /// out, or the stack stopped): the next connect may go ahead.
-    private func endCancelledConnectionWait() {
-        expectingCancelledConnection = false
-        cancelledConnectionWaiter?.resume()
-        cancelledConnectionWaiter = nil
-    }
-
-    private func failPendingConnect(to address: BluetoothAddress, _ error: any Error) {
-        guard let pending = pendingConnect, pending.address == address else { return }
-        pendingConnect = nil
-        pending.continuation.resume(throwing: error)
+        return connection
     }
 
     /// Scans for advertisements until the returned stream is dropped or cancelled. Several
@@ -773,27 +499,20 @@ public actor HostStack {
         continuation.onTermination = { [weak self] _ in
             Task { await self?.scannerEnded(id) }
         }
-        if !scanning {
-            scanning = true
-            let own: LEAddressType = configuration.randomAddress == nil ? .public : .random
-            do {
-                try await execute(LESetScanParameters(active: active, ownAddressType: own))
-                try await execute(LESetScanEnable(enable: true, filterDuplicates: false))
-            } catch {
-                scanning = false
-                scanners[id] = nil
-                continuation.finish()
-                throw error
-            }
+        do {
+            _ = try await request { .startScan($0, scanner: id, active: active) }
+        } catch {
+            scanners[id] = nil
+            continuation.finish()
+            throw error
         }
         return stream
     }
 
-    private func scannerEnded(_ id: Int) async {
+    private func scannerEnded(_ id: Int) {
         scanners[id] = nil
-        guard scanners.isEmpty, scanning, case .running = state else { return }
-        scanning = false
-        _ = try? await execute(LESetScanEnable(enable: false))
+        guard case .running = state else { return }
+        feed(.stopScan(scanner: id))
     }
 
     // MARK: - Peripheral role
@@ -804,19 +523,14 @@ public actor HostStack {
         _ data: AdvertisingData, scanResponse: AdvertisingData? = nil, intervalMilliseconds: Double = 100
     ) async throws {
         let units = UInt16(min(max(intervalMilliseconds / 0.625, 0x20), 0x4000))
-        let own: LEAddressType = configuration.randomAddress == nil ? .public : .random
-        _ = try? await execute(LESetAdvertisingEnable(enable: false))
-        try await execute(LESetAdvertisingParameters(intervalMin: units, intervalMax: units, ownAddressType: own))
-        try await execute(LESetAdvertisingData(data: data.bytes))
-        // Always set: controllers keep the previous scan response, which would otherwise go on
-        // answering scans after advertising without one.
-        try await execute(LESetScanResponseData(data: scanResponse?.bytes ?? []))
-        try await execute(LESetAdvertisingEnable(enable: true))
+        _ = try await request {
+            .startAdvertising($0, data: data.bytes, scanResponse: scanResponse?.bytes ?? [], intervalUnits: units)
+        }
     }
 
     /// Stops advertising.
     public func stopAdvertising() async throws {
-        try await execute(LESetAdvertisingEnable(enable: false))
+        _ = try await request { HostInput.stopAdvertising($0) }
     }
 
     // MARK: - Local GATT server
@@ -825,57 +539,29 @@ public actor HostStack {
     /// up; their subscriptions are cleared and clients that subscribed to Service Changed are
     /// told to rediscover.
     public func setServices(_ services: [GATTServiceDefinition]) {
-        var fresh = GATTServer(
-            deviceName: configuration.deviceName, appearance: configuration.appearance, services: services)
-        fresh.localMTU = configuration.localMTU
-        let previous = server
-        for handle in links.keys { fresh.connect(handle) }
-        // Keep who asked for Service Changed indications, so they can be told.
-        if let changed = previous.database.valueHandle(of: .serviceChanged, in: .genericAttribute),
-           let newChanged = fresh.database.valueHandle(of: .serviceChanged, in: .genericAttribute),
-           let cccd = fresh.database.attributes(in: newChanged &+ 1, newChanged &+ 2)
-               .first(where: { $0.type == .clientCharacteristicConfiguration })?.handle {
-            for handle in links.keys where previous.configuration(of: changed, for: handle).contains(.indication) {
-                _ = fresh.handle(.writeRequest(handle: cccd, value: [0x02, 0x00]), from: handle, mtu: links[handle]?.bearer.mtu ?? 23)
-            }
-        }
-        server = fresh
-        let t = now()
-        for push in server.indicateServiceChanged() {
-            guard var link = links[push.connection] else { continue }
-            let events = link.bearer.send(push, now: t)
-            links[push.connection] = link
-            handleBearerEvents(events, on: push.connection)
-        }
+        core.setServices(services, now: now(), into: &outputs)
+        carryOut()
     }
 
     /// The value handle of a characteristic in the local server.
     public func valueHandle(of characteristic: BluetoothUUID, in service: BluetoothUUID? = nil) -> UInt16? {
-        server.database.valueHandle(of: characteristic, in: service)
+        core.database.valueHandle(of: characteristic, in: service)
     }
 
     /// The current value of a local attribute.
     public func localValue(at handle: UInt16) -> [UInt8]? {
-        server.database.attributes(in: handle, handle).first?.value
+        core.database.attributes(in: handle, handle).first?.value
     }
 
     /// Sets a local characteristic's value and notifies every subscribed client (or indicates,
     /// for clients that subscribed to indications). Returns how many clients it was sent to.
     @discardableResult
     public func updateValue(_ value: [UInt8], at handle: UInt16) -> Int {
-        server.setValue(value, at: handle)
-        var pushes = server.notify(valueHandle: handle, value: value)
-        pushes += server.indicate(valueHandle: handle, value: value)
-        let t = now()
-        for push in pushes {
-            guard var link = links[push.connection] else { continue }
-            let events = link.bearer.send(push, now: t)
-            links[push.connection] = link
-            handleBearerEvents(events, on: push.connection)
-        }
-        return Set(pushes.map(\.connection)).count
+        let count = core.updateValue(value, at: handle, now: now(), into: &outputs)
+        carryOut()
+        return count
     }
 
     /// Connections currently open, by handle.
-    public var openConnections: [HostConnection] { links.values.map(\.connection).sorted { $0.handle < $1.handle } }
+    public var openConnections: [HostConnection] { connections.values.sorted { $0.handle < $1.handle } }
 }

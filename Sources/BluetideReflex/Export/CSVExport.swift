@@ -12,7 +12,8 @@ public enum CSVExport {
         "hit_rate", "mean_ms", "median_ms", "best_ms", "worst_ms", "stddev_ms", "notes",
     ]
 
-    /// Header of ``steps(_:athletes:)``.
+    /// Header of ``steps(_:athletes:)``. `step` counts from 1, as everywhere the coach shows steps;
+    /// `reaction_ms` is empty for a missed step (the time the trainer reports then is only when it gave up).
     public static let stepColumns = [
         "session_id", "athlete_id", "athlete_name", "session_started", "step", "target", "target_colour",
         "time_allowed_ms", "hit", "wrong_target_first", "reaction_ms",
@@ -49,8 +50,8 @@ public enum CSVExport {
                 let allowed = s.milliseconds.indices.contains(step.stepIndex) ? "\(s.milliseconds[step.stepIndex])" : ""
                 rows.append([
                     s.id.map { "\($0)" } ?? "", "\(s.athleteId)", names[s.athleteId] ?? "", UTCCalendar.iso8601(s.started),
-                    "\(step.stepIndex)", "\(step.target)", TargetPalette.colour(of: step.target)?.name ?? "", allowed,
-                    step.hit ? "true" : "false", step.wrongTarget ? "true" : "false", "\(step.reactionMilliseconds)",
+                    stepNumber(step.stepIndex), "\(step.target)", TargetPalette.colour(of: step.target)?.name ?? "", allowed,
+                    step.hit ? "true" : "false", step.wrongTarget ? "true" : "false", step.hit ? "\(step.reactionMilliseconds)" : "",
                 ])
             }
         }
@@ -67,20 +68,47 @@ public enum CSVExport {
         steps(try store.results(athleteID: athleteID), athletes: try store.athletes())
     }
 
+    /// A file name for an athlete's export: `ana-ruiz-steps.csv` (letters and digits kept,
+    /// lower-cased, everything else one hyphen; `athlete` when nothing is left).
+    public static func fileName(athlete name: String, perSession: Bool) -> String {
+        var slug = ""
+        for character in name.lowercased() {
+            if character.isASCII, character.isLetter || character.isNumber { slug.append(character) } else if !slug.hasSuffix("-") { slug += "-" }
+        }
+        slug = String(slug.trimmingCharacters(in: CharacterSet(charactersIn: "-")).prefix(60))
+        return (slug.isEmpty ? "athlete" : slug) + (perSession ? "-sessions.csv" : "-steps.csv")
+    }
+
     /// Writes CSV text to `path` as UTF-8, replacing the file atomically.
     public static func write(_ csv: String, toPath path: String) throws {
         try Data(csv.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
     }
 
-    /// One field, quoted if needed: `Smith, "Kid"` → `"Smith, ""Kid"""`.
+    /// One field, neutralised (``neutralised(_:)``) and quoted if needed:
+    /// `Smith, "Kid"` → `"Smith, ""Kid"""`, `=HYPERLINK("x")` → `"'=HYPERLINK(""x"")"`.
     public static func field(_ value: String) -> String {
+        let value = neutralised(value)
         guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else { return value }
         return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// `value` made safe from spreadsheet formula injection (OWASP's advice): a cell that starts
+    /// with `=`, `+`, `-`, `@`, a tab or a CR gets a leading `'`, so a spreadsheet shows it as
+    /// text instead of running it. Plain decimal numbers (`-1.5`) are left as they are.
+    public static func neutralised(_ value: String) -> String {
+        guard let first = value.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) else { return value }
+        if first == "-" || first == "+", InputRules.decimal(value) != nil, !value.contains(",") { return value }
+        return "'" + value
     }
 
     /// Rows joined with commas and CRLF, ending with CRLF.
     public static func document(_ rows: [[String]]) -> String {
         rows.map { $0.map(field).joined(separator: ",") + "\r\n" }.joined()
+    }
+
+    /// A stored 0-based step index as the 1-based number shown everywhere ("" if out of range).
+    static func stepNumber(_ index: Int) -> String {
+        (0..<Int.max).contains(index) ? "\(index + 1)" : ""
     }
 
     private static func number(_ value: Double?, _ digits: Int) -> String {

@@ -345,9 +345,15 @@ public final class CoachStore: Sendable {
         }
     }
 
+    /// `name` by ``InputRules/name(_:maximum:)`` (trimmed, no control characters), so that a name
+    /// the forms and the CLI refuse cannot come in through the API either.
     static func checkedName(_ name: String, kind: String) throws -> String {
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw CoachStoreError.emptyName(kind) }
-        return trimmed
+        do {
+            return try InputRules.name(trimmed, maximum: kind == "sequence" ? InputRules.maximumSequenceNameLength : InputRules.maximumNameLength)
+        } catch {
+            throw CoachStoreError.invalidText(field: "\(kind) name", error)
+        }
     }
 }

@@ -8,6 +8,8 @@ public enum CoachStoreError: Error, Hashable, Sendable, CustomStringConvertible 
     /// The sequence's targets or times break the device's rules (targets 0...5, 1...60 000 ms,
     /// equal lengths, at most 512 steps).
     case invalidSequence(name: String, PunchValidationError)
+    /// A text field (`athlete name`) breaks ``InputRules`` (too long, control characters).
+    case invalidText(field: String, InputProblem)
     /// The maximum interval between punches is outside 1...60 000 ms.
     case invalidMaxInterval(name: String, milliseconds: Int)
     /// A weight outside 0 < kg < 500 (or not a number).
@@ -32,6 +34,7 @@ public enum CoachStoreError: Error, Hashable, Sendable, CustomStringConvertible 
     public var description: String {
         switch self {
         case let .emptyName(kind): return "\(kind) name is empty"
+        case let .invalidText(field, problem): return "\(field): \(problem)"
         case let .invalidSequence(name, error): return "sequence \"\(name)\": \(error.description)"
         case let .invalidMaxInterval(name, ms):
             return "sequence \"\(name)\": maximum interval \(ms) ms is outside 1...60000 ms"

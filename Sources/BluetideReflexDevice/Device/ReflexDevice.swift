@@ -76,12 +76,12 @@ public actor ReflexDevice<C: Clock> where C.Duration == Duration {
         (events, eventSink) = AsyncStream.makeStream(of: ReflexDeviceEvent.self)
     }
 
-    /// Opens the GPIO backend, serves the Punch service on `stack` (started) and advertises.
-    /// Time (step times, reaction times, the simulated athlete) runs on `clock`.
+    /// Opens the GPIO backend, serves the Punch service with `bluetooth`'s peripheral role and
+    /// advertises. Time (step times, reaction times, the simulated athlete) runs on `clock`.
     /// - Throws: ``GPIOError`` when the lines cannot be had; host and advertising errors.
-    public static func start(stack: HostStack, options: ReflexDeviceOptions, clock: C) async throws -> ReflexDevice {
-        // The stack must be started: its address names the device.
-        guard let address = await stack.controller?.address else { throw HostError.notRunning }
+    public static func start(bluetooth: Bluetooth, options: ReflexDeviceOptions, clock: C) async throws -> ReflexDevice {
+        // The host's address names the device.
+        let address = bluetooth.address
         let configuration = options.configuration
         let origin = clock.now
         // Read together with `origin`: Linux stamps edges with CLOCK_MONOTONIC.
@@ -123,7 +123,7 @@ public actor ReflexDevice<C: Clock> where C.Duration == Duration {
 
         let name = options.name ?? configuration.deviceName ?? defaultName(for: address)
         let service = PunchService()
-        let peripheral = Peripheral(stack: stack)
+        let peripheral = bluetooth.peripheral
         let device = ReflexDevice(
             service: service, peripheral: peripheral, name: name, address: address, simulatedChip: simulated,
             runner: runner, lines: lines, athlete: athlete)

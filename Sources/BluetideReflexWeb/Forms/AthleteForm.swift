@@ -3,8 +3,8 @@ import Foundation
 
 /// The "athlete" form: personal data, checked field by field.
 public struct AthleteForm: Sendable, Hashable {
-    /// Longest name accepted, characters.
-    public static let maxNameLength = 100
+    /// Longest name accepted, characters (``InputRules/maximumNameLength``).
+    public static let maxNameLength = InputRules.maximumNameLength
 
     /// Name, trimmed, not empty.
     public var name: String
@@ -20,35 +20,26 @@ public struct AthleteForm: Sendable, Hashable {
     /// Reads and checks the submitted fields `name`, `birthDate`, `sex`, `stance`, `notes`.
     public static func parse(_ fields: FormFields) throws(FormErrors) -> AthleteForm {
         var errors: [FieldError] = []
-        let name = fields.trimmed("name")
-        if name.isEmpty {
-            errors.append(FieldError(field: "name", label: "Name", expected: "the athlete's name", got: nil))
-        } else if name.count > maxNameLength {
-            errors.append(FieldError(field: "name", label: "Name", expected: "at most \(maxNameLength) characters", got: name))
-        }
-        var birthDate: CalendarDate?
-        let birthText = fields.trimmed("birthDate")
-        if !birthText.isEmpty {
-            if let date = CalendarDate(iso: birthText), (1900...2100).contains(date.year) {
-                birthDate = date
-            } else {
-                errors.append(FieldError(field: "birthDate", label: "Birth date", expected: "a date YYYY-MM-DD, e.g. 2004-05-17", got: birthText))
+        /// The value `rule` makes of `field`, or nil with the problem recorded under `label`.
+        func checked<T>(_ field: String, _ label: String, _ rule: () throws(InputProblem) -> T) -> T? {
+            do { return try rule() } catch {
+                errors.append(FieldError(field: field, label: label, problem: error))
+                return nil
             }
         }
-        let sex = fields.trimmed("sex")
-        if sex.count > 40 {
-            errors.append(FieldError(field: "sex", label: "Sex", expected: "at most 40 characters", got: sex))
-        }
+        let name = checked("name", "Name") { () throws(InputProblem) in try InputRules.name(fields["name"] ?? "") }
+        let birthText = fields.trimmed("birthDate")
+        let birthDate = birthText.isEmpty ? nil : checked("birthDate", "Birth date") { () throws(InputProblem) in try InputRules.date(birthText) }
+        let sex = checked("sex", "Sex") { () throws(InputProblem) in try InputRules.text(fields.trimmed("sex"), maximum: InputRules.maximumSexLength) }
         let stanceText = fields.trimmed("stance")
         let stance = stanceText.isEmpty ? Stance.orthodox : Stance(rawValue: stanceText.lowercased())
         if stance == nil {
             errors.append(FieldError(field: "stance", label: "Stance", expected: "orthodox, southpaw or switch", got: stanceText))
         }
-        let notes = fields["notes"] ?? ""
-        if notes.count > 4000 {
-            errors.append(FieldError(field: "notes", label: "Notes", expected: "at most 4000 characters", got: String(notes.prefix(40))))
+        let notes = checked("notes", "Notes") { () throws(InputProblem) in
+            try InputRules.text(fields["notes"] ?? "", maximum: InputRules.maximumNotesLength, lineBreaks: true)
         }
-        guard errors.isEmpty, let stance else { throw FormErrors(errors) }
+        guard errors.isEmpty, let name, let stance, let sex, let notes else { throw FormErrors(errors) }
         return AthleteForm(name: name, birthDate: birthDate, sex: sex.isEmpty ? nil : sex, stance: stance, notes: notes)
     }
 

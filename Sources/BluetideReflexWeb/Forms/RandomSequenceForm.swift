@@ -14,11 +14,9 @@ public struct RandomSequenceForm: Sendable, Hashable {
     /// `maxTime`, `seed` (optional) and `repeats` (present = allow a target twice in a row).
     public static func parse(_ fields: FormFields) throws(FormErrors) -> RandomSequenceForm {
         var errors: [FieldError] = []
-        let name = fields.trimmed("name")
-        if name.isEmpty {
-            errors.append(FieldError(field: "name", label: "Name", expected: "a name to save the sequence under", got: nil))
-        } else if name.count > SequenceForm.maxNameLength {
-            errors.append(FieldError(field: "name", label: "Name", expected: "at most \(SequenceForm.maxNameLength) characters", got: name))
+        var name = ""
+        do { name = try InputRules.name(fields["name"] ?? "", maximum: InputRules.maximumSequenceNameLength) } catch {
+            errors.append(FieldError(field: "name", label: "Name", problem: error))
         }
         let stepText = fields.trimmed("steps")
         let steps = Int(stepText)

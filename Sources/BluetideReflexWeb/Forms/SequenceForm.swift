@@ -1,11 +1,12 @@
 import BluetideProfiles
+import BluetideReflex
 import Foundation
 
 /// The sequence editor's form: a name, the targets in order, the time each stays lit and the
 /// maximum interval between punches.
 public struct SequenceForm: Sendable, Hashable {
     /// Longest name accepted, characters.
-    public static let maxNameLength = 60
+    public static let maxNameLength = InputRules.maximumSequenceNameLength
 
     /// Name to save under (trimmed, not empty).
     public var name: String
@@ -20,11 +21,9 @@ public struct SequenceForm: Sendable, Hashable {
     /// and `maxInterval` (optional).
     public static func parse(_ fields: FormFields) throws(FormErrors) -> SequenceForm {
         var errors: [FieldError] = []
-        let name = fields.trimmed("name")
-        if name.isEmpty {
-            errors.append(FieldError(field: "name", label: "Name", expected: "a name to save the sequence under", got: nil))
-        } else if name.count > maxNameLength {
-            errors.append(FieldError(field: "name", label: "Name", expected: "at most \(maxNameLength) characters", got: name))
+        var name = ""
+        do { name = try InputRules.name(fields["name"] ?? "", maximum: InputRules.maximumSequenceNameLength) } catch {
+            errors.append(FieldError(field: "name", label: "Name", problem: error))
         }
 
         var targets: [UInt8] = []

@@ -8,29 +8,23 @@ public struct WeightForm: Sendable, Hashable {
     /// Body mass, kg (0 < kg < 500).
     public var kilograms: Double
 
-    /// Reads `date` (YYYY-MM-DD; empty means `today`) and `kilograms` (a point or a comma as
-    /// decimal separator).
+    /// Reads `date` (YYYY-MM-DD; empty means `today`) and `kilograms` (a decimal number with a
+    /// point or a comma), by ``InputRules``.
     public static func parse(_ fields: FormFields, today: CalendarDate) throws(FormErrors) -> WeightForm {
         var errors: [FieldError] = []
         let dateText = fields.trimmed("date")
-        var date = today
+        var date: CalendarDate? = today
         if !dateText.isEmpty {
-            if let parsed = CalendarDate(iso: dateText), (1900...2100).contains(parsed.year) {
-                date = parsed
-            } else {
-                errors.append(FieldError(field: "date", label: "Date", expected: "a date YYYY-MM-DD, e.g. 2026-11-21", got: dateText))
+            do { date = try InputRules.date(dateText) } catch {
+                date = nil
+                errors.append(FieldError(field: "date", label: "Date", problem: error))
             }
         }
-        let kgText = fields.trimmed("kilograms")
-        let kilograms = Double(kgText.replacingOccurrences(of: ",", with: "."))
-        if kgText.isEmpty {
-            errors.append(FieldError(field: "kilograms", label: "Weight", expected: "kilograms, e.g. 63.5", got: nil))
-        } else if let kg = kilograms, !(kg.isFinite && kg > 0 && kg < 500) {
-            errors.append(FieldError(field: "kilograms", label: "Weight", expected: "kilograms above 0 and below 500", got: kgText))
-        } else if kilograms == nil {
-            errors.append(FieldError(field: "kilograms", label: "Weight", expected: "a number of kilograms, e.g. 63.5", got: kgText))
+        var kilograms: Double?
+        do { kilograms = try InputRules.kilograms(fields.trimmed("kilograms")) } catch {
+            errors.append(FieldError(field: "kilograms", label: "Weight", problem: error))
         }
-        guard errors.isEmpty, let kilograms else { throw FormErrors(errors) }
+        guard errors.isEmpty, let date, let kilograms else { throw FormErrors(errors) }
         return WeightForm(date: date, kilograms: kilograms)
     }
 }

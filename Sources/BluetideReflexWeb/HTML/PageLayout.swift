@@ -55,6 +55,9 @@ public enum PageLayout {
 
     /// An error summary listing each problem, or nothing when there are none.
     public static func errorSummary(_ errors: FormErrors?) -> HTML {
+        if let notice = errors?.notice {
+            return "<div class=\"errors\" role=\"alert\" id=\"form-notice\"><p>\(notice)</p></div>\n"
+        }
         guard let errors, !errors.errors.isEmpty else { return .empty }
         let items = errors.errors.map { error -> HTML in
             "<li data-field=\"\(error.field)\">\(error.description)</li>"

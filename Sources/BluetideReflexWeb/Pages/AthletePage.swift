@@ -78,7 +78,9 @@ extension DashboardPages {
         } ?? "<p class=\"muted\">The trend needs two sessions with hits.</p>\n"
         let statisticsSection: HTML = """
             <section class="card" id="statistics"><h2>All sessions</h2>
-            \(statBoxes(statistics.overall))\(trendText)\(perTargetTable(statistics.perTarget))</section>
+            \(statBoxes(statistics.overall))\(trendText)\(perTargetTable(statistics.perTarget))\
+            <p class="downloads" id="downloads">Download CSV: <a href="/athletes/\(id)/export.csv" download>one row per step</a> · \
+            <a href="/athletes/\(id)/export.csv?per=session" download>one row per session</a></p></section>
 
             """
         let chartSection: HTML = charts.isEmpty ? "" : "<h2>Charts</h2>\n<div class=\"charts\">\(charts)</div>\n"

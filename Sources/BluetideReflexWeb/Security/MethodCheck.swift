@@ -1,6 +1,6 @@
 import Hummingbird
 
-/// HEAD answered wherever GET is (headers only), and a wrong method on a known path answered
+/// HEAD answered wherever GET is (GET's headers, no body), and a wrong method on a known path answered
 /// `405 Method Not Allowed` with `Allow`, instead of the router's 404.
 struct MethodCheck<Context: RequestContext>: RouterMiddleware {
     /// The dashboard's paths (`:id` stands for one segment) and the methods each accepts.
@@ -28,9 +28,14 @@ struct MethodCheck<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let methods = Self.methods(for: request.uri.path) else { return try await next(request, context) }
         if request.method == .head, methods.contains(.get) {
-            // The router answers HEAD with the GET route; the body is dropped here.
-            var response = try await next(request, context)
-            response.body = .init()
+            // HEAD runs the GET route (the router has no HEAD routes); the answer keeps GET's
+            // headers, its Content-Length included, and sends no body.
+            var head = request.head
+            head.method = .get
+            var response = try await next(Request(head: head, body: request.body), context)
+            let length = response.body.contentLength
+            response.body = ResponseBody(contentLength: length) { _ in }
+            if let length { response.headers[.contentLength] = "\(length)" }
             return response
         }
         guard methods.contains(request.method) else {

@@ -45,6 +45,13 @@ enum DashboardResponses {
                         body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
+    /// A CSV file to download (`Content-Disposition: attachment`), UTF-8.
+    static func csv(_ text: String, fileName: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .cacheControl: "no-store",
+                                        .contentDisposition: "attachment; filename=\"\(fileName)\""],
+                 body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
     /// `303 See Other` to `location` (after a successful form).
     static func redirect(_ location: String) -> Response {
         Response(status: .seeOther, headers: [.location: location])

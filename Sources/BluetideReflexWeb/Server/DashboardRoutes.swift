@@ -29,6 +29,8 @@ extension DashboardServer {
                 return DashboardResponses.redirect("/athletes/\(added.id ?? -1)")
             } catch let errors as FormErrors {
                 return DashboardResponses.page(try pages.athletesPage(fields: fields, errors: errors), status: .unprocessableContent)
+            } catch let error as CoachStoreError {
+                return Self.notStored(error, fields: fields) { try pages.athletesPage(fields: fields, errors: $0) }
             }
         }
         router.get("/athletes/:id") { request, context in
@@ -55,6 +57,8 @@ extension DashboardServer {
             } catch let errors as FormErrors {
                 let page = try pages.athletePage(id: id, editFields: fields, editErrors: errors)
                 return DashboardResponses.page(page ?? .empty, status: .unprocessableContent)
+            } catch let error as CoachStoreError {
+                return Self.notStored(error, fields: fields) { try pages.athletePage(id: id, editFields: fields, editErrors: $0) }
             }
         }
         router.post("/athletes/:id/weights") { request, context in
@@ -69,7 +73,18 @@ extension DashboardServer {
             } catch let errors as FormErrors {
                 let page = try pages.athletePage(id: id, weightFields: fields, weightErrors: errors)
                 return DashboardResponses.page(page ?? .empty, status: .unprocessableContent)
+            } catch let error as CoachStoreError {
+                return Self.notStored(error, fields: fields) { try pages.athletePage(id: id, weightFields: fields, weightErrors: $0) }
             }
+        }
+
+        router.get("/athletes/:id/export.csv") { request, context in
+            guard let id = context.parameters.get("id", as: Int64.self), let athlete = try store.athlete(id: id) else {
+                return Self.notFound(pages, "athlete \(context.parameters.get("id") ?? "")", .athletes)
+            }
+            let perSession = DashboardResponses.query(request)["per"] == "session"
+            let csv = perSession ? try CSVExport.sessions(from: store, athleteID: id) : try CSVExport.steps(from: store, athleteID: id)
+            return DashboardResponses.csv(csv, fileName: CSVExport.fileName(athlete: athlete.name, perSession: perSession))
         }
 
         // Sessions
@@ -104,6 +119,8 @@ extension DashboardServer {
                 return DashboardResponses.redirect(DashboardPages.editorPath(saved.name) + "&saved=1")
             } catch let errors as FormErrors {
                 return DashboardResponses.page(try pages.sequenceEditorPage(fields: fields, errors: errors) ?? .empty, status: .unprocessableContent)
+            } catch let error as CoachStoreError {
+                return Self.notStored(error, fields: fields) { try pages.sequenceEditorPage(fields: fields, errors: $0) }
             }
         }
         router.post("/sequences/random") { request, _ in
@@ -118,6 +135,8 @@ extension DashboardServer {
                 return DashboardResponses.redirect(DashboardPages.editorPath(saved.name) + "&saved=1")
             } catch let errors as FormErrors {
                 return DashboardResponses.page(try pages.sequencesPage(randomFields: fields, randomErrors: errors), status: .unprocessableContent)
+            } catch let error as CoachStoreError {
+                return Self.notStored(error, fields: fields) { try pages.sequencesPage(randomFields: fields, randomErrors: $0) }
             }
         }
 
@@ -139,6 +158,10 @@ extension DashboardServer {
             } catch let refusal as RunRefusal {
                 return DashboardResponses.page(try pages.runPage(athleteID: athleteID, sequenceName: sequenceName, refusal: refusal.description),
                                                status: .conflict)
+            } catch let error as CoachStoreError {
+                return Self.notStored(error, fields: fields) {
+                    try pages.runPage(athleteID: athleteID, sequenceName: sequenceName, errors: $0)
+                }
             }
         }
         router.post("/run/stop") { _, _ in
@@ -161,11 +184,27 @@ extension DashboardServer {
         }
     }
 
-    /// Runs a store change, turning the store's refusals into form errors.
+    /// The answer when the store could not keep a submitted form: the form again with what was
+    /// typed and the store's sentence above it (`503` when the database was busy, `500`
+    /// otherwise). If even the form cannot be shown, a plain page lists the typed values.
+    static func notStored(_ error: CoachStoreError, fields: FormFields, form: (FormErrors) throws -> HTML?) -> Response {
+        let errors = FormErrors([], notice: "Nothing was saved: \(error.description). What you typed is kept below; try again.")
+        let status: HTTPResponse.Status = error.description.contains("busy") ? .serviceUnavailable : .internalServerError
+        if let page = try? form(errors) { return DashboardResponses.page(page, status: status) }
+        let typed = fields.pairs.filter { $0.name != "_csrf" }.map { pair -> HTML in "<dt>\(pair.name)</dt><dd>\(pair.value)</dd>" }
+        return DashboardResponses.page(PageLayout.page(title: "Not saved", section: .athletes, body: """
+            <section class="card"><div class="errors" role="alert" id="form-notice"><p>\(errors.notice ?? "")</p></div>
+            <p>What you typed:</p><dl id="typed">\(typed)</dl></section>
+            """), status: status)
+    }
+
+    /// Runs a store change, turning the store's refusals of the sequence into form errors
+    /// (storage failures go on as they are, to ``notStored(_:fields:form:)``).
     static func storeErrorsAsFields<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as CoachStoreError {
             let field: String
             switch error {
+            case .storage, .cannotOpen, .damaged: throw error
             case .emptyName: field = "name"
             case .invalidMaxInterval: field = "maxInterval"
             default: field = "targets"

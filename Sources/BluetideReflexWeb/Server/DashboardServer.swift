@@ -23,8 +23,8 @@ public struct DashboardServer: Sendable {
     public var logger: Logger
     /// Sessions, CSRF tokens and (with a password) the login.
     public let access: DashboardAccess
-    /// Connections served at once; more wait in the listen queue until one closes.
-    public var maximumConnections = 256
+    /// The connection cap and the idle timeouts (``ConnectionLimits``).
+    public var connectionLimits = ConnectionLimits()
 
     /// A dashboard over `runs.store`, rendering with `display`, taking dates from `now`.
     public init(runs: RunController, access: DashboardAccess = DashboardAccess(), display: DisplayText = DisplayText(),
@@ -41,18 +41,32 @@ public struct DashboardServer: Sendable {
     public var store: CoachStore { pages.store }
 
     /// The Hummingbird application serving the dashboard on `host:port` (HTTP/1.1 with the
-    /// WebSocket upgrade for `/live`); ``start(host:port:)`` runs it. Tests drive it directly.
+    /// WebSocket upgrade for `/live`) behind the connection cap and the idle timeouts of
+    /// ``connectionLimits``; ``start(host:port:)`` runs it. Tests drive it directly.
     public func application(
         host: String = "0.0.0.0", port: Int = 8080, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        Application(
+        application(host: host, port: port, gate: ConnectionGate(limits: connectionLimits), onServerRunning: onServerRunning)
+    }
+
+    func application(
+        host: String, port: Int, gate: ConnectionGate, onServerRunning: @escaping @Sendable (any Channel) async -> Void
+    ) -> some ApplicationProtocol {
+        let webSocketResponder = webSocketRoutes().buildResponder()
+        var webSocket = WebSocketServerConfiguration()
+        webSocket.autoPing = .enabled(timePeriod: .nanoseconds(Int64(connectionLimits.webSocketPingInterval * 1e9)))
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(ws: webSocket)
+        let logger = self.logger
+        let server = HTTPServerBuilder { responder in
+            GatedChildChannel(
+                base: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
+                gate: gate, logger: logger)
+        }
+        return Application(
             router: GuardedRouter(inner: routes(), access: access),
-            // Not Hummingbird's HTTP/1 idleTimeout: with it in the pipeline the `/live` WebSocket
-            // upgrade fails (seen in DashboardLiveTests), so idle connections are bounded by the cap.
-            server: .http1WebSocketUpgrade(webSocketRouter: webSocketRoutes()),
+            server: server,
             configuration: ApplicationConfiguration(
-                address: .hostname(host, port: port), serverName: "bluetide-reflex", backlog: 1024,
-                availableConnectionsDelegate: MaximumAvailableConnections(maximumConnections, logger: logger)),
+                address: .hostname(host, port: port), serverName: "bluetide-reflex", backlog: 1024),
             onServerRunning: onServerRunning,
             logger: logger)
     }
@@ -61,7 +75,10 @@ public struct DashboardServer: Sendable {
     /// cannot be bound.
     public func start(host: String = "0.0.0.0", port: Int = 8080) async throws -> RunningDashboard {
         let bound = BoundPort()
-        let application = application(host: host, port: port) { channel in bound.resolve(.success(channel.localAddress?.port ?? port)) }
+        let gate = ConnectionGate(limits: connectionLimits)
+        let application = application(host: host, port: port, gate: gate) { channel in
+            bound.resolve(.success(channel.localAddress?.port ?? port))
+        }
         // Our own group, so that stopping is a graceful shutdown (requests in flight finish).
         let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [], logger: logger))
         let serving = Task {
@@ -75,7 +92,7 @@ public struct DashboardServer: Sendable {
         }
         do {
             let port = try await bound.value()
-            return RunningDashboard(host: host, port: port, group: group, serving: serving, runs: runs)
+            return RunningDashboard(host: host, port: port, group: group, serving: serving, runs: runs, gate: gate)
         } catch {
             serving.cancel()
             throw error
@@ -122,6 +139,10 @@ public struct RunningDashboard: Sendable {
     let group: ServiceGroup
     let serving: Task<Void, any Error>
     let runs: RunController
+    let gate: ConnectionGate
+
+    /// What the connection cap has done so far.
+    public var connections: ConnectionFigures { gate.figures }
 
     /// `http://127.0.0.1:PORT` — for tests and the local browser.
     public var localURL: String { "http://127.0.0.1:\(port)" }

@@ -1,0 +1,60 @@
+import BluetideHost
+
+// The host's value types that users of the public API meet, under their own names. This is the
+// whole list: everything else of the host (HostStack, HCI commands and events, L2CAP, ATT
+// bearers, the GATT client actor) stays below `Bluetide`, reached only through `Bluetooth`.
+//
+// They are aliases rather than copies because they are plain values (no behaviour that reaches
+// the host) whose definitions, codecs and tests live with the host; copying them would give two
+// types for one thing on the wire.
+
+// MARK: Declaring services (Peripheral, @Characteristic)
+
+/// What a characteristic lets centrals do: read, write, notify… (the declaration's properties).
+public typealias GATTCharacteristicProperties = BluetideHost.GATTCharacteristicProperties
+/// Access rules of a served value (readable, writable, encrypted, authenticated).
+public typealias GATTPermissions = BluetideHost.GATTPermissions
+/// An ATT error code: the answer that refuses a read or write (0x80…0x9F for applications).
+public typealias ATTErrorCode = BluetideHost.ATTErrorCode
+/// A subscription's Client Characteristic Configuration bits (notify, indicate).
+public typealias GATTClientConfiguration = BluetideHost.GATTClientConfiguration
+/// A served service given as a definition with read and write handlers, for devices whose
+/// values are computed rather than stored (see ``Peripheral/add(definitions:)``).
+public typealias GATTServiceDefinition = BluetideHost.GATTServiceDefinition
+/// A characteristic of a ``GATTServiceDefinition``.
+public typealias GATTCharacteristicDefinition = BluetideHost.GATTCharacteristicDefinition
+/// A descriptor of a ``GATTCharacteristicDefinition``.
+public typealias GATTDescriptorDefinition = BluetideHost.GATTDescriptorDefinition
+/// What a read handler is told (connection, offset).
+public typealias GATTReadContext = BluetideHost.GATTReadContext
+/// What a write validator is told (connection, value).
+public typealias GATTWriteContext = BluetideHost.GATTWriteContext
+
+// MARK: Discovered services (Connection/services())
+
+/// A service found on a device, with its characteristics and their descriptors.
+public typealias GATTRemoteService = BluetideHost.GATTRemoteService
+/// A characteristic found on a device, with its descriptors.
+public typealias GATTRemoteCharacteristic = BluetideHost.GATTRemoteCharacteristic
+/// A service's UUID and handle range.
+public typealias GATTServiceRange = BluetideHost.GATTServiceRange
+/// A characteristic's declaration: UUID, properties, value handle.
+public typealias GATTCharacteristic = BluetideHost.GATTCharacteristic
+/// A descriptor's UUID and handle.
+public typealias GATTDescriptor = BluetideHost.GATTDescriptor
+
+// MARK: Advertising
+
+/// Advertising data or a scan response: a list of AD structures.
+public typealias AdvertisingData = BluetideHost.AdvertisingData
+/// One AD structure (name, service UUIDs, manufacturer data…).
+public typealias AdvertisingDataElement = BluetideHost.AdvertisingDataElement
+/// The AD flags field's bits.
+public typealias AdvertisingFlags = BluetideHost.AdvertisingFlags
+/// 16-, 32- or 128-bit UUIDs in a service UUID list.
+public typealias AdvertisingUUIDSize = BluetideHost.AdvertisingUUIDSize
+
+// MARK: Links
+
+/// A link's connection interval (ms), peripheral latency (events) and supervision timeout (ms).
+public typealias ConnectionParameters = BluetideHost.HostConnection.Parameters

@@ -1,0 +1,139 @@
+import Bluetide
+import BluetideCore
+import BluetideEmulators
+import BluetideRecording
+import BluetideTransport
+import Foundation
+
+/// Hosts and emulated devices side by side on one in-process virtual link: the set-up behind
+/// `bluetide demo`, `--emulate` and the tests, written once.
+///
+/// Every member gets its own virtual controller on the link. A host opened with a capture file
+/// records only its own HCI traffic (its controller's packets, in the order it saw them, so the
+/// timestamps never run backwards); emulated and replayed devices are captured only when asked
+/// for, each to its own file. Devices are served through the public ``Peripheral`` API of their
+/// own ``Bluetooth`` host.
+///
+/// ```swift
+/// let world = VirtualWorld()                                   // a private link
+/// let strap = try await world.emulate([HeartRateModel(seed: 1)], rssi: -55)
+/// let bluetooth = try await world.openHost(snoop: "central.btsnoop")
+/// let found = try await bluetooth.central.discover()
+/// await world.close()
+/// ```
+public actor VirtualWorld {
+    /// The link's name (`virtual:NAME` reaches it from this process).
+    public nonisolated let linkName: String
+
+    /// One member's controller, for placing it relative to the others.
+    private struct Member {
+        let controller: VirtualTransport
+        /// Signal strength the hosts see a device with, dBm; nil for hosts (and the link default).
+        let rssi: Int8?
+        let close: @Sendable () async -> Void
+    }
+
+    private var hosts: [Member] = []
+    private var devices: [Member] = []
+    private var closed = false
+
+    /// A world on the link `linkName`; nil makes a private link no other part of the process
+    /// uses (so concurrent worlds never see each other's devices).
+    public init(linkName: String? = nil) {
+        self.linkName = linkName ?? "world-\(UUID().uuidString.prefix(8))"
+    }
+
+    /// The transport spec of the link, without capture: `virtual:NAME`.
+    public nonisolated var transportSpec: String { "virtual:\(linkName)" }
+
+    // MARK: Hosts
+
+    /// Opens a host (a ``Bluetooth`` with both roles) on its own controller of the link. With
+    /// `snoop`, its HCI traffic — and only its own — is written to that btsnoop file.
+    /// Close it with ``Bluetooth/close()`` or let ``close()`` do it.
+    public func openHost(configuration: Bluetooth.Configuration = .init(), snoop: String? = nil) async throws -> Bluetooth {
+        let (transport, controller) = try await attach(snoop: snoop)
+        let bluetooth = try await Bluetooth.start(on: transport, spec: spec(snoop: snoop), configuration: configuration)
+        let host = Member(controller: controller, rssi: nil, close: { await bluetooth.close() })
+        for device in devices { await place(device, from: host) }
+        hosts.append(host)
+        return bluetooth
+    }
+
+    // MARK: Devices
+
+    /// Starts `models` as one emulated device on its own controller, advertising `name` (nil:
+    /// the first model's) from `address` (nil: a fresh random static address). Hosts see it at
+    /// `rssi` dBm (nil: the link's default). With `snoop`, the device's own HCI traffic is
+    /// written to that file.
+    public func emulate(
+        _ models: [any DeviceModel], name: String? = nil, address: BluetoothAddress? = nil, rssi: Int8? = nil,
+        snoop: String? = nil, commandTimeout: Duration = .seconds(10)
+    ) async throws -> EmulatedPeripheral {
+        let bluetooth = try await openDevice(
+            configuration: EmulatedPeripheral.hostConfiguration(
+                models, name: name, address: address, commandTimeout: commandTimeout),
+            rssi: rssi, snoop: snoop)
+        return try await EmulatedPeripheral.serve(models, name: name, on: bluetooth)
+    }
+
+    /// Serves a value log as a device that plays it back (see ``ReplayPeripheral``), placed like
+    /// ``emulate(_:name:address:rssi:snoop:commandTimeout:)``.
+    public func replay(
+        _ log: ValueLog, pace: ReplayPace = .original, device: String? = nil, name: String? = nil,
+        address: BluetoothAddress? = nil, start: ReplayPeripheral.Start = .onFirstSubscription, rssi: Int8? = nil,
+        snoop: String? = nil
+    ) async throws -> ReplayPeripheral {
+        let bluetooth = try await openDevice(
+            configuration: .init(address: address, deviceName: name ?? "Bluetide Replay"), rssi: rssi, snoop: snoop)
+        let replay = ReplayPeripheral(bluetooth: bluetooth, log: log, pace: pace, device: device, name: name, start: start)
+        do { try await replay.start() } catch {
+            await bluetooth.close()
+            throw error
+        }
+        return replay
+    }
+
+    /// Closes every host and device the world opened (devices first, so hosts see their links
+    /// end). Idempotent.
+    public func close() async {
+        closed = true
+        let members = devices + hosts
+        devices = []
+        hosts = []
+        for member in members { await member.close() }
+    }
+
+    // MARK: Plumbing
+
+    private func openDevice(configuration: Bluetooth.Configuration, rssi: Int8?, snoop: String?) async throws -> Bluetooth {
+        let (transport, controller) = try await attach(snoop: snoop)
+        let bluetooth = try await Bluetooth.start(on: transport, spec: spec(snoop: snoop), configuration: configuration)
+        let device = Member(controller: controller, rssi: rssi, close: { await bluetooth.close() })
+        for host in hosts { await place(device, from: host) }
+        devices.append(device)
+        return bluetooth
+    }
+
+    /// A controller of its own on the link, wrapped in a capture of its traffic when asked.
+    private func attach(snoop: String?) async throws -> (any HCITransport, VirtualTransport) {
+        guard !closed else { throw BluetideError.invalidArgument("the virtual world \(linkName) is closed") }
+        // The capture first, so a bad path fails before a controller joins the link.
+        let writer: BTSnoopFileWriter?
+        do { writer = try snoop.map { try BTSnoopFileWriter(path: $0) } } catch {
+            throw BluetideError.transportUnavailable(spec: spec(snoop: snoop), reason: "cannot create the capture: \(error)")
+        }
+        let controller = await VirtualTransport.attach(toLinkNamed: linkName)
+        guard let writer else { return (controller, controller) }
+        return (SnoopingTransport(wrapping: controller, writer: writer), controller)
+    }
+
+    private func place(_ device: Member, from host: Member) async {
+        guard let rssi = device.rssi else { return }
+        await host.controller.controller.link.setRSSI(rssi, between: host.controller.controller, and: device.controller.controller)
+    }
+
+    private nonisolated func spec(snoop: String?) -> String {
+        transportSpec + (snoop.map { "+snoop:\($0)" } ?? "")
+    }
+}
