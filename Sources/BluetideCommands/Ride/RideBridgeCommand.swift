@@ -1,6 +1,5 @@
 import ArgumentParser
 import Bluetide
-import BluetideHost
 import BluetideTransport
 import BluetideRide
 import Foundation
@@ -77,7 +76,7 @@ struct RideBridgeCommand: AsyncParsableCommand {
                 throw CommandFailure("--serve-transport \(serveTransport): \(error)")
             }
         } else {
-            peripheral = Peripheral(stack: live.stack)
+            peripheral = live.bluetooth.peripheral
         }
         let source = LiveRideSource(central: live.central, requests: devices.requests(), configuration: .init(scanSeconds: devices.scan))
         let ride = RideSession(
