@@ -147,6 +147,9 @@ struct ReplayCommand: AsyncParsableCommand {
             await stack.close()
             throw CommandFailure("could not start the replay device on \(spec): \(error)")
         }
+        // Signals are caught from before the line that says the device is up, so one sent right after it is not lost.
+        let stop = StopSignal.install()
+        let stopped = Task { await stop.wait() }
         let printer = LinePrinter()
         printer.emit(json
             ? JSONOutput.line("started", [
@@ -166,9 +169,10 @@ struct ReplayCommand: AsyncParsableCommand {
         let finished = Task { await watcher.value }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await finished.value }
-            group.addTask { await StopSignal.install().wait() }
+            group.addTask { _ = await stopped.value }
             _ = await group.next()
             group.cancelAll()
+            watcher.cancel()  // else `finished` waits for a stream only stop() ends, and the first signal is lost
         }
         await peripheral.stop()
         await stack.close()
