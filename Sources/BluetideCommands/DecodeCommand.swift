@@ -112,7 +112,18 @@ struct DecodeCommand: ParsableCommand {
         return (String(input[..<at]), time)
     }
 
+    /// The profiles, one line each; with `--json` one `profile` record each (`profile`, `summary`,
+    /// `characteristic` when it decodes one, `stateful`); `profile` is the name decode takes.
     private func listLines() -> [String] {
+        if json {
+            return ProfileCatalog.all.map { descriptor in
+                var fields: [String: JSONOutputValue] = [
+                    "profile": .string(descriptor.name), "summary": .string(descriptor.summary), "stateful": .bool(descriptor.isStateful),
+                ]
+                if let uuid = descriptor.characteristic { fields["characteristic"] = JSONOutput.characteristic(uuid) }
+                return JSONOutput.line("profile", fields)
+            }
+        }
         let width = ProfileCatalog.all.map(\.name.count).max() ?? 0
         return ProfileCatalog.all.map { descriptor in
             let pad = String(repeating: " ", count: width - descriptor.name.count)

@@ -39,7 +39,7 @@ public final class VirtualController: Sendable {
     }
 
     deinit {
-        link.detach(id)
+        link.release(id)
     }
 
     /// Hands one host-to-controller packet in; when this returns the controller has handled it

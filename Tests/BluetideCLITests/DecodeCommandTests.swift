@@ -1,3 +1,4 @@
+import BluetideProfiles
 import BluetideTestSupport
 import Foundation
 import Testing
@@ -18,6 +19,18 @@ import Testing
         ] {
             #expect(names.contains(required), "missing profile \(required)")
         }
+    }
+
+    @Test func listWithJSONIsOneProfileRecordEach() throws {
+        let lines = try render(["--list", "--json"])
+        #expect(lines.count == ProfileCatalog.all.count)
+        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(objects.count == lines.count, "every line is JSON: \(lines.prefix(2))")
+        let battery = try #require(objects.first { $0["profile"] as? String == "battery" })
+        #expect(battery["type"] as? String == "profile")
+        #expect((battery["characteristic"] as? [String: Any])?["uuid"] as? String == "2A19")
+        #expect(battery["stateful"] as? Bool == false)
+        #expect(objects.first { $0["profile"] as? String == "csc" }?["stateful"] as? Bool == true)
     }
 
     @Test func heartRateReadable() throws {

@@ -10,6 +10,7 @@ import Testing
     /// The commands run and which of their streams holds JSON: records on stdout, errors on stderr.
     static let runs: [(label: String, arguments: [String], stream: BumbleProcess.Output, stdin: String?)] = [
         ("decode", ["decode", "heart-rate", "--json", "164E1C03F402", "0048"], .stdout, nil),
+        ("decode list", ["decode", "--list", "--json"], .stdout, nil),
         ("decode csc", ["decode", "csc", "--json", "03A25E01006D0E4B63967F@0", "03A45E0100D7124B63967F@1.1"], .stdout, nil),
         ("decode fec", ["decode", "fec", "--json", "A4094E05192A5A1027FA403032"], .stdout, nil),
         ("scan", ["scan", "--emulate", "heart-rate,csc,colmi-r02,tacx-fec", "--timeout", "1.5", "--json"], .stdout, nil),
@@ -104,7 +105,7 @@ import Testing
     /// out of the list.
     static let knownNonConforming: Set<String> = [
         "bench codec", "bench gatt", "bench loopback", "ride run", "ring pair", "ring battery", "ring info",
-        "ring hr-log", "ring sync", "ring watch", "ring export", "uart",
+        "ring hr-log", "ring sync", "ring watch", "ring export", "uart", "emulate list",
     ]
 
     @Test(.needsPythonModule("jsonschema", install: "pip install -r Interop/requirements.txt"))
@@ -126,6 +127,7 @@ import Testing
             ("ring watch", ["ring", "watch", "--duration", "1.5"] + ring, nil),
             ("ring export", ["ring", "export", "--out", data.appendingPathComponent("export").path, "--json"], nil),
             ("uart", ["uart", "Bluetide UART", "--emulate", "nus", "--json"], "hi\n"),
+            ("emulate list", ["emulate", "--list", "--json"], nil),
         ]
         let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
         var lines: [String] = []

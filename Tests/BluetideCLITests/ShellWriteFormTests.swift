@@ -111,15 +111,17 @@ import Testing
     @Test func errorsNameTheArgumentWhatWasExpectedAndWhatCame() throws {
         let point = BluetoothUUID.fitnessMachineControlPoint
         #expect(Self.message(point, "target-power lots")
-            == "target-power: WATTS expected a number from -32768 to 32767 W, got \"lots\"; usage: write CHAR target-power WATTS")
+            == "target-power: WATTS expected a whole number from -32768 to 32767 W, got \"lots\"; usage: write CHAR target-power WATTS")
         #expect(Self.message(point, "target-power")
-            == "target-power: missing WATTS (a number from -32768 to 32767 W); usage: write CHAR target-power WATTS")
+            == "target-power: missing WATTS (a whole number from -32768 to 32767 W); usage: write CHAR target-power WATTS")
         #expect(Self.message(point, "target-power 200 300")
             == "target-power: unexpected \"300\" after the arguments; usage: write CHAR target-power WATTS")
-        #expect(Self.message(point, "target-heart-rate 300")?.contains("BPM expected a number from 0 to 255 bpm, got \"300\"") == true)
+        #expect(Self.message(point, "target-heart-rate 300")?.contains("BPM expected a whole number from 0 to 255 bpm, got \"300\"") == true)
         #expect(Self.message(point, "spin-down sideways")?.contains("ACTION expected one of start, ignore, got \"sideways\"") == true)
         #expect(Self.message(.scControlPoint, "location moon")?.contains("PLACE expected one of other, top-of-shoe,") == true)
-        #expect(Self.message(point, "simulation 2 nan")?.contains("WIND_M/S expected a number") == true)
+        #expect(Self.message(point, "simulation 2 nan")?.contains("WIND_M/S expected a number from -32.768 to 32.767 m/s") == true)
+        #expect(Self.message(point, "target-power 200.5")?.contains("WATTS expected a whole number") == true)
+        #expect(Self.message(.scControlPoint, "set-cumulative 4294967296")?.contains("REVOLUTIONS expected a whole number from 0 to 4294967295") == true)
         // An unknown word lists the forms, then the generic values.
         let unknown = Self.message(.heartRateControlPoint, "nonsense")
         #expect(unknown?.hasPrefix("nonsense is not a value for 2A39: expected reset (its profile's forms), or hex (01FF)") == true, "\(unknown ?? "")")
@@ -200,6 +202,8 @@ import Testing
             let offered = completions.candidates(previousWords: ["write", spelling], word: "")
             #expect(offered.contains("target-power") && offered.contains("simulation"), "\(spelling): \(offered)")
         }
+        #expect(completions.candidates(previousWords: ["write", "2AD9", "spin-down"], word: "") == ["start", "ignore"])
+        #expect(completions.candidates(previousWords: ["write", "2AD9", "target-power"], word: "").isEmpty)
         #expect(completions.candidates(previousWords: ["write", "2AD2"], word: "").isEmpty)
         #expect(completions.candidates(previousWords: ["forms"], word: "").contains("2AD9"))
         #expect(completions.candidates(previousWords: ["read", "2AD9"], word: "").isEmpty)

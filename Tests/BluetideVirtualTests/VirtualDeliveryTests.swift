@@ -53,6 +53,26 @@ import Testing
         #expect(try await pair.b.nextEvent() == .numberOfCompletedPackets(.init(entries: [.init(handle: handles.b, completedPackets: 5)])))
     }
 
+    @Test func aBatchFromTwoSendersGivesEachSenderOneEvent() async throws {
+        let pair = try await LinkPair(clock: ManualClock())
+        let handles = try await pair.connect()
+        // C connects to A too (A advertises again after its first connection).
+        let c = HostProbe(await pair.link.attachController())
+        try await c.initialize()
+        try await pair.a.succeed(LESetAdvertisingEnable(enable: true))
+        #expect(try await c.start(LECreateConnection(peerAddress: pair.addressA)) == .success)
+        guard case let .connectionComplete(fromC) = try await c.nextLEEvent(),
+              case let .connectionComplete(atA) = try await pair.a.nextLEEvent() else { Issue.record("no second connection"); return }
+        for i in 0..<2 {
+            await pair.b.controller.send(Self.acl(handles.b, UInt8(i)))
+            await c.controller.send(Self.acl(fromC.handle, UInt8(0x10 + i)))
+        }
+        let batch = try #require(await pair.a.controller.nextBatch())
+        #expect(batch == [Self.acl(handles.a, 0), Self.acl(atA.handle, 0x10), Self.acl(handles.a, 1), Self.acl(atA.handle, 0x11)])
+        #expect(try await pair.b.nextEvent() == .numberOfCompletedPackets(.init(entries: [.init(handle: handles.b, completedPackets: 2)])))
+        #expect(try await c.nextEvent() == .numberOfCompletedPackets(.init(entries: [.init(handle: fromC.handle, completedPackets: 2)])))
+    }
+
     @Test func aFragmentedPacketIsCompletedWhenItsLastFragmentIsTaken() async throws {
         let pair = try await LinkPair(clock: ManualClock())
         let handles = try await pair.connect()

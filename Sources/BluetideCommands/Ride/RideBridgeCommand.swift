@@ -73,7 +73,7 @@ struct RideBridgeCommand: AsyncParsableCommand {
                 throw CommandFailure("--serve-transport \(serveTransport): \(error)")
             }
         } else {
-            peripheral = Peripheral(stack: live.stack)
+            peripheral = live.bluetooth.peripheral
         }
         let source = LiveRideSource(central: live.central, requests: devices.requests(), configuration: .init(scanSeconds: devices.scan))
         let ride = RideSession(

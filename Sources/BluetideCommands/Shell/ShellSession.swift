@@ -378,12 +378,13 @@ actor ShellSession {
 
 /// What Tab completes in the shell: command names first, then characteristics (assigned names,
 /// profile names, 16-bit UUIDs) of the connected device, then after `write CHAR` the typed
-/// forms of that characteristic's profile. Read by the terminal while typing.
+/// forms of that characteristic's profile and, for a form that takes one of a few words, those
+/// words. Read by the terminal while typing.
 final class ShellCompletions: Sendable {
     private struct Names {
         var characteristics: [String] = []
-        /// Write form names by every name a characteristic is typed as (lower-cased).
-        var forms: [String: [String]] = [:]
+        /// Write forms by every name a characteristic is typed as (lower-cased).
+        var forms: [String: [WriteForm]] = [:]
     }
 
     private let names = Mutex(Names())
@@ -391,7 +392,7 @@ final class ShellCompletions: Sendable {
     /// Takes the characteristic names of `services`.
     func update(with services: [GATTRemoteService]) {
         var found: Set<String> = []
-        var forms: [String: [String]] = [:]
+        var forms: [String: [WriteForm]] = [:]
         for service in services {
             for item in service.characteristics {
                 let uuid = item.characteristic.uuid
@@ -400,9 +401,9 @@ final class ShellCompletions: Sendable {
                 if let profile = ProfileCatalog.forCharacteristic(uuid) { spellings.append(profile.name) }
                 found.formUnion(spellings.dropFirst(2))
                 found.insert(uuid.shortString)
-                let names = WriteFormCatalog.forms(for: uuid, in: service.service.uuid).map(\.name)
-                if !names.isEmpty {
-                    for spelling in spellings { forms[spelling.lowercased()] = names }
+                let typed = WriteFormCatalog.forms(for: uuid, in: service.service.uuid)
+                if !typed.isEmpty {
+                    for spelling in spellings { forms[spelling.lowercased()] = typed }
                 }
             }
         }
@@ -414,10 +415,12 @@ final class ShellCompletions: Sendable {
         guard let command = previousWords.first?.lowercased() else { return ShellRequest.commands.map(\.name) }
         let takesCharacteristic = ["read", "write", "subscribe", "sub", "unsubscribe", "unsub", "forms"].contains(command)
         if takesCharacteristic, previousWords.count == 1 { return names.withLock { $0.characteristics } }
-        if command == "write", previousWords.count == 2 {
-            let characteristic = ShellWords.unquoted(previousWords[1]).lowercased()
-            return names.withLock { $0.forms[characteristic] ?? [] }
-        }
-        return []
+        guard command == "write", previousWords.count >= 2 else { return [] }
+        let characteristic = ShellWords.unquoted(previousWords[1]).lowercased()
+        let forms = names.withLock { $0.forms[characteristic] ?? [] }
+        if previousWords.count == 2 { return forms.map(\.name) }
+        // The first argument of a form that takes one of a few words (location, spin-down).
+        guard previousWords.count == 3 else { return [] }
+        return forms.first { $0.name == previousWords[2].lowercased() }?.choices ?? []
     }
 }

@@ -8,6 +8,8 @@ struct WriteForm: Sendable {
     let syntax: String
     /// What it asks the device to do, for `help` and errors.
     let summary: String
+    /// The words the first argument can be, when it is a choice (for Tab completion).
+    var choices: [String] = []
     /// Encodes the arguments with the profile's codec; throws naming the argument that is wrong.
     let encode: @Sendable (inout WriteFormArguments) throws(ShellRequest.SyntaxError) -> [UInt8]
 
@@ -40,6 +42,18 @@ struct WriteFormArguments {
         guard !words.isEmpty else { throw problem("missing \(field) (\(expected))") }
         let word = words.removeFirst()
         guard let value = Double(word), value.isFinite, range.contains(value) else {
+            throw problem("\(field) expected \(expected), got \"\(word)\"")
+        }
+        return value
+    }
+
+    /// The next word as a whole number in `range` (counts, watts, seconds: fields without a
+    /// fraction on the wire).
+    mutating func whole(_ field: String, _ range: ClosedRange<Int64>, unit: String = "") throws(ShellRequest.SyntaxError) -> Int64 {
+        let expected = "a whole number from \(range.lowerBound) to \(range.upperBound)\(unit.isEmpty ? "" : " " + unit)"
+        guard !words.isEmpty else { throw problem("missing \(field) (\(expected))") }
+        let word = words.removeFirst()
+        guard let value = Int64(word), range.contains(value) else {
             throw problem("\(field) expected \(expected), got \"\(word)\"")
         }
         return value

@@ -27,10 +27,10 @@ enum WriteFormCatalog {
     ]
 
     private static func form(
-        _ name: String, _ syntax: String = "", _ summary: String,
+        _ name: String, _ syntax: String = "", _ summary: String, choices: [String] = [],
         _ encode: @escaping @Sendable (inout WriteFormArguments) throws(ShellRequest.SyntaxError) -> [UInt8]
     ) -> WriteForm {
-        WriteForm(name: name, syntax: syntax, summary: summary, encode: encode)
+        WriteForm(name: name, syntax: syntax, summary: summary, choices: choices, encode: encode)
     }
 
     /// A form without arguments that writes `value`'s bytes.
@@ -51,14 +51,14 @@ enum WriteFormCatalog {
         SensorLocation(rawValue: UInt8($0)).description.replacingOccurrences(of: " ", with: "-")
     }
 
-    private static let revolutions = 0...Double(UInt32.max)
+    private static let revolutions = Int64(0)...Int64(UInt32.max)
 
     static let cyclingSpeedAndCadence = [
         form("set-cumulative", "REVOLUTIONS", "set the cumulative wheel revolutions") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
-            SCControlPointRequest.setCumulativeValue(UInt32(try a.number("REVOLUTIONS", revolutions))).bytes
+            SCControlPointRequest.setCumulativeValue(UInt32(try a.whole("REVOLUTIONS", revolutions))).bytes
         },
         fixed("calibrate", "start sensor calibration", SCControlPointRequest.startSensorCalibration),
-        form("location", "PLACE", "update the sensor location (rear-hub, left-crank, …)") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
+        form("location", "PLACE", "update the sensor location (rear-hub, left-crank, …)", choices: sensorLocations) { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
             SCControlPointRequest.updateSensorLocation(SensorLocation(rawValue: UInt8(try a.choice("PLACE", sensorLocations)))).bytes
         },
         fixed("locations", "ask for the supported sensor locations", SCControlPointRequest.requestSupportedSensorLocations),
@@ -73,9 +73,9 @@ enum WriteFormCatalog {
         }
         return [
             form("set-cumulative", "REVOLUTIONS", "set the cumulative wheel revolutions") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
-                Request.setCumulativeValue(UInt32(try a.number("REVOLUTIONS", revolutions))).bytes
+                Request.setCumulativeValue(UInt32(try a.whole("REVOLUTIONS", revolutions))).bytes
             },
-            form("location", "PLACE", "update the sensor location (left-crank, rear-hub, …)") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
+            form("location", "PLACE", "update the sensor location (left-crank, rear-hub, …)", choices: sensorLocations) { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
                 Request.updateSensorLocation(SensorLocation(rawValue: UInt8(try a.choice("PLACE", sensorLocations)))).bytes
             },
             fixed("locations", "ask for the supported sensor locations", Request.requestSupportedSensorLocations),
@@ -86,7 +86,7 @@ enum WriteFormCatalog {
             millimetres("chain-length", "chain length") { .setChainLengthMillimetres($0) },
             fixed("get-chain-length", "ask for the chain length", Request.requestChainLength),
             form("chain-weight", "GRAMS", "set the chain weight in grams") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
-                Request.setChainWeightGrams(UInt16(try a.number("GRAMS", 0...65535, unit: "g").rounded())).bytes
+                Request.setChainWeightGrams(UInt16(try a.whole("GRAMS", 0...65535, unit: "g"))).bytes
             },
             fixed("get-chain-weight", "ask for the chain weight", Request.requestChainWeight),
             millimetres("span-length", "span length") { .setSpanLengthMillimetres($0) },
@@ -94,7 +94,7 @@ enum WriteFormCatalog {
             fixed("offset-compensation", "start offset compensation (zero the power meter)", Request.startOffsetCompensation),
             fixed("enhanced-offset-compensation", "start enhanced offset compensation", Request.startEnhancedOffsetCompensation),
             form("mask", "BITS", "mask Cycling Power Measurement fields (a set bit turns one off)") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
-                Request.maskMeasurementContent(UInt16(try a.number("BITS", 0...0x1FF))).bytes
+                Request.maskMeasurementContent(UInt16(try a.whole("BITS", 0...0x1FF))).bytes
             },
             fixed("get-sampling-rate", "ask for the sampling rate", Request.requestSamplingRate),
             fixed("get-calibration-date", "ask for the factory calibration date", Request.requestFactoryCalibrationDate),
@@ -109,7 +109,7 @@ enum WriteFormCatalog {
             _ name: String, _ field: String, unit: String, _ summary: String, as: T.Type, _ make: @escaping @Sendable (T) -> Request
         ) -> WriteForm {
             form(name, field, summary) { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
-                make(T(try a.number(field, Double(T.min)...Double(T.max), unit: unit).rounded())).bytes
+                make(T(try a.whole(field, Int64(T.min)...Int64(T.max), unit: unit))).bytes
             }
         }
         return [
@@ -134,7 +134,7 @@ enum WriteFormCatalog {
             },
             whole("target-energy", "KCAL", unit: "kcal", "aim for this expended energy", as: UInt16.self) { .setTargetedExpendedEnergy(kcal: $0) },
             form("target-distance", "METRES", "aim for this distance") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
-                Request.setTargetedDistance(meters: UInt32(try a.number("METRES", 0...16_777_215, unit: "m").rounded())).bytes
+                Request.setTargetedDistance(meters: UInt32(try a.whole("METRES", 0...16_777_215, unit: "m"))).bytes
             },
             whole("target-time", "SECONDS", unit: "s", "aim for this training time", as: UInt16.self) { .setTargetedTrainingTime(seconds: $0) },
             form("simulation", "GRADE% [WIND_M/S] [CRR] [CW_KG/M]", "SIM mode: ride this grade (wind 0, Crr 0.004, Cw 0.51 unless given)") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
@@ -147,7 +147,7 @@ enum WriteFormCatalog {
             form("wheel-circumference", "MM", "set the wheel circumference (0.1 mm steps)") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
                 Request.wheelCircumference(millimeters: try a.number("MM", 0...6553.5, unit: "mm")).bytes
             },
-            form("spin-down", "ACTION", "start or ignore a spin-down calibration (ACTION: start, ignore)") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
+            form("spin-down", "ACTION", "start or ignore a spin-down calibration (ACTION: start, ignore)", choices: ["start", "ignore"]) { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
                 Request.spinDownControl(command: try a.choice("ACTION", ["start", "ignore"]) == 0 ? .start : .ignore).bytes
             },
         ]
@@ -174,7 +174,7 @@ enum WriteFormCatalog {
         fixed("start", "start the loaded sequence", PunchControlCommand.start),
         fixed("stop", "stop the sequence", PunchControlCommand.stop),
         form("countdown", "SECONDS", "start after a countdown") { (a: inout WriteFormArguments) throws(ShellRequest.SyntaxError) in
-            PunchControlCommand.countdownStart(seconds: UInt8(try a.number("SECONDS", 0...255, unit: "s").rounded())).bytes
+            PunchControlCommand.countdownStart(seconds: UInt8(try a.whole("SECONDS", 0...255, unit: "s"))).bytes
         },
     ]
 

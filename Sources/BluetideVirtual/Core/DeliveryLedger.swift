@@ -10,9 +10,8 @@ struct DeliveryLedger: Sendable {
     private(set) var emitted: UInt64 = 0
     /// Packets this host has taken so far (≤ ``emitted``).
     private(set) var taken: UInt64 = 0
-    /// Sender packets finished by a delivery, in emission order: (sequence of the last packet
-    /// carrying it, the sent packet). Entries before `head` are gone.
-    private var awaiting: [(sequence: UInt64, packet: SentPacket)] = []
+    /// Sender packets finished by a delivery, in emission order. Entries before `head` are gone.
+    private var awaiting: [Awaited] = []
     private var head = 0
 
     /// Counts one packet emitted to the host; returns its sequence number.
@@ -23,7 +22,7 @@ struct DeliveryLedger: Sendable {
 
     /// The packet with sequence `sequence` (just emitted) finishes `packet` of another controller.
     mutating func expect(_ packet: SentPacket, at sequence: UInt64) {
-        awaiting.append((sequence, packet))
+        awaiting.append(Awaited(sequence: sequence, packet: packet))
     }
 
     /// The host took `count` more packets: returns the sent packets now fully delivered, in order.
@@ -51,6 +50,12 @@ struct DeliveryLedger: Sendable {
 
     /// Packets emitted to this host and not taken yet.
     var unread: UInt64 { emitted - taken }
+
+    /// A sender's packet and the sequence number of the last packet that carries it.
+    struct Awaited: Sendable {
+        let sequence: UInt64
+        let packet: SentPacket
+    }
 
     /// Number of sent packets still waiting for this host to take their data.
     var waiting: Int { awaiting.count - head }

@@ -226,23 +226,23 @@ struct LinkCore: Sendable {
         completedScratch.removeAll(keepingCapacity: true)
         deliveries[id]?.take(count, into: &completedScratch)
         guard !completedScratch.isEmpty else { return }
-        let completed = completedScratch
-        var index = 0
-        while index < completed.count {
-            // One event per sender, one entry per handle, in the order they completed.
-            let sender = completed[index].sender
-            var entries: [HCINumberOfCompletedPackets.Entry] = []
-            while index < completed.count, completed[index].sender == sender {
-                let handle = completed[index].handle
-                if let at = entries.firstIndex(where: { $0.handle == handle }) {
-                    entries[at].completedPackets += 1
-                } else {
-                    entries.append(.init(handle: handle, completedPackets: 1))
-                }
-                index += 1
+        // One event per sender, one entry per handle, senders in the order they first completed.
+        var bySender: [SenderCompletions] = []
+        for packet in completedScratch {
+            let at: Int
+            if let known = bySender.firstIndex(where: { $0.sender == packet.sender }) {
+                at = known
+            } else {
+                bySender.append(SenderCompletions(sender: packet.sender))
+                at = bySender.count - 1
             }
-            completePackets(sender, entries)
+            if let entry = bySender[at].entries.firstIndex(where: { $0.handle == packet.handle }) {
+                bySender[at].entries[entry].completedPackets += 1
+            } else {
+                bySender[at].entries.append(.init(handle: packet.handle, completedPackets: 1))
+            }
         }
+        for group in bySender { completePackets(group.sender, group.entries) }
     }
 
     /// Returns ACL buffers of `controller` to its host with one Number Of Completed Packets
@@ -260,6 +260,12 @@ struct LinkCore: Sendable {
         guard !reported.isEmpty else { return }
         emit(controller, HCIEvent.numberOfCompletedPackets(.init(entries: reported)))
     }
+}
+
+/// The packets of one sender completed by one take, by handle.
+struct SenderCompletions {
+    let sender: Int
+    var entries: [HCINumberOfCompletedPackets.Entry] = []
 }
 
 /// An unordered pair of controller identifiers.

@@ -24,8 +24,8 @@ struct HostPort: Sendable {
     /// The controller left the link: after the queued packets, readers get ``Delivery/end``.
     var finished = false
     var waiter: Waiter?
-    /// Tokens of readers cancelled before they could wait.
-    var cancelled: Set<UInt64> = []
+    /// The reader cancelled before it could wait (one reader at a time: only the latest counts).
+    var cancelledToken: UInt64?
 
     var isEmpty: Bool { head == queue.count }
 
@@ -63,13 +63,19 @@ struct HostPort: Sendable {
 
     /// Takes what a reader asks for: one packet, or all of them; nil when there is nothing to
     /// take yet; ``Delivery/end`` once finished and drained.
-    mutating func take(batch: Bool) -> (delivery: Delivery, count: Int)? {
-        if isEmpty { return finished ? (.end, 0) : nil }
+    mutating func take(batch: Bool) -> Taken? {
+        if isEmpty { return finished ? Taken(delivery: .end, count: 0) : nil }
         if batch {
             let all = takeAll()
-            return (.batch(all), all.count)
+            return Taken(delivery: .batch(all), count: all.count)
         }
         guard let one = takeOne() else { return nil }
-        return (.packet(one), 1)
+        return Taken(delivery: .packet(one), count: 1)
+    }
+
+    /// What a reader took, and how many packets that is.
+    struct Taken {
+        let delivery: Delivery
+        let count: Int
     }
 }

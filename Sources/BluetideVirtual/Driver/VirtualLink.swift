@@ -126,6 +126,7 @@ public final class VirtualLink: Sendable {
         apply(.fromHost(controller: id, packet))
     }
 
+    /// A host hands its controller several packets: handled in order in one turn of the lock.
     func fromHost(_ id: Int, batch packets: [HCIPacket]) {
         guard !packets.isEmpty else { return }
         let wakeups = state.withLock { state -> [Wakeup] in
@@ -136,8 +137,17 @@ public final class VirtualLink: Sendable {
         Self.resume(wakeups)
     }
 
+    /// The host left: the controller leaves the link; packets already queued can still be read.
     func detach(_ id: Int) { apply(.detach(controller: id)) }
 
+    /// The controller's handle is gone, so nobody can read its packets any more: it leaves the
+    /// link and what was queued for its host is dropped.
+    func release(_ id: Int) {
+        apply(.detach(controller: id))
+        state.withLock { _ = $0.ports.removeValue(forKey: id) }
+    }
+
+    /// The controller forgets everything as a power cycle would, telling its host nothing.
     func reset(_ id: Int) { apply(.reset(controller: id)) }
 
     /// The next packet for controller `id`'s host (nil once the controller left).
@@ -161,8 +171,12 @@ public final class VirtualLink: Sendable {
 
     // MARK: Driving the core
 
-    /// A reader to resume once the lock is released.
-    private typealias Wakeup = (continuation: CheckedContinuation<HostPort.Delivery, Never>, delivery: HostPort.Delivery)
+    /// A reader to resume once the lock is released. (Structs, not tuples, in the containers of
+    /// the data path: a tuple element type costs a runtime metadata lookup per array.)
+    private struct Wakeup {
+        let continuation: CheckedContinuation<HostPort.Delivery, Never>
+        let delivery: HostPort.Delivery
+    }
 
     /// Everything the driver owns, behind its one lock.
     private struct DriverState: Sendable {
@@ -225,7 +239,7 @@ public final class VirtualLink: Sendable {
                       let taken = state.ports[id]?.take(batch: waiter.wantsBatch) else { continue }
                 state.ports[id]?.waiter = nil
                 if case .end = taken.delivery { state.ports[id] = nil }
-                wakeups.append((waiter.continuation, taken.delivery))
+                wakeups.append(Wakeup(continuation: waiter.continuation, delivery: taken.delivery))
                 if taken.count > 0 { state.core.handle(.hostTook(controller: id, count: taken.count), now: now, into: &state.outputs) }
             }
             state.touched.removeAll(keepingCapacity: true)
@@ -253,7 +267,7 @@ public final class VirtualLink: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<HostPort.Delivery, Never>) in
                 let ready = state.withLock { state -> Ready? in
-                    if state.ports[id]?.cancelled.remove(token) != nil { return Ready(delivery: .end, wakeups: []) }
+                    if state.ports[id]?.cancelledToken == token { return Ready(delivery: .end, wakeups: []) }
                     if let ready = takeIfReady(&state, id, batch: batch) { return ready }
                     state.ports[id]?.waiter = HostPort.Waiter(token: token, wantsBatch: batch, continuation: continuation)
                     return nil
@@ -268,7 +282,7 @@ public final class VirtualLink: Sendable {
                     state.ports[id]?.waiter = nil
                     return waiter
                 }
-                state.ports[id]?.cancelled.insert(token)
+                state.ports[id]?.cancelledToken = token
                 return nil
             }
             waiter?.continuation.resume(returning: .end)
@@ -296,7 +310,7 @@ public final class VirtualLink: Sendable {
     }
 
     /// A reader took `taken` from port `id`: the core learns it (completions for the senders).
-    private func took(_ state: inout DriverState, _ id: Int, _ taken: (delivery: HostPort.Delivery, count: Int)) -> [Wakeup] {
+    private func took(_ state: inout DriverState, _ id: Int, _ taken: HostPort.Taken) -> [Wakeup] {
         if case .end = taken.delivery {
             state.ports[id] = nil
             return []
@@ -331,8 +345,8 @@ public final class VirtualLink: Sendable {
 
     /// The timer woke: runs what is due; returns when to wake next (nil: this task stops).
     private func timerFired(_ generation: UInt64) -> LinkTime? {
-        let (next, wakeups) = state.withLock { state -> (LinkTime?, [Wakeup]) in
-            guard generation == state.timer.generation else { return (nil, []) }
+        let fired = state.withLock { state -> Fired in
+            guard generation == state.timer.generation else { return Fired(next: nil, wakeups: []) }
             let now = clock.now()
             state.core.handle(.timer, now: now, into: &state.outputs)
             // The task keeps running: settle must not start another.
@@ -341,10 +355,16 @@ public final class VirtualLink: Sendable {
             let next = state.core.nextDeadline
             state.timer.deadline = next
             if next == nil { state.timer.task = nil }
-            return (next, wakeups)
+            return Fired(next: next, wakeups: wakeups)
         }
-        Self.resume(wakeups)
-        return next
+        Self.resume(fired.wakeups)
+        return fired.next
+    }
+
+    /// What a turn of the timer did: when to wake next, and the readers to resume.
+    private struct Fired {
+        let next: LinkTime?
+        let wakeups: [Wakeup]
     }
 }
 
