@@ -138,6 +138,54 @@ struct PairingBumbleTests {
         }
     }
 
+    /// A Security Request from the Bumble peripheral makes our central pair by itself.
+    @Test func centralPairsOnSecurityRequest() async throws {
+        try await Self.withPeer(
+            peerArguments: ["--role", "peripheral", "--io", "no-io", "--request-security"],
+            configuration: .init(randomAddress: Self.ourAddress)
+        ) { stack, peer in
+            let outcome = Task { () -> SMPSecurityLevel? in
+                for await event in stack.securityEvents {
+                    if case let .paired(_, result) = event { return result.securityLevel }
+                    if case .pairingFailed = event { return nil }
+                }
+                return nil
+            }
+            let connection = try await stack.connect(to: Self.peer, timeout: 10)
+            #expect(await outcome.value == .encrypted)
+            _ = try await peer.firstJSON("event", "pairing", timeout: .seconds(20))
+            #expect(try await Self.read(connection, PairingVirtualLinkTests.encrypted) == .success(Array("encrypted".utf8)))
+            _ = try await connection.disconnect()
+        }
+    }
+
+    /// Pair once; on the next connection (new processes, the bonds read back from their files)
+    /// our central encrypts from the bond and Bumble reports encryption without pairing.
+    @Test func centralBondedReconnectWithoutPairing() async throws {
+        let folder = PairingVirtualLinkTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let arguments = ["--role", "peripheral", "--io", "no-io", "--keystore", folder + "/bumble-keys.json"]
+        let configuration = HostStack.Configuration(randomAddress: Self.ourAddress, bondFile: folder + "/bonds.json")
+        try await Self.withPeer(peerArguments: arguments, configuration: configuration) { stack, peer in
+            let connection = try await stack.connect(to: Self.peer, timeout: 10)
+            #expect(try await stack.pair(connection.handle) == .encrypted)
+            _ = try await peer.firstJSON("event", "pairing", timeout: .seconds(20))
+            _ = try await connection.disconnect()
+        }
+        try await Self.withPeer(peerArguments: arguments, configuration: configuration) { stack, peer in
+            #expect(await stack.bonds.map(\.address) == [Self.peer])
+            let connection = try await stack.connect(to: Self.peer, timeout: 10)
+            #expect(try await stack.pair(connection.handle) == .encrypted)
+            #expect(try await Self.read(connection, PairingVirtualLinkTests.encrypted) == .success(Array("encrypted".utf8)))
+            let encrypted = try await peer.firstLine(timeout: .seconds(20), describing: "encryption or pairing") {
+                let event = JSONValue(line: $0)?["event"]?.string
+                return event == "encryption" || event == "pairing" || event == "pairing failed"
+            }
+            #expect(JSONValue(line: encrypted)?["event"]?.string == "encryption", "Bumble paired again: \(encrypted)")
+            _ = try await connection.disconnect()
+        }
+    }
+
     // MARK: Bumble central ↔ Bluetide peripheral
 
     @Test(arguments: [false, true])
