@@ -365,6 +365,28 @@ import Testing
         #expect(h.core.nextDeadline == .seconds(30))
     }
 
+    /// A central that stops answering mid-pairing: the SMP timer (30 s on the core's time) ends
+    /// pairing, and the pair request waiting on it fails with the timeout.
+    @Test func silentPeerMidPairingTimesOut() {
+        var h = Harness()
+        h.incomingLink()
+        let request = h.id()
+        var out = h.feed(.pair(request, handle: 0x40, force: false))
+        // As peripheral: a Security Request with Bonding | SC (no IO, so no MITM).
+        #expect(Self.acl(out) == [Self.l2cap(6, [0x0B, 0x09])])
+        #expect(h.core.nextDeadline == .seconds(30))
+        out = h.tick(at: 29.9)
+        #expect(Self.finished(out).isEmpty)
+        out = h.tick(at: 30)
+        guard case .failure(let error)? = Self.finished(out).first?.1 else {
+            Issue.record("expected the pair request to fail, got \(out.events)")
+            return
+        }
+        #expect(error as? SMPPairingError == .timeout)
+        #expect(out.events.contains { if case .security(.pairingFailed(handle: 0x40, .timeout)) = $0 { true } else { false } })
+        #expect(h.core.nextDeadline == nil)
+    }
+
     // MARK: Stop
 
     @Test func stoppingFailsEveryRequestAndLaterOnes() {
