@@ -56,14 +56,15 @@ public enum RidePage {
             }
             function target(t) {
               if (!t) return "–";
-              if (t.power_w !== undefined) return t.power_w + " W";
-              if (t.grade_percent !== undefined) return t.grade_percent.toFixed(1) + " %";
-              if (t.resistance_percent !== undefined) return "R " + t.resistance_percent.toFixed(0) + " %";
+              if (t.powerWatts !== undefined) return t.powerWatts + " W";
+              if (t.gradePercent !== undefined) return t.gradePercent.toFixed(1) + " %";
+              if (t.resistancePercent !== undefined) return "R " + t.resistancePercent.toFixed(0) + " %";
               return "–";
             }
             function update(s) {
-              show("power", s.power_w, 0); show("hr", s.heart_rate_bpm, 0); show("cadence", s.cadence_rpm, 0);
-              show("speed", s.speed_kmh, 1); show("distance", s.distance_m / 1000, 2);
+              s.t = s.time.monotonic;
+              show("power", s.powerWatts, 0); show("hr", s.heartRateBPM, 0); show("cadence", s.cadenceRPM, 0);
+              show("speed", s.speedKilometresPerHour, 1); show("distance", s.distanceMetres / 1000, 2);
               $("time").textContent = clock(s.t); $("target").textContent = target(s.target);
               const w = s.workout;
               $("workout").textContent = w ? (w.finished ? "workout finished" : "step " + w.step + "/" + w.steps) : "";
@@ -79,10 +80,10 @@ public enum RidePage {
               g.clearRect(0, 0, width, height);
               if (points.length < 2) return;
               const end = points[points.length - 1].t, start = end - WINDOW;
-              const top = Math.max(200, ...points.map((p) => Math.max(p.power_w || 0, p.heart_rate_bpm || 0, p.cadence_rpm || 0))) * 1.1;
+              const top = Math.max(200, ...points.map((p) => Math.max(p.powerWatts || 0, p.heartRateBPM || 0, p.cadenceRPM || 0))) * 1.1;
               g.strokeStyle = "#333"; g.lineWidth = ratio;
               for (let v = 100; v < top; v += 100) { const y = height - v / top * height; g.beginPath(); g.moveTo(0, y); g.lineTo(width, y); g.stroke(); }
-              for (const [key, colour] of [["power_w", "#ffb300"], ["heart_rate_bpm", "#ef5350"], ["cadence_rpm", "#42a5f5"]]) {
+              for (const [key, colour] of [["powerWatts", "#ffb300"], ["heartRateBPM", "#ef5350"], ["cadenceRPM", "#42a5f5"]]) {
                 g.strokeStyle = colour; g.lineWidth = 2 * ratio; g.beginPath();
                 let drawing = false;
                 for (const p of points) {

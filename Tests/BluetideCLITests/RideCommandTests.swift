@@ -16,6 +16,22 @@ import FoundationNetworking
         (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
     }
 
+    /// `lines` checked against docs/json-output.schema.json by Interop/json/check_json_output.py
+    /// (Python's jsonschema, as JSONOutputSchemaTests does for the other commands).
+    static func expectSchemaValid(_ lines: [String]) async throws {
+        let python = try #require(OptionalTool.executable("python3"), "python3 not found")
+        let script = BumbleEnvironment.repositoryRoot.appendingPathComponent("Interop/json/check_json_output.py")
+        let checker = try BumbleProcess.launch(name: "check_json_output", executable: python, arguments: [script.path])
+        try await checker.writeToStdin(lines.enumerated().map { "ride line \($0.offset + 1)\t\($0.element)" }.joined(separator: "\n") + "\n")
+        await checker.closeStdin()
+        let status = await checker.waitForCompletion(timeout: .seconds(60))
+        await checker.stop()
+        let report = await checker.output(.stdout)
+        let problems = await checker.stderrTail()
+        #expect(status == 0, "schema check failed:\n\(report.joined(separator: "\n"))\n\(problems)")
+        #expect(report.last == "checked \(lines.count) lines, 0 invalid", "\(report)")
+    }
+
     @Test func ergOnAnEmulatedTacxSettlesAndRecordsExportsAndReplays() async throws {
         let log = Self.temporary("ride.jsonl"), tcx = Self.temporary("ride.tcx")
         defer {
@@ -30,14 +46,16 @@ import FoundationNetworking
         let run = try #require(ride as? RideRunCommand)
         try await withGuard(90) { try await run.execute(collector.output) }
         let objects = collector.lines.compactMap(Self.json)
-        #expect(objects.contains { $0["event"] as? String == "device" && $0["role"] as? String == "fec-trainer" })
-        #expect(objects.contains { $0["event"] as? String == "device" && $0["role"] as? String == "heart-rate" })
+        #expect(objects.contains { $0["type"] as? String == "device" && $0["role"] as? String == "fec-trainer" })
+        #expect(objects.contains { $0["type"] as? String == "device" && $0["role"] as? String == "heart-rate" })
         let samples = objects.filter { $0["trigger"] as? String == "tick" }
         #expect(samples.count >= 3, "\(collector.lines)")
         // The emulated rider pushes 200 W; ERG holds the trainer at 150 W.
-        let powers = samples.compactMap { $0["power_w"] as? Int }
+        let powers = samples.compactMap { $0["powerWatts"] as? Int }
         #expect(powers.suffix(2).allSatisfy { abs($0 - 150) <= 3 }, "\(powers)")
-        #expect(samples.last?["heart_rate_bpm"] as? Int != nil)
+        #expect(samples.last?["heartRateBPM"] as? Int != nil)
+        // Every line is a record of the one JSON schema (docs/json-output.md).
+        try await Self.expectSchemaValid(collector.lines)
 
         let export = try RideCommand.parseAsRoot(["export", log, "--format", "tcx", "--output", tcx])
         let exporter = try #require(export as? RideExportCommand)
@@ -94,7 +112,7 @@ import FoundationNetworking
                    let url = URL(string: "http://127.0.0.1:\(bound)/latest.json"),
                    let (data, response) = try? await URLSession.shared.data(from: url),
                    (response as? HTTPURLResponse)?.statusCode == 200,
-                   let text = Optional(String(decoding: data, as: UTF8.self)), Self.json(text)?["power_w"] != nil {
+                   let text = Optional(String(decoding: data, as: UTF8.self)), Self.json(text)?["powerWatts"] != nil {
                     return text
                 }
                 try await Task.sleep(for: .milliseconds(250))
@@ -102,7 +120,8 @@ import FoundationNetworking
         }
         let latest = try #require(Self.json(latestLine))
         #expect(latest["trigger"] as? String == "tick")
-        #expect((latest["target"] as? [String: Any])?["power_w"] as? Int == 150)
+        #expect((latest["target"] as? [String: Any])?["powerWatts"] as? Int == 150)
+        #expect((latest["time"] as? [String: Any])?["utc"] as? String != nil)
         try await withGuard(60) { try await riding.value }
         let bound = try #require(port.withLock { $0 })
         #expect(collector.lines.first == "# live page: http://127.0.0.1:\(bound)/")
@@ -144,10 +163,11 @@ import FoundationNetworking
         #expect(status == 0, "\(appOutput.joined(separator: "\n"))")
         try await withGuard(60) { try await bridging.value }
         let objects = collector.lines.compactMap(Self.json)
-        #expect(objects.contains { $0["event"] as? String == "device" && $0["role"] as? String == "fec-trainer" })
-        let requests = objects.filter { $0["event"] as? String == "bridge" && $0["kind"] as? String == "request" }
+        #expect(objects.contains { $0["type"] as? String == "device" && $0["role"] as? String == "fec-trainer" })
+        let requests = objects.filter { $0["type"] as? String == "bridge-request" }
         #expect(requests.compactMap { $0["result"] as? Int } == [1, 1], "\(collector.lines)")
         #expect(requests.last?["text"] as? String == "app C6:C5:C4:C3:A9:01/R: set target power 180 W → trainer confirmed → success")
+        try await Self.expectSchemaValid(collector.lines)
         let page49 = try await trainer.firstLine(timeout: .seconds(10), describing: "page 49") {
             JSONValue(line: $0)?["page"]?.int == 49
         }

@@ -102,4 +102,26 @@ import Testing
             }
         }
     }
+
+    @Test func anFTMSTrainerBehindTheBridgeFollowsTheAppThroughAReset() async throws {
+        try await bridged(["ftms-bike"], kinds: [.trainer], name: "FTMS Bridge") { b in
+            let stream = try await b.rider.start()
+            let control = try #require(await b.rider.trainer)
+            try await b.rider.setTarget(.power(watts: 230))
+            _ = try await guarded("230 W through the bridge to the FTMS trainer", seconds: 90) {
+                try await samples(stream) { settled($0, at: 230, tolerance: 3) }
+            }
+            // Reset releases control on the bridge (and the trainer behind it): the app asks again.
+            try await control.reset()
+            let events = b.bridge.events
+            let reset = try await guarded("the reset's event") { () -> String? in
+                for await event in events where event.text.contains(": reset") { return event.text }
+                return nil
+            }
+            #expect(reset == "app \(b.app.address): reset → trainer confirmed → success")
+            try await b.rider.setTarget(.power(watts: 160))
+            let seen = try await guarded("160 W after the reset", seconds: 90) { try await samples(stream) { settled($0, at: 160, tolerance: 3) } }
+            #expect(seen.last?.target == .power(watts: 160))
+        }
+    }
 }

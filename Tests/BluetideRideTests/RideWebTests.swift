@@ -23,7 +23,7 @@ import FoundationNetworking
     }
 
     @Test func thePageTheLatestSampleAndTheLiveSocket() async throws {
-        let feed = RideLiveFeed(historyLength: 3)
+        let feed = RideLiveFeed(historyLength: 3, startedAt: Date(timeIntervalSince1970: 1_795_000_000))
         let running = try await RideWebServer(feed: feed, title: "Tacx <Neo> & HRM").start(host: "127.0.0.1", port: 0)
         do {
             let page = try await Self.get("\(running.localURL)/")
@@ -38,7 +38,8 @@ import FoundationNetworking
             await feed.publish(RideSample(time: 4.5, trigger: .update, powerWatts: 999))  // not a tick: not sent
             let latest = try await Self.get("\(running.localURL)/latest.json")
             #expect(latest.status == 200)
-            #expect(latest.body.contains("\"power_w\":194"))
+            #expect(latest.body.contains("\"powerWatts\":194"))
+            #expect(latest.body.contains("\"utc\":\"2026-11-18T11:06:44.000Z\""), "the ride's start plus 4 s")
 
             let received = Mutex<[String]>([])
             let logger = { var logger = Logger(label: "ride-web-test"); logger.logLevel = .warning; return logger }()
@@ -56,10 +57,11 @@ import FoundationNetworking
                 }
             }
             let messages = received.withLock { $0 }.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-            #expect(messages.map { $0["t"] as? Double } == [2, 3, 4, 5])
-            #expect(messages.prefix(3).map { $0["power_w"] as? Int } == [192, 193, 194])
-            #expect(messages.last?["power_w"] == nil, "a missing power is left out, never zero")
-            #expect((messages.last?["target"] as? [String: Any])?["power_w"] as? Int == 200)
+            #expect(messages.map { ($0["time"] as? [String: Any])?["monotonic"] as? Double } == [2, 3, 4, 5])
+            #expect(messages.allSatisfy { $0["type"] as? String == "sample" })
+            #expect(messages.prefix(3).map { $0["powerWatts"] as? Int } == [192, 193, 194])
+            #expect(messages.last?["powerWatts"] == nil, "a missing power is left out, never zero")
+            #expect((messages.last?["target"] as? [String: Any])?["powerWatts"] as? Int == 200)
         } catch {
             await running.stop()
             throw error

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Bluetide
-import BluetideHost
 import BluetideTransport
 import BluetideRide
 import Foundation
@@ -26,8 +25,12 @@ struct RideBridgeCommand: AsyncParsableCommand {
               bluetide ride bridge --trainer "Tacx Neo 2T" --transport hci-socket:0
               bluetide ride bridge --cadence "CSC 1234" --power "Assioma" --hr "HRM-Pro" \\
                   --transport hci-socket:0 --serve-transport hci-socket:1
+            Without hardware (three terminals; the FTMS client is `bluetide ride` itself):
+              bluetide controllers tcp-server:_:9000 tcp-server:_:9001
               bluetide ride bridge --emulate tacx-fec,heart-rate \\
-                  --serve-transport tcp-client:127.0.0.1:9001 --name "Tacx via Bluetide"
+                  --serve-transport tcp-client:127.0.0.1:9000
+              bluetide ride --trainer "Bluetide Bridge" \\
+                  --transport tcp-client:127.0.0.1:9001 --erg 180
             """)
 
     @OptionGroup var session: DeviceSessionOptions
@@ -98,24 +101,24 @@ struct RideBridgeCommand: AsyncParsableCommand {
 
     private func run(_ ride: RideSession, bridge: RideBridge, output: CommandOutput, stopOnSignals: Bool) async throws {
         let samples = try await RideRunning.start(ride)
+        let startedAt = Date()
         let json = json
         for device in await ride.source.devices {
-            output.emit(json ? JSONObjectLine.line(["event": "device", "role": device.role.rawValue, "name": device.label])
-                : "# \(device.role): \(device.label)")
+            output.emit(json ? await RideRunning.deviceLine(device, source: ride.source) : "# \(device.role): \(device.label)")
         }
         do { try await bridge.start() } catch {
             throw CommandFailure("cannot serve the bridge: \(error)")
         }
         let events = Task {
             for await event in bridge.events {
-                var object: [String: Any] = ["event": "bridge", "kind": event.kind.rawValue, "text": event.text]
-                if let result = event.result { object["result"] = Int(result.rawValue) }
-                output.emit(json ? JSONObjectLine.line(object) : "# \(event.text)")
+                var fields: [String: JSONOutputValue] = ["text": .string(event.text)]
+                if let result = event.result { fields["result"] = .integer(Int64(result.rawValue)) }
+                output.emit(json ? JSONOutput.line("bridge-\(event.kind.rawValue)", fields) : "# \(event.text)")
             }
         }
         let notices = Task {
             for await notice in ride.notices {
-                output.emit(json ? JSONObjectLine.line(["event": "notice", "text": notice]) : "# \(notice)")
+                output.emit(json ? RideRunning.noticeLine(notice) : "# \(notice)")
             }
         }
         defer {
@@ -126,7 +129,7 @@ struct RideBridgeCommand: AsyncParsableCommand {
             for await sample in samples {
                 await bridge.publish(sample)
                 guard sample.trigger == .tick else { continue }
-                output.emit(json ? RideView.json(sample) : RideView.line(sample))
+                output.emit(json ? RideRunning.sampleLine(sample, startedAt: startedAt) : RideView.line(sample))
             }
         }
         await RideRunning.wait(for: pump, duration: duration, stopOnSignals: stopOnSignals)

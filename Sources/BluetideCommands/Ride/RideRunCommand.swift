@@ -26,6 +26,23 @@ struct RideRunCommand: AsyncParsableCommand {
               bluetide ride --replay ride.jsonl --pace 10 --loop
             """)
 
+    @OptionGroup var options: RideRunOptions
+
+    func run() async throws {
+        try await options.execute(CommandOutput.standardOutput(), stopOnSignals: true)
+    }
+
+    /// Rides as ``RideRunOptions/execute(_:stopOnSignals:observe:)`` does.
+    func execute(
+        _ output: CommandOutput, stopOnSignals: Bool = false, observe: (@Sendable (RideSample) async -> Void)? = nil
+    ) async throws {
+        try await options.execute(output, stopOnSignals: stopOnSignals, observe: observe)
+    }
+}
+
+/// What `bluetide ride` and `ride serve` take: the devices (or a replay), the target, the
+/// recording and the output, and the ride they make.
+struct RideRunOptions: ParsableArguments {
     @OptionGroup var session: DeviceSessionOptions
 
     @OptionGroup var devices: RideDeviceOptions
@@ -56,10 +73,6 @@ struct RideRunCommand: AsyncParsableCommand {
     var json = false
     @Flag(name: .long, help: "A sample on every device update, not only once a second.")
     var allUpdates = false
-
-    func run() async throws {
-        try await execute(CommandOutput.standardOutput(), stopOnSignals: true)
-    }
 
     /// The target the options ask for (at most one of --erg, --grade, --resistance, --workout).
     func target() throws -> RideTarget? {
@@ -113,6 +126,7 @@ struct RideRunCommand: AsyncParsableCommand {
             merger: .init(wheelCircumferenceMeters: devices.circumference), ftpWatts: ftp, recordPath: record)
 
         var opened: DeviceSession?
+        var recordedStart: Date?
         let source: any RideDataSource
         if let replay {
             guard target == nil, plan == nil else { throw CommandFailure("a replay has no trainer to control; drop --erg/--grade/--resistance/--workout") }
@@ -120,6 +134,7 @@ struct RideRunCommand: AsyncParsableCommand {
             do { log = try ValueLogReader.read(path: replay, options: .init(skipMalformedLines: true)) } catch {
                 throw CommandFailure("--replay \(replay): \(error)")
             }
+            recordedStart = log.header.startedAt.map { Date(timeIntervalSince1970: Double($0.millisecondsSince1970) / 1000) }
             let recorded = RecordedRideSource(records: log.records, pace: try Self.parsePace(pace), loop: loop)
             guard !recorded.readings.isEmpty else {
                 throw CommandFailure("--replay \(replay): no trainer, power, speed/cadence or heart-rate values in it")
@@ -133,7 +148,9 @@ struct RideRunCommand: AsyncParsableCommand {
         }
         let ride = RideSession(source: source, configuration: configuration)
         do {
-            try await run(ride, target: target, workout: plan, output: output, stopOnSignals: stopOnSignals, observe: observe)
+            try await run(
+                ride, target: target, workout: plan, output: output, stopOnSignals: stopOnSignals, observe: observe,
+                recordedStart: recordedStart)
         } catch {
             await ride.stop()
             await opened?.close()
@@ -145,17 +162,18 @@ struct RideRunCommand: AsyncParsableCommand {
 
     private func run(
         _ ride: RideSession, target: RideTarget?, workout: Workout?, output: CommandOutput, stopOnSignals: Bool,
-        observe: (@Sendable (RideSample) async -> Void)?
+        observe: (@Sendable (RideSample) async -> Void)?, recordedStart: Date?
     ) async throws {
         let samples = try await RideRunning.start(ride)
+        // The samples' wall clock: the recording's start for a replay, now for a live ride.
+        let startedAt = recordedStart ?? Date()
         let devices = await ride.source.devices
         let title = devices.isEmpty ? "ride" : devices.map(\.description).joined(separator: " · ")
         let json = json
         let live = output.isTerminal && !json
         if !live {
             for device in devices {
-                output.emit(json ? JSONObjectLine.line(["event": "device", "role": device.role.rawValue, "name": device.label])
-                    : "# \(device.role): \(device.label)")
+                output.emit(json ? await RideRunning.deviceLine(device, source: ride.source) : "# \(device.role): \(device.label)")
             }
         }
         if target != nil || workout != nil {
@@ -170,7 +188,7 @@ struct RideRunCommand: AsyncParsableCommand {
         let noticeTask = Task {
             for await notice in ride.notices {
                 recent.add(notice)
-                if !live { output.emit(json ? JSONObjectLine.line(["event": "notice", "text": notice]) : "# \(notice)") }
+                if !live { output.emit(json ? RideRunning.noticeLine(notice) : "# \(notice)") }
             }
         }
         defer { noticeTask.cancel() }
@@ -182,7 +200,7 @@ struct RideRunCommand: AsyncParsableCommand {
                 if live {
                     output.emit(RideView.screen(sample, title: title, notices: recent.last(4)))
                 } else {
-                    output.emit(json ? RideView.json(sample) : RideView.line(sample))
+                    output.emit(json ? RideRunning.sampleLine(sample, startedAt: startedAt) : RideView.line(sample))
                 }
             }
         }

@@ -1,4 +1,5 @@
 import BluetideRide
+import Foundation
 
 /// The start and the end of a ride command (`ride`, `ride bridge`): the session's samples with
 /// its failures in one line, and the wait for --duration or Ctrl-C.
@@ -25,5 +26,23 @@ enum RideRunning {
         }
         await printer.value
         ender.cancel()
+    }
+
+    /// A sample as its `--json` record (`type` `sample`, docs/json-output.md).
+    static func sampleLine(_ sample: RideSample, startedAt: Date) -> String {
+        JSONObjectLine.line(RideView.jsonObject(sample, startedAt: startedAt))
+    }
+
+    /// A device of the ride as its `--json` record: `type` `device`, its `role` and `device`
+    /// (with its address type when the source is live; a recording does not keep it).
+    static func deviceLine(_ device: RideDevice, source: any RideDataSource) async -> String {
+        let address = await (source as? LiveRideSource)?.address(of: device)
+        let json = address.map { JSONOutput.device($0, name: device.name) } ?? JSONOutput.device(text: device.address, name: device.name)
+        return JSONOutput.line("device", ["role": .string(device.role.rawValue), "device": json])
+    }
+
+    /// A notice (trainer confirmations, link changes, workout steps) as its `--json` record.
+    static func noticeLine(_ text: String) -> String {
+        JSONOutput.line("notice", ["text": .string(text)])
     }
 }

@@ -22,7 +22,7 @@ struct RideServeCommand: AsyncParsableCommand {
               bluetide ride serve --replay ride.jsonl --pace 4
             """)
 
-    @OptionGroup var ride: RideRunCommand
+    @OptionGroup var ride: RideRunOptions
 
     @Option(name: .long, help: "Interface to listen on: 127.0.0.1 (this computer), 0.0.0.0 (every interface) or an address.")
     var host: String = "127.0.0.1"

@@ -83,6 +83,8 @@ public actor RideBridge {
     private var core = FTMSBridgeCore()
     private var measurements = BridgeMeasurements()
     private var tasks: [Task<Void, Never>] = []
+    /// One watcher per connected app, until it disconnects.
+    private var watchers: [UInt16: Task<Void, Never>] = [:]
     private var started = false
 
     /// A bridge for `session` on `peripheral` (one bridge per peripheral). Call ``start()``.
@@ -136,8 +138,9 @@ public actor RideBridge {
     /// Stops advertising and the bridge's tasks, and ends ``events``. Connected apps stay
     /// connected until the stack closes.
     public func stop() async {
-        for task in tasks { task.cancel() }
+        for task in tasks + Array(watchers.values) { task.cancel() }
         tasks = []
+        watchers = [:]
         try? await peripheral.stopAdvertising()
         eventContinuation.finish()
     }
@@ -145,14 +148,15 @@ public actor RideBridge {
     private func connected(_ central: ConnectedCentral) {
         eventContinuation.yield(RideBridgeEvent(kind: .connected, text: "app \(central.address) connected"))
         let handle = central.handle
-        tasks.append(Task { [weak self] in
+        watchers[handle] = Task { [weak self] in
             let reason = await central.waitForDisconnection()
             await self?.disconnected(handle, central: central, reason: "\(reason)")
-        })
+        }
     }
 
     private func disconnected(_ handle: UInt16, central: ConnectedCentral, reason: String) {
         let hadControl = core.controller == handle
+        watchers[handle] = nil
         core.disconnected(handle)
         eventContinuation.yield(RideBridgeEvent(
             kind: .disconnected, text: "app \(central.address) disconnected (\(reason))\(hadControl ? "; control released" : "")"))

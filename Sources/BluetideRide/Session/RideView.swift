@@ -50,33 +50,41 @@ public enum RideView {
         return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
     }
 
-    /// One JSON object (sorted keys, missing values left out).
-    public static func json(_ s: RideSample) -> String {
-        var object: [String: Any] = [:]
-        object["t"] = (s.time * 1000).rounded() / 1000
-        object["trigger"] = s.trigger.rawValue
-        object["distance_m"] = (s.distanceMeters * 100).rounded() / 100
-        if let v = s.speedKmh { object["speed_kmh"] = (v * 100).rounded() / 100 }
-        if let v = s.cadenceRpm { object["cadence_rpm"] = (v * 10).rounded() / 10 }
-        if let v = s.powerWatts { object["power_w"] = v }
-        if let v = s.heartRateBpm { object["heart_rate_bpm"] = v }
+    /// One sample as a record of `bluetide`'s one JSON schema (docs/json-output.md): `type`
+    /// `sample`, `time` (`monotonic`: ride seconds; `utc`: `startedAt` plus those seconds),
+    /// lowerCamelCase fields with their unit (`speedKilometresPerHour`, `cadenceRPM`,
+    /// `powerWatts`, `heartRateBPM`, `distanceMetres`), `sources` by metric, `target` and
+    /// `workout`. Missing values are left out, never zero.
+    public static func jsonObject(_ s: RideSample, startedAt: Date) -> [String: Any] {
+        var object: [String: Any] = ["type": "sample", "trigger": s.trigger.rawValue]
+        object["time"] = [
+            "monotonic": (s.time * 1_000_000).rounded() / 1_000_000,
+            "utc": TCXWriter.timestamp(startedAt.addingTimeInterval(s.time)),
+        ]
+        object["distanceMetres"] = (s.distanceMeters * 100).rounded() / 100
+        if let v = s.speedKmh { object["speedKilometresPerHour"] = (v * 100).rounded() / 100 }
+        if let v = s.cadenceRpm { object["cadenceRPM"] = (v * 10).rounded() / 10 }
+        if let v = s.powerWatts { object["powerWatts"] = v }
+        if let v = s.heartRateBpm { object["heartRateBPM"] = v }
         if !s.sources.isEmpty { object["sources"] = Dictionary(uniqueKeysWithValues: s.sources.map { ($0.key.rawValue, $0.value) }) }
         if let target = s.target {
             switch target {
-            case let .power(watts): object["target"] = ["power_w": watts]
-            case let .grade(percent): object["target"] = ["grade_percent": percent]
-            case let .resistance(percent): object["target"] = ["resistance_percent": percent]
+            case let .power(watts): object["target"] = ["powerWatts": watts]
+            case let .grade(percent): object["target"] = ["gradePercent": percent]
+            case let .resistance(percent): object["target"] = ["resistancePercent": percent]
             }
         }
         if let w = s.workout {
-            var position: [String: Any] = [:]
-            position["step"] = w.stepIndex + 1
-            position["steps"] = w.stepCount
-            position["progress"] = (w.progress * 1000).rounded() / 1000
-            position["finished"] = w.isFinished
-            object["workout"] = position
+            object["workout"] = [
+                "step": w.stepIndex + 1, "steps": w.stepCount, "progress": (w.progress * 1000).rounded() / 1000, "finished": w.isFinished,
+            ] as [String: Any]
         }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+        return object
+    }
+
+    /// ``jsonObject(_:startedAt:)`` as one line of JSON (sorted keys).
+    public static func json(_ s: RideSample, startedAt: Date) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: jsonObject(s, startedAt: startedAt), options: [.sortedKeys, .withoutEscapingSlashes]) else {
             return "{}"
         }
         return String(decoding: data, as: UTF8.self)

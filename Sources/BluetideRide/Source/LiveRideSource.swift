@@ -108,6 +108,11 @@ public actor LiveRideSource: RideDataSource {
         return stream
     }
 
+    /// The address (with its type) `device` is connected at, when it is one of this source's.
+    public func address(of device: RideDevice) -> BluetoothAddress? {
+        connected.first { $0.device == device }?.connection.address
+    }
+
     /// The role a connected device plays, from the services it serves.
     static func role(of kind: RideDeviceRequest.Kind, services: [BluetoothUUID]) -> RideDeviceRole? {
         switch kind {
