@@ -32,7 +32,7 @@ import Testing
             Issue.record("unexpected \(error)")
         }
         await device.stop()
-        await device.stack.close()
+        await device.close()
         let message = try #require(failure?.message, "record went on after the link was lost: \(collector.lines)")
         #expect(failure?.status == .failure, "status 1: a runtime failure")
         #expect(message.hasPrefix("the link to Bluetide HRM"), "\(message)")
@@ -62,11 +62,11 @@ import Testing
         defer { cut.cancel() }
         do { try await running.value } catch {
             await device.stop()
-            await device.stack.close()
+            await device.close()
             throw error
         }
         await device.stop()
-        await device.stack.close()
+        await device.close()
         #expect(try ValueLogReader.read(path: out).records.count == 4, "\(collector.lines)")
     }
 }
