@@ -138,7 +138,7 @@ let package = Package(
         .target(
             name: "BluetideCommands",
             dependencies: [
-                "BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideBench",
+                "BluetideCore", "BluetideProfiles", "BluetideTransport", "BluetideBench",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
                 "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial", "BluetideRide", "BluetideRideWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
