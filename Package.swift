@@ -75,7 +75,7 @@ let package = Package(
             dependencies: ["BluetideSupport"],
             swiftSettings: strict),
         // The uart app: serial links to HM-10 / Nordic UART devices, on the public API only.
-        .target(name: "BluetideSerial", dependencies: ["BluetideCore", "BluetideProfiles", "Bluetide"], swiftSettings: strict),
+        .target(name: "BluetideSerial", dependencies: ["BluetideCore", "BluetideProfiles", "Bluetide", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(
             name: "BluetideReflex",
             dependencies: ["BluetideCharts", "BluetideProfiles", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
@@ -118,7 +118,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BluetideRing",
-            dependencies: ["BluetideCore", "BluetideProfiles", "Bluetide", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["BluetideCore", "BluetideProfiles", "Bluetide", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(
             name: "BluetideRingWeb",

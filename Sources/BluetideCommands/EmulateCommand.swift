@@ -72,7 +72,7 @@ struct EmulateCommand: AsyncParsableCommand {
 
     func run() async throws {
         if list {
-            for line in listLines() { print(line) }
+            for line in json ? listRecords() : listLines() { print(line) }
             return
         }
         let plan = try makePlan()
@@ -227,6 +227,12 @@ struct EmulateCommand: AsyncParsableCommand {
         return EmulatorCatalog.all.map { descriptor in
             descriptor.name + String(repeating: " ", count: width - descriptor.name.count) + "  " + descriptor.summary
         }
+    }
+
+    /// `--list --json` output: one `model` record per model, `model` (the name `emulate` takes)
+    /// and `summary`.
+    func listRecords() -> [String] {
+        EmulatorCatalog.all.map { JSONOutput.line("model", ["model": .string($0.name), "summary": .string($0.summary)]) }
     }
 
     /// An emulated device's event as a record of the one schema: `connected` (the `peer`),

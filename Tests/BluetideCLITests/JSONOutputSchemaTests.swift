@@ -104,8 +104,7 @@ import Testing
     /// failures are known issues, and the test fails when one starts to conform: then take it
     /// out of the list.
     static let knownNonConforming: Set<String> = [
-        "bench codec", "bench gatt", "bench loopback", "ring pair", "ring battery", "ring info",
-        "ring hr-log", "ring sync", "ring watch", "ring export", "uart", "emulate list",
+        "bench codec", "bench gatt", "bench loopback",
     ]
 
     @Test(.needsPythonModule("jsonschema", install: "pip install -r Interop/requirements.txt"))

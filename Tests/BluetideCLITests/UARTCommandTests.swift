@@ -23,7 +23,7 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         let texts = run.stdout.compactMap { JSONValue(line: $0)?["text"]?.string }.joined()
         #expect(texts == "hello\nworld\n", "\(run.stdout)")
-        #expect(run.stderr.contains { JSONValue(line: $0)?["event"]?.string == "connected" }, "\(run.stderr)")
+        #expect(run.stderr.contains { JSONValue(line: $0)?["type"]?.string == "connected" }, "\(run.stderr)")
     }
 
     @Test func twoDevicesPrefixLinesAndBroadcast() async throws {
@@ -39,9 +39,9 @@ import Testing
         let run = try await BluetideExecutable.run(["uart", "--list", "--json", "--emulate", "hm10@-70,nus@-40,heart-rate@-30", "--scan-time", "1"])
         #expect(run.status == 0, "\(run.stderr)")
         let rows = run.stdout.compactMap { JSONValue(line: $0) }
-        #expect(rows.compactMap { $0["name"]?.string } == ["Bluetide UART", "HMSoft"], "\(run.stdout)")
-        #expect(rows.compactMap { $0["rssi"]?.int } == [-40, -70])
-        #expect(rows.first?["services"]?.array?.first?.string == "Nordic UART")
+        #expect(rows.compactMap { $0["device"]?["name"]?.string } == ["Bluetide UART", "HMSoft"], "\(run.stdout)")
+        #expect(rows.compactMap { $0["device"]?["rssiDbm"]?.int } == [-40, -70])
+        #expect(rows.first?["services"]?.array?.first?["name"]?.string == "Nordic UART")
     }
 
     @Test func errorsSayWhatWasWrong() async throws {

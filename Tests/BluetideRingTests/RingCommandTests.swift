@@ -127,11 +127,11 @@ struct Scratch {
                 try? await Task.sleep(for: .seconds(5))
                 return "end of test"
             }
-            let readings = lines.lines.filter { $0.contains("\"kind\":\"heart_rate\"") }
+            let readings = lines.lines.filter { $0.contains("\"kind\":\"heart-rate\"") }
             #expect(readings.count >= 3, "\(lines.lines)")
             #expect(readings.first?.contains("\"measuring\":true") == true)
             #expect(readings.contains { $0.contains("\"measuring\":false") })
-            #expect(lines.lines.contains { $0.contains("\"kind\":\"battery\"") })
+            #expect(lines.lines.contains { $0.contains("\"type\":\"battery\"") })
         }
     }
 }

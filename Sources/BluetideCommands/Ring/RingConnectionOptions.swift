@@ -53,8 +53,11 @@ struct RingConnectionOptions: ParsableArguments {
         do {
             var (connection, label) = try await session.connect(target, timeout: timeout)
             if device == nil, let remembered { label = remembered.label }
+            let name = device == nil ? remembered?.name : nil
+            let address = connection.address
             do {
-                return RingLink(session: session, ring: try await Ring.open(connection, options: options), label: label)
+                let ring = try await Ring.open(connection, options: options)
+                return RingLink(session: session, ring: ring, label: label, device: JSONOutput.device(address, name: name))
             } catch {
                 await connection.disconnect()
                 throw CommandFailure("\(label): \(error)")
@@ -77,6 +80,8 @@ struct RingLink {
     let session: DeviceSession
     let ring: Ring
     let label: String
+    /// The ring as `--json` records name it: address, address type, and its name when remembered.
+    let device: JSONOutputValue
 
     /// Runs `body` with the ring, then closes the session (stopping measurements) and the link,
     /// also when `body` throws; ring errors become one-line failures.
@@ -105,12 +110,13 @@ extension DeviceSessionOptions {
     }
 }
 
-/// JSON output of Encodable values, one line.
+/// The ring commands' `--json` records (docs/json-output.md): an `Encodable` value's fields plus
+/// `type` and, when there is one, the ring as `device`; field names spelled as the schema wants.
 enum RingJSON {
-    static func line(_ value: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    static func line(_ type: String, device: JSONOutputValue? = nil, _ value: some Encodable) -> String {
+        var fields: [String: JSONOutputValue] = [:]
+        if case let .object(members) = JSONOutputValue.encoding(value) { fields = members }
+        if let device { fields["device"] = device }
+        return JSONOutput.line(type, fields)
     }
 }

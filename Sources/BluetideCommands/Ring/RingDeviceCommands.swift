@@ -18,16 +18,16 @@ struct RingBatteryCommand: AsyncParsableCommand {
         let link = try await connection.open()
         let battery = try await link.use { try await $0.battery() }
         if json {
-            output.emit(RingJSON.line(Battery(levelPercent: Int(battery.levelPercent), charging: battery.isCharging, ring: link.label)))
+            output.emit(RingJSON.line("battery", device: link.device, Battery(levelPercent: Int(battery.levelPercent), charging: battery.isCharging)))
         } else {
             output.emit("\(link.label): battery \(battery.levelPercent) %\(battery.isCharging ? ", charging" : "")")
         }
     }
 
+    /// The `battery` record's fields beside `device`.
     struct Battery: Encodable {
         let levelPercent: Int
         let charging: Bool
-        let ring: String
     }
 }
 
@@ -51,6 +51,11 @@ struct RingInfoCommand: AsyncParsableCommand {
         var heartRateLog: Bool
         var heartRateLogIntervalMinutes: Int
         var features: [String]
+
+        // `ring` (the label) is the human output's; the `ring-info` record names the ring as `device`.
+        enum CodingKeys: String, CodingKey {
+            case firmware, hardware, batteryPercent, charging, heartRateLog, heartRateLogIntervalMinutes, features
+        }
     }
 
     func execute(_ output: CommandOutput) async throws {
@@ -72,7 +77,7 @@ struct RingInfoCommand: AsyncParsableCommand {
                 charging: battery.isCharging, heartRateLog: settings.enabled, heartRateLogIntervalMinutes: Int(settings.intervalMinutes),
                 features: features)
         }
-        if json { output.emit(RingJSON.line(info)); return }
+        if json { output.emit(RingJSON.line("ring-info", device: link.device, info)); return }
         output.emit("ring      \(info.ring)")
         output.emit("firmware  \(info.firmware ?? "unknown")")
         output.emit("hardware  \(info.hardware ?? "unknown")")
@@ -118,7 +123,7 @@ struct RingHeartRateSettingsCommand: AsyncParsableCommand {
         }
         if json {
             struct Out: Encodable { let enabled: Bool; let intervalMinutes: Int }
-            output.emit(RingJSON.line(Out(enabled: settings.enabled, intervalMinutes: Int(settings.intervalMinutes))))
+            output.emit(RingJSON.line("hr-log", device: link.device, Out(enabled: settings.enabled, intervalMinutes: Int(settings.intervalMinutes))))
         } else {
             output.emit("heart-rate log \(settings.enabled ? "on, every \(settings.intervalMinutes) min" : "off")")
         }

@@ -49,7 +49,7 @@ struct RingPairCommand: AsyncParsableCommand {
             throw CommandFailure("no ring found within \(DeviceSession.format(scanTime)) s on \(transportText); is it charged, nearby and not connected to a phone (a ring takes one connection at a time)? Try --scan-time 10")
         }
         if json {
-            for ring in rings { output.emit(RingJSON.line(Found(ring))) }
+            for ring in rings { output.emit(Self.foundLine(ring)) }
         } else if !first, address == nil {
             for (index, ring) in rings.enumerated() { output.emit(Self.row(index + 1, ring, colour: output.isTerminal)) }
         }
@@ -58,7 +58,7 @@ struct RingPairCommand: AsyncParsableCommand {
             address: pick.address, name: pick.name, transport: transportText, emulate: connection.emulate, pairedAt: Date())
         do { try connection.pairing.save(pairing) } catch { throw CommandFailure("\(error)") }
         if json {
-            output.emit(RingJSON.line(pairing))
+            output.emit(RingJSON.line("paired", device: JSONOutput.device(pairing.address, name: pairing.name), Paired(pairing)))
         } else {
             output.emit("paired \(pairing.label) on \(transportText)\(connection.emulate.map { " (emulated: \($0))" } ?? ""); the other ring commands now connect to it")
         }
@@ -73,7 +73,9 @@ struct RingPairCommand: AsyncParsableCommand {
             return hit
         }
         if first || rings.count == 1 { return rings[0] }
-        output.emit("which ring? [1-\(rings.count), Enter = 1]")
+        let question = "which ring? [1-\(rings.count), Enter = 1]"
+        // With --json standard output holds records only: the question goes to standard error.
+        if json { FileHandle.standardError.write(Data((question + "\n").utf8)) } else { output.emit(question) }
         guard let line = input() else {
             throw CommandFailure("\(rings.count) rings found but no answer on standard input: pass --first or --address ADDRESS")
         }
@@ -100,16 +102,25 @@ struct RingPairCommand: AsyncParsableCommand {
         return "\(number)  \(bars)  \(rssi)  \(ring.name ?? "(no name)")  \(ring.address)"
     }
 
-    struct Found: Encodable {
-        let address: String
-        let name: String?
-        let rssi: Int
-        let bars: Int
-        init(_ a: Advertisement) {
-            address = "\(a.address)"
-            name = a.name
-            rssi = a.rssi
-            bars = RingDiscovery.bars(rssi: a.rssi)
+    /// A `ring` record: one ring found, as `device` (with `rssiDbm`), and its signal `bars` (0-4).
+    static func foundLine(_ ring: Advertisement) -> String {
+        var device = JSONOutput.device(ring.address, name: ring.name)
+        if case var .object(fields) = device {
+            fields["rssiDbm"] = .integer(Int64(ring.rssi))
+            device = .object(fields)
+        }
+        return JSONOutput.line("ring", ["device": device, "bars": .integer(Int64(RingDiscovery.bars(rssi: ring.rssi)))])
+    }
+
+    /// The `paired` record's fields beside `device`: where the ring was found and when.
+    struct Paired: Encodable {
+        let transport: String
+        let emulate: String?
+        let pairedAt: String
+        init(_ pairing: RingPairing) {
+            transport = pairing.transport
+            emulate = pairing.emulate
+            pairedAt = RingExport.timeText(pairing.device.lastSeen)
         }
     }
 }

@@ -63,7 +63,7 @@ struct RingSyncCommand: AsyncParsableCommand {
         }
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         if json {
-            output.emit(RingJSON.line(report))
+            output.emit(RingJSON.line("synced", device: link.device, Synced(report: report, database: path)))
             return
         }
         let span = report.days.count == 1 ? report.days[0] : "\(report.days.first ?? "")…\(report.days.last ?? "")"
@@ -71,6 +71,20 @@ struct RingSyncCommand: AsyncParsableCommand {
         if report.skipped > 0 { line += " (\(report.skipped) day-kinds already complete)" }
         if !report.unavailable.isEmpty { line += "; the ring does not provide: \(report.unavailable.joined(separator: ", "))" }
         output.emit(line)
+    }
+
+    /// The `synced` record's fields beside `device`: the report's, and the database written.
+    struct Synced: Encodable {
+        let report: RingSyncReport
+        let database: String
+
+        func encode(to encoder: any Encoder) throws {
+            try report.encode(to: encoder)
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(database, forKey: .database)
+        }
+
+        enum Key: String, CodingKey { case database }
     }
 
     /// `[#########-----------]  12/31  steps 2026-11-20` on standard error.
@@ -140,8 +154,9 @@ struct RingExportCommand: AsyncParsableCommand {
             throw CommandFailure("cannot write into \(out): \(error.localizedDescription); pick another --out folder")
         }
         if json {
-            struct Out: Encodable { let file: String; let rows: Int; let kinds: [String] }
-            output.emit(RingJSON.line(Out(file: file.path, rows: samples.count, kinds: Array(Set(samples.map(\.kind))).sorted())))
+            struct Out: Encodable { let file: String; let format: String; let rows: Int; let kinds: [String] }
+            let kinds = Array(Set(samples.map(\.kind))).sorted()
+            output.emit(RingJSON.line("exported", Out(file: file.path, format: format.rawValue, rows: samples.count, kinds: kinds)))
         } else {
             output.emit("wrote \(samples.count) samples to \(file.path)\(samples.isEmpty ? " (the database has none in that range: run `bluetide ring sync`)" : "")")
         }

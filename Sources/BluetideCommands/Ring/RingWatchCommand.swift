@@ -32,10 +32,11 @@ struct RingWatchCommand: AsyncParsableCommand {
         if let duration, !(duration.isFinite && duration > 0) { throw CommandFailure("--duration \(duration): expected seconds > 0") }
         let type: COLMIRealTimeType = spo2 ? .spo2 : .heartRate
         let link = try await connection.open()
+        let clock = RingWatchClock(device: link.device)
         if !json { output.emit("\(link.label): measuring \(spo2 ? "SpO2" : "heart rate"); Ctrl-C stops") }
         let ring = link.ring
         do {
-            if let battery = try? await ring.battery(), let line = Self.line(.battery(battery), json: json) { output.emit(line) }
+            if let battery = try? await ring.battery(), let line = Self.line(.battery(battery), json: json ? clock : nil) { output.emit(line) }
             try await ring.startMeasurement(type)
         } catch {
             await link.close()
@@ -43,13 +44,13 @@ struct RingWatchCommand: AsyncParsableCommand {
         }
         // Whichever ends first: Ctrl-C / --duration, or the ring's events (the link dropped).
         // Both waits end when cancelled (AsyncStream iteration), so the group always returns.
-        let json = json
+        let jsonClock = json ? clock : nil
         let reason = await withTaskGroup(of: String.self) { group in
             group.addTask { await stop() }
             group.addTask {
                 var sinceContinue = 0
                 for await event in ring.events {
-                    if let line = Self.line(event, json: json) { output.emit(line) }
+                    if let line = Self.line(event, json: jsonClock) { output.emit(line) }
                     guard case .reading = event else { continue }
                     sinceContinue += 1
                     if sinceContinue >= 25 {
@@ -68,26 +69,46 @@ struct RingWatchCommand: AsyncParsableCommand {
         if !json { output.emit("stopped (\(reason)); measurement ended on the ring") }
     }
 
-    static func line(_ event: RingEvent, json: Bool) -> String? {
-        let time = RingExport.timeText(Date())
+    /// The line for `event`: human text, or with `json` (the clock and the ring) a `reading`
+    /// record (`kind` `heart-rate` with `heartRateBPM`, or `spo2` with `spo2Percent`; `measuring`
+    /// while the ring has no value yet, `errorCode` when it reports one) or a `battery` record.
+    static func line(_ event: RingEvent, json: RingWatchClock?) -> String? {
         switch event {
         case let .reading(r):
-            if json {
-                return JSONObjectLine.line([
-                    "time": time, "kind": r.type == .spo2 ? "spo2" : "heart_rate", "value": Int(r.value),
-                    "unit": r.type.unit, "error": Int(r.errorCode), "measuring": r.value == 0 && r.errorCode == 0,
-                ])
+            if let json {
+                let value: [String: JSONOutputValue] = r.type == .spo2
+                    ? ["kind": "spo2", "spo2Percent": .integer(Int64(r.value))]
+                    : ["kind": "heart-rate", "heartRateBPM": .integer(Int64(r.value))]
+                return json.line("reading", value.merging([
+                    "errorCode": .integer(Int64(r.errorCode)), "measuring": .bool(r.value == 0 && r.errorCode == 0),
+                ]) { a, _ in a })
             }
             if let e = r.errorDescription { return "\(r.type): \(e)" }
             return r.value == 0 ? "\(r.type): measuring…" : "\(r.type) \(r.value) \(r.type.unit)"
         case let .battery(b):
-            if json { return JSONObjectLine.line(["time": time, "kind": "battery", "value": Int(b.levelPercent), "unit": "%", "charging": b.isCharging]) }
+            if let json { return json.line("battery", ["levelPercent": .integer(Int64(b.levelPercent)), "charging": .bool(b.isCharging)]) }
             return "battery \(b.levelPercent) %\(b.isCharging ? ", charging" : "")"
         case let .continuousHeartRate(bpm):
-            if json { return JSONObjectLine.line(["time": time, "kind": "heart_rate", "value": Int(bpm), "unit": "bpm"]) }
+            if let json { return json.line("reading", ["kind": "heart-rate", "heartRateBPM": .integer(Int64(bpm)), "measuring": .bool(false)]) }
             return "heart rate \(bpm) bpm"
         case .activity, .notice:
             return nil
         }
+    }
+}
+
+/// What every `ring watch --json` record shares: the ring as `device`, and `time` since the
+/// command started.
+struct RingWatchClock: Sendable {
+    let device: JSONOutputValue
+    let start = ContinuousClock.now
+
+    func line(_ type: String, _ fields: [String: JSONOutputValue]) -> String {
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        var fields = fields
+        fields["device"] = device
+        fields["time"] = JSONOutput.time(monotonic: seconds)
+        return JSONOutput.line(type, fields)
     }
 }

@@ -172,7 +172,7 @@ struct UARTCommand: AsyncParsableCommand {
                     throw CommandFailure("cannot connect to \(label): \(error)")
                 }
             }
-            let watchers = links.map { link in Task { for await event in link.status { reporter.report(event, device: link.name) } } }
+            let watchers = links.map { link in Task { for await event in link.status { reporter.report(event, link: link) } } }
             defer { for watcher in watchers { watcher.cancel() } }
             let runner = UARTRunner(
                 links: links, io: io, reporter: reporter,

@@ -76,29 +76,55 @@ final class UARTConsole: Sendable {
     }
 }
 
-/// Status events as lines on stderr: "HMSoft: link lost: …", or JSON with --json.
+/// Status events as lines on stderr: "HMSoft: link lost: …", or with --json records of
+/// docs/json-output.md (`connected`, `disconnected`, `reconnecting`, `reconnected`, `gave-up`,
+/// `rssi`, `closed`, `message`), each with the `device` and `time`.
 struct UARTStatusReporter: Sendable {
     let io: UARTConsole
     let json: Bool
+    /// When the command started: records' `time.monotonic` counts from here.
+    let start = ContinuousClock.now
 
-    func report(_ event: SerialStatus, device: String) {
+    func report(_ event: SerialStatus, link: SerialLink) {
         if json {
-            var object: [String: Any] = ["event": event.name, "device": device]
-            for (key, value) in event.fields { object[key] = Int(value) ?? value as Any }
-            io.status(JSONObjectLine.line(object))
+            var fields: [String: JSONOutputValue] = ["device": Self.device(link)]
+            switch event {
+            case let .connected(profile, chunkSize):
+                fields["profile"] = .string(profile.kind.rawValue)
+                fields["chunkBytes"] = .integer(Int64(chunkSize))
+            case let .disconnected(reason), let .gaveUp(reason): fields["reason"] = .string(reason)
+            case let .reconnecting(attempt, of):
+                fields["attempt"] = .integer(Int64(attempt))
+                fields["of"] = .integer(Int64(of))
+            case let .rssi(dBm): fields["rssiDbm"] = .integer(Int64(dBm))
+            case .reconnected, .closed: break
+            }
+            io.status(line(event.name, fields))
         } else {
-            io.status("\(device): \(event)")
+            io.status("\(link.name): \(event)")
         }
     }
 
     /// A one-off message (not a link event).
-    func message(_ text: String, device: String? = nil) {
+    func message(_ text: String, link: SerialLink? = nil) {
         if json {
-            var object: [String: Any] = ["event": "message", "text": text]
-            if let device { object["device"] = device }
-            io.status(JSONObjectLine.line(object))
+            var fields: [String: JSONOutputValue] = ["text": .string(text)]
+            if let link { fields["device"] = Self.device(link) }
+            io.status(line("message", fields))
         } else {
-            io.status(device.map { "\($0): \(text)" } ?? text)
+            io.status(link.map { "\($0.name): \(text)" } ?? text)
         }
     }
+
+    /// One record: `fields`, the `type` and the `time`.
+    func line(_ type: String, _ fields: [String: JSONOutputValue]) -> String {
+        let elapsed = ContinuousClock.now - start
+        var fields = fields
+        fields["time"] = JSONOutput.time(
+            monotonic: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return JSONOutput.line(type, fields)
+    }
+
+    /// A link's device as records name it.
+    static func device(_ link: SerialLink) -> JSONOutputValue { JSONOutput.device(link.address, name: link.name) }
 }

@@ -8,14 +8,27 @@ enum UARTDeviceList {
     /// Width of a full-strength bar, characters.
     static let barWidth = 10
 
+    /// The UART services `device` advertises as `services` entries: `uuid` and `name`.
+    static func uartServices(_ device: Advertisement) -> [JSONOutputValue] {
+        let known: [(uuid: BluetoothUUID, name: String)] = [(SerialUUID.hm10Service, "HM-10"), (SerialUUID.nordicUARTService, "Nordic UART")]
+        return known.filter { device.serviceUUIDs.contains($0.uuid) }.map {
+            ["uuid": .string($0.uuid.shortString), "name": .string($0.name)]
+        }
+    }
+
     /// One row per device, in the order given (strongest first from the scanner).
     static func rows(_ devices: [Advertisement], color: Bool, json: Bool) -> [String] {
         devices.enumerated().map { index, device in
             let services = SerialScanner.serviceNames(device)
             if json {
-                return JSONObjectLine.line([
-                    "index": index + 1, "name": device.name.map { $0 as Any } ?? NSNull(), "address": "\(device.address)",
-                    "rssi": device.rssi, "services": services, "color": device.signalColor.hex,
+                var found = JSONOutput.device(device.address, name: device.name)
+                if case var .object(fields) = found {
+                    fields["rssiDbm"] = .integer(Int64(device.rssi))
+                    found = .object(fields)
+                }
+                return JSONOutput.line("uart-device", [
+                    "index": .integer(Int64(index + 1)), "device": found,
+                    "services": .array(Self.uartServices(device)), "color": .string(device.signalColor.hex),
                 ])
             }
             let level = device.signalColor.level

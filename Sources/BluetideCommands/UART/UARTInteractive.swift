@@ -89,13 +89,13 @@ extension UARTRunner {
             reporter.message("hex \(hexEnabled ? "on" : "off")")
         case UInt8(ascii: "r"), UInt8(ascii: "R"):
             for link in links {
-                do { reporter.message("RSSI \(try await link.rssi()) dBm", device: link.name) } catch {
-                    reporter.message("no RSSI: \(error)", device: link.name)
+                do { reporter.message("RSSI \(try await link.rssi()) dBm", link: link) } catch {
+                    reporter.message("no RSSI: \(error)", link: link)
                 }
             }
         case UInt8(ascii: "c"), UInt8(ascii: "C"):
             let link = selectedLink
-            do { try await link.reconnect() } catch { reporter.message("reconnect failed: \(error)", device: link.name) }
+            do { try await link.reconnect() } catch { reporter.message("reconnect failed: \(error)", link: link) }
         case UInt8(ascii: "n"), UInt8(ascii: "N"):
             selectNext()
             reporter.message("input goes to \(selectedLink.name)")

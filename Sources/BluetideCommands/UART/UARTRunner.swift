@@ -35,22 +35,25 @@ final class UARTRunner: Sendable {
         await withTaskGroup(of: Void.self) { group in
             for link in links {
                 group.addTask { [self] in
-                    for await chunk in link.bytes { await show(chunk, from: link.name) }
+                    for await chunk in link.bytes { await show(chunk, from: link) }
                 }
             }
         }
     }
 
-    private func show(_ chunk: [UInt8], from device: String) async {
+    /// Writes a received chunk: formatted text, or with --json a `received` record (`device`,
+    /// `value.hex`, `text` as UTF-8 with invalid bytes replaced, `time`).
+    private func show(_ chunk: [UInt8], from link: SerialLink) async {
         let bytes: [UInt8] = state.withLock { s in
             s.lastReceived = .now
             if json {
-                return Array((JSONObjectLine.line([
-                    "device": device, "hex": chunk.map { String(format: "%02X", $0) }.joined(),
-                    "text": String(decoding: chunk, as: UTF8.self),
-                ]) + "\n").utf8)
+                let record = reporter.line("received", [
+                    "device": UARTStatusReporter.device(link), "value": JSONOutput.value(chunk),
+                    "text": .string(String(decoding: chunk, as: UTF8.self)),
+                ])
+                return Array((record + "\n").utf8)
             }
-            return s.formatter.format(chunk, from: device, at: Date())
+            return s.formatter.format(chunk, from: link.name, at: Date())
         }
         await io.writeData(bytes)
     }
@@ -68,9 +71,9 @@ final class UARTRunner: Sendable {
         for link in targets {
             do { try await link.send(bytes) } catch let error as SerialLinkError {
                 if case .closed = error { open = false }
-                reporter.message("\(error)", device: link.name)
+                reporter.message("\(error)", link: link)
             } catch {
-                reporter.message("\(error)", device: link.name)
+                reporter.message("\(error)", link: link)
             }
         }
         return open
@@ -152,7 +155,7 @@ final class UARTRunner: Sendable {
         } catch { throw CommandFailure("\(error)") }
         defer { port.close(); terminal.close() }
         let link = links[0]
-        reporter.message("serial port ready: \(path) → \(terminal.slavePath)", device: link.name)
+        reporter.message("serial port ready: \(path) → \(terminal.slavePath)", link: link)
         try await bridge(link: link, stop: { port.stop() }) { [self] in
             let fromDevice = Task {
                 for await chunk in link.bytes { try? await port.write(chunk) }
@@ -171,7 +174,7 @@ final class UARTRunner: Sendable {
         do { listener = try TCPListener(host: host, port: number) } catch { throw CommandFailure("\(error)") }
         defer { listener.close() }
         let link = links[0]
-        reporter.message("listening on \(host):\(listener.port)", device: link.name)
+        reporter.message("listening on \(host):\(listener.port)", link: link)
         let client = CurrentClient()
         try await bridge(link: link, stop: { listener.stop(); client.port?.stop() }) { [self] in
             let fromDevice = Task {
@@ -183,11 +186,11 @@ final class UARTRunner: Sendable {
             defer { fromDevice.cancel() }
             while let port = await listener.accept() {
                 client.port = port
-                reporter.message("TCP client connected", device: link.name)
+                reporter.message("TCP client connected", link: link)
                 while let chunk = await port.read() { try await sendPatiently(chunk, to: link) }
                 client.port = nil
                 port.close()
-                reporter.message("TCP client left; waiting for the next", device: link.name)
+                reporter.message("TCP client left; waiting for the next", link: link)
             }
             _ = self
         }

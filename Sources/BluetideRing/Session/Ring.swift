@@ -1,6 +1,7 @@
 import Bluetide
 import BluetideSupport
 import Foundation
+import Logging
 
 /// A session with one COLMI ring over one ``Connection``.
 ///
@@ -16,6 +17,9 @@ import Foundation
 /// the official app does on every connect). ``close()`` stops any real-time measurement it
 /// started, then disconnects.
 public actor Ring {
+    /// Debug logs of the protocol steps (open, each request, retries, close): `bluetide.ring`.
+    static let logger = Logger(label: "bluetide.ring")
+
     /// How patient the session is.
     public struct Options: Sendable {
         /// How long to wait for a complete reply before asking again.
@@ -80,6 +84,8 @@ public actor Ring {
             throw RingError.notARing("\(connection.address) has no service \(COLMIUUID.service)")
         }
         let ring = Ring(connection: connection, options: options)
+        let bigData = services.contains { $0.service.uuid == COLMIUUID.bigDataService }
+        logger.debug("ring \(connection.address): subscribing to notifications\(bigData ? " and big data" : "")")
         try await ring.subscribe(bigData: services.contains { $0.service.uuid == COLMIUUID.bigDataService })
         if options.setsTimeOnOpen { _ = try await ring.setTime() }
         return ring
@@ -231,6 +237,7 @@ public actor Ring {
 
     /// Stops every measurement this session started, ends the event stream and disconnects.
     public func close() async {
+        Self.logger.debug("ring \(connection.address): closing (stopping \(measuring.count) measurement(s))")
         for type in measuring.sorted() { try? await stopMeasurement(COLMIRealTimeType(rawValue: type)) }
         for task in readers { task.cancel() }
         readers.removeAll()
@@ -268,6 +275,7 @@ public actor Ring {
 
     private func write(_ bytes: [UInt8], bigData: Bool, _ name: String) async throws {
         if let linkProblem { throw RingError.linkLost(linkProblem) }
+        Self.logger.debug("ring \(name): request \(bytes.map { String(format: "%02x", $0) }.joined())\(bigData ? " (big data)" : "")")
         do {
             try await connection.write(bytes, to: bigData ? COLMIUUID.bigDataWrite : COLMIUUID.write, withResponse: true)
         } catch {
@@ -285,6 +293,7 @@ public actor Ring {
                     return try await self.attempt(bytes, kind, name, bigData: bigData)
                 } catch let failure as AttemptFailure {
                     problem = failure.problem
+                    Self.logger.debug("ring \(name): attempt \(attempt) of \(attempts) failed: \(problem)")
                     if attempt < attempts { try await Task.sleep(for: self.options.retryPause) }
                 }
             }

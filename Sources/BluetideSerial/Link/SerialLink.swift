@@ -1,4 +1,5 @@
 import Bluetide
+import Logging
 
 /// A serial connection to one BLE UART device (HM-10, Nordic UART, or characteristics named
 /// in ``SerialLinkOptions/profile``), on the public `Bluetide` API.
@@ -114,7 +115,7 @@ public actor SerialLink {
     }
 
     private func start(notifications: AsyncThrowingStream<[UInt8], any Error>) {
-        statusSink.yield(.connected(profile: profile, chunkSize: chunkSize))
+        report(.connected(profile: profile, chunkSize: chunkSize))
         watch(connection, notifications: notifications)
         writer = Task { await self.runWriter() }
         if let interval = options.rssiInterval {
@@ -128,7 +129,13 @@ public actor SerialLink {
         }
     }
 
-    private func report(_ event: SerialStatus) { statusSink.yield(event) }
+    private func report(_ event: SerialStatus) {
+        Self.logger.debug("serial \(name): \(event)")
+        statusSink.yield(event)
+    }
+
+    /// Debug logs of the link's events (connected, lost, reconnecting, gave up): `bluetide.serial`.
+    static let logger = Logger(label: "bluetide.serial")
 
     /// Starts the tasks that follow one connection: its notifications and its events.
     private func watch(_ connection: Connection, notifications: AsyncThrowingStream<[UInt8], any Error>) {
