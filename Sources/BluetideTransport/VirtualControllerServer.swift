@@ -221,9 +221,13 @@ public final class VirtualControllerServer: Sendable {
         let controller = await link.attachController(publicAddress: address)
         events.yield(.hostConnected(controller: number, peer: peer))
         let writer = Task {
-            for await packet in controller.packets {
+            // Everything queued for the host at once, one write and one flush: under load (a busy
+            // cooperative pool) the batches grow instead of each packet waiting for its own turn.
+            for await batch in controller.packetBatches {
+                var bytes: [UInt8] = []
+                for packet in batch { bytes += packet.h4Bytes }
                 // Writes submitted from one task keep their order on the channel.
-                channel.writeAndFlush(channel.allocator.buffer(bytes: packet.h4Bytes), promise: nil)
+                channel.writeAndFlush(channel.allocator.buffer(bytes: bytes), promise: nil)
             }
         }
         var reason = "host closed the connection"
