@@ -33,8 +33,11 @@ import Testing
     static func connectedPair(_ server: VirtualControllerServer) async throws
         -> (peripheral: HostStack, central: HostStack, link: HostConnection, peer: HostConnection)
     {
-        let peripheral = try await host(server, 0, address: peripheralAddress, services: [TestService.definition])
-        let central = try await host(server, 1, address: centralAddress)
+        // Both hosts initialise at once (independent controllers): under the parallel suite every
+        // HCI round trip waits its turn on the cooperative pool, so one after the other doubles it.
+        async let startedPeripheral = host(server, 0, address: peripheralAddress, services: [TestService.definition])
+        async let startedCentral = host(server, 1, address: centralAddress)
+        let (peripheral, central) = try await (startedPeripheral, startedCentral)
         try await peripheral.startAdvertising(AdvertisingData([.completeLocalName("Bluetide TCP")]), intervalMilliseconds: 20)
         let link = try await central.connect(to: peripheralAddress, timeout: 5)
         var incoming = peripheral.incomingConnections.makeAsyncIterator()

@@ -14,7 +14,8 @@ enum RawSocket {
     /// A connected socket to `127.0.0.1:port`; `blocking: false` returns at once (connection in
     /// progress), for floods.
     static func connect(port: Int, blocking: Bool = true) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec: child tools started by tests running alongside must not inherit (and hold open) these.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket(): errno \(errno)") }
         if !blocking { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
         var address = sockaddr_in()
