@@ -148,7 +148,10 @@ let package = Package(
         .testTarget(name: "BluetideRecordingTests", dependencies: ["BluetideRecording", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideEmulatorsTests", dependencies: ["BluetideEmulators", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideGPIOTests", dependencies: ["BluetideGPIO", "BluetideSupport", "BluetideCore"], swiftSettings: strict),
-        .testTarget(name: "BluetideSecurityTests", dependencies: ["BluetideHost", "BluetideCore"], exclude: ["Bumble"], swiftSettings: strict),
+        .testTarget(
+            name: "BluetideSecurityTests",
+            dependencies: ["BluetideHost", "BluetideCore", "BluetideTransport", "BluetideTestSupport", "BluetideSupport"],
+            exclude: ["Bumble"], swiftSettings: strict),
         .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual", "BluetideCore", "BluetideHCI", "BluetideSupport", "BluetideTransport"], swiftSettings: strict),
         .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport", "BluetideHCI", "BluetideVirtual", "BluetideCore"], swiftSettings: strict),

@@ -334,7 +334,9 @@ import Testing
     // MARK: Security seam
 
     @Test func pairingIsRefusedAndLongTermKeyRequestsGetANegativeReply() {
-        var h = Harness()
+        // A host configured not to pair (the default pairs: see the next test).
+        var h = Harness(configuration: HostConfiguration(
+            randomAddress: .randomStatic(0x1111_2222_3333), security: SecurityPolicy(pairing: .notPairable)))
         h.incomingLink()
         var out = h.receive(.acl(
             handle: 0x40, boundary: .firstFlushable, broadcast: 0,
@@ -348,6 +350,41 @@ import Testing
             return
         }
         #expect(handle == 0x40 && !encrypted && status == HCIStatus(rawValue: 0x06))
+    }
+
+    /// By default the security component pairs: a Pairing Request gets a Pairing Response.
+    @Test func pairingRequestIsAnsweredWithAPairingResponse() {
+        var h = Harness()
+        h.incomingLink()
+        let out = h.receive(.acl(
+            handle: 0x40, boundary: .firstFlushable, broadcast: 0,
+            data: Self.l2cap(6, [0x01, 0x03, 0x00, 0x09, 0x10, 0x07, 0x07])))
+        // NoInputNoOutput, no OOB, Bonding | SC, 16; of the central we ask all three keys, of
+        // the three asked of us we send EncKey and SignKey (IdKey needs an identity we lack).
+        #expect(Self.acl(out) == [Self.l2cap(6, [0x02, 0x03, 0x00, 0x09, 0x10, 0x07, 0x05])])
+        #expect(h.core.nextDeadline == .seconds(30))
+    }
+
+    /// A central that stops answering mid-pairing: the SMP timer (30 s on the core's time) ends
+    /// pairing, and the pair request waiting on it fails with the timeout.
+    @Test func silentPeerMidPairingTimesOut() {
+        var h = Harness()
+        h.incomingLink()
+        let request = h.id()
+        var out = h.feed(.pair(request, handle: 0x40, force: false))
+        // As peripheral: a Security Request with Bonding | SC (no IO, so no MITM).
+        #expect(Self.acl(out) == [Self.l2cap(6, [0x0B, 0x09])])
+        #expect(h.core.nextDeadline == .seconds(30))
+        out = h.tick(at: 29.9)
+        #expect(Self.finished(out).isEmpty)
+        out = h.tick(at: 30)
+        guard case .failure(let error)? = Self.finished(out).first?.1 else {
+            Issue.record("expected the pair request to fail, got \(out.events)")
+            return
+        }
+        #expect(error as? SMPPairingError == .timeout)
+        #expect(out.events.contains { if case .security(.pairingFailed(handle: 0x40, .timeout)) = $0 { true } else { false } })
+        #expect(h.core.nextDeadline == nil)
     }
 
     // MARK: Stop

@@ -146,15 +146,16 @@ import Testing
         }
         var ignored = HostSecurity.Actions()
         var central = L2CAPRouter(role: .central)
-        var centralSecurity = HostSecurity()
-        centralSecurity.linkOpened(0x40, role: .central, now: 0, into: &ignored)
+        // A host that does not pair (by default the security component pairs).
+        var centralSecurity = HostSecurity(policy: SecurityPolicy(pairing: .notPairable))
+        centralSecurity.linkOpened(0x40, role: .central, peer: BluetoothAddress(value: 0xB1), now: 0, into: &ignored)
         // Pairing Request: IO caps 03, no OOB, bonding, key size 16, keys 07/07.
         #expect(replies(&central, &centralSecurity, gattHex("07 00 06 00 01 03 00 01 10 07 07")).map(\.bytes) == [gattHex("02 00 06 00 05 05")])
         // Security Request from the peripheral: the central answers Pairing Failed too.
         #expect(replies(&central, &centralSecurity, gattHex("02 00 06 00 0B 01")).map(\.bytes) == [gattHex("02 00 06 00 05 05")])
         var peripheral = L2CAPRouter(role: .peripheral)
-        var peripheralSecurity = HostSecurity()
-        peripheralSecurity.linkOpened(0x40, role: .peripheral, now: 0, into: &ignored)
+        var peripheralSecurity = HostSecurity(policy: SecurityPolicy(pairing: .notPairable))
+        peripheralSecurity.linkOpened(0x40, role: .peripheral, peer: BluetoothAddress(value: 0xC1), now: 0, into: &ignored)
         #expect(replies(&peripheral, &peripheralSecurity, gattHex("07 00 06 00 01 03 00 01 10 07 07")).map(\.bytes) == [gattHex("02 00 06 00 05 05")])
         #expect(replies(&peripheral, &peripheralSecurity, gattHex("02 00 06 00 0B 01")).isEmpty)
         #expect(replies(&peripheral, &peripheralSecurity, gattHex("00 00 06 00")).isEmpty)

@@ -140,8 +140,10 @@ import Testing
 
     @Test func unknownAndMalformedCommands() {
         var peripheral = SMPPairing(role: .peripheral, localAddress: PairingHarness.peripheralAddress, peerAddress: PairingHarness.centralAddress)
-        #expect(peripheral.receive([0x20, 0x00], now: .zero) == [.send(.pairingFailed(.commandNotSupported))])
-        #expect(peripheral.receive([], now: .zero) == [.send(.pairingFailed(.commandNotSupported))])
+        // Reserved codes are ignored (Core Vol 3 Part H 3.3).
+        #expect(peripheral.receive([0x20, 0x00], now: .zero) == [])
+        #expect(peripheral.receive([0x0F], now: .zero) == [])
+        #expect(peripheral.receive([], now: .zero) == [])
         #expect(peripheral.receive([0x01, 0x03, 0x00], now: .zero) == [.send(.pairingFailed(.invalidParameters))])
         #expect(!peripheral.isPairing)
     }
@@ -216,5 +218,18 @@ import Testing
         #expect(central.receive([0x0B, 0x0D], now: .zero) == [.securityRequested([.bonding, .mitm, .secureConnections])])
         _ = central.pair(now: .zero)
         #expect(central.receive([0x0B, 0x0D], now: .zero) == [])  // already pairing
+    }
+
+    @Test func notPairableRefusesWith0x05AndIgnoresTheRest() {
+        var peripheral = SMPPairing(role: .peripheral, localAddress: PairingHarness.peripheralAddress, peerAddress: PairingHarness.centralAddress,
+                                    configuration: .notPairable)
+        #expect(peripheral.receive([0x01, 0x03, 0x00, 0x01, 0x10, 0x07, 0x07], now: .zero) == [.send(.pairingFailed(.pairingNotSupported))])
+        #expect(peripheral.receive([0x05, 0x05], now: .zero) == [])
+        #expect(peripheral.pair(now: .zero) == [.failed(.localFailure(.pairingNotSupported))])
+        var central = SMPPairing(role: .central, localAddress: PairingHarness.centralAddress, peerAddress: PairingHarness.peripheralAddress,
+                                 configuration: .notPairable)
+        #expect(central.receive([0x0B, 0x01], now: .zero) == [.send(.pairingFailed(.pairingNotSupported))])
+        #expect(central.receive([0x01, 0x03, 0x00, 0x01, 0x10, 0x07, 0x07], now: .zero) == [.send(.pairingFailed(.pairingNotSupported))])
+        #expect(!central.isPairing && central.deadline == nil)
     }
 }

@@ -18,11 +18,16 @@ public struct HostConfiguration: Sendable {
     public var attTransactionTimeout: Double
     /// Our ATT MTU (the largest the peer may use towards us), 23…517.
     public var localMTU: Int
+    /// How this host pairs and when it encrypts on its own (IO capability, bonding, MITM, ...).
+    public var security: SecurityPolicy
+    /// The bond file (JSON, mode 0600): loaded at start, rewritten after each new bond. Nil
+    /// keeps bonds in memory only.
+    public var bondFile: String?
 
     public init(
         randomAddress: BluetoothAddress? = nil, deviceName: String = "Bluetide", appearance: UInt16 = 0,
         services: [GATTServiceDefinition] = [], commandTimeout: Double = 10, attTransactionTimeout: Double = 30,
-        localMTU: Int = 517
+        localMTU: Int = 517, security: SecurityPolicy = SecurityPolicy(), bondFile: String? = nil
     ) {
         self.randomAddress = randomAddress
         self.deviceName = deviceName
@@ -31,6 +36,8 @@ public struct HostConfiguration: Sendable {
         self.commandTimeout = commandTimeout
         self.attTransactionTimeout = attTransactionTimeout
         self.localMTU = min(max(localMTU, 23), 517)
+        self.security = security
+        self.bondFile = bondFile
     }
 
     /// The address type the controller uses for us: random when a random address is configured.

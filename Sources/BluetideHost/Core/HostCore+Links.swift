@@ -118,7 +118,7 @@ extension HostCore {
         links[info.handle] = HostLink(info: info, router: L2CAPRouter(role: info.role), bearer: bearer)
         server.connect(info.handle)
         var actions = HostSecurity.Actions()
-        security.linkOpened(info.handle, role: info.role, now: t, into: &actions)
+        security.linkOpened(info.handle, role: info.role, peer: info.peer, now: t, into: &actions)
         apply(actions, now: t, into: &outputs)
     }
 
@@ -140,7 +140,9 @@ extension HostCore {
         }
         for waiter in flowWaiters.removeValue(forKey: handle) ?? [] { finish(waiter.request, .failure(error), into: &outputs) }
         releaseFlowWaiters(into: &outputs)
-        security.linkClosed(handle)
+        var actions = HostSecurity.Actions()
+        security.linkClosed(handle, error: error, into: &actions)
+        apply(actions, now: 0, into: &outputs)
     }
 
     // MARK: - L2CAP and ATT

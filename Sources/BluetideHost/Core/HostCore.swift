@@ -34,7 +34,7 @@ public struct HostCore: Sendable {
     var scanners: Set<Int> = []
     var scanning = false
     /// Per-link security: where SMP, Encryption Change, Key Refresh and LTK Requests go.
-    public internal(set) var security = HostSecurity()
+    public internal(set) var security: HostSecurity
     /// Set once stopped: every later request fails with it.
     public private(set) var stopped: HostError?
 
@@ -51,6 +51,9 @@ public struct HostCore: Sendable {
             deviceName: configuration.deviceName, appearance: configuration.appearance, services: configuration.services)
         server.localMTU = configuration.localMTU
         self.server = server
+        var security = HostSecurity(policy: configuration.security)
+        security.localAddress = configuration.randomAddress ?? BluetoothAddress(value: 0, type: .public)
+        self.security = security
     }
 
     // MARK: - The one entry point
@@ -87,6 +90,8 @@ public struct HostCore: Sendable {
             startAdvertising(request, data: data, scanResponse: scanResponse, intervalUnits: units, now: t, into: &outputs)
         case let .stopAdvertising(request):
             startProcedure(request, [CommandStep(LESetAdvertisingEnable(enable: false))], scanner: nil, now: t, into: &outputs)
+        case .pair, .answerPairing, .removeBond:
+            handleSecurity(input, now: t, into: &outputs)
         case let .stop(error):
             stop(error, into: &outputs)
         }
@@ -179,9 +184,9 @@ extension HostInput {
         switch self {
         case let .command(id, _, _, _), let .attRequest(id, _, _), let .waitForBuffers(id, _), let .connect(id, _, _, _),
              let .disconnect(id, _, _, _), let .startScan(id, _, _), let .startAdvertising(id, _, _, _),
-             let .stopAdvertising(id):
+             let .stopAdvertising(id), let .pair(id, _, _):
             id
-        case .received, .tick, .configureBuffers, .stopScan, .stop: nil
+        case .received, .tick, .configureBuffers, .stopScan, .stop, .answerPairing, .removeBond: nil
         }
     }
 }

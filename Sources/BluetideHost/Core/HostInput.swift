@@ -44,6 +44,14 @@ public enum HostInput: Sendable {
     case startAdvertising(HostRequestID, data: [UInt8], scanResponse: [UInt8], intervalUnits: UInt16)
     /// Stop advertising; answered with ``HostReply/done``.
     case stopAdvertising(HostRequestID)
+    /// Secure a link: pair, or (as central, unless `force`) encrypt with the stored bond; as
+    /// peripheral, ask the central with a Security Request. Answered with
+    /// ``HostReply/secured(_:)`` or fails with an ``SMPPairingError``.
+    case pair(HostRequestID, handle: UInt16, force: Bool)
+    /// The user's answer to a pairing prompt on a link.
+    case answerPairing(handle: UInt16, PairingAnswer)
+    /// Forget the bond with a device (identity or resolvable private address).
+    case removeBond(BluetoothAddress)
     /// The transport is gone or the application closed the host: every request fails with it.
     case stop(HostError)
 }
@@ -60,6 +68,8 @@ public enum HostReply: Sendable {
     case link(HostLinkInfo)
     /// The reason a link closed with.
     case disconnected(HCIStatus)
+    /// The security level a link has after pairing or encrypting with a bond.
+    case secured(SMPSecurityLevel)
 }
 
 /// A link as the core knows it.
@@ -94,6 +104,8 @@ public enum HostEvent: Sendable {
     /// A link's encryption changed (Encryption Change or Key Refresh); `status` non-zero when
     /// the controller could not encrypt.
     case encryptionChanged(handle: UInt16, encrypted: Bool, status: HCIStatus)
+    /// Pairing prompts and outcomes, security levels, changed bonds (to be saved).
+    case security(HostSecurityEvent)
 }
 
 /// What one round of the core produced: packets for the controller (write them with one

@@ -75,6 +75,7 @@ public struct SMPPairing: Sendable {
     public mutating func pair(now: Duration) -> [SMPOutput] {
         if phase == .timedOut { return [.failed(.timeout)] }
         guard phase == .idle else { return [] }
+        guard configuration.pairable else { return [.failed(.localFailure(.pairingNotSupported))] }
         guard attempts.allows(at: now) else { return [.failed(.localFailure(.repeatedAttempts))] }
         var out: [SMPOutput] = []
         switch role {
@@ -94,12 +95,18 @@ public struct SMPPairing: Sendable {
     public mutating func receive(_ bytes: [UInt8], now: Duration) -> [SMPOutput] {
         var out: [SMPOutput] = []
         if phase == .timedOut { return out }
+        // A reserved code is ignored (Core Vol 3 Part H 3.3); a known one with a bad length or
+        // value fails pairing with Invalid Parameters.
+        guard bytes.first.flatMap(SMPCode.init(rawValue:)) != nil else { return out }
         let pdu: SMPPDU
         do {
             pdu = try SMPPDU(bytes: bytes)
         } catch {
-            let known = bytes.first.flatMap(SMPCode.init(rawValue:)) != nil
-            fail(known ? .invalidParameters : .commandNotSupported, now: now, into: &out)
+            fail(.invalidParameters, now: now, into: &out)
+            return out
+        }
+        if !configuration.pairable {
+            refuse(pdu, into: &out)
             return out
         }
         if isPairing { restartTimer(now) }
@@ -178,6 +185,17 @@ public struct SMPPairing: Sendable {
     }
 
     // MARK: Shared steps
+
+    /// A device that does not pair answers Pairing Request (in either role) and, as central,
+    /// Security Request with Pairing Failed 0x05, and ignores the rest.
+    private func refuse(_ pdu: SMPPDU, into out: inout [SMPOutput]) {
+        switch pdu {
+        case .pairingRequest, .securityRequest where role == .central:
+            out.append(.send(.pairingFailed(.pairingNotSupported)))
+        default:
+            break
+        }
+    }
 
     /// Our features for a Pairing Request or Response.
     func localFeatures(initiatorKeys: SMPKeyDistribution, responderKeys: SMPKeyDistribution) -> SMPPairingFeatures {

@@ -251,13 +251,15 @@ public struct SMPConfiguration: Sendable, Hashable {
     public var timeout: Duration
     /// Use the published debug key pair (lets a sniffer decrypt; for debugging one's own links).
     public var usesDebugKeys: Bool
+    /// False: refuse every pairing with Pairing Failed 0x05 "Pairing Not Supported".
+    public var pairable: Bool
 
     public init(
         ioCapability: SMPIOCapability = .noInputNoOutput, bonding: Bool = true, requiresMITM: Bool = false,
         secureConnections: Bool = true, secureConnectionsOnly: Bool = false, maximumKeySize: UInt8 = 16,
         minimumKeySize: UInt8 = 7, keysToDistribute: SMPKeyDistribution = [.encryptionKey, .identityKey, .signingKey],
         keysToRequest: SMPKeyDistribution = [.encryptionKey, .identityKey, .signingKey], identity: SMPIdentity? = nil,
-        timeout: Duration = .seconds(30), usesDebugKeys: Bool = false
+        timeout: Duration = .seconds(30), usesDebugKeys: Bool = false, pairable: Bool = true
     ) {
         self.ioCapability = ioCapability
         self.bonding = bonding
@@ -271,7 +273,12 @@ public struct SMPConfiguration: Sendable, Hashable {
         self.identity = identity
         self.timeout = timeout
         self.usesDebugKeys = usesDebugKeys
+        self.pairable = pairable
     }
+
+    /// A device that does not pair: every Pairing Request (and, as central, Security Request) is
+    /// answered with Pairing Failed 0x05.
+    public static let notPairable = SMPConfiguration(pairable: false)
 
     /// The AuthReq this device sends: bonding as configured, MITM whenever its IO can take part
     /// in an authenticated method (as phones do), SC when offered.

@@ -65,6 +65,10 @@ public actor HostStack {
     private var serverEventContinuation: AsyncStream<ServerEvent>.Continuation
     /// Writes and subscription changes made by remote clients to the local GATT server.
     public nonisolated let serverEvents: AsyncStream<ServerEvent>
+    private var securityContinuation: AsyncStream<HostSecurityEvent>.Continuation
+    /// Pairing prompts (answer with ``answerPairing(_:on:)``), pairing outcomes, security level
+    /// changes and changed bonds, in order.
+    public nonisolated let securityEvents: AsyncStream<HostSecurityEvent>
     /// Each round's packets, in order, for the one writer task.
     private let outbox: AsyncStream<[HCIPacket]>.Continuation
     private let outboxStream: AsyncStream<[HCIPacket]>
@@ -108,6 +112,7 @@ public actor HostStack {
         self.maximumStep = maximumStep
         (incomingConnections, incomingContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         (serverEvents, serverEventContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        (securityEvents, securityContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(256))
         (outboxStream, outbox) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -171,6 +176,9 @@ public actor HostStack {
             for scanner in scanners.values { scanner.yield(report) }
         case .encryptionChanged:
             break
+        case let .security(securityEvent):
+            if case let .bondsChanged(store) = securityEvent { saveBonds(store) }
+            securityContinuation.yield(securityEvent)
         }
     }
 
@@ -218,6 +226,7 @@ public actor HostStack {
     /// addresses, buffer sizes, event masks, our random address; advertising and scanning off.
     public func start() async throws {
         guard case .idle = state else { throw HostError.notRunning }
+        if let path = configuration.bondFile { core.security.loadBonds(try BondFile(path: path).load()) }
         state = .running
         _ = now()
         let batches = transport.packetBatches
@@ -257,6 +266,7 @@ public actor HostStack {
         _ = try await run(HCIReset())
         let version = try await run(HCIReadLocalVersionInformation())
         let publicAddress = try await run(HCIReadBDADDR()).address
+        if configuration.randomAddress == nil { core.security.localAddress = publicAddress }
         _ = try await run(HCISetEventMask(mask: 0x3FFF_FFFF_FFFF_FFFF))
         // LE events: connection complete, advertising report, connection update, remote
         // features, LTK request, data length change, PHY update, extended advertising report.
@@ -328,10 +338,56 @@ public actor HostStack {
         scanners.removeAll()
         incomingContinuation.finish()
         serverEventContinuation.finish()
+        securityContinuation.finish()
         outbox.finish()
         timer?.cancel()
         timer = nil
         for task in tasks { task.cancel() }
+    }
+
+    // MARK: - Security
+
+    /// Secures a link and returns its security level: as central, encrypts with the stored
+    /// bond (unless `force`) or pairs; as peripheral, asks the central with a Security Request.
+    /// Prompts arrive on ``securityEvents``. Throws ``SMPPairingError`` when pairing fails (its
+    /// 30 s SMP timeout bounds the wait) or ``HostError`` when the link closes first.
+    public func pair(_ handle: UInt16, force: Bool = false) async throws -> SMPSecurityLevel {
+        guard case let .secured(level) = try await request({ .pair($0, handle: handle, force: force) }) else {
+            throw HostError.malformed("unexpected reply to a pair request")
+        }
+        return level
+    }
+
+    /// The user's answer to a pairing prompt of ``securityEvents``.
+    public func answerPairing(_ answer: PairingAnswer, on handle: UInt16) {
+        guard runningError == nil else { return }
+        feed(.answerPairing(handle: handle, answer))
+    }
+
+    /// A link's security level (``SMPSecurityLevel/none`` when not encrypted or not open).
+    public func securityLevel(of handle: UInt16) -> SMPSecurityLevel {
+        core.security.manager.securityLevel(handle: handle & 0x0FFF)
+    }
+
+    /// The bonded devices.
+    public var bonds: [Bond] { core.security.manager.bonds.bonds }
+
+    /// Forgets the bond with `address` (and rewrites the bond file); false when there was none.
+    @discardableResult
+    public func removeBond(_ address: BluetoothAddress) -> Bool {
+        let before = bonds.count
+        feed(.removeBond(address))
+        return bonds.count < before
+    }
+
+    /// Writes the bonds to the bond file, if one is configured; a failure is logged.
+    private func saveBonds(_ store: BondStore) {
+        guard let path = configuration.bondFile else { return }
+        do {
+            try BondFile(path: path).save(store)
+        } catch {
+            HostLog.hci.error("could not save the bonds", metadata: ["error": "\(error)"])
+        }
     }
 
     private var runningError: HostError? {

@@ -113,6 +113,15 @@ def parse_address(text: str) -> hci.Address:
     return hci.Address(upper.split("/")[0], kind)
 
 
+def keys_authenticated(keys) -> bool:
+    """Whether the LTK came from an authenticated (MITM-protected) method."""
+    for name in ("ltk", "ltk_central", "ltk_peripheral"):
+        value = getattr(keys, name, None)
+        if value is not None:
+            return bool(value.authenticated)
+    return False
+
+
 def keys_summary(keys) -> dict:
     summary = {}
     for name in ("ltk", "ltk_central", "ltk_peripheral", "irk", "csrk"):
@@ -177,7 +186,7 @@ async def run(arguments: argparse.Namespace) -> int:
 
         def on_connection(connection) -> None:
             emit_event("connected", peer=address_text(connection.peer_address), handle=connection.handle)
-            connection.on("pairing", lambda keys: emit_event("pairing", keys=keys_summary(keys), authenticated=connection.authenticated))
+            connection.on("pairing", lambda keys: emit_event("pairing", keys=keys_summary(keys), authenticated=keys_authenticated(keys)))
             connection.on("pairing_failure", lambda reason: emit_event("pairing failed", reason=int(reason)))
             connection.on("connection_encryption_change", lambda *args: emit_event(
                 "encryption", encrypted=bool(connection.encryption), authenticated=connection.authenticated))
