@@ -3,6 +3,7 @@ import Bluetide
 import BluetideCore
 import BluetideRecording
 import Foundation
+import Synchronization
 
 /// `bluetide record DEVICE [CHARACTERISTIC…] --out FILE.jsonl`: a value log of a live device.
 struct RecordCommand: AsyncParsableCommand {
@@ -51,6 +52,9 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Wheel circumference, metres (CSC and Cycling Power speed and distance).")
     var circumference: Double = 2.105
 
+    @Flag(name: .long, help: "Re-establish a lost link (with back-off) and go on recording; without it, a lost link ends record with status 1.")
+    var reconnect = false
+
     func run() async throws {
         try await execute(CommandOutput.standardOutput(), stopOnSignals: true)
     }
@@ -69,7 +73,7 @@ struct RecordCommand: AsyncParsableCommand {
         let session = try await DeviceSession.open(session, snoop: snoop)
         var subscriptions: [Task<Void, Never>] = []
         do {
-            let (connection, label) = try await session.connect(device, timeout: timeout)
+            let (connection, label) = try await session.connect(device, timeout: timeout, policy: reconnect ? .resilient : .default)
             let (address, name) = (connection.address, label)
             let services = try await connection.services()
             var chosen: [(GATTServiceRange, GATTCharacteristic)] = []
@@ -98,6 +102,8 @@ struct RecordCommand: AsyncParsableCommand {
             }
             let recorder = ValueRecorder(writer: writer)
             let (arrivals, sink) = AsyncStream<Arrival>.makeStream(bufferingPolicy: .unbounded)
+            // Why the notifications stopped coming when it was not us who stopped them (the link was lost).
+            let lost = LostLink()
             for (service, characteristic) in chosen {
                 let values: AsyncThrowingStream<[UInt8], any Error>
                 do { values = try await connection.notifications(of: characteristic.uuid) } catch {
@@ -105,12 +111,17 @@ struct RecordCommand: AsyncParsableCommand {
                 }
                 let operation: ValueOperation = characteristic.properties.contains(.notify) ? .notify : .indicate
                 subscriptions.append(Task {
+                    var reason = "the device stopped sending"
                     do {
                         for try await bytes in values {
                             sink.yield(Arrival(service: service.uuid, characteristic: characteristic.uuid, operation: operation, bytes: bytes))
                         }
                     } catch {
-                        output.emit("\(CharacteristicLookup.describe(characteristic.uuid)): notifications ended: \(error)")
+                        reason = "\(error)"
+                    }
+                    if !Task.isCancelled {
+                        lost.reason.withLock { $0 = $0 ?? reason }
+                        sink.finish()
                     }
                 })
             }
@@ -147,6 +158,11 @@ struct RecordCommand: AsyncParsableCommand {
             }
             for task in subscriptions { task.cancel() }
             do { try writer.close() } catch { throw CommandFailure("cannot finish \(out): \(error)") }
+            if let reason = lost.reason.withLock({ $0 }), count.map({ written < $0 }) ?? true {
+                throw CommandFailure("the link to \(label) was lost after \(written) value\(written == 1 ? "" : "s") (\(reason)); "
+                    + "they are saved in \(out). Check that the device is on and in range, then run record again (--reconnect rides out short drops)",
+                    isLinkLoss: true)
+            }
             output.emit(json ? JSONOutput.line("stopped", ["records": .integer(Int64(written)), "out": .string(out)])
                         : "recorded \(written) value\(written == 1 ? "" : "s") to \(out)\(snoop.map { " (HCI capture: \($0))" } ?? "")")
         } catch {
@@ -156,4 +172,9 @@ struct RecordCommand: AsyncParsableCommand {
         }
         await session.close()
     }
+}
+
+/// Why a recording's notifications stopped, set by whichever subscription saw it first.
+private final class LostLink: Sendable {
+    let reason = Mutex<String?>(nil)
 }

@@ -70,7 +70,7 @@ enum CoachCLI {
     static func targets(_ text: String) throws -> [UInt8] {
         try items(text, "--targets").enumerated().map { index, item in
             guard let value = UInt8(item), value <= PunchSequence.maxTarget else {
-                throw CommandFailure("--targets: step \(index): \"\(item)\" is not a target 0...5")
+                throw CommandFailure("--targets: step \(index + 1): \"\(item)\" is not a target 0...5")
             }
             return value
         }
@@ -80,7 +80,7 @@ enum CoachCLI {
     static func times(_ text: String, steps: Int) throws -> [UInt16] {
         let values = try items(text, "--times").enumerated().map { index, item in
             guard let value = UInt16(item), PunchTimeSequence.timeRange.contains(value) else {
-                throw CommandFailure("--times: step \(index): \"\(item)\" is not a time in 1...60000 ms")
+                throw CommandFailure("--times: step \(index + 1): \"\(item)\" is not a time in 1...60000 ms")
             }
             return value
         }
@@ -97,8 +97,12 @@ enum CoachCLI {
         return items
     }
 
-    /// `value` with `digits` decimals.
-    static func fixed(_ value: Double, digits: Int) -> String { String(format: "%.\(digits)f", value) }
+    /// `value` with `digits` decimals, rounded half away from zero like the dashboard, its charts
+    /// and the CSV (62.5 % is 63 % everywhere).
+    static func fixed(_ value: Double, digits: Int) -> String {
+        let scale = Foundation.pow(10, Double(max(0, digits)))
+        return String(format: "%.\(max(0, digits))f", (value * scale).rounded(.toNearestOrAwayFromZero) / scale)
+    }
 
     static func milliseconds(_ value: Double?) -> String {
         value.map { CoachCLI.fixed($0, digits: 0) + " ms" } ?? "-"

@@ -148,6 +148,9 @@ struct ReplayCommand: AsyncParsableCommand {
             await bluetooth.close()
             throw CommandFailure("could not start the replay device on \(spec): \(error)")
         }
+        // Signals are caught from before the line that says the device is up, so one sent right after it is not lost.
+        let stop = StopSignal.install()
+        let stopped = Task { await stop.wait() }
         let printer = LinePrinter()
         printer.emit(json
             ? JSONOutput.line("started", [
@@ -167,9 +170,10 @@ struct ReplayCommand: AsyncParsableCommand {
         let finished = Task { await watcher.value }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await finished.value }
-            group.addTask { await StopSignal.install().wait() }
+            group.addTask { _ = await stopped.value }
             _ = await group.next()
             group.cancelAll()
+            watcher.cancel()  // else `finished` waits for a stream only stop() ends, and the first signal is lost
         }
         await peripheral.close()
     }

@@ -88,7 +88,13 @@ public enum CoachEvent: Sendable, CustomStringConvertible {
         case let .sequencesWritten(steps): return "sequences written (\(steps) steps)"
         case let .sessionStarted(id): return "session \(id) started"
         case let .status(status): return "trainer: \(status.summary)"
-        case let .step(response, _): return response.summary
+        case let .step(response, stored):
+            // Steps from 1, times in ms, and a miss says "miss" (the time the trainer reports
+            // for a miss is only when it gave up), as on the dashboard.
+            let colour = TargetPalette.colour(of: response.target).map { " (\($0.name))" } ?? ""
+            let result = response.hit ? "hit \(response.reactionTimeMilliseconds) ms" : "miss"
+            return "step \(stored.stepIndex + 1) target \(response.target)\(colour): \(result)"
+                + (response.wrongTargetFirst ? ", wrong target first" : "")
         case let .undecodable(bytes, error): return "skipped undecodable response \(bytes.hexString): \(error)"
         case let .link(event): return "link: \(event)"
         case let .ended(outcome):

@@ -38,4 +38,30 @@ import Testing
         let history = try await BluetideExecutable.run(["reflex", "coach", "history", "--athlete", "Ana", "--db", db])
         #expect(history.stdout.contains { $0.contains("incomplete (stopped: \(name))") }, "\(history.stdout)")
     }
+
+    /// `bluetide replay --as-peripheral` stops on the first SIGINT (status 130), not the second.
+    @Test func replayAsPeripheralStopsOnTheFirstSignal() async throws {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("replay-signal-\(UUID().uuidString).jsonl")
+        try JSONOutputSchemaTests.replayLog.write(to: log, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: log) }
+        let process = try BluetideExecutable.launch(["replay", log.path, "--as-peripheral"])
+        do {
+            var advertising = false
+            while !advertising, let line = try await process.nextLine(timeout: BluetideExecutable.runTimeout) {
+                advertising = line.hasPrefix("replay: advertising as")
+            }
+            try #require(advertising, "no advertising line")
+            kill(process.pid, SIGINT)
+            let status = await process.waitForExit(timeout: .seconds(20))
+            if status == nil {
+                kill(process.pid, SIGKILL)
+                _ = await process.waitForExit(timeout: .seconds(10))
+            }
+            #expect(status == 130, "one SIGINT ends the replay with status 130")
+        } catch {
+            await process.stop()
+            throw error
+        }
+        await process.stop()
+    }
 }

@@ -72,9 +72,9 @@ import Testing
         func save(_ targets: String, _ times: String) -> String? {
             Self.failure { try ReflexCoachSequences.Save.parse(["Bad", "--targets", targets, "--times", times, "--db", db]).lines() }
         }
-        #expect(save("0,7,2", "900") == "--targets: step 1: \"7\" is not a target 0...5")
-        #expect(save("0,x", "900")?.contains("step 1: \"x\"") == true)
-        #expect(save("0,1,2", "900,0,900") == "--times: step 1: \"0\" is not a time in 1...60000 ms")
+        #expect(save("0,7,2", "900") == "--targets: step 2: \"7\" is not a target 0...5")
+        #expect(save("0,x", "900")?.contains("step 2: \"x\"") == true)
+        #expect(save("0,1,2", "900,0,900") == "--times: step 2: \"0\" is not a time in 1...60000 ms")
         #expect(save("0,1,2", "900,900")?.contains("2 values but --targets has 3 steps") == true)
         #expect(save("", "900") == "--targets: empty list")
         #expect(save(Array(repeating: "1", count: 513).joined(separator: ","), "900")?.contains("at most 512") == true)
@@ -83,7 +83,7 @@ import Testing
         // Reached from the group's root (BluetideMain turns a CommandFailure into exit 2).
         let parsed = try ReflexCoachCommand.parseAsRoot(["sequences", "save", "Bad", "--targets", "9", "--times", "900", "--db", db])
         let command = try #require(parsed as? ReflexCoachSequences.Save)
-        #expect(Self.failure { try command.lines() } == "--targets: step 0: \"9\" is not a target 0...5")
+        #expect(Self.failure { try command.lines() } == "--targets: step 1: \"9\" is not a target 0...5")
     }
 
     /// `run --emulate`: a whole session against an emulated trainer on a private virtual link.

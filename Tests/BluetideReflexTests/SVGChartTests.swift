@@ -66,11 +66,11 @@ struct SVGChartTests {
         #expect(texts.contains("Step"))
         #expect(texts.contains("0 red"))
         #expect(texts.contains("miss"))
-        // Six x ticks (0...5) for a six-step program; y ticks 0...1500 by 500 (the miss is 1500 ms).
-        #expect(["0", "1", "2", "3", "4", "5"].allSatisfy(texts.contains))
+        // Six x ticks (steps 1...6, counted from 1 as everywhere) for a six-step program; y ticks 0...1500 by 500 (the miss is 1500 ms).
+        #expect(["1", "2", "3", "4", "5", "6"].allSatisfy(texts.contains))
         #expect(["500", "1000", "1500"].allSatisfy(texts.contains))
         // The hit bar titles are tooltips naming step, target and time.
-        #expect(doc.all("title").map(\.text).contains("Step 4: target 2 (green), hit after 200 ms"))
+        #expect(doc.all("title").map(\.text).contains("Step 5: target 2 (green), hit after 200 ms"))
         #expect(svg == SVGChart.reactionTimes(of: Self.session, title: "Ana <& Bo>"))
     }
 

@@ -32,6 +32,12 @@ import Testing
         var rows: [[String]] = []
         var statesWhenRowsArrived: [String] = []
         var sessionLink = ""
+        /// Per page at 390 px: how far the page is wider than the screen (0 = fits; tables scroll inside their box).
+        var phoneOverflow: [String: Int] = [:]
+        /// Per page at 390 px: the smallest chart text as drawn, CSS px.
+        var phoneChartText: [String: Double] = [:]
+        /// The live table's reaction-time cells of missed steps.
+        var missCells: [String] = []
     }
 
     @Test(.needs("chromium", install: "apt-get install chromium")) func theDashboardWorksInHeadlessChromium() async throws {
@@ -77,6 +83,11 @@ import Testing
             #expect(stored.map { "\($0.reactionMilliseconds)" } == findings.rows.map { $0[3] })
             #expect(stored.map { $0.hit ? "yes" : "no" } == findings.rows.map { $0[2] })
             #expect(try store.session(id: sessionID)?.complete == true)
+
+            // A phone (390 px): no page is wider than the screen, chart text is at least 11 px.
+            #expect(findings.phoneOverflow.count == 4 && findings.phoneOverflow.values.allSatisfy { $0 == 0 }, "\(findings.phoneOverflow)")
+            #expect(findings.phoneChartText.count == 2 && findings.phoneChartText.values.allSatisfy { $0 >= 11 }, "\(findings.phoneChartText)")
+            #expect(findings.missCells.allSatisfy { $0 == "–" }, "a miss has no reaction time: \(findings.missCells)")
         } catch {
             await serving.stop()
             throw error
@@ -137,6 +148,30 @@ import Testing
         findings.statesWhenRowsArrived = try browser.evaluate("window.rowStates") as? [String] ?? []
         findings.sessionLink = try browser.evaluate("document.getElementById('session-link').getAttribute('href')") as? String ?? ""
         try shot("run.png")
+        findings.missCells = try browser.evaluate(
+            "Array.from(document.querySelectorAll('#live-steps tbody tr[data-hit=\"no\"] td.num')).map(c => c.textContent).filter(t => t.endsWith('ms') || t === '–')")
+            as? [String] ?? []
+
+        // The phone, then a laptop, for the README's pictures.
+        let pages = [("athletes", "/athletes"), ("athlete", "/athletes/1"), ("session", findings.sessionLink), ("run", "/run")]
+        try browser.viewport(width: 390, height: 844, mobile: true)
+        for (name, path) in pages {
+            try browser.open(base + path)
+            findings.phoneOverflow[name] = Self.int(try browser.evaluate("document.documentElement.scrollWidth - window.innerWidth"))
+            let smallest = try browser.evaluate("""
+                (() => { const sizes = Array.from(document.querySelectorAll('figure svg text')).map(t => {
+                  const svg = t.ownerSVGElement; const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+                  return parseFloat(t.getAttribute('font-size') || getComputedStyle(t).fontSize) * scale; });
+                  return sizes.length ? Math.min.apply(null, sizes) : -1; })()
+                """)
+            if let size = (smallest as? NSNumber)?.doubleValue, size >= 0 { findings.phoneChartText[name] = size }
+            try shot("phone-\(name).png", maxHeight: 3000)
+        }
+        try browser.viewport(width: 1280, height: 900)
+        for (name, path) in pages {
+            try browser.open(base + path)
+            try shot("desktop-\(name).png", maxHeight: 3000)
+        }
         return findings
     }
 

@@ -41,7 +41,7 @@ public enum SVGChart {
         svg.empty("line", [("x1", n(p.left)), ("y1", n(p.bottom)), ("x2", n(p.right)), ("y2", n(p.bottom)), ("stroke", "#333333")])
         for index in ChartAxis.indexTicks(count: stepCount) {
             svg.empty("line", [("x1", n(x(index))), ("y1", n(p.bottom)), ("x2", n(x(index))), ("y2", n(p.bottom + 5)), ("stroke", "#333333")])
-            svg.text("text", [("x", n(x(index))), ("y", n(p.bottom + 18)), ("text-anchor", "middle"), ("font-size", "11")], "\(index)")
+            svg.text("text", [("x", n(x(index))), ("y", n(p.bottom + 18)), ("text-anchor", "middle"), ("font-size", "11")], "\(index + 1)")
         }
         svg.text("text", [("x", n(p.left + p.width / 2)), ("y", n(p.bottom + 32)), ("text-anchor", "middle"), ("font-size", "12")], "Step")
         svg.close("g")
@@ -62,14 +62,14 @@ public enum SVGChart {
                     svg.titled("rect", [
                         ("class", "hit target-\(step.target)"), ("x", n(x(step.stepIndex) - barWidth / 2)), ("y", n(top)),
                         ("width", n(barWidth)), ("height", n(max(0, p.bottom - top))), ("fill", fill), ("stroke", stroke),
-                    ], title: "Step \(step.stepIndex): target \(step.target) (\(colourName)), hit after \(step.reactionMilliseconds) ms\(wrong)")
+                    ], title: "Step \(step.stepIndex + 1): target \(step.target) (\(colourName)), hit after \(step.reactionMilliseconds) ms\(wrong)")
                 } else {
                     let cx = x(step.stepIndex), cy = y(ms), r = min(6, max(2, barWidth / 2))
                     svg.titled("path", [
                         ("class", "miss target-\(step.target)"),
                         ("d", "M\(n(cx - r)) \(n(cy - r))L\(n(cx + r)) \(n(cy + r))M\(n(cx - r)) \(n(cy + r))L\(n(cx + r)) \(n(cy - r))"),
                         ("stroke", stroke), ("stroke-width", "2"), ("fill", "none"),
-                    ], title: "Step \(step.stepIndex): target \(step.target) (\(colourName)), missed (\(step.reactionMilliseconds) ms)\(wrong)")
+                    ], title: "Step \(step.stepIndex + 1): target \(step.target) (\(colourName)), miss\(wrong)")
                 }
             }
             svg.close("g")

@@ -72,7 +72,7 @@ public enum DashboardScript {
               const result = element("td", m.hit ? "hit" : "miss", m.hit ? "hit" : "miss");
               if (m.wrongTarget) result.textContent += " (wrong target first)";
               row.appendChild(result);
-              row.appendChild(element("td", "num", m.reactionMilliseconds + " ms"));
+              row.appendChild(element("td", "num", m.hit ? m.reactionMilliseconds + " ms" : "–"));
               rows.insertBefore(row, rows.firstChild);
               updateSummary();
             }

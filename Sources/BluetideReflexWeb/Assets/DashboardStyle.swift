@@ -45,7 +45,7 @@ public enum DashboardStyle {
             table { border-collapse: collapse; width: 100%; background: #fff; font-variant-numeric: tabular-nums; }
             th, td { text-align: left; padding: .45rem .55rem; border-bottom: 1px solid var(--line); vertical-align: middle; }
             th { font-size: .8rem; text-transform: uppercase; letter-spacing: .03em; color: var(--muted); }
-            td.num, th.num { text-align: right; }
+            td.num, th.num { text-align: right; white-space: nowrap; }
             dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; margin: 0; }
             dl.facts dt { color: var(--muted); }
             dl.facts dd { margin: 0; }
@@ -83,6 +83,10 @@ public enum DashboardStyle {
             .chart svg { display: block; width: 100%; height: auto; }
             .weight-chart { margin: 0 0 1rem; }
             .weight-chart svg { display: block; width: 100%; height: auto; }
+            /* Charts never shrink below their drawn width (720 units), so their text keeps its
+               11-15 px on a phone; a narrow screen scrolls them sideways instead. */
+            .chart, .weight-chart { overflow-x: auto; -webkit-overflow-scrolling: touch; }
+            .chart svg, .weight-chart svg { min-width: 720px; }
             .run-state { font-size: 1.1rem; font-weight: 700; padding: .6rem .9rem; border-radius: .6rem; background: #eef1f6; margin: 0 0 .8rem; }
             .run-state[data-state="running"] { background: #e5efff; color: #0b4a8c; }
             .run-state[data-state="complete"] { background: #e8f5ec; color: var(--good); }

@@ -38,7 +38,7 @@ extension DashboardPages {
             return """
                 <tr class="step-row" data-step="\(index)" data-hit="\(step.hit ? "yes" : "no")"><td class="num">\(index + 1)</td>\
                 <td>\(PageLayout.targetSwatch(step.target)) \(DisplayText.targetName(step.target))</td><td>\(result)\(wrong)</td>\
-                <td class="num">\(step.reactionMilliseconds) ms</td><td class="num hide-small">\(allowed)</td></tr>
+                <td class="num">\(step.hit ? "\(step.reactionMilliseconds) ms" : "–")</td><td class="num hide-small">\(allowed)</td></tr>
 
                 """
         }

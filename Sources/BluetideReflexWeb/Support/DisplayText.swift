@@ -1,3 +1,4 @@
+import BluetideCharts
 import BluetideReflex
 import Foundation
 
@@ -20,10 +21,11 @@ public struct DisplayText: Sendable {
         rate.map { fixed($0 * 100, digits: 0) + " %" } ?? "–"
     }
 
-    /// `value` with `digits` decimals and a point.
+    /// `value` with `digits` decimals and a point, rounded half away from zero — the one rule of
+    /// the charts, the CSV and the CLI (`DecimalText`), so 62.5 % is 63 % everywhere.
     public static func fixed(_ value: Double, digits: Int) -> String {
         guard value.isFinite else { return "–" }
-        return String(format: "%.\(max(0, digits))f", value)
+        return DecimalText.fixed(value, digits)
     }
 
     /// `2026-11-21 18:05`.
