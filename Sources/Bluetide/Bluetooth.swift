@@ -34,15 +34,24 @@ public struct Bluetooth: Sendable {
         /// whose identity must stay the same across runs on one adapter); ``address`` is then
         /// ignored.
         public var usesControllerAddress: Bool
+        /// How this host pairs (IO capability, bonding, pairing by itself when a device asks).
+        public var pairing: PairingPolicy
+        /// The bond file (JSON, mode 0600): loaded at open, rewritten after each new bond, so a
+        /// later connection to a bonded device encrypts without pairing again. Nil keeps bonds
+        /// in memory only. Bonds name devices by address: give ``address`` a fixed value for
+        /// peers to recognise this host across runs.
+        public var bondFile: String?
 
         /// A configuration; see each property.
         public init(
             address: BluetoothAddress? = nil, deviceName: String = "Bluetide", appearance: UInt16 = 0,
             commandTimeout: Duration = .seconds(10), attTransactionTimeout: Duration = .seconds(30),
             connectTimeout: Duration = .seconds(10), maximumConnections: Int = 8, localMTU: Int = 517,
-            usesControllerAddress: Bool = false
+            usesControllerAddress: Bool = false, pairing: PairingPolicy = .justWorks, bondFile: String? = nil
         ) {
             self.usesControllerAddress = usesControllerAddress
+            self.pairing = pairing
+            self.bondFile = bondFile
             self.address = address
             self.deviceName = deviceName
             self.appearance = appearance
@@ -72,6 +81,20 @@ public struct Bluetooth: Sendable {
     public let address: BluetoothAddress
     /// The transport spec this was opened with.
     public let transportSpec: String
+    let promptFeed: PairingPromptFeed
+
+    /// Questions pairing puts to the user (confirm a number, enter or show a passkey), in
+    /// order, for links of both roles; answer each once. One sequence for the host's life: read
+    /// it from one task.
+    public var pairingPrompts: AsyncStream<PairingPrompt> { promptFeed.prompts }
+
+    /// The bonded devices (those of ``Configuration/bondFile`` and new ones).
+    public func bonds() async -> [BondRecord] { await stack.bonds.map(BondRecord.init) }
+
+    /// Forgets the bond with `address` (and rewrites the bond file); false when there was none.
+    /// The device must pair again.
+    @discardableResult
+    public func removeBond(_ address: BluetoothAddress) async -> Bool { await stack.removeBond(address) }
 
     /// Opens `transport` (`virtual`, `virtual:NAME`, `tcp-client:HOST:PORT`, `tcp-server:HOST:PORT`,
     /// `serial:/dev/ttyACM0[,BAUD]`, `hci-socket:N`, any of them `+snoop:FILE`), starts the host
@@ -109,7 +132,8 @@ public struct Bluetooth: Sendable {
             configuration: HostStack.Configuration(
                 randomAddress: random, deviceName: configuration.deviceName, appearance: configuration.appearance,
                 commandTimeout: configuration.commandTimeout.seconds,
-                attTransactionTimeout: configuration.attTransactionTimeout.seconds, localMTU: configuration.localMTU))
+                attTransactionTimeout: configuration.attTransactionTimeout.seconds, localMTU: configuration.localMTU,
+                security: configuration.pairing.hostPolicy, bondFile: configuration.bondFile))
         do {
             try await stack.start()
         } catch {
@@ -124,8 +148,10 @@ public struct Bluetooth: Sendable {
             stack: stack,
             central: Central(
                 stack: stack, maximumConnections: configuration.maximumConnections,
-                defaultConnectTimeout: configuration.connectTimeout),
-            peripheral: Peripheral(stack: stack), address: address, transportSpec: transport)
+                defaultConnectTimeout: configuration.connectTimeout,
+                pairsWhenRequired: configuration.pairing.pairsWhenRequired),
+            peripheral: Peripheral(stack: stack), address: address, transportSpec: transport,
+            promptFeed: PairingPromptFeed(stack: stack))
     }
 
     /// Waits until the host stops and says why: nil after ``close()``, an error when the

@@ -28,7 +28,7 @@ public struct BluetideCommand: AsyncParsableCommand {
             DemoCommand.self, DecodeCommand.self, ScanCommand.self, GATTCommand.self, ReadCommand.self,
             WriteCommand.self, SubscribeCommand.self, RecordCommand.self, ReplayCommand.self, EmulateCommand.self,
             ControllersCommand.self, BenchCommand.self, ReflexCommand.self, RingCommand.self, UARTCommand.self,
-            RideCommand.self, ShellCommand.self, HelpDumpCommand.self,
+            RideCommand.self, ShellCommand.self, BondsCommand.self, HelpDumpCommand.self,
         ])
 
     public init() {}

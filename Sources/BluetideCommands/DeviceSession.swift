@@ -20,6 +20,31 @@ struct DeviceSessionOptions: ParsableArguments {
             valueName: "profiles"))
     var emulate: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How to pair when the device asks or a value needs it: just-works, passkey:NNNNNN (the six digits the device shows), or confirm (accept numeric comparison; the number is logged).",
+            valueName: "mode"))
+    var pairing: String?
+
+    @Option(name: .long, help: ArgumentHelp("Bond file, so a bonded device re-encrypts without pairing (see bluetide bonds).", valueName: "path"))
+    var bondsFile: String?
+
+    /// The pairing policy and the answer to give prompts, from `--pairing`.
+    func pairingPlan() throws -> (policy: PairingPolicy, passkey: UInt32?) {
+        guard let pairing else { return (.justWorks, nil) }
+        switch pairing {
+        case "just-works": return (.justWorks, nil)
+        case "confirm": return (PairingPolicy(ioCapability: .displayYesNo), nil)
+        default:
+            guard pairing.hasPrefix("passkey:"), case let digits = pairing.dropFirst("passkey:".count),
+                  digits.count == 6, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let passkey = UInt32(digits) else {
+                throw CommandFailure("--pairing \(pairing): expected just-works, passkey:NNNNNN (six digits, e.g. passkey:123456) or confirm")
+            }
+            return (PairingPolicy(ioCapability: .keyboardOnly), passkey)
+        }
+    }
+
     /// The emulated devices asked for: catalog entry and the RSSI the central sees it with, dBm.
     func emulationPlan() throws -> [(descriptor: EmulatorDescriptor, rssi: Int8)] {
         guard let emulate else { return [] }
@@ -68,6 +93,37 @@ final class DeviceSession: Sendable {
     /// With `--emulate` on the plain `virtual` transport, a private link is used so nothing else
     /// on the default link shows up; the capture holds the central's traffic only.
     static func open(_ options: DeviceSessionOptions, snoop: String? = nil) async throws -> DeviceSession {
+        let session = try await openSession(options, snoop: snoop)
+        session.answerPairingPrompts(passkey: try options.pairingPlan().passkey)
+        return session
+    }
+
+    /// Answers pairing prompts as `--pairing` says: the given passkey, yes to numeric
+    /// comparison; each prompt and answer is logged on stderr. Ends with the host.
+    private func answerPairingPrompts(passkey: UInt32?) {
+        let prompts = bluetooth.pairingPrompts
+        Task {
+            for await prompt in prompts {
+                switch prompt.kind {
+                case .confirmNumber:
+                    appLogger.notice("pairing: \(prompt) — accepted (--pairing confirm)")
+                    await prompt.confirm(true)
+                case .enterPasskey:
+                    guard let passkey else {
+                        appLogger.error("pairing: the device asks for a passkey: give it with --pairing passkey:NNNNNN")
+                        await prompt.cancel()
+                        continue
+                    }
+                    appLogger.notice("pairing: entering passkey \(PairingPrompt.sixDigits(passkey))")
+                    try? await prompt.enter(passkey: passkey)
+                case .displayPasskey:
+                    appLogger.notice("pairing: \(prompt)")
+                }
+            }
+        }
+    }
+
+    private static func openSession(_ options: DeviceSessionOptions, snoop: String? = nil) async throws -> DeviceSession {
         let plan = try options.emulationPlan()
         let spec: TransportSpec
         do { spec = try TransportSpec(parsing: options.transport) } catch {
@@ -77,7 +133,8 @@ final class DeviceSession: Sendable {
             throw CommandFailure("--snoop \(snoop): the transport already has +snoop; give one of them")
         }
         let capture = spec.snoopPath ?? snoop
-        let configuration = Bluetooth.Configuration(deviceName: "bluetide")
+        let pairing = try options.pairingPlan()
+        let configuration = Bluetooth.Configuration(deviceName: "bluetide", pairing: pairing.policy, bondFile: options.bondsFile)
         guard !plan.isEmpty else {
             if case .virtual(nil) = spec.kind {
                 appLogger.warning("the virtual transport has no devices of its own: add --emulate PROFILE (see bluetide emulate --list), share one with `bluetide emulate` in another process, or pick a radio with --transport (e.g. hci-socket:0)")

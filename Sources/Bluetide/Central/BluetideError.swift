@@ -43,6 +43,8 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidArgument(String)
     /// The host stack failed; the text is its error.
     case host(String)
+    /// Pairing (or encrypting with a bond) failed: wrong passkey, timeout, refused by the device.
+    case pairingFailed(PairingError)
 
     /// A sentence saying what happened, for logs and command-line output.
     public var description: String {
@@ -75,6 +77,7 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .invalidNamePattern(pattern, reason): "invalid name pattern \"\(pattern)\": \(reason)"
         case let .invalidArgument(text): text
         case let .host(text): text
+        case let .pairingFailed(error): error.description
         }
     }
 
@@ -85,6 +88,7 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Translates a host stack or GATT client error into the API's words.
     static func from(_ error: any Error, characteristic: BluetoothUUID? = nil, operation: String = "operation") -> BluetideError {
         if let error = error as? BluetideError { return error }
+        if let error = error as? SMPPairingError { return .pairingFailed(error) }
         if let error = error as? HostError {
             switch error {
             case let .connectTimedOut(address, seconds): return .connectTimedOut(address, seconds: seconds)

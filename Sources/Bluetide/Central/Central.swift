@@ -20,11 +20,18 @@ public final class Central: Sendable {
     let registry: CentralRegistry
     /// Default time limit of a connect attempt when ``connect(to:timeout:policy:)`` gets none.
     public let defaultConnectTimeout: Duration
+    /// Whether connections pair by themselves when a device refuses an operation for want of
+    /// security, then retry it once (``PairingPolicy/pairsWhenRequired``).
+    public let pairsWhenRequired: Bool
 
     /// A central over a started `stack`, allowing at most `maximumConnections` connections at a
     /// time.
-    package init(stack: HostStack, maximumConnections: Int = 8, defaultConnectTimeout: Duration = .seconds(10)) {
+    package init(
+        stack: HostStack, maximumConnections: Int = 8, defaultConnectTimeout: Duration = .seconds(10),
+        pairsWhenRequired: Bool = false
+    ) {
         self.stack = stack
+        self.pairsWhenRequired = pairsWhenRequired
         self.registry = CentralRegistry(maximumConnections: maximumConnections)
         self.defaultConnectTimeout = defaultConnectTimeout
     }

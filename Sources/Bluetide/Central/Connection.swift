@@ -165,6 +165,21 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
         try await core.requestParameters(parameters)
     }
 
+    // MARK: Security
+
+    /// Secures the link and returns its security level: encrypts with the stored bond, or pairs
+    /// with the host's ``PairingPolicy`` (prompts arrive on ``Bluetooth/pairingPrompts``). With
+    /// `force`, pairs again even when bonded (for stronger keys). Pairing is bounded by the
+    /// 30 s SMP timeout. Throws ``BluetideError/pairingFailed(_:)`` (wrong passkey, timeout,
+    /// refused) or ``BluetideError/disconnected(reason:)``.
+    @discardableResult
+    public func pair(force: Bool = false) async throws -> SecurityLevel {
+        do { return try await core.pair(force: force) } catch { throw BluetideError.from(error, operation: "pairing") }
+    }
+
+    /// The link's security level now (``SecurityLevel/none`` while not encrypted or not up).
+    public var securityLevel: SecurityLevel { get async { await core.securityLevel } }
+
     /// Disconnects (no reconnection follows) and waits until the link is closed. Notification
     /// and event sequences end without error. Idempotent.
     public func disconnect() async { await core.disconnect() }

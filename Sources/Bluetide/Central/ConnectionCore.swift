@@ -205,7 +205,7 @@ actor ConnectionCore {
                     // Timed out while waiting for the link: do not act late.
                     try Task.checkCancellation()
                     do {
-                        return try await body(link)
+                        return try await self.runPairingWhenRequired(body, on: link)
                     } catch {
                         guard retries, !(error is BluetideError), await !link.isOpen() else { throw error }
                         failed = link
@@ -217,6 +217,50 @@ actor ConnectionCore {
         } catch {
             operations.pass()
             throw BluetideError.from(error, characteristic: characteristic, operation: operation)
+        }
+    }
+
+    // MARK: Security
+
+    /// Runs `body`; when the device refuses it for want of security (ATT 0x05, 0x0C, 0x0F) and
+    /// the central's policy allows, secures the link (encrypting with the bond, or pairing) and
+    /// runs it once more.
+    private func runPairingWhenRequired<T: Sendable>(
+        _ body: @escaping @Sendable (HostConnection) async throws -> T, on link: HostConnection
+    ) async throws -> T {
+        do {
+            return try await body(link)
+        } catch let GATTClientError.att(code, _, _)
+            where central.pairsWhenRequired && Self.securityCodes.contains(code) {
+            let current = await central.stack.securityLevel(of: link.handle)
+            // Encrypted but not enough (0x05 on an encrypted link): pair again for MITM keys.
+            _ = try await secure(link, force: current >= .encrypted)
+            return try await body(link)
+        }
+    }
+
+    /// The ATT errors that mean "secure the link first".
+    private static let securityCodes: Set<ATTErrorCode> = [.insufficientEncryption, .insufficientAuthentication, .insufficientEncryptionKeySize]
+
+    /// Secures `link` through the host, translating a pairing failure into the API's words.
+    private func secure(_ link: HostConnection, force: Bool) async throws -> SecurityLevel {
+        do {
+            return try await central.stack.pair(link.handle, force: force)
+        } catch let error as SMPPairingError {
+            throw BluetideError.pairingFailed(error)
+        }
+    }
+
+    func pair(force: Bool) async throws -> SecurityLevel {
+        // Not in turn with the operations: one of them may be waiting for this very pairing.
+        let link = try await currentLink()
+        return try await secure(link, force: force)
+    }
+
+    var securityLevel: SecurityLevel {
+        get async {
+            guard case let .connected(link) = state else { return .none }
+            return await central.stack.securityLevel(of: link.handle)
         }
     }
 

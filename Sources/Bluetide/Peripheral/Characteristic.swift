@@ -61,6 +61,9 @@ public final class Characteristic<Value: GATTCodable & Sendable>: Sendable {
     ///   - permissions: access rules; nil derives them from `properties` (readable with
     ///     `.read`, writable with a write property). Add `.readEncrypted`, `.writeAuthenticated`…
     ///     to require a secured link.
+    ///   - security: the link a central needs to read and write the value: `.encrypted`
+    ///     answers Insufficient Encryption (0x0F) and `.authenticated` Insufficient
+    ///     Authentication (0x05) until the link qualifies (centrals then pair and retry).
     ///   - description: served as a Characteristic User Description descriptor (0x2901).
     ///   - maximumLength: longest value a central may write, octets (capped at 512).
     ///   - validate: called with each decoded write; return an ATT error code (typically an
@@ -68,12 +71,12 @@ public final class Characteristic<Value: GATTCodable & Sendable>: Sendable {
     ///     Runs inside the host stack: keep it quick and do not block.
     public init(
         wrappedValue: Value, _ uuid: BluetoothUUID, _ properties: GATTCharacteristicProperties,
-        permissions: GATTPermissions? = nil, description: String? = nil, maximumLength: Int = 512,
-        validate: (@Sendable (Value) -> ATTErrorCode?)? = nil
+        permissions: GATTPermissions? = nil, security: CharacteristicSecurity = .none, description: String? = nil,
+        maximumLength: Int = 512, validate: (@Sendable (Value) -> ATTErrorCode?)? = nil
     ) {
         self.uuid = uuid
         self.properties = properties
-        self.permissions = permissions ?? .implied(by: properties)
+        self.permissions = security.applied(to: permissions ?? .implied(by: properties))
         self.userDescription = description
         self.maximumLength = min(max(maximumLength, 0), 512)
         self.validator = validate

@@ -5,8 +5,18 @@ public struct ConnectedCentral: Sendable, Hashable, CustomStringConvertible {
     /// The host's link (the package's layers only).
     package let connection: HostConnection
 
-    /// Wraps an incoming link.
-    init(_ connection: HostConnection) { self.connection = connection }
+    let stack: HostStack
+
+    /// Wraps an incoming link of `stack`.
+    init(_ connection: HostConnection, stack: HostStack) {
+        self.connection = connection
+        self.stack = stack
+    }
+
+    /// The same link (handle on the same host).
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.connection == rhs.connection }
+    /// Hashes the link.
+    public func hash(into hasher: inout Hasher) { hasher.combine(connection) }
 
     /// The central's address.
     public var address: BluetoothAddress { connection.peer }
@@ -28,6 +38,21 @@ public struct ConnectedCentral: Sendable, Hashable, CustomStringConvertible {
     /// Waits until the link closes and returns the reason.
     public func waitForDisconnection() async -> DisconnectReason {
         DisconnectReason(await connection.waitForDisconnection())
+    }
+
+    /// The link's security level now (``SecurityLevel/none`` while not encrypted).
+    public func securityLevel() async -> SecurityLevel {
+        await stack.securityLevel(of: handle)
+    }
+
+    /// Asks the central to secure the link (a Security Request; a bonded central encrypts, a
+    /// new one pairs, with prompts on ``Bluetooth/pairingPrompts``) and returns the level
+    /// reached. Throws ``BluetideError/pairingFailed(_:)`` when pairing fails or times out.
+    @discardableResult
+    public func requestSecurity() async throws -> SecurityLevel {
+        do { return try await stack.pair(handle) } catch {
+            throw BluetideError.from(error, operation: "pairing")
+        }
     }
 
     /// Whether the link is still open.

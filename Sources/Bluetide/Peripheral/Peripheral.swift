@@ -384,7 +384,7 @@ public final class Peripheral: Sendable {
     }
 
     private func connected(_ connection: HostConnection) {
-        let central = ConnectedCentral(connection)
+        let central = ConnectedCentral(connection, stack: stack)
         let subscribers = state.withLock { state in
             state.centrals[connection.handle] = central
             return Array(state.connectionSubscribers.values)
@@ -434,7 +434,7 @@ public final class Peripheral: Sendable {
     /// announcement (they come on two different streams).
     private func central(on connection: UInt16) async -> ConnectedCentral? {
         if let known = state.withLock({ $0.centrals[connection] }) { return known }
-        return await stack.openConnections.first { $0.handle == connection }.map(ConnectedCentral.init)
+        return await stack.openConnections.first { $0.handle == connection }.map { ConnectedCentral($0, stack: stack) }
     }
 }
 

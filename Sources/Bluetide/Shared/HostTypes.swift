@@ -58,3 +58,13 @@ public typealias AdvertisingUUIDSize = BluetideHost.AdvertisingUUIDSize
 
 /// A link's connection interval (ms), peripheral latency (events) and supervision timeout (ms).
 public typealias ConnectionParameters = BluetideHost.HostConnection.Parameters
+
+// MARK: Security
+
+/// A link's LE security level: not encrypted, encrypted, authenticated (MITM), authenticated
+/// with LE Secure Connections; ordered, so `level >= .encrypted` reads naturally.
+public typealias SecurityLevel = BluetideHost.SMPSecurityLevel
+/// What a device can show and type, which decides the pairing method (Core Vol 3 Part H 2.3.2).
+public typealias IOCapability = BluetideHost.SMPIOCapability
+/// Why pairing failed; its `description` is one line for a user (wrong passkey, timeout, refused).
+public typealias PairingError = BluetideHost.SMPPairingError
