@@ -55,18 +55,26 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Advertised name for --as-peripheral (default: the recorded device name).")
     var name: String?
 
+    @Flag(name: .long, help: ArgumentHelp(
+        "Stop at the first damaged line (exit 1) instead of warning and playing on.",
+        discussion: "Damaged: a malformed line, a truncated last line, or a record whose time runs backwards."))
+    var strict = false
+
     func run() async throws {
-        let (log, pace, decoder) = try prepare()
         if asPeripheral {
+            let (log, pace, decoder) = try prepare()
             try await serve(log, pace: pace, decoder: decoder)
         } else {
+            let (pace, decoder) = try settings()
             let printer = LinePrinter()
-            await play(log, pace: pace, decoder: decoder) { printer.emit($0) }
+            try await playStreamed(pace: pace, decoder: decoder, emit: { printer.emit($0) }, warn: { warning in
+                appLogger.warning("\(file): \(warning); played on (--strict stops here instead)")
+            })
         }
     }
 
-    /// Reads the log and checks the options; problems are ``CommandFailure``s.
-    func prepare() throws -> (ValueLog, ReplayPace, ValueLogDecoder) {
+    /// The pace and the decoder the options ask for; problems are ``CommandFailure``s.
+    func settings() throws -> (ReplayPace, ValueLogDecoder) {
         var pace = ReplayPace.original
         if let speed {
             guard !asFastAsPossible else {
@@ -87,11 +95,38 @@ struct ReplayCommand: AsyncParsableCommand {
         } else {
             decoder = ValueLogDecoder(options: ProfileOptions(wheelCircumference: circumference))
         }
+        return (pace, decoder)
+    }
+
+    /// Reads the whole log and checks the options (what `--as-peripheral` serves from); problems
+    /// are ``CommandFailure``s.
+    func prepare() throws -> (ValueLog, ReplayPace, ValueLogDecoder) {
+        let (pace, decoder) = try settings()
         let log: ValueLog
         do { log = try ValueLogReader.read(path: file) } catch {
             throw CommandFailure("cannot read \(file): \(error) (a value log is JSON lines, see docs/value-log-format.md)")
         }
         return (log, pace, decoder)
+    }
+
+    /// Plays the file record by record as it is read (bounded memory whatever its size), handing
+    /// each output line to `emit` as its record is released and each damaged line to `warn`;
+    /// with `--strict` a damaged line ends the replay with a ``CommandFailure`` naming it.
+    func playStreamed(
+        pace: ReplayPace, decoder: ValueLogDecoder, emit: (String) -> Void, warn: @escaping (ValueLogWarning) -> Void
+    ) async throws {
+        let stream: ValueLogStream
+        do { stream = try ValueLogStream(path: file, strict: strict, warn: warn) } catch {
+            throw CommandFailure("cannot read \(file): \(error) (a value log is JSON lines, see docs/value-log-format.md)")
+        }
+        var replay = StreamedValueReplay(stream: stream, pace: pace)
+        var decoder = decoder
+        do {
+            while let record = try await replay.next() { emit(line(for: decoder.decode(record))) }
+        } catch {
+            throw CommandFailure(
+                "\(file): \(error)\(strict ? " (--strict stops at a damaged line; leave it out to warn and play on)" : "")")
+        }
     }
 
     /// Plays `log` and hands each output line to `emit` as its record is released.
@@ -168,13 +203,17 @@ struct ReplayCommand: AsyncParsableCommand {
             }
         }
         let finished = Task { await watcher.value }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await finished.value }
-            group.addTask { _ = await stopped.value }
-            _ = await group.next()
+        // What ended the serving: nil when every value was played, else the signal's name.
+        let signal = await withTaskGroup(of: String?.self) { group in
+            group.addTask { await finished.value; return nil }
+            group.addTask { await stopped.value }
+            let first = await group.next() ?? nil
             group.cancelAll()
             watcher.cancel()  // else `finished` waits for a stream only stop() ends, and the first signal is lost
+            return first
         }
         await peripheral.close()
+        // SIGINT exits 130 through StopSignal.wasInterrupted; SIGTERM says so too (128 + 15).
+        if signal == "SIGTERM" { throw ExitCode(143) }
     }
 }

@@ -1,6 +1,8 @@
 import BluetideCore
 import BluetideEmulators
+import BluetideRecording
 import Foundation
+import Synchronization
 import Testing
 @testable import BluetideCommands
 
@@ -81,6 +83,43 @@ import Testing
         #expect((objects[0]["characteristic"] as? [String: Any])?["uuid"] as? String == "2A5B")
         #expect((objects[0]["value"] as? [String: Any])?["hex"] as? String == "03a25e01006d0e4b63967f")
         #expect((objects[1]["value"] as? [String: Any])?["derived"] is [String: Any])
+    }
+
+    /// `replay` reads the log as a stream: a record whose time runs backwards and a last line cut
+    /// short are played past with a warning naming the line; `--strict` stops at the first one.
+    @Test func replayStreamsADamagedLogWithWarningsAndStrictStopsAtTheFirstDamagedLine() async throws {
+        let lines = Self.exampleLog.split(separator: "\n").map(String.init)
+        // Header, record 1, record 3 moved before record 2 (t 2.0 then 1.515), record 4, and a cut copy of record 4.
+        let damaged = [lines[0], lines[1], lines[3], lines[2], lines[4], String(lines[4].prefix(40))].joined(separator: "\n")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("replay-damaged-\(UUID().uuidString).jsonl").path
+        try Data(damaged.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+
+        let command = try ReplayCommand.parse([path, "--as-fast-as-possible"])
+        let (pace, decoder) = try command.settings()
+        var played: [String] = []
+        let warnings = Mutex<[ValueLogWarning]>([])
+        try await command.playStreamed(pace: pace, decoder: decoder, emit: { played.append($0) }, warn: { warning in
+            warnings.withLock { $0.append(warning) }
+        })
+        #expect(played.count == 4, "every whole record is played: \(played)")
+        #expect(played[1].contains("95 %"), "in file order: \(played)")
+        let found = warnings.withLock { $0 }
+        #expect(found.map(\.kind) == [.outOfOrder, .truncatedLastLine], "\(found)")
+        #expect(found.map(\.problem.line) == [4, 6], "the warnings name the lines: \(found)")
+
+        let strict = try ReplayCommand.parse([path, "--as-fast-as-possible", "--strict"])
+        var strictPlayed: [String] = []
+        do {
+            try await strict.playStreamed(pace: pace, decoder: decoder, emit: { strictPlayed.append($0) }, warn: { _ in })
+            Issue.record("--strict played past a record out of order")
+        } catch let failure as CommandFailure {
+            #expect(failure.status == .failure)
+            #expect(failure.message.contains("line 4"), "\(failure.message)")
+            #expect(failure.message.contains("--strict"), "\(failure.message)")
+            #expect(!failure.message.contains("\n"), "one line")
+        }
+        #expect(strictPlayed.count == 2, "what came before the damaged line was played: \(strictPlayed)")
     }
 
     @Test func replayRefusesBadInput() throws {

@@ -39,8 +39,10 @@ import Testing
         #expect(history.stdout.contains { $0.contains("incomplete (stopped: \(name))") }, "\(history.stdout)")
     }
 
-    /// `bluetide replay --as-peripheral` stops on the first SIGINT (status 130), not the second.
-    @Test func replayAsPeripheralStopsOnTheFirstSignal() async throws {
+    /// `bluetide replay --as-peripheral` stops on the first signal, not the second: status 130
+    /// for SIGINT, 143 for SIGTERM.
+    @Test(arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143))])
+    func replayAsPeripheralStopsOnTheFirstSignal(signal: Int32, expected: Int32) async throws {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("replay-signal-\(UUID().uuidString).jsonl")
         try JSONOutputSchemaTests.replayLog.write(to: log, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: log) }
@@ -51,13 +53,13 @@ import Testing
                 advertising = line.hasPrefix("replay: advertising as")
             }
             try #require(advertising, "no advertising line")
-            kill(process.pid, SIGINT)
+            kill(process.pid, signal)
             let status = await process.waitForExit(timeout: .seconds(20))
             if status == nil {
                 kill(process.pid, SIGKILL)
                 _ = await process.waitForExit(timeout: .seconds(10))
             }
-            #expect(status == 130, "one SIGINT ends the replay with status 130")
+            #expect(status == expected, "one signal \(signal) ends the replay with status \(expected)")
         } catch {
             await process.stop()
             throw error
