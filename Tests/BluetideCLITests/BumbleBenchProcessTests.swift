@@ -32,7 +32,7 @@ import Testing
                     let json = try await process.firstLine(timeout: .seconds(60), describing: "\(side) figures") { $0.hasPrefix("{") }
                     let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
                     #expect(object["packets"] as? Int == 50, "\(side): \(json)")
-                    #expect(object["missing"] as? Int == 0 && object["out_of_order"] as? Int == 0, "\(side): \(json)")
+                    #expect(object["missing"] as? Int == 0 && object["outOfOrder"] as? Int == 0, "\(side): \(json)")
                     #expect(object["role"] as? String == side)
                     let status = await process.waitForExit(timeout: .seconds(30))
                     #expect(status == 0, "\(side) exit status \(String(describing: status))")

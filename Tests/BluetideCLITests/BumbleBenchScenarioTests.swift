@@ -170,10 +170,11 @@ import Testing
         let object = try #require(try JSONSerialization.jsonObject(with: Data(report.json.utf8)) as? [String: Any])
         #expect(object["role"] as? String == "central")
         #expect(object["scenario"] as? String == "ping")
-        #expect(object["bytes_per_second"] as? Double == 40)
-        let rtt = try #require(object["rtt_ms"] as? [String: Any])
+        #expect(object["type"] as? String == "bench-result")
+        #expect(object["bytesPerSecond"] as? Double == 40)
+        let rtt = try #require(object["roundTripMilliseconds"] as? [String: Any])
         #expect(rtt["mean"] as? Double == 2)
-        #expect(object["jitter_ms"] == nil)
+        #expect(object["jitterMilliseconds"] == nil)
     }
 }
 

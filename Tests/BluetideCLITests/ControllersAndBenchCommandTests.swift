@@ -120,7 +120,9 @@ import Testing
         // Writes travel one actor path, so they must also keep their order.
         #expect(results[1].outOfOrder == 0)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(results[0].json.utf8)) as? [String: Any])
-        #expect(json["packet_size"] as? Int == 244)
+        #expect(json["type"] as? String == "gatt-benchmark")
+        #expect(json["scenario"] as? String == "notify")
+        #expect(json["packetSizeBytes"] as? Int == 244)
         #expect(json["complete"] as? Bool == true)
     }
 

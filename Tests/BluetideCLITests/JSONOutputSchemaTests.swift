@@ -103,9 +103,7 @@ import Testing
     /// own records: no `type`, snake_case, bare `address`/`name`/`rssi`, a bare `t`), so their
     /// failures are known issues, and the test fails when one starts to conform: then take it
     /// out of the list.
-    static let knownNonConforming: Set<String> = [
-        "bench codec", "bench gatt", "bench loopback",
-    ]
+    static let knownNonConforming: Set<String> = []
 
     @Test(.needsPythonModule("jsonschema", install: "pip install -r Interop/requirements.txt"))
     func theOtherCommandsJSONAgainstTheSchema() async throws {

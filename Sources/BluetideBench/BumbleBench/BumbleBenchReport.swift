@@ -107,20 +107,24 @@ public struct BumbleBenchReport: Equatable, Sendable {
         }
     }
 
+    /// The record's fields, named as docs/json-output.md asks (lowerCamelCase, units in the name).
     private struct JSONForm: Encodable {
+        let type = "bench-result"
         let role: String, scenario: String
-        let packets: Int, packet_size: Int, bytes: Int
-        let seconds: Double, bytes_per_second: Double, mtu: Int
-        let rtt_ms: BenchStatistics?, jitter_ms: BenchStatistics?
-        let missing: Int, out_of_order: Int, unexpected: Int, invalid: Int
+        let packets: Int, packetSizeBytes: Int, bytes: Int
+        let seconds: Double, bytesPerSecond: Double, mtu: Int
+        let roundTripMilliseconds: BenchStatistics?, jitterMilliseconds: BenchStatistics?
+        let missing: Int, outOfOrder: Int, unexpected: Int, invalid: Int
     }
 
-    /// One JSON object (snake_case keys; statistics that do not apply are left out).
+    /// One `bench-result` record of the one JSON schema (docs/json-output.md); statistics that do
+    /// not apply are left out.
     public var json: String {
         let form = JSONForm(
-            role: role.rawValue, scenario: scenario.rawValue, packets: packets, packet_size: packetSize, bytes: bytes,
-            seconds: seconds, bytes_per_second: bytesPerSecond.rounded(), mtu: mtu, rtt_ms: roundTrip, jitter_ms: jitter,
-            missing: missing, out_of_order: outOfOrder, unexpected: unexpected, invalid: invalid)
+            role: role.rawValue, scenario: scenario.rawValue, packets: packets, packetSizeBytes: packetSize, bytes: bytes,
+            seconds: (seconds * 1e6).rounded() / 1e6, bytesPerSecond: bytesPerSecond.rounded(), mtu: mtu,
+            roundTripMilliseconds: roundTrip, jitterMilliseconds: jitter,
+            missing: missing, outOfOrder: outOfOrder, unexpected: unexpected, invalid: invalid)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? String(decoding: encoder.encode(form), as: UTF8.self)) ?? "{}"

@@ -47,7 +47,8 @@ public struct BenchResult: Sendable {
         return "\(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(packets) packets in \(String(format: "%.3f", seconds)) s  =  \(String(format: "%.0f", rate)) packets/s  (\(String(format: "%.1f", 1e9 / rate)) ns/packet)"
     }
     public var json: String {
-        "{\"name\":\"\(name)\",\"packets\":\(packets),\"seconds\":\(seconds),\"packets_per_second\":\(packetsPerSecond.rounded())}"
+        "{\"type\":\"codec-benchmark\",\"profile\":\"\(name)\",\"packets\":\(packets),"
+            + String(format: "\"seconds\":%.6f,\"packetsPerSecond\":%.0f}", seconds, packetsPerSecond)
     }
 }
 

@@ -41,11 +41,12 @@ public struct GATTBenchResult: Sendable {
 
     public var json: String {
         var fields = [
-            "\"name\":\"gatt-\(name)\"", "\"direction\":\"\(direction)\"", "\"mtu\":\(mtu)", "\"packet_size\":\(packetSize)",
+            "\"type\":\"gatt-benchmark\"",
+            "\"scenario\":\"\(name)\"", "\"direction\":\"\(direction)\"", "\"mtu\":\(mtu)", "\"packetSizeBytes\":\(packetSize)",
             "\"packets\":\(packets)", "\"bytes\":\(bytes)", String(format: "\"seconds\":%.6f", seconds),
-            String(format: "\"packets_per_second\":%.0f", packetsPerSecond), String(format: "\"bytes_per_second\":%.0f", bytesPerSecond),
-            String(format: "\"cpu_seconds\":%.6f", cpuSeconds), String(format: "\"cpu_seconds_per_mb\":%.6f", cpuSecondsPerMB),
-            "\"complete\":\(isComplete)", "\"out_of_order\":\(outOfOrder)",
+            String(format: "\"packetsPerSecond\":%.0f", packetsPerSecond), String(format: "\"bytesPerSecond\":%.0f", bytesPerSecond),
+            String(format: "\"cpuSeconds\":%.6f", cpuSeconds), String(format: "\"cpuSecondsPerMegabyte\":%.6f", cpuSecondsPerMB),
+            "\"complete\":\(isComplete)", "\"outOfOrder\":\(outOfOrder)",
         ]
         if let problem {
             let escaped = problem.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
