@@ -259,6 +259,23 @@ import Testing
         #expect(Self.acl(out) == [Self.l2cap(4, [0x52, 0x05, 0x00, 2])])
     }
 
+    @Test func aWriteCommandIsFramedInOneGoAndRefusedBeyondMTUMinus3() throws {
+        var h = Harness()
+        h.incomingLink(buffers: 8, length: 12)
+        var out = HostOutputs()
+        let value = (0..<20).map { UInt8($0) }
+        try h.core.sendWriteCommand(value, to: 0x0105, on: 0x40, into: &out)
+        let frame = Self.l2cap(4, [0x52, 0x05, 0x01] + value)
+        #expect(Self.acl(out) == [Array(frame[0..<12]), Array(frame[12..<24]), Array(frame[24...])])
+        #expect(throws: GATTClientError.valueTooLong(length: 21, maximum: 20)) {
+            try h.core.sendWriteCommand(value + [0], to: 0x0105, on: 0x40, into: &out)
+        }
+        #expect(throws: HostError.noSuchConnection(0x41)) {
+            try h.core.sendWriteCommand(value, to: 0x0105, on: 0x41, into: &out)
+        }
+        #expect(Self.acl(out).count == 3, "nothing more was sent")
+    }
+
     @Test func aLongPDUIsFragmentedToTheBufferLength() throws {
         var h = Harness()
         h.incomingLink(buffers: 8, length: 12)

@@ -1,5 +1,6 @@
 import BluetideCore
 import BluetideHCI
+import BluetideSupport
 import Foundation
 import Testing
 @testable import BluetideHost
@@ -15,15 +16,18 @@ import Testing
     static let bound: Double = 20
 
     /// A stack over a pipe to a fresh ``ScriptedController``, started.
+    /// With a `clock`, the stack's timeouts run on it (tests advance it instead of waiting).
     static func started(
         silent: Set<UInt16> = [], autoCompletePackets: Bool = true,
         configuration: HostStack.Configuration = .init(
-            randomAddress: .randomStatic(0x1111_2222_3333), commandTimeout: 10, attTransactionTimeout: 10)
+            randomAddress: .randomStatic(0x1111_2222_3333), commandTimeout: 10, attTransactionTimeout: 10),
+        clock: ManualClock? = nil
     ) async throws -> (HostStack, ScriptedController) {
         let (host, controller) = PipeTransport.makePair()
         let fake = ScriptedController(end: controller, silent: silent, autoCompletePackets: autoCompletePackets)
         await fake.run()
-        let stack = HostStack(transport: host, configuration: configuration)
+        let stack = clock.map { HostStack(transport: host, configuration: configuration, clock: $0) }
+            ?? HostStack(transport: host, configuration: configuration)
         try await within(Self.bound, "start") { try await stack.start() }
         return (stack, fake)
     }
@@ -44,12 +48,17 @@ import Testing
     // MARK: HCI commands
 
     @Test func aCommandTheControllerNeverAnswersFailsNamingItAndTheQueueGoesOn() async throws {
+        let clock = ManualClock()
         let (stack, fake) = try await Self.started(
             silent: [0x2030],
-            configuration: .init(randomAddress: .randomStatic(0x1111_2222_3333), commandTimeout: 2))
+            configuration: .init(randomAddress: .randomStatic(0x1111_2222_3333), commandTimeout: 2), clock: clock)
         defer { Task { await stack.close() } }
+        let pending = Task { try await stack.execute(LEReadPHY(handle: 1)) }
+        _ = try await fake.waitForCommand(0x2030, "LE Read PHY")
+        // The timeout is due once the clock reaches it, however long the answer takes to not come.
+        clock.advance(by: .seconds(2))
         let error = await #expect(throws: HostError.self) {
-            try await within(Self.bound, "unanswered command") { try await stack.execute(LEReadPHY(handle: 1)) }
+            try await within(Self.bound, "unanswered command") { try await pending.value }
         }
         let text = error.map { "\($0)" } ?? ""
         #expect(text.contains("LE Read PHY (0x2030)"), "\(text)")
@@ -63,9 +72,13 @@ import Testing
         let (host, controller) = PipeTransport.makePair()
         let fake = ScriptedController(end: controller, silent: [0x0C03])
         await fake.run()
-        let stack = HostStack(transport: host, configuration: .init(commandTimeout: 0.3))
+        let clock = ManualClock()
+        let stack = HostStack(transport: host, configuration: .init(commandTimeout: 0.3), clock: clock)
         defer { Task { await stack.close() } }
-        let error = await #expect(throws: HostError.self) { try await within(Self.bound, "start") { try await stack.start() } }
+        let starting = Task { try await stack.start() }
+        _ = try await fake.waitForCommand(0x0C03, "Reset")
+        clock.advance(by: .milliseconds(300))
+        let error = await #expect(throws: HostError.self) { try await within(Self.bound, "start") { try await starting.value } }
         #expect((error.map { "\($0)" } ?? "").contains("Reset (0x0C03)"))
     }
 
@@ -210,8 +223,9 @@ import Testing
     }
 
     @Test func unexpectedATTResponsesAreIgnoredAndAnUnansweredRequestTimesOut() async throws {
+        let clock = ManualClock()
         let (stack, fake) = try await Self.started(
-            configuration: .init(randomAddress: .randomStatic(0x1111_2222_3333), attTransactionTimeout: 2))
+            configuration: .init(randomAddress: .randomStatic(0x1111_2222_3333), attTransactionTimeout: 2), clock: clock)
         defer { Task { await stack.close() } }
         let link = try await Self.incomingLink(stack, fake)
         let h = link.handle
@@ -228,8 +242,11 @@ import Testing
         try await fake.injectATT([0x0B, 0xCA, 0xFE], on: h)
         #expect(try await within(Self.bound, "read") { try await read.value } == [0xCA, 0xFE])
         // A request the peer never answers fails at the transaction timeout; the bearer is then closed.
+        let unanswered = Task { try await link.gatt.read(handle: 5) }
+        #expect(try await fake.nextATT(on: h, "Read Request") == [0x0A, 0x05, 0x00])
+        clock.advance(by: .seconds(2))
         await #expect(throws: ATTBearerError.timedOut) {
-            try await within(Self.bound, "unanswered read") { try await link.gatt.read(handle: 5) }
+            try await within(Self.bound, "unanswered read") { try await unanswered.value }
         }
         await #expect(throws: ATTBearerError.bearerClosed) {
             try await within(Self.bound, "read after timeout") { try await link.gatt.read(handle: 5) }
@@ -472,15 +489,36 @@ actor ScriptedController {
     /// Longest wait for a packet from the host, seconds.
     static let patience: Double = 20
 
-    /// Polls until `deadline` passes.
+    /// Tasks waiting for the next packet from the host.
+    private var arrivalWaiters: [CheckedContinuation<Void, Never>] = []
+    private var gaveUp = false
+
+    /// Looks again each time a packet arrives from the host, until `found` finds it or
+    /// ``patience`` runs out (a hang guard: no polling).
     private func poll<T>(_ what: String, _ found: () -> T?) async throws -> T {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(Self.patience)
-        while clock.now < deadline {
+        gaveUp = false
+        let guardTask = Task { [weak self] in
+            // Cancelled when the poll ends: only a guard that ran its course gives up.
+            guard (try? await Task.sleep(for: .seconds(Self.patience))) != nil else { return }
+            await self?.giveUp()
+        }
+        defer { guardTask.cancel() }
+        while !gaveUp {
             if let value = found() { return value }
-            try await Task.sleep(for: .milliseconds(10))
+            await withCheckedContinuation { arrivalWaiters.append($0) }
         }
         throw HostError.timedOut("waiting for \(what)", seconds: Self.patience)
+    }
+
+    private func giveUp() {
+        gaveUp = true
+        wakeArrivalWaiters()
+    }
+
+    private func wakeArrivalWaiters() {
+        let waiters = arrivalWaiters
+        arrivalWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
     }
 
     /// The next ATT PDU the host sends on `handle`.
@@ -504,6 +542,7 @@ actor ScriptedController {
 
     private func received(_ packet: HCIPacket) async {
         fromHost.append(packet)
+        wakeArrivalWaiters()
         switch packet {
         case let .command(opcode, parameters):
             guard !silent.contains(opcode.rawValue) else { return }

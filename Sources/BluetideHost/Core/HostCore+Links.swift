@@ -62,7 +62,7 @@ extension HostCore {
         case .commandComplete, .commandStatus:
             apply(commands.handle(event, now: t), now: t, into: &outputs)
         case .numberOfCompletedPackets:
-            if let sent = flow?.handle(event) { outputs.packets.append(contentsOf: sent) }
+            flow?.handle(event, into: &outputs.packets)
             releaseFlowWaiters(into: &outputs)
         case let .disconnectionComplete(done) where done.status == .success:
             // Handles are 12 bits; BluetideHCI keeps the reserved top bits as sent.
@@ -175,8 +175,7 @@ extension HostCore {
 
     /// Fragments a frame for the controller; what credits allow goes out now, the rest waits.
     mutating func sendFrame(_ frame: L2CAPFrame, on handle: UInt16, into outputs: inout HostOutputs) {
-        guard let sent = flow?.send(frame.bytes, on: handle) else { return }
-        outputs.packets.append(contentsOf: sent)
+        flow?.send(frame.bytes, on: handle, into: &outputs.packets)
     }
 
     mutating func handleBearerEvents(_ events: [ATTBearerEvent], on handle: UInt16, now t: Double, into outputs: inout HostOutputs) {
@@ -226,6 +225,27 @@ extension HostCore {
         guard let link = links[handle] else { throw HostError.noSuchConnection(handle) }
         let events = try link.bearer.send(command: pdu)
         handleBearerEvents(events, on: handle, now: now.hostSeconds, into: &outputs)
+    }
+
+    /// Sends a Write Command (`value` to attribute `attribute`) on a link at once — the data
+    /// path of a sender: the L2CAP frame is written in one pre-sized buffer and fragmented
+    /// straight into `outputs`, with no event arrays. Throws ``GATTClientError/valueTooLong(length:maximum:)``
+    /// when the value exceeds MTU − 3, ``ATTBearerError/bearerClosed`` on a closed bearer.
+    public mutating func sendWriteCommand(
+        _ value: [UInt8], to attribute: UInt16, on handle: UInt16, into outputs: inout HostOutputs
+    ) throws {
+        if let stopped { throw stopped }
+        guard let link = links[handle] else { throw HostError.noSuchConnection(handle) }
+        guard !link.bearer.isClosed else { throw ATTBearerError.bearerClosed }
+        let maximum = link.bearer.mtu - 3
+        guard value.count <= maximum else { throw GATTClientError.valueTooLong(length: value.count, maximum: maximum) }
+        var frame = ByteWriter(capacity: L2CAPFrame.headerSize + 3 + value.count)
+        frame.write(UInt16(3 + value.count))
+        frame.write(L2CAPChannelID.att.rawValue)
+        frame.write(ATTOpcode.writeCommand.rawValue)
+        frame.write(attribute)
+        frame.write(bytes: value)
+        flow?.send(frame.bytes, on: handle, into: &outputs.packets)
     }
 
     // MARK: - Flow control back-pressure

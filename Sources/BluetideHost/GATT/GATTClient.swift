@@ -17,6 +17,9 @@ public protocol ATTRequestChannel: Sendable {
     func openValueStream(valueHandle: UInt16) async -> GATTValueSubscription?
     /// Ends every stream ``openValueStream(valueHandle:)`` opened for `valueHandle`.
     func closeValueStreams(valueHandle: UInt16) async
+    /// Sends a Write Command of `value` to attribute `handle`; throws
+    /// ``GATTClientError/valueTooLong(length:maximum:)`` beyond MTU − 3 octets.
+    func sendWriteCommand(handle: UInt16, value: [UInt8]) async throws
 }
 
 extension ATTRequestChannel {
@@ -24,6 +27,13 @@ extension ATTRequestChannel {
     public func openValueStream(valueHandle: UInt16) async -> GATTValueSubscription? { nil }
     /// The default: nothing to end.
     public func closeValueStreams(valueHandle: UInt16) async {}
+
+    /// The default: checks the value against ``currentMTU()``, then ``send(command:)``.
+    public func sendWriteCommand(handle: UInt16, value: [UInt8]) async throws {
+        let maximum = await currentMTU() - 3
+        guard value.count <= maximum else { throw GATTClientError.valueTooLong(length: value.count, maximum: maximum) }
+        try await send(command: .writeCommand(handle: handle, value: value))
+    }
 }
 
 /// The values of one subscription, and how to end it early.
@@ -308,9 +318,7 @@ public actor GATTClient {
 
     /// Writes a value without acknowledgement (Write Command); it must fit in MTU − 3 octets.
     public func writeWithoutResponse(handle: UInt16, value: [UInt8]) async throws {
-        let maximum = await channel.currentMTU() - 3
-        guard value.count <= maximum else { throw GATTClientError.valueTooLong(length: value.count, maximum: maximum) }
-        try await channel.send(command: .writeCommand(handle: handle, value: value))
+        try await channel.sendWriteCommand(handle: handle, value: value)
     }
 
     /// Long write: queues the value in parts with Prepare Write, checking that each echo matches

@@ -90,6 +90,14 @@ public struct ACLFlowControl: Sendable {
 
     /// Fragments `pdu` and returns the packets that may be sent now; the rest wait for credits.
     public mutating func send(_ pdu: [UInt8], on handle: UInt16) -> [HCIPacket] {
+        var sent: [HCIPacket] = []
+        send(pdu, on: handle, into: &sent)
+        return sent
+    }
+
+    /// Fragments `pdu` and appends the packets that may be sent now to `sent` (no array of its
+    /// own per PDU); the rest wait for credits.
+    public mutating func send(_ pdu: [UInt8], on handle: UInt16, into sent: inout [HCIPacket]) {
         let handle = handle & 0x0FFF
         if queues[handle, default: FragmentQueue()].isEmpty { rotation.append(handle) }
         if pdu.count <= bufferLength {
@@ -97,13 +105,20 @@ public struct ACLFlowControl: Sendable {
         } else {
             queues[handle, default: FragmentQueue()].append(contentsOf: fragments(of: pdu, handle: handle))
         }
-        return drain()
+        drain(into: &sent)
     }
 
     /// Feeds a controller event: credits from Number Of Completed Packets, reclaim on a
     /// successful Disconnection Complete. Returns the packets the freed credits let through;
     /// other events change nothing.
     public mutating func handle(_ event: HCIEvent) -> [HCIPacket] {
+        var sent: [HCIPacket] = []
+        handle(event, into: &sent)
+        return sent
+    }
+
+    /// Like ``handle(_:)``, appending the packets the freed credits let through to `sent`.
+    public mutating func handle(_ event: HCIEvent, into sent: inout [HCIPacket]) {
         switch event {
         case let .numberOfCompletedPackets(completed):
             for entry in completed.entries {
@@ -115,12 +130,12 @@ public struct ACLFlowControl: Sendable {
                 availableCredits = min(availableCredits + returned, totalCredits)
             }
         case let .disconnectionComplete(done):
-            guard done.status.isSuccess else { return [] }
+            guard done.status.isSuccess else { return }
             disconnected(done.handle)
         default:
-            return []
+            return
         }
-        return drain()
+        drain(into: &sent)
     }
 
     /// Forgets `handle`: its outstanding packets' credits come back and its queued fragments are
@@ -138,11 +153,14 @@ public struct ACLFlowControl: Sendable {
 
     /// Sends what credits allow of the fragments still queued (after ``disconnected(_:)`` freed
     /// credits that other handles can use).
-    public mutating func sendQueued() -> [HCIPacket] { drain() }
+    public mutating func sendQueued() -> [HCIPacket] {
+        var sent: [HCIPacket] = []
+        drain(into: &sent)
+        return sent
+    }
 
     /// Sends queued fragments while credits last, one per handle in turn.
-    private mutating func drain() -> [HCIPacket] {
-        var sent: [HCIPacket] = []
+    private mutating func drain(into sent: inout [HCIPacket]) {
         while availableCredits > 0, !rotation.isEmpty {
             let handle = rotation.removeFirst()
             // Mutated in place through the dictionary's accessor: no copy of the queue.
@@ -152,6 +170,5 @@ public struct ACLFlowControl: Sendable {
             outstanding[handle, default: 0] += 1
             if queues[handle]?.isEmpty == false { rotation.append(handle) }
         }
-        return sent
     }
 }

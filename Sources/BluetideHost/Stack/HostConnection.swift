@@ -97,4 +97,7 @@ struct LinkATTChannel: ATTRequestChannel {
         await stack.openSubscription(on: handle, valueHandle: valueHandle)
     }
     func closeValueStreams(valueHandle: UInt16) async { await stack.endSubscriptions(on: handle, valueHandle: valueHandle) }
+    func sendWriteCommand(handle attribute: UInt16, value: [UInt8]) async throws {
+        try await stack.writeCommand(value, to: attribute, on: handle)
+    }
 }

@@ -475,6 +475,16 @@ public actor HostStack {
         carryOut()
     }
 
+    /// Sends a Write Command in one hop (the data path of a sender): waits for buffers only
+    /// when the link's queue is long, checks the MTU and sends, without an MTU round trip.
+    func writeCommand(_ value: [UInt8], to attribute: UInt16, on handle: UInt16) async throws {
+        if let error = runningError { throw error }
+        if !core.hasRoomForData(on: handle) { try await waitForBuffers(on: handle) }
+        if let error = runningError { throw error }
+        try core.sendWriteCommand(value, to: attribute, on: handle, into: &outputs)
+        carryOut()
+    }
+
     func attMTU(on handle: UInt16) -> Int { core.attMTU(on: handle) }
 
     func parameters(of handle: UInt16) -> HostConnection.Parameters? { core.link(handle)?.parameters }
