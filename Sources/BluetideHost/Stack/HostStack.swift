@@ -609,6 +609,14 @@ public actor HostStack {
         carryOut()
     }
 
+    /// The application's answer to an ``GATTServerEvent/authorizationRequested(_:)`` of
+    /// ``serverEvents`` (or a grant ahead of any request): a request held for it is answered.
+    public func authorize(_ answer: GATTAuthorizationAnswer) {
+        guard runningError == nil else { return }
+        core.authorize(answer, now: now(), into: &outputs)
+        carryOut()
+    }
+
     /// The value handle of a characteristic in the local server.
     public func valueHandle(of characteristic: BluetoothUUID, in service: BluetoothUUID? = nil) -> UInt16? {
         core.database.valueHandle(of: characteristic, in: service)
