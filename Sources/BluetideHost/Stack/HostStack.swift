@@ -63,7 +63,8 @@ public actor HostStack {
     /// Connections peers made to us (peripheral role), in order.
     public nonisolated let incomingConnections: AsyncStream<HostConnection>
     private var serverEventContinuation: AsyncStream<ServerEvent>.Continuation
-    /// Writes and subscription changes made by remote clients to the local GATT server.
+    /// Writes, subscription changes and authorisation requests (answer with ``authorize(_:)``)
+    /// of remote clients of the local GATT server.
     public nonisolated let serverEvents: AsyncStream<ServerEvent>
     private var securityContinuation: AsyncStream<HostSecurityEvent>.Continuation
     /// Pairing prompts (answer with ``answerPairing(_:on:)``), pairing outcomes, security level
