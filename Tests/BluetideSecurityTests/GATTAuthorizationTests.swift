@@ -13,6 +13,7 @@ import Testing
     static let commandUUID = try! BluetoothUUID("B1DE0303-0000-4000-8000-00000000B1DE")
     static let refusingUUID = try! BluetoothUUID("B1DE0304-0000-4000-8000-00000000B1DE")
     static let secondUUID = try! BluetoothUUID("B1DE0305-0000-4000-8000-00000000B1DE")
+    static let encryptedUUID = try! BluetoothUUID("B1DE0306-0000-4000-8000-00000000B1DE")
     let c: UInt16 = 0x40
 
     static func server() -> GATTServer { GATTServer(deviceName: "Authz", services: serverDefinitions) }
@@ -28,6 +29,7 @@ import Testing
         #expect(db.valueHandle(of: Self.commandUUID) == 16)
         #expect(db.valueHandle(of: Self.refusingUUID) == 18)
         #expect(db.valueHandle(of: Self.secondUUID) == 20)
+        #expect(db.valueHandle(of: Self.encryptedUUID) == 22)
     }
 
     @Test func aReadWaitsForTheApplicationAndGoesThroughWhenAllowed() {
@@ -90,7 +92,13 @@ import Testing
                 == Self.refusal(.readRequest, 14, .insufficientAuthentication))
         #expect(server.handle(.writeRequest(handle: 14, value: [1]), from: c, mtu: 23).response
                 == Self.refusal(.writeRequest, 14, .insufficientEncryption))
+        #expect(server.handle(.readRequest(handle: 22), from: c, mtu: 23).response
+                == Self.refusal(.readRequest, 22, .insufficientEncryption))
         server.setSecurity(GATTLinkSecurity(isEncrypted: true, isAuthenticated: false), for: c)
+        let encryptedRead = server.handle(.readRequest(handle: 22), from: c, mtu: 23)
+        #expect(encryptedRead.response == nil)
+        #expect(encryptedRead.events == [.authorizationRequested(.init(connection: c, handle: 22, uuid: Self.encryptedUUID, access: .read))])
+        _ = server.authorize(.deny(.init(connection: c, handle: 22, uuid: Self.encryptedUUID, access: .read)), mtu: 23)
         #expect(server.handle(.readRequest(handle: 14), from: c, mtu: 23).response
                 == Self.refusal(.readRequest, 14, .insufficientAuthentication))
         // Encrypted is enough for writing: now the application is asked.
@@ -196,7 +204,8 @@ import Testing
 
     /// Handles (GAP 1–5, GATT 6–9 first): authorised read/write value 12, authorised +
     /// authenticated + encrypted value 14, write-without-response value 16, a value whose
-    /// validator itself answers 0x08 at 18, a second authorised read value 20.
+    /// validator itself answers 0x08 at 18, a second authorised read value 20, an encrypted +
+    /// authorised read value 22.
     static var serverDefinitions: [GATTServiceDefinition] {
         [GATTServiceDefinition(uuid: service, characteristics: [
             GATTCharacteristicDefinition(
@@ -213,6 +222,8 @@ import Testing
                 validateWrite: { _ in .insufficientAuthorization }),
             GATTCharacteristicDefinition(
                 uuid: secondUUID, properties: .read, permissions: [.readable, .readAuthorized], value: Array("three".utf8)),
+            GATTCharacteristicDefinition(
+                uuid: encryptedUUID, properties: .read, permissions: [.readable, .readEncrypted, .readAuthorized], value: [4]),
         ])]
     }
 }
