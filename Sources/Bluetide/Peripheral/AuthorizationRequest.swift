@@ -15,14 +15,9 @@ import BluetideHost
 /// }
 /// ```
 public struct AuthorizationRequest: Sendable, CustomStringConvertible {
-    /// Reading or writing.
-    public enum Access: Sendable, Hashable {
-        /// The central wants to read the value.
-        case read
-        /// The central wants to write the value. (A write without response cannot wait: it
-        /// was dropped, and an ``allow()`` lets the next ones through.)
-        case write
-    }
+    /// Reading (`.read`) or writing (`.write`; a write without response cannot wait: it was
+    /// dropped, and an ``allow()`` lets the next ones through).
+    public typealias Access = GATTAuthorizationRequest.Access
 
     /// Who asks.
     public let central: ConnectedCentral
@@ -41,7 +36,7 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible {
         self.central = central
         characteristic = request.uuid
         value = ServedValue(valueHandle: request.handle)
-        access = request.access == .read ? .read : .write
+        access = request.access
     }
 
     /// Lets the central read (or write, as asked) this characteristic until it disconnects;
