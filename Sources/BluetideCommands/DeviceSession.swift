@@ -23,7 +23,7 @@ struct DeviceSessionOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "How to pair when the device asks or a value needs it: just-works, passkey:NNNNNN (the six digits the device shows), or confirm (accept numeric comparison; the number is logged).",
+            "How to answer pairing when the device asks or a value needs it: just-works, passkey:NNNNNN (the six digits the device shows), or confirm (accept numeric comparison; the number is logged). Without it: asked at a terminal, else Just Works only.",
             valueName: "mode"))
     var pairing: String?
 
@@ -218,6 +218,15 @@ final class DeviceSession: Sendable {
         } catch {
             throw CommandFailure("cannot connect to \(label): \(explain(error, address: address))")
         }
+    }
+
+    /// Warns (one line on standard error) when `--pairing passkey:…` or `confirm` was given but
+    /// the link to `connection`'s device is encrypted without authentication: the device paired
+    /// Just Works (it can neither show nor type a number), so the passkey was not used.
+    func warnIfNotAuthenticated(_ connection: Connection) async {
+        let mode = prompter.mode
+        guard mode != .justWorks, mode != .ask, await connection.securityLevel == .encrypted else { return }
+        appLogger.warning("\(labels.label(connection.address)): the link is encrypted but not authenticated: the device paired Just Works (it cannot show or type a number) or its bond is from such a pairing, so --pairing \(mode) was not used")
     }
 
     /// `error` of an operation with the device at `address` in one line: pairing failures say

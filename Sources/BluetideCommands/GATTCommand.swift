@@ -143,6 +143,7 @@ struct GATTCommand: AsyncParsableCommand {
                     "type": "gatt", "device": JSONObjectLine.embed(JSONOutput.device(connection.address, name: name)), "services": jsonServices,
                 ]))
             }
+            await session.warnIfNotAuthenticated(connection)
             try reads.check(label)
         } catch {
             await session.close()

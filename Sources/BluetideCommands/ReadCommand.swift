@@ -87,6 +87,7 @@ struct ReadCommand: AsyncParsableCommand {
             }
             let fresh = try ValueDecoding(uuid: characteristic.uuid, profile: format.profile)
             output.emit(format.line(bytes, decoding: fresh, at: 0, type: "read"))
+            await session.warnIfNotAuthenticated(connection)
         } catch {
             await session.close()
             throw error

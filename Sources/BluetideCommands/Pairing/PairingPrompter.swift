@@ -106,7 +106,7 @@ final class PairingPrompter: Sendable {
             conversation.tell("Type \(PairingPrompt.sixDigits(passkey)) on \(device)")
             return .shown
         case let (.confirmNumber(number), .confirm):
-            conversation.tell("\(device) should show \(PairingPrompt.sixDigits(number)): accepted (pairing mode confirm)")
+            appLogger.notice("pairing: \(device) should show \(PairingPrompt.sixDigits(number)); accepted (pairing mode confirm)")
             return .confirm(true)
         case let (.confirmNumber(number), .ask):
             let answer = await conversation.ask("Confirm that \(device) shows \(PairingPrompt.sixDigits(number)) [y/N] ")
@@ -121,7 +121,7 @@ final class PairingPrompter: Sendable {
             refuse("\(device) asks to confirm that it shows \(PairingPrompt.sixDigits(number)) (numeric comparison): \(hint.confirm())", address: address)
             return .confirm(false)
         case let (.enterPasskey, .passkey(passkey)):
-            conversation.tell("Entering passkey \(PairingPrompt.sixDigits(passkey)) for \(device)")
+            appLogger.notice("pairing: entering passkey \(PairingPrompt.sixDigits(passkey)) for \(device)")
             return .passkey(passkey)
         case (.enterPasskey, .ask):
             for attempt in 1...3 {
