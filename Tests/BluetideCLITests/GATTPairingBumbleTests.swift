@@ -83,7 +83,7 @@ struct GATTPairingBumbleTests {
             let bonded = try await Self.gatt(port, ["--bonds-file", bonds, "--json"])
             #expect(bonded.status == 0, "stdout \(bonded.stdout), stderr \(bonded.stderr)")
             let line = try #require(bonded.stdout.last)
-            let dump = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line)
+            let dump = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
             let characteristics = (dump["services"] as? [[String: Any]] ?? []).flatMap { $0["characteristics"] as? [[String: Any]] ?? [] }
             let value = try #require(characteristics.first { $0["uuid"] as? String == Self.encrypted }?["value"] as? [String: Any])
             #expect(value["hex"] as? String == "656e63727970746564")
@@ -143,6 +143,56 @@ struct GATTPairingBumbleTests {
             #expect(run.stderr.count == 1, "\(run.stderr)")
             #expect(run.stderr.first?.contains("encrypted but not authenticated") == true, "\(run.stderr)")
             #expect(run.stderr.first?.contains("--pairing passkey:123456 was not used") == true, "\(run.stderr)")
+        }
+    }
+
+    // MARK: At a terminal (tmux gives the command a pseudo-terminal)
+
+    /// Without `--pairing`, at a terminal, `gatt` asks for the passkey the device shows.
+    @Test(.needs("tmux", install: "apt-get install tmux"))
+    func atATerminalGATTAsksForThePasskeyTheDeviceShows() async throws {
+        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
+        let tmux = try #require(Tmux(), "tmux is not installed: apt-get install tmux (.ci/run does)")
+        try await Self.withControllers { port, startPeer in
+            _ = try await startPeer(["--io", "display", "--passkey", "123456"])
+            try tmux.start("'\(binary.path)' gatt \(Self.device) --transport tcp-client:127.0.0.1:\(port) --timeout 10")
+            do {
+                _ = try await tmux.waitForScreen(containing: "Enter the 6-digit passkey \(Self.device) shows:")
+                try await tmux.keys("123456", "Enter")
+                _ = try await tmux.waitForScreen(containing: "\(Self.authenticated) [read] = 61 75 74 68 65 6E 74 69 63 61 74 65 64  \"authenticated\"")
+                _ = try await tmux.waitForScreen(containing: "[exited 0]")
+            } catch {
+                await tmux.kill()
+                throw error
+            }
+            await tmux.kill()
+        }
+    }
+
+    /// The shell's `pair` asks at the shell's own prompt, then reads the authenticated value.
+    @Test(.needs("tmux", install: "apt-get install tmux"))
+    func theShellsPairAsksAtItsPrompt() async throws {
+        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
+        let tmux = try #require(Tmux(), "tmux is not installed: apt-get install tmux (.ci/run does)")
+        try await Self.withControllers { port, startPeer in
+            _ = try await startPeer(["--io", "display", "--passkey", "123456"])
+            try tmux.start("'\(binary.path)' shell \(Self.device) --transport tcp-client:127.0.0.1:\(port) --timeout 10")
+            do {
+                _ = try await tmux.waitForScreen(containing: "\(Self.device)>")
+                try await tmux.keys("pair", "Enter")
+                _ = try await tmux.waitForScreen(containing: "Enter the 6-digit passkey \(Self.device) shows:")
+                try await tmux.keys("123456", "Enter")
+                _ = try await tmux.waitForScreen(
+                    containing: "paired with \(Self.device): encrypted and authenticated (Secure Connections, 128-bit key), bonded")
+                try await tmux.keys("read \(Self.authenticated)", "Enter")
+                _ = try await tmux.waitForScreen(containing: "\(Self.authenticated): \"authenticated\"  [61 75")
+                try await tmux.keys("C-d")
+                _ = try await tmux.waitForScreen(containing: "[exited 0]")
+            } catch {
+                await tmux.kill()
+                throw error
+            }
+            await tmux.kill()
         }
     }
 }

@@ -30,7 +30,7 @@ private final class FakeConversation: Sendable {
     }
 }
 
-@Suite struct PairingPrompterTests {
+@Suite private struct PairingPrompterTests {
     static let address = BluetoothAddress.randomStatic(0x0102_0304_0506)
 
     static func prompter(_ mode: PairingMode, _ fake: FakeConversation, hint: PairingPrompter.PairingHint = .option) -> PairingPrompter {
