@@ -106,6 +106,21 @@ struct GATTPairingBumbleTests {
         }
     }
 
+    /// Numeric comparison: `--pairing confirm` accepts the number, the Bumble user says yes.
+    @Test func confirmAcceptsNumericComparison() async throws {
+        try await Self.withControllers { port, startPeer in
+            let peer = try await startPeer(["--io", "display-yes-no"])
+            async let run = Self.gatt(port, ["--pairing", "confirm"])
+            _ = try await peer.firstJSON("event", "compare", timeout: .seconds(30))
+            try await peer.writeToStdin("confirm yes\n")
+            let completion = try await run
+            #expect(completion.status == 0, "stdout \(completion.stdout), stderr \(completion.stderr)")
+            #expect(completion.stdout.contains { $0.contains("\"authenticated\"") }, "\(completion.stdout)")
+            let paired = try await peer.firstJSON("event", "pairing", timeout: .seconds(20))
+            #expect(paired["authenticated"]?.bool == true)
+        }
+    }
+
     @Test func aWrongPasskeyFailsInOneLine() async throws {
         try await Self.withControllers { port, startPeer in
             let peer = try await startPeer(["--io", "display", "--passkey", "123456"])
