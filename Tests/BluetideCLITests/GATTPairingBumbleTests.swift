@@ -121,6 +121,33 @@ struct GATTPairingBumbleTests {
         }
     }
 
+    /// A device with a keyboard only: this side shows the passkey ("Type NNNNNN on …") and
+    /// the Bumble user types it.
+    @Test func aPasskeyToTypeOnTheDeviceIsShown() async throws {
+        try await Self.withControllers { port, startPeer in
+            let peer = try await startPeer(["--io", "keyboard"])
+            let gatt = try BluetideExecutable.launch(
+                ["gatt", Self.device, "--transport", "tcp-client:127.0.0.1:\(port)", "--timeout", "10", "--pairing", "confirm"])
+            do {
+                let shown = try await gatt.firstLine(from: .stderr, timeout: .seconds(30), describing: "the passkey to type") {
+                    $0.hasPrefix("Type ") && $0.hasSuffix(" on \(Self.device)")
+                }
+                let passkey = try #require(Int(shown.dropFirst("Type ".count).prefix(6)), "\(shown)")
+                _ = try await peer.firstJSON("event", "enter passkey", timeout: .seconds(20))
+                try await peer.writeToStdin("passkey \(passkey)\n")
+                let status = await gatt.waitForCompletion(timeout: .seconds(60))
+                let stdout = await gatt.output(.stdout)
+                let stderr = await gatt.output(.stderr)
+                #expect(status == 0, "stdout \(stdout), stderr \(stderr)")
+                #expect(stdout.contains { $0.contains("\"authenticated\"") }, "\(stdout)")
+            } catch {
+                await gatt.stop()
+                throw error
+            }
+            await gatt.stop()
+        }
+    }
+
     @Test func aWrongPasskeyFailsInOneLine() async throws {
         try await Self.withControllers { port, startPeer in
             let peer = try await startPeer(["--io", "display", "--passkey", "123456"])
@@ -175,6 +202,31 @@ struct GATTPairingBumbleTests {
                 _ = try await tmux.waitForScreen(containing: "Enter the 6-digit passkey \(Self.device) shows:")
                 try await tmux.keys("123456", "Enter")
                 _ = try await tmux.waitForScreen(containing: "\(Self.authenticated) [read] = 61 75 74 68 65 6E 74 69 63 61 74 65 64  \"authenticated\"")
+                _ = try await tmux.waitForScreen(containing: "[exited 0]")
+            } catch {
+                await tmux.kill()
+                throw error
+            }
+            await tmux.kill()
+        }
+    }
+
+    /// At a terminal, numeric comparison is a yes/no question with the number.
+    @Test(.needs("tmux", install: "apt-get install tmux"))
+    func atATerminalGATTAsksToConfirmTheNumber() async throws {
+        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
+        let tmux = try #require(Tmux(), "tmux is not installed: apt-get install tmux (.ci/run does)")
+        try await Self.withControllers { port, startPeer in
+            let peer = try await startPeer(["--io", "display-yes-no"])
+            try tmux.start("'\(binary.path)' gatt \(Self.device) --transport tcp-client:127.0.0.1:\(port) --timeout 10")
+            do {
+                let compare = try await peer.firstJSON("event", "compare", timeout: .seconds(30))
+                let number = try #require(compare["number"]?.int)
+                let digits = String(format: "%06d", number)
+                _ = try await tmux.waitForScreen(containing: "Confirm that \(Self.device) shows \(digits) [y/N]")
+                try await peer.writeToStdin("confirm yes\n")
+                try await tmux.keys("y", "Enter")
+                _ = try await tmux.waitForScreen(containing: "\"authenticated\"")
                 _ = try await tmux.waitForScreen(containing: "[exited 0]")
             } catch {
                 await tmux.kill()
