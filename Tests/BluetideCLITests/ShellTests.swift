@@ -147,6 +147,17 @@ import Testing
         #expect(types[unsubscribed + 1] == "mtu")
     }
 
+    @Test func tabCompletesPairingModes() {
+        let completions = ShellCompletions()
+        #expect(completions.candidates(previousWords: ["pair"], word: "") == ["just-works", "passkey:", "confirm"])
+        #expect(completions.candidates(previousWords: ["pair", "confirm"], word: "").isEmpty)
+        #expect(completions.candidates(previousWords: [], word: "pa").contains("pair"))
+        var editor = LineEditor(complete: { completions.candidates(previousWords: $0, word: $1) })
+        var keys = KeyDecoder()
+        for key in keys.keys(Array("pair pas\t123456".utf8)) { _ = editor.handle(key) }
+        #expect(editor.line == "pair passkey:123456", "no space after passkey:")
+    }
+
     /// `pair` on the shell's connection: Just Works with the emulated strap (its host pairs
     /// and bonds), then once more on the encrypted link; one `paired` record each.
     @Test func pairSecuresTheShellsConnection() async throws {

@@ -444,6 +444,7 @@ final class ShellCompletions: Sendable {
     /// The candidates for the word after `previousWords`.
     func candidates(previousWords: [String], word: String) -> [String] {
         guard let command = previousWords.first?.lowercased() else { return ShellRequest.commands.map(\.name) }
+        if command == "pair" { return previousWords.count == 1 ? ["just-works", "passkey:", "confirm"] : [] }
         let takesCharacteristic = ["read", "write", "subscribe", "sub", "unsubscribe", "unsub", "forms"].contains(command)
         if takesCharacteristic, previousWords.count == 1 { return names.withLock { $0.characteristics } }
         guard command == "write", previousWords.count >= 2 else { return [] }
