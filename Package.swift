@@ -57,7 +57,7 @@ let package = Package(
         .target(
             name: "BluetideHost",
             dependencies: [
-                "BluetideCore", "BluetideHCI", "BluetideTransport", .product(name: "Logging", package: "swift-log"),
+                "BluetideCore", "BluetideHCI", "BluetideTransport", "BluetideSupport", .product(name: "Logging", package: "swift-log"),
                 // Pairing (Security/): P-256 ECDH, and the AES-128 block function AES-CMAC is built on.
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
