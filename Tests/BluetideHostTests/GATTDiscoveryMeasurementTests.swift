@@ -2,6 +2,9 @@ import BluetideCore
 import BluetideHCI
 import BluetideTransport
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import BluetideHost
 
@@ -45,9 +48,11 @@ import Testing
         let first = try await link.gatt.discoverDatabase()
         #expect(first.count == 13)
         let clock = ContinuousClock()
+        let cpuBefore = Self.cpuSeconds()
         let start = clock.now
         for _ in 0..<Self.rounds { #expect(try await link.gatt.discoverDatabase() == first) }
         let elapsed = clock.now - start
+        let cpu = Self.cpuSeconds() - cpuBefore
         try await link.disconnect()
         await central.close()
         await peripheral.close()
@@ -57,7 +62,14 @@ import Testing
         }.count
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         print(String(
-            format: "gatt-discovery-measurement: %d discoveries of %d services, %d ATT requests each, %.3f ms per discovery",
-            Self.rounds, first.count, requests / (Self.rounds + 1), seconds * 1000 / Double(Self.rounds)))
+            format: "gatt-discovery-measurement: %d discoveries of %d services, %d ATT requests each, %.3f ms and %.3f ms of CPU per discovery",
+            Self.rounds, first.count, requests / (Self.rounds + 1), seconds * 1000 / Double(Self.rounds), cpu * 1000 / Double(Self.rounds)))
+    }
+
+    /// User and system CPU time of the whole process (both hosts and the link), seconds.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6
     }
 }
