@@ -2,9 +2,10 @@ import BluetideCore
 import BluetideHCI
 
 /// The whole Bluetooth LE host as one value: HCI command queue, ACL flow control and
-/// reassembly, L2CAP, the ATT bearers, the local GATT server, GATT client bookkeeping (one
-/// request at a time per bearer, responses matched to requests), GAP (links, connect and its
-/// cancel race, scan reference counting, advertising) and per-link security.
+/// reassembly, L2CAP, the ATT bearers, the local GATT server, the GATT client (its procedures
+/// — discovery, long reads and writes, subscriptions — run here one at a time per link, in
+/// order), GAP (links, connect and its cancel race, scan reference counting, advertising) and
+/// per-link security.
 ///
 /// Sans-I/O: inputs and the time go in through ``handle(_:now:into:)``, packets for the
 /// controller and events for the driver come out. Nothing inside reads a clock, starts a task,
@@ -32,6 +33,8 @@ public struct HostCore: Sendable {
     /// Connects waiting for a cancelled attempt to settle, in order.
     var queuedConnects: [ConnectRequest] = []
     var scanners: Set<Int> = []
+    /// The GATT client procedures running and waiting on each link.
+    var gattClient = GATTClientProcedures()
     var scanning = false
     /// Per-link security: where SMP, Encryption Change, Key Refresh and LTK Requests go.
     public internal(set) var security: HostSecurity
@@ -76,6 +79,10 @@ public struct HostCore: Sendable {
             startProcedure(request, [CommandStep(opcode, parameters, timeout: timeout)], scanner: nil, now: t, into: &outputs)
         case let .attRequest(request, handle, pdu):
             attRequest(request, pdu, on: handle, now: t, into: &outputs)
+        case let .gattProcedure(request, handle, procedure):
+            submitGATTProcedure(request, procedure, on: handle, now: t, into: &outputs)
+        case let .cancelGATTProcedure(request):
+            cancelGATTProcedure(request, into: &outputs)
         case let .waitForBuffers(request, handle):
             waitForBuffers(request, on: handle, now: t, into: &outputs)
         case let .connect(request, address, parameters, timeout):
@@ -95,6 +102,7 @@ public struct HostCore: Sendable {
         case let .stop(error):
             stop(error, into: &outputs)
         }
+        if !gattClient.arrived.isEmpty { settleGATTProcedures(now: t, into: &outputs) }
     }
 
     /// The earliest time at which a ``HostInput/tick`` has something to do (a command, ATT
@@ -138,6 +146,8 @@ public struct HostCore: Sendable {
     // MARK: - Finishing requests
 
     mutating func finish(_ request: HostRequestID, _ result: Result<HostReply, any Error>, into outputs: inout HostOutputs) {
+        // An answer to a GATT procedure's request is the procedure's, at the end of the round.
+        if gattClient.isRunning(request) { return gattClient.arrived.append((request, result)) }
         outputs.events.append(.finished(request, result))
     }
 
@@ -184,11 +194,12 @@ extension HostInput {
     /// The request this input carries, if it is one.
     var request: HostRequestID? {
         switch self {
-        case let .command(id, _, _, _), let .attRequest(id, _, _), let .waitForBuffers(id, _), let .connect(id, _, _, _),
+        case let .command(id, _, _, _), let .attRequest(id, _, _), let .gattProcedure(id, _, _), let .waitForBuffers(id, _),
+             let .connect(id, _, _, _),
              let .disconnect(id, _, _, _), let .startScan(id, _, _), let .startAdvertising(id, _, _, _),
              let .stopAdvertising(id), let .pair(id, _, _):
             id
-        case .received, .tick, .configureBuffers, .stopScan, .stop, .answerPairing, .removeBond: nil
+        case .received, .tick, .configureBuffers, .stopScan, .stop, .answerPairing, .removeBond, .cancelGATTProcedure: nil
         }
     }
 }

@@ -27,6 +27,13 @@ public enum HostInput: Sendable {
     /// Send an ATT request on a link; answered with ``HostReply/att(_:)`` (an Error Response is
     /// an answer, not a failure).
     case attRequest(HostRequestID, handle: UInt16, pdu: ATTPDU)
+    /// Run a GATT client procedure on a link, after the link's procedures before it (one runs
+    /// at a time); answered with ``HostReply/gatt(_:)``, or fails with a ``GATTClientError``, an
+    /// ``ATTBearerError`` or the link's ``HostError``.
+    case gattProcedure(HostRequestID, handle: UInt16, GATTProcedureRequest)
+    /// The caller of a GATT procedure gave up: it fails with `CancellationError` now; a running
+    /// one sends nothing more (a long write still cancels the server's queue).
+    case cancelGATTProcedure(HostRequestID)
     /// Answered with ``HostReply/done`` once the link's queue of ACL fragments is short, or a
     /// timeout when the controller returns no buffers.
     case waitForBuffers(HostRequestID, handle: UInt16)
@@ -64,6 +71,8 @@ public enum HostReply: Sendable {
     case command(HCICommandResponse)
     /// An ATT response (or Error Response) to a request.
     case att(ATTPDU)
+    /// What a GATT client procedure produced.
+    case gatt(GATTProcedureResult)
     /// The link a connect made.
     case link(HostLinkInfo)
     /// The reason a link closed with.

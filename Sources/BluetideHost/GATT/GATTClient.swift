@@ -1,8 +1,8 @@
 import BluetideCore
 
-/// What a GATT client needs from a connection: request/response exchanges and commands on
-/// one ATT bearer. The stack implements it over its ``ATTBearer``; tests connect it to a
-/// ``GATTServer`` in memory.
+/// What a GATT client needs from a connection it does not run itself: request/response
+/// exchanges and commands on one ATT bearer. Tests connect it to a ``GATTServer`` in memory
+/// (a link of a ``HostStack`` needs none: its procedures run inside the host core).
 public protocol ATTRequestChannel: Sendable {
     /// Sends a request and returns its response (an Error Response is returned, not thrown).
     /// Throws when the bearer fails (timeout, link loss).
@@ -20,6 +20,31 @@ public protocol ATTRequestChannel: Sendable {
     /// Sends a Write Command of `value` to attribute `handle`; throws
     /// ``GATTClientError/valueTooLong(length:maximum:)`` beyond MTU − 3 octets.
     func sendWriteCommand(handle: UInt16, value: [UInt8]) async throws
+}
+
+extension ATTRequestChannel {
+    /// Runs `procedure` request by request on this channel and returns its output. The
+    /// requests that follow a failure (a long write's cancel) go out even when the calling task
+    /// is cancelled: they clean up the server's state.
+    public func run<P: GATTProcedure>(_ procedure: P) async throws -> P.Output {
+        var procedure = procedure
+        var step = procedure.start()
+        var cleaningUp = false
+        while true {
+            switch step {
+            case let .finished(result):
+                return try result.get()
+            case let .send(pdu):
+                do {
+                    let response = cleaningUp ? try await Task { try await request(pdu) }.value : try await request(pdu)
+                    step = procedure.handle(response: response)
+                } catch {
+                    cleaningUp = true
+                    step = procedure.handle(failure: error)
+                }
+            }
+        }
+    }
 }
 
 extension ATTRequestChannel {
@@ -81,296 +106,171 @@ public enum GATTClientError: Error, Equatable, Sendable, CustomStringConvertible
     }
 }
 
-/// The GATT client procedures (Core Vol 3 Part G 4) over one ``ATTRequestChannel``: discovery,
-/// reads (long ones via Read Blob), writes (long ones via Prepare/Execute Write with echo
-/// verification), and subscriptions through the CCCD with routing of notifications and
-/// indications to subscribers. Requests go out one at a time (the bearer queues them).
+/// The GATT client procedures (Core Vol 3 Part G 4): discovery, reads (long ones via Read
+/// Blob), writes (long ones via Prepare/Execute Write with echo verification), and
+/// subscriptions through the CCCD with routing of notifications and indications to subscribers.
+///
+/// A façade: each procedure is a state machine in `Procedures/` (``DatabaseDiscovery``,
+/// ``ReadValue``, ``LongWrite``, …), and this client only hands it to a driver. On a link of a
+/// ``HostStack`` the host core runs it (one wait per procedure, however many requests it takes);
+/// over an ``ATTRequestChannel`` the client runs it request by request. Either way procedures
+/// run one at a time per connection, in the order they were asked for — which also keeps two
+/// long writes from sharing the server's one prepared-write queue.
 public actor GATTClient {
-    private let channel: any ATTRequestChannel
+    private enum Driver: Sendable {
+        /// The host core runs procedures; values reach subscribers straight from the stack.
+        case link(HostStack, handle: UInt16)
+        /// This client runs procedures over the channel.
+        case channel(any ATTRequestChannel)
+    }
+
+    private nonisolated let driver: Driver
     private var subscribers: [UInt16: [Int: AsyncStream<[UInt8]>.Continuation]] = [:]
     private var nextSubscriberID = 0
-    /// The server keeps one prepared-write queue per connection, so long writes run one at a
-    /// time: a cancel or a refused execute in one must not discard another's parts.
-    private var longWriteInProgress = false
-    private var longWriteWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Over a channel: whether a procedure is running, and the procedures waiting their turn.
+    private var procedureRunning = false
+    private var procedureWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// A client issuing its requests on `channel`.
     public init(channel: any ATTRequestChannel) {
-        self.channel = channel
+        driver = .channel(channel)
     }
 
-    // MARK: Plumbing
-
-    /// Sends `pdu`, turns an Error Response into ``GATTClientError/att(_:handle:request:)`` and
-    /// checks the response opcode.
-    private func exchange(_ pdu: ATTPDU) async throws -> ATTPDU {
-        let response = try await channel.request(pdu)
-        if case let .errorResponse(op, handle, code) = response { throw GATTClientError.att(code, handle: handle, request: op) }
-        guard response.opcode == pdu.opcode.responseOpcode else {
-            throw GATTClientError.unexpectedResponse(response, request: pdu.opcode)
-        }
-        return response
+    /// The client of link `handle` of `stack`, whose procedures run in the stack's core.
+    init(stack: HostStack, handle: UInt16) {
+        driver = .link(stack, handle: handle)
     }
 
-    /// Like `exchange`, but Attribute Not Found (the normal end of a discovery) gives nil.
-    private func discoveryExchange(_ pdu: ATTPDU) async throws -> ATTPDU? {
-        do {
-            return try await exchange(pdu)
-        } catch GATTClientError.att(.attributeNotFound, _, _) {
-            return nil
+    // MARK: Running procedures
+
+    /// Runs `request` to its end.
+    private nonisolated func run(_ request: GATTProcedureRequest) async throws -> GATTProcedureResult {
+        switch driver {
+        case let .link(stack, handle): try await stack.runGATTProcedure(request, on: handle)
+        case let .channel(channel): try await run(request, over: channel)
         }
     }
 
-    private static func uuid(_ bytes: [UInt8], _ what: String) throws -> BluetoothUUID {
-        do { return try BluetoothUUID(littleEndian: bytes) } catch { throw GATTClientError.malformedResponse(error.within(what)) }
+    /// Runs `request` over `channel` once the procedures before it have ended.
+    private func run(_ request: GATTProcedureRequest, over channel: any ATTRequestChannel) async throws -> GATTProcedureResult {
+        if procedureRunning {
+            await withCheckedContinuation { procedureWaiters.append($0) }
+        }
+        procedureRunning = true
+        defer {
+            if procedureWaiters.isEmpty { procedureRunning = false } else { procedureWaiters.removeFirst().resume() }
+        }
+        return try await channel.run(request.procedure(mtu: await channel.currentMTU()))
     }
 
-    private func unexpected(_ pdu: ATTPDU, _ request: ATTOpcode) -> GATTClientError {
-        .unexpectedResponse(pdu, request: request)
+    /// Runs `request` and takes its result apart with `extract`.
+    private nonisolated func run<T>(_ request: GATTProcedureRequest, _ extract: (GATTProcedureResult) -> T?) async throws -> T {
+        let result = try await run(request)
+        guard let value = extract(result) else { throw HostError.malformed("GATT \(request): unexpected result \(result)") }
+        return value
     }
 
     // MARK: MTU
 
     /// Exchanges the ATT MTU (at most once per connection); returns the server's receive MTU.
     /// The effective MTU (the smaller of both) is applied by the bearer.
-    public func exchangeMTU(clientMTU: Int = ATTBearer.maximumMTU) async throws -> Int {
-        let response = try await exchange(.exchangeMTURequest(clientMTU: UInt16(clamping: clientMTU)))
-        guard case let .exchangeMTUResponse(serverMTU) = response else { throw unexpected(response, .exchangeMTURequest) }
-        return Int(serverMTU)
+    public nonisolated func exchangeMTU(clientMTU: Int = ATTBearer.maximumMTU) async throws -> Int {
+        try await run(.exchangeMTU(clientMTU: clientMTU)) { if case let .mtu(mtu) = $0 { mtu } else { nil } }
     }
 
     // MARK: Discovery
 
     /// Discovers every primary service (Read By Group Type 0x2800 until Attribute Not Found).
-    public func discoverPrimaryServices() async throws -> [GATTServiceRange] {
-        var services: [GATTServiceRange] = []
-        var start: UInt16 = 1
-        while true {
-            guard let response = try await discoveryExchange(.readByGroupTypeRequest(start: start, end: 0xFFFF, type: .primaryService)) else { break }
-            guard case let .readByGroupTypeResponse(entries) = response, let last = entries.last else { throw unexpected(response, .readByGroupTypeRequest) }
-            for e in entries {
-                services.append(GATTServiceRange(uuid: try Self.uuid(e.value, "service UUID"), startHandle: e.handle, endHandle: e.endGroupHandle))
-            }
-            // Stop at the end of the handle space, and never loop on a server that does not advance.
-            guard last.endGroupHandle < 0xFFFF, last.endGroupHandle >= start else { break }
-            start = last.endGroupHandle + 1
-        }
-        return services
+    public nonisolated func discoverPrimaryServices() async throws -> [GATTServiceRange] {
+        try await run(.discoverPrimaryServices(uuid: nil)) { if case let .services(found) = $0 { found } else { nil } }
     }
 
     /// Discovers the primary services with a given UUID (Find By Type Value on 0x2800).
-    public func discoverPrimaryServices(uuid: BluetoothUUID) async throws -> [GATTServiceRange] {
-        var services: [GATTServiceRange] = []
-        var start: UInt16 = 1
-        while true {
-            guard let response = try await discoveryExchange(
-                .findByTypeValueRequest(start: start, end: 0xFFFF, type: 0x2800, value: uuid.littleEndianBytes)) else { break }
-            guard case let .findByTypeValueResponse(ranges) = response, let last = ranges.last else { throw unexpected(response, .findByTypeValueRequest) }
-            for r in ranges { services.append(GATTServiceRange(uuid: uuid, startHandle: r.start, endHandle: r.end)) }
-            guard last.end < 0xFFFF, last.end >= start else { break }
-            start = last.end + 1
-        }
-        return services
+    public nonisolated func discoverPrimaryServices(uuid: BluetoothUUID) async throws -> [GATTServiceRange] {
+        try await run(.discoverPrimaryServices(uuid: uuid)) { if case let .services(found) = $0 { found } else { nil } }
     }
 
     /// Finds the include declarations of a service (Read By Type 0x2802). An included service
     /// with a 128-bit UUID has it read from its declaration.
-    public func findIncludedServices(in service: GATTServiceRange) async throws -> [GATTIncludedService] {
-        var found: [GATTIncludedService] = []
-        var start = service.startHandle
-        while start <= service.endHandle {
-            guard let response = try await discoveryExchange(.readByTypeRequest(start: start, end: service.endHandle, type: .include)) else { break }
-            guard case let .readByTypeResponse(entries) = response, let last = entries.last else { throw unexpected(response, .readByTypeRequest) }
-            for e in entries {
-                var r = ByteReader(e.value)
-                do {
-                    let first = try r.read(UInt16.self, "included service handle")
-                    let end = try r.read(UInt16.self, "end group handle")
-                    let uuid: BluetoothUUID
-                    if r.isAtEnd {
-                        uuid = try Self.uuid(try await read(handle: first), "included service UUID")
-                    } else {
-                        uuid = try Self.uuid(r.readRemaining(), "included service UUID")
-                    }
-                    found.append(GATTIncludedService(declarationHandle: e.handle, service: GATTServiceRange(uuid: uuid, startHandle: first, endHandle: end)))
-                } catch let error as DecodingError {
-                    throw GATTClientError.malformedResponse(error)
-                }
-            }
-            guard last.handle < service.endHandle, last.handle >= start else { break }
-            start = last.handle + 1
-        }
-        return found
+    public nonisolated func findIncludedServices(in service: GATTServiceRange) async throws -> [GATTIncludedService] {
+        try await run(.findIncludedServices(service)) { if case let .includedServices(found) = $0 { found } else { nil } }
     }
 
     /// Discovers the characteristics of a service (Read By Type 0x2803).
-    public func discoverCharacteristics(in service: GATTServiceRange) async throws -> [GATTCharacteristic] {
-        var found: [GATTCharacteristic] = []
-        var start = service.startHandle
-        while start <= service.endHandle {
-            guard let response = try await discoveryExchange(.readByTypeRequest(start: start, end: service.endHandle, type: .characteristicDeclaration)) else { break }
-            guard case let .readByTypeResponse(entries) = response, let last = entries.last else { throw unexpected(response, .readByTypeRequest) }
-            for e in entries {
-                var r = ByteReader(e.value)
-                do {
-                    let properties = GATTCharacteristicProperties(rawValue: try r.readUInt8("properties"))
-                    let valueHandle = try r.read(UInt16.self, "value handle")
-                    let uuid = try Self.uuid(r.readRemaining(), "characteristic UUID")
-                    found.append(GATTCharacteristic(uuid: uuid, declarationHandle: e.handle, valueHandle: valueHandle,
-                                                    endHandle: service.endHandle, properties: properties))
-                } catch let error as DecodingError {
-                    throw GATTClientError.malformedResponse(error)
-                }
-            }
-            guard last.handle < service.endHandle, last.handle >= start else { break }
-            start = last.handle + 1
-        }
-        // Each characteristic ends just before the next declaration.
-        for i in found.indices.dropLast() where found[i + 1].declarationHandle > found[i].declarationHandle {
-            found[i].endHandle = found[i + 1].declarationHandle - 1
-        }
-        return found
+    public nonisolated func discoverCharacteristics(in service: GATTServiceRange) async throws -> [GATTCharacteristic] {
+        try await run(.discoverCharacteristics(service)) { if case let .characteristics(found) = $0 { found } else { nil } }
     }
 
     /// Discovers the descriptors of a characteristic (Find Information after its value handle).
-    public func discoverDescriptors(of characteristic: GATTCharacteristic) async throws -> [GATTDescriptor] {
-        var found: [GATTDescriptor] = []
-        guard characteristic.valueHandle < characteristic.endHandle else { return [] }
-        var start = characteristic.valueHandle + 1
-        while start <= characteristic.endHandle {
-            guard let response = try await discoveryExchange(.findInformationRequest(start: start, end: characteristic.endHandle)) else { break }
-            guard case let .findInformationResponse(entries) = response, let last = entries.last else { throw unexpected(response, .findInformationRequest) }
-            for e in entries { found.append(GATTDescriptor(uuid: e.uuid, handle: e.handle)) }
-            guard last.handle < characteristic.endHandle, last.handle >= start else { break }
-            start = last.handle + 1
-        }
-        return found
+    public nonisolated func discoverDescriptors(of characteristic: GATTCharacteristic) async throws -> [GATTDescriptor] {
+        try await run(.discoverDescriptors(characteristic)) { if case let .descriptors(found) = $0 { found } else { nil } }
     }
 
     /// Discovers every primary service with its characteristics and their descriptors.
-    public func discoverDatabase() async throws -> [GATTRemoteService] {
-        var out: [GATTRemoteService] = []
-        for service in try await discoverPrimaryServices() {
-            var characteristics: [GATTRemoteCharacteristic] = []
-            for c in try await discoverCharacteristics(in: service) {
-                characteristics.append(GATTRemoteCharacteristic(characteristic: c, descriptors: try await discoverDescriptors(of: c)))
-            }
-            out.append(GATTRemoteService(service: service, characteristics: characteristics))
-        }
-        return out
+    public nonisolated func discoverDatabase() async throws -> [GATTRemoteService] {
+        try await run(.discoverDatabase) { if case let .database(found) = $0 { found } else { nil } }
     }
 
     // MARK: Reads
 
     /// Reads a value. When the first response fills the MTU, the rest is read with Read Blob
     /// until a short part (or Attribute Not Long / Invalid Offset at the end).
-    public func read(handle: UInt16) async throws -> [UInt8] {
-        let mtu = await channel.currentMTU()
-        let response = try await exchange(.readRequest(handle: handle))
-        guard case var .readResponse(value) = response else { throw unexpected(response, .readRequest) }
-        var last = value.count
-        while last == mtu - 1, value.count < Int(UInt16.max) {
-            let part: [UInt8]
-            do {
-                let blob = try await exchange(.readBlobRequest(handle: handle, offset: UInt16(value.count)))
-                guard case let .readBlobResponse(p) = blob else { throw unexpected(blob, .readBlobRequest) }
-                part = p
-            } catch GATTClientError.att(.attributeNotLong, _, _) {
-                break
-            } catch GATTClientError.att(.invalidOffset, _, _) {
-                break
-            }
-            value += part
-            last = part.count
-        }
-        return value
+    public nonisolated func read(handle: UInt16) async throws -> [UInt8] {
+        try await run(.read(handle: handle)) { if case let .value(value) = $0 { value } else { nil } }
     }
 
     /// Reads several values in one request (Read Multiple); the result is their concatenation,
     /// cut by the server at MTU − 1 octets.
-    public func readMultiple(handles: [UInt16]) async throws -> [UInt8] {
-        let response = try await exchange(.readMultipleRequest(handles: handles))
-        guard case let .readMultipleResponse(values) = response else { throw unexpected(response, .readMultipleRequest) }
-        return values
+    public nonisolated func readMultiple(handles: [UInt16]) async throws -> [UInt8] {
+        try await run(.readMultiple(handles: handles)) { if case let .value(value) = $0 { value } else { nil } }
     }
 
     /// Reads several variable-length values in one request (Read Multiple Variable). A value
     /// cut by the server at the MTU comes back short; read it alone to get all of it.
-    public func readMultipleVariable(handles: [UInt16]) async throws -> [[UInt8]] {
-        let response = try await exchange(.readMultipleVariableRequest(handles: handles))
-        guard case let .readMultipleVariableResponse(tuples) = response else { throw unexpected(response, .readMultipleVariableRequest) }
-        return tuples.map(\.value)
+    public nonisolated func readMultipleVariable(handles: [UInt16]) async throws -> [[UInt8]] {
+        try await run(.readMultipleVariable(handles: handles)) { if case let .values(values) = $0 { values } else { nil } }
     }
 
     // MARK: Writes
 
     /// Writes a value with acknowledgement: Write Request when it fits in MTU − 3 octets, else a
     /// long write (Prepare Write parts of MTU − 5 octets, then Execute Write).
-    public func write(handle: UInt16, value: [UInt8]) async throws {
-        let mtu = await channel.currentMTU()
-        if value.count <= mtu - 3 {
-            let response = try await exchange(.writeRequest(handle: handle, value: value))
-            guard case .writeResponse = response else { throw unexpected(response, .writeRequest) }
-        } else {
-            try await writeLong(handle: handle, value: value)
-        }
+    public nonisolated func write(handle: UInt16, value: [UInt8]) async throws {
+        try await run(.write(handle: handle, value: value)) { if case .written = $0 { () } else { nil } }
     }
 
     /// Writes a value without acknowledgement (Write Command); it must fit in MTU − 3 octets.
-    public func writeWithoutResponse(handle: UInt16, value: [UInt8]) async throws {
-        try await channel.sendWriteCommand(handle: handle, value: value)
+    public nonisolated func writeWithoutResponse(handle: UInt16, value: [UInt8]) async throws {
+        switch driver {
+        case let .link(stack, link): try await stack.writeCommand(value, to: handle, on: link)
+        case let .channel(channel): try await channel.sendWriteCommand(handle: handle, value: value)
+        }
     }
 
     /// Long write: queues the value in parts with Prepare Write, checking that each echo matches
     /// what was sent, then executes. On any mismatch or error the queue is cancelled.
-    public func writeLong(handle: UInt16, value: [UInt8], offset: UInt16 = 0) async throws {
-        if longWriteInProgress {
-            await withCheckedContinuation { longWriteWaiters.append($0) }
-        }
-        longWriteInProgress = true
-        defer {
-            if longWriteWaiters.isEmpty { longWriteInProgress = false } else { longWriteWaiters.removeFirst().resume() }
-        }
-        let chunk = max(await channel.currentMTU() - 5, 1)
-        var position = 0
-        do {
-            repeat {
-                let part = Array(value[position..<min(position + chunk, value.count)])
-                let partOffset = UInt16(clamping: Int(offset) + position)
-                let response = try await exchange(.prepareWriteRequest(handle: handle, offset: partOffset, value: part))
-                guard case let .prepareWriteResponse(h, o, echoed) = response else { throw unexpected(response, .prepareWriteRequest) }
-                guard h == handle, o == partOffset, echoed == part else {
-                    throw GATTClientError.writeVerificationFailed(handle: handle, offset: partOffset)
-                }
-                position += part.count
-            } while position < value.count
-        } catch {
-            // Empty the server's queue even when the caller was cancelled (an unstructured task
-            // does not inherit the cancellation), or its parts would join the next long write.
-            let channel = self.channel
-            _ = await Task { try? await channel.request(.executeWriteRequest(flags: ATTPDU.executeWriteCancel)) }.value
-            throw error
-        }
-        let response = try await exchange(.executeWriteRequest(flags: ATTPDU.executeWriteCommit))
-        guard case .executeWriteResponse = response else { throw unexpected(response, .executeWriteRequest) }
+    public nonisolated func writeLong(handle: UInt16, value: [UInt8], offset: UInt16 = 0) async throws {
+        try await run(.writeLong(handle: handle, value: value, offset: offset)) { if case .written = $0 { () } else { nil } }
     }
 
     // MARK: Subscriptions
 
     /// Subscribes to a characteristic's notifications (or indications when it cannot notify, or
     /// when `preferIndications` and it can indicate) by writing its CCCD, and returns the
-    /// stream of values. Indications are confirmed by the bearer.
-    public func subscribe(to characteristic: GATTCharacteristic, preferIndications: Bool = false) async throws -> AsyncStream<[UInt8]> {
-        let props = characteristic.properties
-        let config: GATTClientConfiguration
-        if props.contains(.indicate), preferIndications || !props.contains(.notify) {
-            config = .indication
-        } else if props.contains(.notify) {
-            config = .notification
-        } else {
-            throw GATTClientError.notSubscribable(valueHandle: characteristic.valueHandle)
+    /// stream of values. Indications are confirmed by the bearer. The stream is open before the
+    /// CCCD is written, so no value sent after the write is missed.
+    public nonisolated func subscribe(to characteristic: GATTCharacteristic, preferIndications: Bool = false) async throws -> AsyncStream<[UInt8]> {
+        switch driver {
+        case let .link(stack, handle):
+            try await stack.subscribe(to: characteristic, preferIndications: preferIndications, on: handle)
+        case let .channel(channel):
+            try await subscribe(to: characteristic, preferIndications: preferIndications, over: channel)
         }
-        let cccd = try await clientConfigurationHandle(of: characteristic)
+    }
+
+    private func subscribe(
+        to characteristic: GATTCharacteristic, preferIndications: Bool, over channel: any ATTRequestChannel
+    ) async throws -> AsyncStream<[UInt8]> {
         let valueHandle = characteristic.valueHandle
         let subscription: GATTValueSubscription
         var localID: Int?
@@ -388,7 +288,7 @@ public actor GATTClient {
             subscription = GATTValueSubscription(values: stream, end: { continuation.finish() })
         }
         do {
-            try await write(handle: cccd, value: [UInt8(config.rawValue & 0xFF), UInt8(config.rawValue >> 8)])
+            _ = try await run(.changeSubscription(.subscribe(preferIndications: preferIndications), of: characteristic), over: channel)
         } catch {
             if let localID { subscribers[valueHandle]?[localID] = nil }
             subscription.end()
@@ -398,9 +298,17 @@ public actor GATTClient {
     }
 
     /// Writes 0x0000 to the CCCD and ends every stream for the characteristic. Idempotent.
-    public func unsubscribe(from characteristic: GATTCharacteristic) async throws {
-        let cccd = try await clientConfigurationHandle(of: characteristic)
-        try await write(handle: cccd, value: [0, 0])
+    public nonisolated func unsubscribe(from characteristic: GATTCharacteristic) async throws {
+        switch driver {
+        case let .link(stack, handle):
+            try await stack.unsubscribe(from: characteristic, on: handle)
+        case let .channel(channel):
+            try await unsubscribe(from: characteristic, over: channel)
+        }
+    }
+
+    private func unsubscribe(from characteristic: GATTCharacteristic, over channel: any ATTRequestChannel) async throws {
+        _ = try await run(.changeSubscription(.unsubscribe, of: characteristic), over: channel)
         let ended = subscribers.removeValue(forKey: characteristic.valueHandle) ?? [:]
         for c in ended.values { c.finish() }
         await channel.closeValueStreams(valueHandle: characteristic.valueHandle)
@@ -411,16 +319,8 @@ public actor GATTClient {
         if subscribers[handle]?.isEmpty == true { subscribers[handle] = nil }
     }
 
-    private func clientConfigurationHandle(of characteristic: GATTCharacteristic) async throws -> UInt16 {
-        let descriptors = try await discoverDescriptors(of: characteristic)
-        guard let cccd = descriptors.first(where: { $0.uuid == .clientCharacteristicConfiguration }) else {
-            throw GATTClientError.noClientConfiguration(valueHandle: characteristic.valueHandle)
-        }
-        return cccd.handle
-    }
-
-    /// Hands a received notification to the subscribers of `handle`. Returns false when nobody
-    /// listens.
+    /// Hands a received notification to the subscribers of `handle` (over a channel that leaves
+    /// routing to the client). Returns false when nobody listens.
     @discardableResult
     public func receiveNotification(handle: UInt16, value: [UInt8]) -> Bool {
         guard let targets = subscribers[handle], !targets.isEmpty else { return false }

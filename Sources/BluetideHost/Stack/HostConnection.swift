@@ -31,7 +31,7 @@ public struct HostConnection: Sendable, Hashable, CustomStringConvertible {
         self.handle = info.handle
         self.peer = info.peer
         self.role = info.role
-        self.gatt = GATTClient(channel: LinkATTChannel(stack: stack, handle: info.handle))
+        self.gatt = GATTClient(stack: stack, handle: info.handle)
         self.state = ClosedState()
     }
 
@@ -86,18 +86,25 @@ public struct HostConnection: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The ATT request channel of one connection, for its ``GATTClient``.
-struct LinkATTChannel: ATTRequestChannel {
-    let stack: HostStack
-    let handle: UInt16
-    func request(_ pdu: ATTPDU) async throws -> ATTPDU { try await stack.attRequest(pdu, on: handle) }
-    func send(command: ATTPDU) async throws { try await stack.attCommand(command, on: handle) }
-    func currentMTU() async -> Int { await stack.attMTU(on: handle) }
-    func openValueStream(valueHandle: UInt16) async -> GATTValueSubscription? {
-        await stack.openSubscription(on: handle, valueHandle: valueHandle)
+extension HostStack {
+    /// Opens the stream of `characteristic`'s values on link `handle`, then subscribes (the
+    /// core discovers the CCCD and writes it); the stream ends when that fails.
+    func subscribe(
+        to characteristic: GATTCharacteristic, preferIndications: Bool, on handle: UInt16
+    ) async throws -> AsyncStream<[UInt8]> {
+        let subscription = openSubscription(on: handle, valueHandle: characteristic.valueHandle)
+        do {
+            _ = try await runGATTProcedure(.changeSubscription(.subscribe(preferIndications: preferIndications), of: characteristic), on: handle)
+        } catch {
+            subscription.end()
+            throw error
+        }
+        return subscription.values
     }
-    func closeValueStreams(valueHandle: UInt16) async { await stack.endSubscriptions(on: handle, valueHandle: valueHandle) }
-    func sendWriteCommand(handle attribute: UInt16, value: [UInt8]) async throws {
-        try await stack.writeCommand(value, to: attribute, on: handle)
+
+    /// Writes 0x0000 to `characteristic`'s CCCD on link `handle`, then ends its streams.
+    func unsubscribe(from characteristic: GATTCharacteristic, on handle: UInt16) async throws {
+        _ = try await runGATTProcedure(.changeSubscription(.unsubscribe, of: characteristic), on: handle)
+        endSubscriptions(on: handle, valueHandle: characteristic.valueHandle)
     }
 }

@@ -1,6 +1,7 @@
 import BluetideCore
 import BluetideHCI
 import BluetideTransport
+import Synchronization
 
 /// One Bluetooth LE host: HCI, L2CAP, ATT and GATT (client and server) over one transport.
 ///
@@ -46,6 +47,8 @@ public actor HostStack {
     /// The outputs of the current round, reused from round to round.
     private var outputs = HostOutputs()
     private var waiters: [HostRequestID: CheckedContinuation<HostReply, any Error>] = [:]
+    /// GATT procedures whose callers gave up, noted by their cancellation handlers.
+    private nonisolated let gattCancellations = Mutex<[HostRequestID]>([])
     private var nextRequestID: UInt64 = 1
 
     private var connections: [UInt16: HostConnection] = [:]
@@ -259,6 +262,7 @@ public actor HostStack {
     private func receive(_ batch: [HCIPacket]) {
         guard case .running = state else { return }
         let t = now()
+        takeGATTCancellations(now: t)
         for packet in batch { core.handle(.received(packet), now: t, into: &outputs) }
         carryOut()
     }
@@ -461,6 +465,44 @@ public actor HostStack {
         }
         guard case let .att(response) = reply else { throw HostError.malformed("ATT \(pdu.opcode): no response") }
         return response
+    }
+
+    /// Runs a GATT client procedure on a link and returns its result: the core sends its
+    /// requests one at a time, after the link's procedures asked for before it, so this is one
+    /// wait per procedure however many requests it takes. Cancelling the calling task ends the
+    /// wait with `CancellationError` at once; the request in flight cannot be withdrawn (ATT has
+    /// no cancel), the procedure sends nothing more, and a long write still cancels the
+    /// server's prepared-write queue before the next procedure starts.
+    func runGATTProcedure(_ request: GATTProcedureRequest, on handle: UInt16) async throws -> GATTProcedureResult {
+        if let error = runningError { throw error }
+        let id = makeRequestID()
+        let reply = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HostReply, any Error>) in
+                guard !Task.isCancelled else { return continuation.resume(throwing: CancellationError()) }
+                waiters[id] = continuation
+                feed(.gattProcedure(id, handle: handle, request))
+            }
+        } onCancel: {
+            // Noted at once, so the core learns of it before any packet that arrives later (a
+            // long write must not send its next part after its caller gave up); the task tells
+            // the core when no packet comes.
+            gattCancellations.withLock { $0.append(id) }
+            Task { await self.takeGATTCancellations() }
+        }
+        guard case let .gatt(result) = reply else { throw HostError.malformed("GATT \(request): no result") }
+        return result
+    }
+
+    /// Tells the core which procedures' callers gave up; it answers them with `CancellationError`.
+    private func takeGATTCancellations(now t: Duration? = nil) {
+        let ids = gattCancellations.withLock { ids in
+            defer { ids.removeAll() }
+            return ids
+        }
+        guard !ids.isEmpty, case .running = state else { return }
+        let time = t ?? now()
+        for id in ids where waiters[id] != nil { core.handle(.cancelGATTProcedure(id), now: time, into: &outputs) }
+        if t == nil { carryOut() }
     }
 
     /// Stops waiting for a request whose caller was cancelled; its answer is dropped.
