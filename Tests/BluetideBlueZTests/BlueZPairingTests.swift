@@ -32,9 +32,11 @@ extension BlueZGuestTests {
         let passkeys: AsyncStream<UInt32>.Continuation
         let answering: Task<[PairingPrompt.Kind], Never>
 
-        static func open(port: Int, address: String, policy: PairingPolicy, bondFile: String) async throws -> PairingHost {
+        static func open(
+            port: Int, address: String, policy: PairingPolicy, bondFile: String, snoop: String? = nil
+        ) async throws -> PairingHost {
             let bluetooth = try await Bluetooth.open(
-                transport: "tcp-client:127.0.0.1:\(port)",
+                transport: "tcp-client:127.0.0.1:\(port)" + (snoop.map { "+snoop:\($0)" } ?? ""),
                 configuration: .init(address: try BluetoothAddress(address, type: .random), pairing: policy, bondFile: bondFile))
             let (typed, passkeys) = AsyncStream.makeStream(of: UInt32.self)
             let answering = Task { () -> [PairingPrompt.Kind] in
@@ -106,7 +108,7 @@ extension BlueZGuestTests {
             let write = "--write \(authenticated)"
 
             // First connection: pairing.
-            let first = try await Self.servePairingService(rig, address: address, policy: policy, bondFile: bondFile) { host in
+            let first = try await Self.servePairingService(rig, address: address, policy: policy, bondFile: bondFile, snoop: "first") { host in
                 let pairing = try await rig.guest.start(
                     "python3 /share/guest/bluetoothctl_pair.py --address \(address) --agent KeyboardDisplay \(reads) \(write)=01",
                     timeout: .seconds(150))
@@ -121,7 +123,7 @@ extension BlueZGuestTests {
             let bonds = try Data(contentsOf: URL(fileURLWithPath: bondFile))
 
             // Second connection, new process: encryption from the bond file, no pairing.
-            let second = try await Self.servePairingService(rig, address: address, policy: policy, bondFile: bondFile) { _ in
+            let second = try await Self.servePairingService(rig, address: address, policy: policy, bondFile: bondFile, snoop: "second") { _ in
                 try await rig.guest.run(
                     "python3 /share/guest/bluetoothctl_pair.py --address \(address) --bonded \(reads) \(write)=02",
                     timeout: .seconds(120))
@@ -130,7 +132,25 @@ extension BlueZGuestTests {
             #expect(second.asked.isEmpty, "pairing prompts on a bonded reconnect: \(second.asked)")
             #expect(second.writes == [.init(value: [0x02], level: .authenticatedSecureConnections)], "writes seen: \(second.writes)")
             #expect(try Data(contentsOf: URL(fileURLWithPath: bondFile)) == bonds, "the bond file changed: the reconnect paired again")
+
+            // Our host's own HCI trace of each connection, decoded by btmon in the guest.
+            let paired = try await Self.snoopedConnection(rig, "bluetoothctl-pair/first.btsnoop")
+            #expect(Self.count(paired["pairing_requests"]) == 1 && Self.count(paired["ltk_replies"]) == 1, "first connection, our side: \(paired)")
+            let bonded = try await Self.snoopedConnection(rig, "bluetoothctl-pair/second.btsnoop")
+            #expect((bonded["pairing_pdus"] as? [String])?.isEmpty == true, "the reconnect paired again, our side: \(bonded)")
+            #expect(Self.count(bonded["ltk_requests"]) == 1 && Self.count(bonded["ltk_replies"]) == 1, "no LTK from our bond file: \(bonded)")
+            #expect(Self.count(bonded["ltk_negative_replies"]) == 0, "we had no key for the LTK request: \(bonded)")
+            #expect((bonded["encryption_changes"] as? [String]) == ["enabled"], "the reconnect was not encrypted: \(bonded)")
         }
+    }
+
+    /// The one LE connection in a btsnoop capture of ours (`path` in the shared folder), as
+    /// `btmon_trace.py` sums it up (SMP PDUs, LTK requests and replies, encryption changes).
+    static func snoopedConnection(_ rig: BlueZRig, _ path: String) async throws -> [String: Any] {
+        let result = try await rig.guest.run("python3 /share/guest/btmon_trace.py /share/\(path)", timeout: .seconds(60))
+        let summary = try #require(result.json.first, "btmon_trace.py \(path): \(result.stdout.suffix(3)) \(result.stderr.suffix(3))")
+        let connections = summary["connections"] as? [[String: Any]] ?? []
+        return try #require(connections.count == 1 ? connections.first : nil, "\(path): expected one connection, btmon saw \(summary)")
     }
 
     /// What our peripheral saw while the guest did its part.
@@ -149,12 +169,15 @@ extension BlueZGuestTests {
     }
 
     /// Serves ``BlueZPairingService`` from a Bluetide host on the rig's peripheral port while
-    /// `guest` runs; then closes the host.
+    /// `guest` runs, its HCI traffic captured to `snoop`.btsnoop next to the bond file; then
+    /// closes the host.
     static func servePairingService(
-        _ rig: BlueZRig, address: String, policy: PairingPolicy, bondFile: String,
+        _ rig: BlueZRig, address: String, policy: PairingPolicy, bondFile: String, snoop: String,
         guest: @escaping @Sendable (PairingHost) async throws -> BlueZGuest.Result
     ) async throws -> PeripheralSession {
-        let host = try await PairingHost.open(port: rig.peripheralPort, address: address, policy: policy, bondFile: bondFile)
+        let capture = URL(fileURLWithPath: bondFile).deletingLastPathComponent().appendingPathComponent("\(snoop).btsnoop").path
+        let host = try await PairingHost.open(
+            port: rig.peripheralPort, address: address, policy: policy, bondFile: bondFile, snoop: capture)
         let service = BlueZPairingService()
         let writes = service.$authenticated.writes
         let watching = Task { () -> [PeripheralSession.Write] in

@@ -8,11 +8,16 @@ connection: the SMP PDUs, the LTK requests and replies, LE Start Encryption, Enc
   monitor.excerpt()                     # the security-related lines, for a failure message
   monitor.stop()
 
+  python3 btmon_trace.py CAPTURE.btsnoop   # the same summary of a btsnoop file (e.g. Bluetide's
+                                           # +snoop:FILE capture), decoded by `btmon -r`
+
 btmon prints one block per packet: a header line at column 0 ("< HCI Command: ...", "> ACL Data
 RX: ...", "@ MGMT Event: ...") and its decoded fields indented below it.
 """
+import json
 import re
 import subprocess
+import sys
 import time
 
 # Opcodes as btmon prints them in command headers ("(0x08|0x001a)"): names are cut to fit.
@@ -24,12 +29,11 @@ SECURITY_LINE = re.compile(
     r"|Connection Complete|Disconnect Complete|Authentication requirement|IO capability")
 
 
-class Monitor:
+class Trace:
+    """btmon's decoded text in the file at `path`."""
+
     def __init__(self, path: str) -> None:
         self.path = path
-        self.log = open(path, "w+")
-        self.process = subprocess.Popen(["stdbuf", "-oL", "btmon", "--no-pager"], stdout=self.log, stderr=subprocess.STDOUT)
-        time.sleep(0.3)  # btmon opens the monitor socket before the first packet of interest
 
     def text(self) -> str:
         with open(self.path, errors="replace") as handle:
@@ -95,9 +99,38 @@ class Monitor:
         lines = [line.strip() for line in self.text().splitlines() if SECURITY_LINE.search(line)]
         return " | ".join(lines[-count:])
 
+
+class Monitor(Trace):
+    """btmon running live (the monitor socket), writing its text to `path`."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.log = open(path, "w+")
+        self.process = subprocess.Popen(["stdbuf", "-oL", "btmon", "--no-pager"], stdout=self.log, stderr=subprocess.STDOUT)
+        time.sleep(0.3)  # btmon opens the monitor socket before the first packet of interest
+
     def stop(self) -> None:
         self.process.terminate()
         try:
             self.process.wait(3)
         except subprocess.TimeoutExpired:
             self.process.kill()
+
+
+def main() -> int:
+    if len(sys.argv) != 2:
+        print("usage: btmon_trace.py CAPTURE.btsnoop", file=sys.stderr)
+        return 2
+    text_path = "/tmp/btmon-read.txt"
+    with open(text_path, "w") as text:
+        status = subprocess.run(["btmon", "--no-pager", "-r", sys.argv[1]], stdout=text, stderr=subprocess.STDOUT).returncode
+    trace = Trace(text_path)
+    if status != 0:
+        print(f"btmon_trace.py: btmon -r {sys.argv[1]} failed ({status}): {trace.text()[-300:]}", file=sys.stderr)
+        return 1
+    print(json.dumps(trace.summary()), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
