@@ -31,6 +31,8 @@ extension BlueZGuestTests {
         let bluetooth: Bluetooth
         let passkeys: AsyncStream<UInt32>.Continuation
         let answering: Task<[PairingPrompt.Kind], Never>
+        /// Each prompt's kind as it is asked.
+        let asked: AsyncStream<PairingPrompt.Kind>
 
         static func open(
             port: Int, address: String, policy: PairingPolicy, bondFile: String, snoop: String? = nil
@@ -39,11 +41,14 @@ extension BlueZGuestTests {
                 transport: "tcp-client:127.0.0.1:\(port)" + (snoop.map { "+snoop:\($0)" } ?? ""),
                 configuration: .init(address: try BluetoothAddress(address, type: .random), pairing: policy, bondFile: bondFile))
             let (typed, passkeys) = AsyncStream.makeStream(of: UInt32.self)
+            let (askedStream, asking) = AsyncStream.makeStream(of: PairingPrompt.Kind.self)
             let answering = Task { () -> [PairingPrompt.Kind] in
                 var asked: [PairingPrompt.Kind] = []
                 var shown = typed.makeAsyncIterator()
+                defer { asking.finish() }
                 for await prompt in bluetooth.pairingPrompts {
                     asked.append(prompt.kind)
+                    asking.yield(prompt.kind)
                     switch prompt.kind {
                     case .enterPasskey:
                         guard let passkey = await shown.next() else { await prompt.cancel(); continue }
@@ -56,7 +61,7 @@ extension BlueZGuestTests {
                 }
                 return asked
             }
-            return PairingHost(bluetooth: bluetooth, passkeys: passkeys, answering: answering)
+            return PairingHost(bluetooth: bluetooth, passkeys: passkeys, answering: answering, asked: askedStream)
         }
 
         /// Closes the host; what pairing asked.
@@ -226,10 +231,14 @@ extension BlueZGuestTests {
                 let firstLevel: SecurityLevel
                 do {
                     let connection = try await Self.connectToBlueZ(first.bluetooth, name: "BlueZ-Secure")
-                    async let authenticated = connection.read(Self.bluezAuthenticated)
-                    let shown = try await rig.guest.line(of: server, timeout: .seconds(60)) { $0.contains("\"display passkey\"") }
-                    first.passkeys.yield(try Self.passkey(in: shown))
-                    #expect(String(decoding: try await authenticated, as: UTF8.self) == "authenticated from BlueZ")
+                    let authenticated = Task { try await connection.read(Self.bluezAuthenticated) }
+                    // The passkey BlueZ shows is awaited only once our side asks for it: a pairing
+                    // that fails before (the read throws) is reported at once.
+                    if await Self.promptComesFirst(first, before: authenticated) {
+                        let shown = try await rig.guest.line(of: server, timeout: .seconds(60)) { $0.contains("\"display passkey\"") }
+                        first.passkeys.yield(try Self.passkey(in: shown))
+                    }
+                    #expect(String(decoding: try await authenticated.value, as: UTF8.self) == "authenticated from BlueZ")
                     #expect(String(decoding: try await connection.read(Self.bluezEncrypted), as: UTF8.self) == "encrypted from BlueZ")
                     firstLevel = await connection.securityLevel
                     #expect(await first.bluetooth.bonds().count == 1)
@@ -254,8 +263,11 @@ extension BlueZGuestTests {
                 }
                 #expect(await second.close().isEmpty, "pairing prompts on a bonded reconnect")
             } catch {
+                // What BlueZ's side saw (the script sums up btmon's trace when stopped).
                 try? await rig.guest.kill(server)
-                throw error
+                let ended = try? await rig.guest.result(of: server, timeout: .seconds(20))
+                let trace = ended?.json.first { $0["event"] as? String == "btmon" }
+                throw BumbleHarnessError(description: "\(error); BlueZ's btmon: \(trace?["excerpt"] ?? trace ?? "no summary")")
             }
             let result = try await rig.guest.result(of: server, timeout: .seconds(60))
             #expect(result.status == 0, "BlueZ GATT server: \(result.stdout.suffix(4)) \(result.stderr.suffix(4))")
@@ -272,6 +284,18 @@ extension BlueZGuestTests {
                 #expect((connections[1]["encryption_changes"] as? [String]) == ["enabled"], "second connection: \(connections[1])")
             }
         }
+    }
+
+    /// Whether `host` is asked something before `operation` ends.
+    static func promptComesFirst<T: Sendable>(_ host: PairingHost, before operation: Task<T, any Error>) async -> Bool {
+        let (outcomes, outcome) = AsyncStream.makeStream(of: Bool.self)
+        Task { _ = await operation.result; outcome.yield(false) }  // ends with the operation
+        let asked = Task {
+            for await _ in host.asked { outcome.yield(true); return }
+        }
+        defer { asked.cancel() }
+        for await first in outcomes { return first }
+        return false
     }
 
     /// Discovers the BlueZ advertisement called `name` and connects to it.

@@ -69,7 +69,7 @@ def main() -> int:
         if not step("scan", "scan on", [rf"Device {address}"]):
             return finish()
         step("scan off", "scan off", [r"Discovery stopped"])
-        if not pair(session, address):
+        if not pair(session, address, monitor):
             return finish()
         step("paired and bonded", f"info {address}", [r"Paired: yes[\s\S]*Bonded: yes"], [r"Paired: no", r"Bonded: no"])
     if not step("connect", f"connect {address}", [r"Connection successful"], [r"Failed to connect[^\n]*"]):
@@ -106,7 +106,7 @@ def main() -> int:
     return finish()
 
 
-def pair(session: Session, address: str) -> bool:
+def pair(session: Session, address: str, monitor: Monitor) -> bool:
     """`pair ADDRESS`, answering the agent until "Pairing successful" or a failure."""
     session.mark = len(session.text)
     session.send(f"pair {address}")
@@ -130,7 +130,7 @@ def pair(session: Session, address: str) -> bool:
                 seen += " [the agent was asked to type a passkey; use an agent that displays]"
             session.failures += 1
             what = "no answer" if index < 0 else "failed"
-            report("pair", False, detail=f"{what}: {seen.strip()[-400:]}")
+            report("pair", False, detail=f"{what}: {seen.strip()[-300:]}; btmon: {monitor.excerpt(12)}")
             return False
 
 

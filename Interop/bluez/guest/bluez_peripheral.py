@@ -20,6 +20,7 @@ per connection, say) and prints what btmon saw ({"event": "btmon", "pairing_requ
 """
 import argparse
 import json
+import signal
 import sys
 
 from btmon_trace import Monitor
@@ -319,8 +320,13 @@ def main() -> int:
         emit({"event": "timeout", "written": state["written"] is not None, "notifications": state["sent"]})
         loop.quit()
     GLib.timeout_add(int(args.timeout * 1000), timed_out)
+    # Stopped from outside (the test gave up): the summary below still tells what btmon saw.
+    GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGTERM, lambda: loop.quit() or False)
     loop.run()
-    emit(monitor.summary())
+    summary = monitor.summary()
+    if state["status"] != 0:
+        summary["excerpt"] = monitor.excerpt()
+    emit(summary)
     monitor.stop()
     emit({"event": "done", "status": state["status"], "notifications": state["sent"], "encrypted_reads": state["encrypted_reads"]})
     return state["status"]
