@@ -156,7 +156,7 @@ let package = Package(
         .testTarget(name: "BluetideGPIOTests", dependencies: ["BluetideGPIO", "BluetideSupport", "BluetideCore"], swiftSettings: strict),
         .testTarget(
             name: "BluetideSecurityTests",
-            dependencies: ["BluetideHost", "BluetideCore", "BluetideTransport", "BluetideTestSupport", "BluetideSupport"],
+            dependencies: ["BluetideHost", "BluetideHCI", "BluetideCore", "BluetideTransport", "BluetideTestSupport", "BluetideSupport"],
             exclude: ["Bumble"], swiftSettings: strict),
         .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual", "BluetideCore", "BluetideHCI", "BluetideSupport", "BluetideTransport"], swiftSettings: strict),
