@@ -1,4 +1,5 @@
 import BluetideHCI
+import BluetideSupport
 
 /// Host-to-controller ACL flow control, as a pure state machine: fragments L2CAP PDUs to the
 /// controller's buffer length and sends no more packets than the controller has buffers.
@@ -99,12 +100,20 @@ public struct ACLFlowControl: Sendable {
     /// own per PDU); the rest wait for credits.
     public mutating func send(_ pdu: [UInt8], on handle: UInt16, into sent: inout [HCIPacket]) {
         let handle = handle & 0x0FFF
-        if queues[handle, default: FragmentQueue()].isEmpty { rotation.append(handle) }
-        if pdu.count <= bufferLength {
-            queues[handle, default: FragmentQueue()].append(.acl(handle: handle, boundary: .firstNonFlushable, broadcast: 0, data: pdu))
-        } else {
-            queues[handle, default: FragmentQueue()].append(contentsOf: fragments(of: pdu, handle: handle))
+        // The queue is reached in place through its index (`queues[handle, default:]` and
+        // `queues[handle]?` allocate an accessor frame per access).
+        if queues.index(forKey: handle) == nil { queues[handle] = FragmentQueue() }
+        let single = pdu.count <= bufferLength
+        let wasEmpty = queues.inPlace(handle) { queue -> Bool in
+            let wasEmpty = queue.isEmpty
+            if single { queue.append(.acl(handle: handle, boundary: .firstNonFlushable, broadcast: 0, data: pdu)) }
+            return wasEmpty
+        } ?? true
+        if !single {
+            let packets = fragments(of: pdu, handle: handle)
+            queues.inPlace(handle) { $0.append(contentsOf: packets) }
         }
+        if wasEmpty { rotation.append(handle) }
         drain(into: &sent)
     }
 
@@ -163,12 +172,13 @@ public struct ACLFlowControl: Sendable {
     private mutating func drain(into sent: inout [HCIPacket]) {
         while availableCredits > 0, !rotation.isEmpty {
             let handle = rotation.removeFirst()
-            // Mutated in place through the dictionary's accessor: no copy of the queue.
-            guard let packet = queues[handle]?.removeFirstIfAny() else { continue }
+            // Reached in place through its index: no copy of the queue, no accessor frame.
+            guard let (packet, more) = queues.inPlace(handle, { queue in queue.removeFirstIfAny().map { ($0, !queue.isEmpty) } }) ?? nil
+            else { continue }
             sent.append(packet)
             availableCredits -= 1
             outstanding[handle, default: 0] += 1
-            if queues[handle]?.isEmpty == false { rotation.append(handle) }
+            if more { rotation.append(handle) }
         }
     }
 }
