@@ -20,6 +20,14 @@ public protocol HCITransport: Sendable {
     /// for each packet to be written. Throws ``TransportError`` once the transport is closed or
     /// has failed. The default sends them one by one with ``send(_:)``.
     func send(batch packets: [HCIPacket]) async throws
+    /// True when ``sendImmediately(batch:)`` works: the transport queues a batch and returns
+    /// without suspending (an in-process link, a NIO channel). A host driver then sends each
+    /// round's packets from its own executor: no writer task, no hop per batch. Default false.
+    var sendsImmediately: Bool { get }
+    /// Queues `packets` in order and returns at once, like ``send(batch:)`` without the wait;
+    /// only for transports whose ``sendsImmediately`` is true (the default throws
+    /// ``TransportError/unavailable(_:)``). Throws ``TransportError`` once closed or failed.
+    func sendImmediately(batch packets: [HCIPacket]) throws(TransportError)
     /// Closes the link and finishes `packets`. Safe to call more than once.
     func close() async
 }
@@ -39,6 +47,14 @@ extension HCITransport {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
+    }
+
+    /// The default: this transport's sends must be awaited.
+    public var sendsImmediately: Bool { false }
+
+    /// The default: refused (the transport's sends must be awaited with ``send(batch:)``).
+    public func sendImmediately(batch packets: [HCIPacket]) throws(TransportError) {
+        throw .unavailable("\(Self.self) cannot send without waiting; use send(batch:)")
     }
 
     /// The default: one ``send(_:)`` per packet, in order.

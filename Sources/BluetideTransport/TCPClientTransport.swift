@@ -63,6 +63,13 @@ public final class TCPClientTransport: HCITransport {
         try writer.enqueue(packets)
     }
 
+    /// True: a batch is queued for the event loop's next flush and the call returns.
+    public var sendsImmediately: Bool { true }
+
+    public func sendImmediately(batch packets: [HCIPacket]) throws(TransportError) {
+        try writer.enqueue(packets)
+    }
+
     /// Whether TCP_NODELAY is on for the socket (read back from the kernel; for tests).
     func isNoDelayEnabled() async throws -> Bool {
         try await channel.getOption(.tcpOption(.tcp_nodelay)).get() != 0

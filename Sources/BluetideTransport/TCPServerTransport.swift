@@ -133,6 +133,13 @@ public final class TCPServerTransport: HCITransport {
     }
 
     public func send(batch packets: [HCIPacket]) async throws {
+        try sendImmediately(batch: packets)
+    }
+
+    /// True: a batch is queued for the event loop's next flush and the call returns.
+    public var sendsImmediately: Bool { true }
+
+    public func sendImmediately(batch packets: [HCIPacket]) throws(TransportError) {
         try outbound.writer(name: name).enqueue(packets)
     }
 

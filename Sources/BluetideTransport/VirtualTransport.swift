@@ -34,6 +34,13 @@ public final class VirtualTransport: HCITransport {
     }
 
     public func send(batch packets: [HCIPacket]) async throws {
+        try sendImmediately(batch: packets)
+    }
+
+    /// True: the link handles a batch where it is handed in.
+    public var sendsImmediately: Bool { true }
+
+    public func sendImmediately(batch packets: [HCIPacket]) throws(TransportError) {
         try checkOpen()
         controller.receive(batch: packets)
     }

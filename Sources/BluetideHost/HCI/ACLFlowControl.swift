@@ -1,4 +1,5 @@
 import BluetideHCI
+import BluetideSupport
 
 /// Host-to-controller ACL flow control, as a pure state machine: fragments L2CAP PDUs to the
 /// controller's buffer length and sends no more packets than the controller has buffers.
@@ -51,7 +52,6 @@ public struct ACLFlowControl: Sendable {
         var count: Int { items.count - head }
         var isEmpty: Bool { head == items.count }
 
-        mutating func append(contentsOf packets: [HCIPacket]) { items.append(contentsOf: packets) }
         mutating func append(_ packet: HCIPacket) { items.append(packet) }
 
         /// Takes the first fragment, or nil when the queue is empty.
@@ -73,19 +73,26 @@ public struct ACLFlowControl: Sendable {
     /// Splits `pdu` (a whole L2CAP PDU, basic header included) into ACL packets for `handle`.
     /// Pure: no credits are taken.
     public func fragments(of pdu: [UInt8], handle: UInt16) -> [HCIPacket] {
-        let handle = handle & 0x0FFF
-        // One fragment (the usual case with LE Data Length): the PDU itself, not a copy.
-        guard pdu.count > bufferLength else { return [.acl(handle: handle, boundary: .firstNonFlushable, broadcast: 0, data: pdu)] }
         var packets: [HCIPacket] = []
+        packets.reserveCapacity((pdu.count + bufferLength - 1) / bufferLength)
+        Self.forEachFragment(of: pdu, handle: handle & 0x0FFF, length: bufferLength) { packets.append($0) }
+        return packets
+    }
+
+    /// Hands `body` the ACL packets of `pdu`, in order, each at most `length` bytes. One
+    /// fragment (the usual case with LE Data Length) is the PDU itself, not a copy.
+    private static func forEachFragment(of pdu: [UInt8], handle: UInt16, length: Int, _ body: (HCIPacket) -> Void) {
+        guard pdu.count > length else {
+            return body(.acl(handle: handle, boundary: .firstNonFlushable, broadcast: 0, data: pdu))
+        }
         var start = 0
         while start < pdu.count {
-            let end = min(start + bufferLength, pdu.count)
-            packets.append(.acl(
+            let end = min(start + length, pdu.count)
+            body(.acl(
                 handle: handle, boundary: start == 0 ? .firstNonFlushable : .continuing, broadcast: 0,
                 data: Array(pdu[start..<end])))
             start = end
         }
-        return packets
     }
 
     /// Fragments `pdu` and returns the packets that may be sent now; the rest wait for credits.
@@ -99,12 +106,17 @@ public struct ACLFlowControl: Sendable {
     /// own per PDU); the rest wait for credits.
     public mutating func send(_ pdu: [UInt8], on handle: UInt16, into sent: inout [HCIPacket]) {
         let handle = handle & 0x0FFF
-        if queues[handle, default: FragmentQueue()].isEmpty { rotation.append(handle) }
-        if pdu.count <= bufferLength {
-            queues[handle, default: FragmentQueue()].append(.acl(handle: handle, boundary: .firstNonFlushable, broadcast: 0, data: pdu))
-        } else {
-            queues[handle, default: FragmentQueue()].append(contentsOf: fragments(of: pdu, handle: handle))
-        }
+        // The queue is reached in place through its index (`queues[handle, default:]` and
+        // `queues[handle]?` allocate an accessor frame per access).
+        if queues.index(forKey: handle) == nil { queues[handle] = FragmentQueue() }
+        let length = bufferLength
+        let wasEmpty = queues.inPlace(handle) { queue -> Bool in
+            let wasEmpty = queue.isEmpty
+            // Each fragment goes straight into the queue (no array of fragments per PDU).
+            Self.forEachFragment(of: pdu, handle: handle, length: length) { queue.append($0) }
+            return wasEmpty
+        } ?? true
+        if wasEmpty { rotation.append(handle) }
         drain(into: &sent)
     }
 
@@ -163,12 +175,13 @@ public struct ACLFlowControl: Sendable {
     private mutating func drain(into sent: inout [HCIPacket]) {
         while availableCredits > 0, !rotation.isEmpty {
             let handle = rotation.removeFirst()
-            // Mutated in place through the dictionary's accessor: no copy of the queue.
-            guard let packet = queues[handle]?.removeFirstIfAny() else { continue }
+            // Reached in place through its index: no copy of the queue, no accessor frame.
+            guard let (packet, more) = queues.inPlace(handle, { queue in queue.removeFirstIfAny().map { ($0, !queue.isEmpty) } }) ?? nil
+            else { continue }
             sent.append(packet)
             availableCredits -= 1
             outstanding[handle, default: 0] += 1
-            if queues[handle]?.isEmpty == false { rotation.append(handle) }
+            if more { rotation.append(handle) }
         }
     }
 }

@@ -73,7 +73,10 @@ public actor HostStack {
     /// Pairing prompts (answer with ``answerPairing(_:on:)``), pairing outcomes, security level
     /// changes and changed bonds, in order.
     public nonisolated let securityEvents: AsyncStream<HostSecurityEvent>
-    /// Each round's packets, in order, for the one writer task.
+    /// Whether each round's packets go straight to the transport from this actor (transports
+    /// whose sends never wait: the in-process link, TCP) rather than through the writer task.
+    private let sendsDirectly: Bool
+    /// Each round's packets, in order, for the one writer task (transports whose sends wait).
     private let outbox: AsyncStream<[HCIPacket]>.Continuation
     private let outboxStream: AsyncStream<[HCIPacket]>
     private var tasks: [Task<Void, Never>] = []
@@ -114,6 +117,7 @@ public actor HostStack {
         self.readClock = { origin.duration(to: clock.now) }
         self.sleepUntil = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
         self.maximumStep = maximumStep
+        self.sendsDirectly = transport.sendsImmediately
         (incomingConnections, incomingContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         (serverEvents, serverEventContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         (securityEvents, securityContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(256))
@@ -143,7 +147,18 @@ public actor HostStack {
     /// the timer for the core's next deadline.
     private func carryOut() {
         if !outputs.packets.isEmpty {
-            outbox.yield(outputs.packets)
+            if sendsDirectly {
+                do {
+                    try transport.sendImmediately(batch: outputs.packets)
+                } catch {
+                    // As the writer task does; stopping here, mid-round, would feed the core
+                    // from inside its own round.
+                    let reason = "\(error)"
+                    Task { self.stop(.transportFailed(reason)) }
+                }
+            } else {
+                outbox.yield(outputs.packets)
+            }
             outputs.packets = []
         }
         for event in outputs.events { carryOut(event) }
@@ -247,14 +262,16 @@ public actor HostStack {
         })
         let outgoing = outboxStream
         let transport = self.transport
-        tasks.append(Task { [weak self] in
-            for await batch in outgoing {
-                do { try await transport.send(batch: batch) } catch {
-                    await self?.stop(.transportFailed("\(error)"))
-                    return
+        if !sendsDirectly {
+            tasks.append(Task { [weak self] in
+                for await batch in outgoing {
+                    do { try await transport.send(batch: batch) } catch {
+                        await self?.stop(.transportFailed("\(error)"))
+                        return
+                    }
                 }
-            }
-        })
+            })
+        }
         try await initialise()
     }
 

@@ -279,9 +279,9 @@ public final class VirtualLink: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<HostPort.Delivery, Never>) in
                 let ready = state.withLock { state -> Ready? in
-                    if state.ports[id]?.cancelledToken == token { return Ready(delivery: .end, wakeups: []) }
+                    if state.ports.inPlace(id, { $0.cancelledToken == token }) == true { return Ready(delivery: .end, wakeups: []) }
                     if let ready = takeIfReady(&state, id, batch: batch) { return ready }
-                    state.ports[id]?.waiter = HostPort.Waiter(token: token, wantsBatch: batch, continuation: continuation)
+                    state.ports.inPlace(id) { $0.waiter = HostPort.Waiter(token: token, wantsBatch: batch, continuation: continuation) }
                     return nil
                 }
                 guard let ready else { return }
