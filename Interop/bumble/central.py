@@ -28,23 +28,14 @@ import time
 
 from bumble import att, hci
 from bumble.core import UUID, AdvertisingData
-from bumble.device import Device, DeviceConfiguration, Peer
+from bumble.device import Device, Peer
 from bumble.gatt import Characteristic
-from bumble.transport import open_transport
-from bumble_common import json_line, address_text, stdin_eof_future, transport_moniker, add_common_options, run_main
+from bumble_common import json_line, address_text, stdin_eof_future, add_common_options, run_main
+from bumble_device import StepFailure, powered_central
 
 def emit(step: str, **fields) -> None:
     """Print one JSON step line and flush so a harness sees it at once."""
     json_line("step", step, **fields)
-
-
-class StepFailure(Exception):
-    """A step failed; carries the step name for the error line."""
-
-    def __init__(self, during: str, message: str) -> None:
-        super().__init__(message)
-        self.during = during
-        self.message = message
 
 
 def uuid_text(uuid: UUID) -> str:
@@ -551,20 +542,11 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
 
 
 async def run(arguments: argparse.Namespace) -> int:
-    try:
-        transport = await asyncio.wait_for(
-            open_transport(transport_moniker(arguments.transport)), 10.0
-        )
-    except Exception as error:
-        emit("error", during="transport", message=repr(error))
+    opened = await powered_central(arguments, "Bluetide Test Central", arguments.own_address, emit)
+    if opened is None:
         return 1
+    transport, device = opened
     async with transport:
-        config = DeviceConfiguration()
-        config.name = "Bluetide Test Central"
-        config.address = hci.Address(
-            arguments.own_address, hci.Address.RANDOM_DEVICE_ADDRESS
-        )
-        device = Device.from_config_with_hci(config, transport.source, transport.sink)
         central = TestCentral(arguments, device)
         try:
             await asyncio.wait_for(device.power_on(), 15.0)

@@ -31,8 +31,9 @@ import time
 
 from bumble.core import UUID, AdvertisingData
 from bumble.gatt import Characteristic, CharacteristicValue, Service
-from bumble_common import add_common_options, address_text, emit_event, run_main
-from trainer_common import TrainerPhysics, add_trainer_options, run_peripheral
+from bumble_common import address_text, emit_event, run_main
+from bumble_device import report_crash_as_event
+from trainer_common import TrainerPhysics, run_trainer, trainer_argument_parser
 
 FEC_SERVICE_UUID = "6E40FEC1-B5A3-F393-E0A9-E50E24DCCA9E"
 FEC_NOTIFY_UUID = "6E40FEC2-B5A3-F393-E0A9-E50E24DCCA9E"
@@ -201,11 +202,7 @@ class FECTrainer:
                 emit("state", power_w=round(p.power_w, 1), cadence_rpm=p.cadence_rpm, speed_kmh=round(p.speed_m_s * 3.6, 2), mode=p.mode)
 
 
-def parse_arguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="Bumble Tacx FE-C-over-BLE trainer (ERG, simulation, page 71 confirmations).")
-    add_trainer_options(parser, "Bumble Tacx", "C6:C5:C4:C3:FE:C1")
-    add_common_options(parser)
-    return parser.parse_args(argv)
+parse_arguments = trainer_argument_parser("Bumble Tacx FE-C-over-BLE trainer (ERG, simulation, page 71 confirmations).", "Bumble Tacx", "C6:C5:C4:C3:FE:C1")
 
 
 async def run(arguments: argparse.Namespace) -> int:
@@ -216,12 +213,11 @@ async def run(arguments: argparse.Namespace) -> int:
         (AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS, bytes(UUID(FEC_SERVICE_UUID))),
         (AdvertisingData.COMPLETE_LOCAL_NAME, arguments.name.encode("utf-8")[:11]),
     ]))
-    scan_response = bytes(AdvertisingData([(AdvertisingData.COMPLETE_LOCAL_NAME, arguments.name.encode("utf-8"))]))
-    return await run_peripheral(arguments, advertising, scan_response, lambda device: FECTrainer(arguments, device))
+    return await run_trainer(arguments, advertising, lambda device: FECTrainer(arguments, device))
 
 
 def main() -> None:
-    run_main(parse_arguments, run, lambda error: emit("error", during="run", message=repr(error)))
+    run_main(parse_arguments, run, report_crash_as_event)
 
 
 if __name__ == "__main__":

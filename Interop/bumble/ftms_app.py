@@ -31,9 +31,9 @@ import struct
 
 from bumble import hci
 from bumble.core import UUID, AdvertisingData
-from bumble.device import Device, DeviceConfiguration, Peer
-from bumble.transport import open_transport
-from bumble_common import add_common_options, address_text, emit_event, run_main, transport_moniker
+from bumble.device import Device, Peer
+from bumble_common import add_common_options, address_text, emit_event, run_main
+from bumble_device import StepFailure, powered_central, report_crash_as_event
 
 emit = emit_event
 
@@ -45,11 +45,7 @@ CONTROL_POINT = UUID.from_16_bits(0x2AD9)
 STATUS = UUID.from_16_bits(0x2ADA)
 
 
-class Failure(Exception):
-    def __init__(self, during: str, message: str) -> None:
-        super().__init__(message)
-        self.during = during
-        self.message = message
+Failure = StepFailure
 
 
 def parse_indoor_bike_data(value: bytes) -> dict:
@@ -217,17 +213,11 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
 
 
 async def run(arguments: argparse.Namespace) -> int:
-    try:
-        address = hci.Address(arguments.address, hci.Address.RANDOM_DEVICE_ADDRESS)
-        transport = await asyncio.wait_for(open_transport(transport_moniker(arguments.transport)), 10.0)
-    except Exception as error:
-        emit("error", during="transport", message=repr(error))
+    opened = await powered_central(arguments, "Bumble FTMS app", arguments.address, emit)
+    if opened is None:
         return 1
+    transport, device = opened
     async with transport:
-        config = DeviceConfiguration()
-        config.name = "Bumble FTMS app"
-        config.address = address
-        device = Device.from_config_with_hci(config, transport.source, transport.sink)
         await asyncio.wait_for(device.power_on(), 15.0)
         app = FTMSApp(arguments, device)
         try:
@@ -239,7 +229,7 @@ async def run(arguments: argparse.Namespace) -> int:
 
 
 def main() -> None:
-    run_main(parse_arguments, run, lambda error: emit("error", during="run", message=repr(error)))
+    run_main(parse_arguments, run, report_crash_as_event)
 
 
 if __name__ == "__main__":

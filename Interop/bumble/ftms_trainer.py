@@ -34,8 +34,9 @@ import time
 
 from bumble.core import UUID, AdvertisingData
 from bumble.gatt import Characteristic, CharacteristicValue, Service
-from bumble_common import add_common_options, address_text, emit_event, run_main
-from trainer_common import TrainerPhysics, add_trainer_options, run_peripheral
+from bumble_common import address_text, emit_event, run_main
+from bumble_device import report_crash_as_event
+from trainer_common import TrainerPhysics, run_trainer, trainer_argument_parser
 
 emit = emit_event
 
@@ -208,11 +209,7 @@ class FTMSTrainer:
                  mode=p.mode, control=self.controller is not None)
 
 
-def parse_arguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="Bumble FTMS indoor-bike trainer (control handshake, indications, ERG).")
-    add_trainer_options(parser, "Bumble FTMS", "C6:C5:C4:C3:F7:01")
-    add_common_options(parser)
-    return parser.parse_args(argv)
+parse_arguments = trainer_argument_parser("Bumble FTMS indoor-bike trainer (control handshake, indications, ERG).", "Bumble FTMS", "C6:C5:C4:C3:F7:01")
 
 
 async def run(arguments: argparse.Namespace) -> int:
@@ -225,12 +222,11 @@ async def run(arguments: argparse.Namespace) -> int:
         # advertising data.
         (AdvertisingData.COMPLETE_LOCAL_NAME, arguments.name.encode("utf-8")[:14]),
     ]))
-    scan_response = bytes(AdvertisingData([(AdvertisingData.COMPLETE_LOCAL_NAME, arguments.name.encode("utf-8"))]))
-    return await run_peripheral(arguments, advertising, scan_response, lambda device: FTMSTrainer(arguments, device))
+    return await run_trainer(arguments, advertising, lambda device: FTMSTrainer(arguments, device))
 
 
 def main() -> None:
-    run_main(parse_arguments, run, lambda error: emit("error", during="run", message=repr(error)))
+    run_main(parse_arguments, run, report_crash_as_event)
 
 
 if __name__ == "__main__":

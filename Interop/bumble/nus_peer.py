@@ -20,11 +20,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from bumble import hci
 from bumble.core import AdvertisingData, UUID
-from bumble.device import Device, DeviceConfiguration
+from bumble.device import Device
 from bumble.gatt import Characteristic, CharacteristicValue, Service
-from bumble_common import open_address_and_transport, add_common_options, address_text, emit_event, run_main, wait_until_finished
+from bumble_common import add_common_options, address_text, emit_event, run_main
+from bumble_device import serve_peripheral, report_crash_as_event
 
 NUS_SERVICE_UUID = "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
 NUS_RX_UUID = "6E400002-B5A3-F393-E0A9-E50E24DCCA9E"
@@ -57,6 +57,9 @@ class UARTPeer:
         device.on("connection", self.on_connection)
         self.tx.on("subscription", self.on_subscription)
         self.sender = asyncio.get_running_loop().create_task(self.send_loop())
+
+    def stop(self) -> None:
+        self.sender.cancel()
 
     def on_connection(self, connection) -> None:
         self.connection = connection
@@ -104,44 +107,21 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
 
 
 async def run(arguments: argparse.Namespace) -> int:
-    opened = await open_address_and_transport(arguments)
-    if opened is None:
-        return 1
-    address, transport = opened
-    async with transport:
-        config = DeviceConfiguration()
-        config.name = arguments.name
-        config.address = address
-        config.advertising_interval_min = 50.0
-        config.advertising_interval_max = 50.0
-        # The 128-bit service UUID (18 bytes) and a name of up to 11 bytes fill the 31 bytes of
-        # legacy advertising data (no room for flags); the name is in the scan response too.
-        name = arguments.name.encode("utf-8")
-        fields = [(AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS, bytes(UUID(NUS_SERVICE_UUID)))]
-        if len(name) <= 11:
-            fields.append((AdvertisingData.COMPLETE_LOCAL_NAME, name))
-        else:
-            fields.insert(0, (AdvertisingData.FLAGS, bytes([0x06])))
-        config.advertising_data = bytes(AdvertisingData(fields))
-        config.scan_response_data = bytes(AdvertisingData([
-            (AdvertisingData.COMPLETE_LOCAL_NAME, arguments.name.encode("utf-8")),
-        ]))
-        device = Device.from_config_with_hci(config, transport.source, transport.sink)
-        peer = UARTPeer(arguments, device)
-        try:
-            await asyncio.wait_for(device.power_on(), 15.0)
-            await asyncio.wait_for(device.start_advertising(own_address_type=hci.OwnAddressType.RANDOM, auto_restart=False), 10.0)
-        except Exception as error:
-            emit("error", during="power on / advertising", message=repr(error))
-            return 1
-        emit("ready", name=arguments.name, address=address_text(device.random_address))
+    # The 128-bit service UUID (18 bytes) and a name of up to 11 bytes fill the 31 bytes of
+    # legacy advertising data (no room for flags); the name is in the scan response too.
+    name = arguments.name.encode("utf-8")
+    fields = [(AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS, bytes(UUID(NUS_SERVICE_UUID)))]
+    if len(name) <= 11:
+        fields.append((AdvertisingData.COMPLETE_LOCAL_NAME, name))
+    else:
+        fields.insert(0, (AdvertisingData.FLAGS, bytes([0x06])))
+    scan_response = bytes(AdvertisingData([(AdvertisingData.COMPLETE_LOCAL_NAME, name)]))
+    return await serve_peripheral(
+        arguments, bytes(AdvertisingData(fields)), lambda device: UARTPeer(arguments, device), scan_response=scan_response)
 
-        code = await wait_until_finished(peer.finished, arguments)
-        peer.sender.cancel()
-        return code
 
 def main() -> None:
-    run_main(parse_arguments, run, lambda error: emit("error", during="run", message=repr(error)))
+    run_main(parse_arguments, run, report_crash_as_event)
 
 
 if __name__ == "__main__":

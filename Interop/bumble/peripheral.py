@@ -24,11 +24,12 @@ import argparse
 import asyncio
 import struct
 
-from bumble import att, hci
+from bumble import att
 from bumble.core import AdvertisingData
-from bumble.device import Device, DeviceConfiguration
+from bumble.device import Device
 from bumble.gatt import Characteristic, CharacteristicValue, Service
-from bumble_common import open_address_and_transport, address_text, emit_event, add_common_options, run_main, wait_until_finished
+from bumble_common import address_text, emit_event, add_common_options, run_main
+from bumble_device import serve_peripheral, report_crash_as_event
 
 # --------------------------------------------------------------------------
 # UUIDs of the Bluetide test service (documented in README.md).
@@ -365,62 +366,17 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
 
 
 async def run(arguments: argparse.Namespace) -> int:
-    opened = await open_address_and_transport(arguments)
-    if opened is None:
-        return 1
-    address, transport = opened
-    async with transport:
-        config = DeviceConfiguration()
-        config.name = arguments.name
-        config.address = address
-        config.advertising_interval_min = arguments.advertising_interval
-        config.advertising_interval_max = arguments.advertising_interval
-        config.advertising_data = bytes(
-            AdvertisingData(
-                [
-                    (
-                        AdvertisingData.FLAGS,
-                        bytes([0x06]),  # LE General Discoverable, BR/EDR not supported
-                    ),
-                    (
-                        AdvertisingData.COMPLETE_LOCAL_NAME,
-                        arguments.name.encode("utf-8"),
-                    ),
-                ]
-            )
-        )
-        device = Device.from_config_with_hci(config, transport.source, transport.sink)
-        peripheral = TestPeripheral(arguments, device)
-        try:
-            await asyncio.wait_for(device.power_on(), 15.0)
-            own_address_type = (
-                hci.OwnAddressType.PUBLIC
-                if arguments.public
-                else hci.OwnAddressType.RANDOM
-            )
-            await asyncio.wait_for(
-                device.start_advertising(
-                    own_address_type=own_address_type, auto_restart=False
-                ),
-                10.0,
-            )
-        except Exception as error:
-            emit("error", during="power on / advertising", message=repr(error))
-            return 1
+    advertising = bytes(AdvertisingData([
+        (AdvertisingData.FLAGS, bytes([0x06])),  # LE General Discoverable, BR/EDR not supported
+        (AdvertisingData.COMPLETE_LOCAL_NAME, arguments.name.encode("utf-8")),
+    ]))
+    return await serve_peripheral(
+        arguments, advertising, lambda device: TestPeripheral(arguments, device), interval_ms=arguments.advertising_interval,
+        public=arguments.public, ready_fields=lambda peripheral: {"handles": peripheral.handles()})
 
-        emit(
-            "ready",
-            name=arguments.name,
-            address=address_text(
-                device.public_address if arguments.public else device.random_address
-            ),
-            handles=peripheral.handles(),
-        )
-
-        return await wait_until_finished(peripheral.finished, arguments)
 
 def main() -> None:
-    run_main(parse_arguments, run, lambda error: emit("error", during="run", message=repr(error)))
+    run_main(parse_arguments, run, report_crash_as_event)
 
 
 if __name__ == "__main__":

@@ -29,16 +29,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import calendar
-import signal
-import sys
 import time
 
 from bumble import hci
 from bumble.core import AdvertisingData
-from bumble.device import Device, DeviceConfiguration
+from bumble.device import Device
 from bumble.gatt import Characteristic, CharacteristicValue, Service
-from bumble.transport import open_transport
-from bumble_common import add_common_options, json_line, address_text, run_main, stdin_eof_future, transport_moniker
+from bumble_common import add_common_options, address_text, emit_event, run_main
+from bumble_device import serve_peripheral, report_crash_as_event
 
 UART_SERVICE = "6E40FFF0-B5A3-F393-E0A9-E50E24DCCA9E"
 UART_WRITE = "6E400002-B5A3-F393-E0A9-E50E24DCCA9E"
@@ -100,9 +98,7 @@ SLEEP_FRAME = bytes.fromhex(
     .replace(" ", ""))
 SPO2_EMPTY = bytes.fromhex("bc2a0000ffff")
 
-def emit(event: str, **fields) -> None:
-    """One JSON event line on stdout."""
-    json_line("event", event, **fields)
+emit = emit_event
 
 
 def bcd(value: int) -> int:
@@ -185,6 +181,9 @@ class RingPeer:
             return [(STRESS_NO_DATA, False)]
         return []  # unknown or undocumented here: the ring stays silent
 
+    def stop(self) -> None:
+        self.server.cancel()
+
     async def serve(self) -> None:
         while True:
             value, big = await self.queue.get()
@@ -233,51 +232,24 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
 
 
 async def run(arguments: argparse.Namespace) -> int:
-    try:
-        transport = await asyncio.wait_for(open_transport(transport_moniker(arguments.transport)), 10.0)
-    except Exception as error:
-        emit("error", during="transport", message=repr(error))
-        return 1
-    async with transport:
-        config = DeviceConfiguration()
-        config.name = arguments.name
-        config.address = hci.Address(arguments.address, hci.Address.RANDOM_DEVICE_ADDRESS)
-        config.advertising_interval_min = 50
-        config.advertising_interval_max = 50
-        config.advertising_data = bytes(AdvertisingData([
-            (AdvertisingData.FLAGS, bytes([0x06])),
-            (AdvertisingData.COMPLETE_LOCAL_NAME, arguments.name.encode()),
-            (AdvertisingData.MANUFACTURER_SPECIFIC_DATA, bytes([0x34, 0x12, 0x00, 0x00])),
-        ]))
-        device = Device.from_config_with_hci(config, transport.source, transport.sink)
+    advertising = bytes(AdvertisingData([
+        (AdvertisingData.FLAGS, bytes([0x06])),
+        (AdvertisingData.COMPLETE_LOCAL_NAME, arguments.name.encode()),
+        (AdvertisingData.MANUFACTURER_SPECIFIC_DATA, bytes([0x34, 0x12, 0x00, 0x00])),
+    ]))
+    ring: list[RingPeer] = []
+
+    def make_ring(device: Device) -> RingPeer:
         peer = RingPeer(arguments, device)
-        server = asyncio.ensure_future(peer.serve())
-        try:
-            await asyncio.wait_for(device.power_on(), 15.0)
-            await asyncio.wait_for(peer.advertise(), 10.0)
-        except Exception as error:
-            emit("error", during="power on / advertising", message=repr(error))
-            return 1
-        emit("ready", name=arguments.name, address=address_text(device.random_address))
-        loop = asyncio.get_running_loop()
-        for number in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(number, lambda: peer.finished.done() or peer.finished.set_result(4))
-        waiters = [peer.finished]
-        if arguments.exit_on_stdin_eof:
-            waiters.append(stdin_eof_future())
-        done, _ = await asyncio.wait(waiters, timeout=arguments.timeout, return_when=asyncio.FIRST_COMPLETED)
-        server.cancel()
-        if peer.finished in done:
-            return peer.finished.result()
-        if done:
-            emit("stopped", reason="stdin closed")
-            return 4
-        emit("timeout", seconds=arguments.timeout)
-        return 3
+        peer.server = asyncio.ensure_future(peer.serve())
+        ring.append(peer)
+        return peer
+
+    return await serve_peripheral(arguments, advertising, make_ring, advertise=lambda: ring[0].advertise())
 
 
 def main() -> None:
-    run_main(parse_arguments, run, lambda error: emit("error", during="run", message=repr(error)))
+    run_main(parse_arguments, run, report_crash_as_event)
 
 
 if __name__ == "__main__":

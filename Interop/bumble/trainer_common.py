@@ -10,12 +10,11 @@ power balances gravity, rolling resistance and air drag for the current grade an
 from __future__ import annotations
 
 import argparse
-import asyncio
 import math
 
-from bumble import hci
-from bumble.device import Device, DeviceConfiguration
-from bumble_common import address_text, emit_event, open_address_and_transport, wait_until_finished
+from bumble.core import AdvertisingData
+from bumble_common import add_common_options
+from bumble_device import serve_peripheral
 
 GRAVITY = 9.81
 ERG_TIME_CONSTANT_S = 1.0
@@ -89,31 +88,22 @@ def add_trainer_options(parser: argparse.ArgumentParser, name: str, address: str
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds before giving up (exit 3)")
 
 
-async def run_peripheral(arguments: argparse.Namespace, advertising_data: bytes, scan_response: bytes, make_peer) -> int:
-    """Opens the transport, builds the device, lets `make_peer(device)` add its services (and
-    return an object with a `finished` future and a `stop()` method), advertises, reports
-    `ready` and waits until the peer finishes, a signal, end of stdin or the timeout."""
-    opened = await open_address_and_transport(arguments)
-    if opened is None:
-        return 1
-    address, transport = opened
-    async with transport:
-        config = DeviceConfiguration()
-        config.name = arguments.name
-        config.address = address
-        config.advertising_interval_min = 50.0
-        config.advertising_interval_max = 50.0
-        config.advertising_data = advertising_data
-        config.scan_response_data = scan_response
-        device = Device.from_config_with_hci(config, transport.source, transport.sink)
-        peer = make_peer(device)
-        try:
-            await asyncio.wait_for(device.power_on(), 15.0)
-            await asyncio.wait_for(device.start_advertising(own_address_type=hci.OwnAddressType.RANDOM, auto_restart=True), 10.0)
-        except Exception as error:
-            emit_event("error", during="power on / advertising", message=repr(error))
-            return 1
-        emit_event("ready", name=arguments.name, address=address_text(device.random_address))
-        code = await wait_until_finished(peer.finished, arguments)
-        peer.stop()
-        return code
+def trainer_argument_parser(description: str, name: str, address: str):
+    """parse_arguments() of a trainer script: the trainer options with these defaults, and the
+    common ones."""
+
+    def parse_arguments(argv: list[str]) -> argparse.Namespace:
+        parser = argparse.ArgumentParser(description=description)
+        add_trainer_options(parser, name, address)
+        add_common_options(parser)
+        return parser.parse_args(argv)
+
+    return parse_arguments
+
+
+async def run_trainer(arguments: argparse.Namespace, advertising_data: bytes, make_peer) -> int:
+    """A trainer script's run: serves `make_peer(device)` (an object with a `finished` future and
+    a `stop()` method) with `advertising_data` and the name in the scan response, advertising again
+    after each disconnection, until it finishes, a signal, end of stdin or the timeout."""
+    scan_response = bytes(AdvertisingData([(AdvertisingData.COMPLETE_LOCAL_NAME, arguments.name.encode("utf-8"))]))
+    return await serve_peripheral(arguments, advertising_data, make_peer, scan_response=scan_response, auto_restart=True)

@@ -108,6 +108,21 @@ func benchOwnAddress(_ text: String, option: String) throws -> BluetoothAddress 
     do { return try BumbleBenchSide.ownAddress(text, option: option) } catch { throw CommandFailure(error.message) }
 }
 
+extension BumbleBenchOptions {
+    /// One side of the bench against a peer in another process: checks the options and this
+    /// side's `address`, opens `link`'s transport, runs `role` (finding `peer` as a central; a
+    /// peripheral advertises `name`) and prints the reports.
+    func runSide(
+        _ role: BumbleBenchRole, link: BumbleBenchTransportOptions, address: String, peer: String, name: String
+    ) async throws {
+        let settings = try settings(for: role)
+        let own = try benchOwnAddress(address, option: "--address")
+        let transport = try await link.open()
+        try emit(try await BumbleBenchSide.run(
+            role: role, transport: transport, address: own, peer: peer, name: name, options: self, settings: settings))
+    }
+}
+
 extension BumbleBenchSide {
     /// Runs one side with the command's options (see the library's `run`).
     static func run(
@@ -153,13 +168,7 @@ struct BumbleBenchCentral: AsyncParsableCommand {
     @OptionGroup var options: BumbleBenchOptions
 
     func run() async throws {
-        let settings = try options.settings(for: .central)
-        let own = try benchOwnAddress(address, option: "--address")
-        let transport = try await link.open()
-        let reports = try await BumbleBenchSide.run(
-            role: .central, transport: transport, address: own, peer: peripheral, name: "Bluetide Bench Central",
-            options: options, settings: settings)
-        try options.emit(reports)
+        try await options.runSide(.central, link: link, address: address, peer: peripheral, name: "Bluetide Bench Central")
     }
 }
 
@@ -193,15 +202,10 @@ struct BumbleBenchPeripheral: AsyncParsableCommand {
     @OptionGroup var options: BumbleBenchOptions
 
     func run() async throws {
-        let settings = try options.settings(for: .peripheral)
-        let own = try benchOwnAddress(address, option: "--address")
         guard !name.isEmpty, name.utf8.count <= 26 else {
             throw CommandFailure("--name \"\(name)\": expected 1 to 26 octets (it must fit in the advertising data)")
         }
-        let transport = try await link.open()
-        let reports = try await BumbleBenchSide.run(
-            role: .peripheral, transport: transport, address: own, peer: "", name: name, options: options, settings: settings)
-        try options.emit(reports)
+        try await options.runSide(.peripheral, link: link, address: address, peer: "", name: name)
     }
 }
 

@@ -35,8 +35,7 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Also write an HCI capture (btsnoop) to this file.")
     var snoop: String?
 
-    @Option(name: .long, help: "Stop after this many seconds.")
-    var duration: Double?
+    @OptionGroup var stop: DurationOption
 
     @Option(name: .long, help: "Stop after this many values.")
     var count: Int?
@@ -49,8 +48,7 @@ struct RecordCommand: AsyncParsableCommand {
 
     @OptionGroup var session: DeviceSessionOptions
 
-    @Option(name: .long, help: "Wheel circumference, metres (CSC and Cycling Power speed and distance).")
-    var circumference: Double = 2.105
+    @OptionGroup var wheel: WheelOptions
 
     @Flag(name: .long, help: "Re-establish a lost link (with back-off) and go on recording; without it, a lost link ends record with status 1.")
     var reconnect = false
@@ -69,7 +67,9 @@ struct RecordCommand: AsyncParsableCommand {
 
     func execute(_ output: CommandOutput, stopOnSignals: Bool = false) async throws {
         if let count, count < 1 { throw CommandFailure("--count \(count): expected at least 1") }
-        if let duration, !(duration.isFinite && duration > 0) { throw CommandFailure("--duration \(duration): expected seconds > 0") }
+        try stop.validated()
+        try wheel.validated()
+        let duration = stop.duration
         let session = try await DeviceSession.open(session, snoop: snoop)
         var subscriptions: [Task<Void, Never>] = []
         do {
@@ -140,7 +140,7 @@ struct RecordCommand: AsyncParsableCommand {
             var written = 0
             let identity = DeviceIdentity(address, name: name == "\(address)" ? nil : name.components(separatedBy: " (").first)
             for await arrival in arrivals {
-                let decoding = try decoders[arrival.characteristic] ?? ValueDecoding(uuid: arrival.characteristic, profile: nil, options: ProfileOptions(wheelCircumference: circumference))
+                let decoding = try decoders[arrival.characteristic] ?? ValueDecoding(uuid: arrival.characteristic, profile: nil, options: wheel.profileOptions)
                 decoders[arrival.characteristic] = decoding
                 let record: ValueRecord
                 do {

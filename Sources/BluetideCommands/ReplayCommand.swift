@@ -43,8 +43,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Decode every record with this profile (see bluetide decode --list).")
     var profile: String?
 
-    @Option(name: .long, help: "Wheel circumference, metres (CSC and Cycling Power speed and distance).")
-    var circumference: Double = 2.105
+    @OptionGroup var wheel: WheelOptions
 
     @Flag(name: .long, help: "Serve the values as an emulated device instead of printing them.")
     var asPeripheral = false
@@ -72,6 +71,7 @@ struct ReplayCommand: AsyncParsableCommand {
 
     /// The pace and the decoder the options ask for; problems are ``CommandFailure``s.
     func settings() throws -> (ReplayPace, ValueLogDecoder) {
+        try wheel.validated()
         var pace = ReplayPace.original
         if let speed {
             guard !asFastAsPossible else {
@@ -86,11 +86,11 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         let decoder: ValueLogDecoder
         if let profile {
-            do { decoder = try ValueLogDecoder(options: ProfileOptions(wheelCircumference: circumference), profileNamed: profile) } catch {
+            do { decoder = try ValueLogDecoder(options: wheel.profileOptions, profileNamed: profile) } catch {
                 throw CommandFailure("--profile: \(error) (see bluetide decode --list)")
             }
         } else {
-            decoder = ValueLogDecoder(options: ProfileOptions(wheelCircumference: circumference))
+            decoder = ValueLogDecoder(options: wheel.profileOptions)
         }
         return (pace, decoder)
     }

@@ -44,8 +44,7 @@ struct RideBridgeCommand: AsyncParsableCommand {
     var ftmsOnly = false
     @Option(name: .long, help: "Record every device's values to this value log.")
     var record: String?
-    @Option(name: .long, help: "Stop after this many seconds.")
-    var duration: Double?
+    @OptionGroup var stop: DurationOption
     @Flag(name: .long, help: "One JSON object per sample and per bridge event.")
     var json = false
 
@@ -55,7 +54,7 @@ struct RideBridgeCommand: AsyncParsableCommand {
 
     /// Bridges until --duration or (with `stopOnSignals`) Ctrl-C.
     func execute(_ output: CommandOutput, stopOnSignals: Bool = false) async throws {
-        if let duration, !(duration.isFinite && duration > 0) { throw CommandFailure("--duration \(duration): expected seconds > 0") }
+        try stop.validated()
         try devices.validated()
         guard !name.isEmpty, name.utf8.count <= 29 else {
             throw CommandFailure("--name \(name): expected 1…29 bytes (it must fit in an advertisement)")
@@ -80,7 +79,7 @@ struct RideBridgeCommand: AsyncParsableCommand {
         }
         let source = LiveRideSource(central: live.central, requests: devices.requests(), configuration: .init(scanSeconds: devices.scan))
         let ride = RideSession(
-            source: source, configuration: .init(merger: .init(wheelCircumferenceMeters: devices.circumference), recordPath: record))
+            source: source, configuration: .init(merger: .init(wheelCircumferenceMeters: devices.wheel.circumference), recordPath: record))
         let bridge = RideBridge(
             session: ride, peripheral: peripheral,
             configuration: .init(name: name, servesCyclingPower: !ftmsOnly, servesHeartRate: !ftmsOnly))
@@ -132,6 +131,6 @@ struct RideBridgeCommand: AsyncParsableCommand {
                 output.emit(json ? RideRunning.sampleLine(sample, startedAt: startedAt) : RideView.line(sample))
             }
         }
-        await RideRunning.wait(for: pump, duration: duration, stopOnSignals: stopOnSignals)
+        await RideRunning.wait(for: pump, duration: stop.duration, stopOnSignals: stopOnSignals)
     }
 }

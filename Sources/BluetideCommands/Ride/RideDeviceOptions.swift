@@ -14,8 +14,7 @@ struct RideDeviceOptions: ParsableArguments {
     @Option(name: .long, help: "A heart-rate strap: name or address.")
     var hr: String?
 
-    @Option(name: .long, help: "Wheel circumference, metres (speed and distance from CSC and power meters).")
-    var circumference: Double = 2.105
+    @OptionGroup var wheel: WheelOptions
     @Option(name: .long, help: "Seconds to look for the devices.")
     var scan: Double = 5
 
@@ -35,9 +34,7 @@ struct RideDeviceOptions: ParsableArguments {
 
     /// Refuses a wheel or scan time out of range, naming the option.
     func validated() throws {
-        guard circumference.isFinite, (0.5...4).contains(circumference) else {
-            throw CommandFailure("--circumference \(circumference): expected metres, 0.5…4 (2.105 for 700x25c)")
-        }
+        try wheel.validated()
         guard (0.5...120).contains(scan) else { throw CommandFailure("--scan \(scan): expected 0.5…120 seconds") }
     }
 }

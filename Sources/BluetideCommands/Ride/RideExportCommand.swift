@@ -25,8 +25,7 @@ struct RideExportCommand: AsyncParsableCommand {
     @Option(name: [.short, .long], help: "Write here instead of standard output.")
     var output: String?
 
-    @Option(name: .long, help: "Wheel circumference, metres (speed and distance from CSC and power meters).")
-    var circumference: Double = 2.105
+    @OptionGroup var wheel: WheelOptions
 
     @Flag(name: .long, help: ArgumentHelp(
         "Stop at the first damaged line (exit 1) instead of warning and exporting the rest.",
@@ -41,14 +40,12 @@ struct RideExportCommand: AsyncParsableCommand {
         guard let kind = RideExport.Format(rawValue: format.lowercased()) else {
             throw CommandFailure("--format \(format): expected tcx or csv")
         }
-        guard circumference.isFinite, (0.5...4).contains(circumference) else {
-            throw CommandFailure("--circumference \(circumference): expected metres, 0.5…4 (2.105 for 700x25c)")
-        }
+        try wheel.validated()
         // Read as a stream: only the once-a-second samples are held, however long the ride.
         let text: String
         do {
             text = try await RideExport.document(
-                ofLogAt: log, format: kind, configuration: .init(wheelCircumferenceMeters: circumference), strict: strict
+                ofLogAt: log, format: kind, configuration: .init(wheelCircumferenceMeters: wheel.circumference), strict: strict
             ) { [log] warning in
                 appLogger.warning("\(log): \(warning); exported the rest (--strict stops here instead)")
             }

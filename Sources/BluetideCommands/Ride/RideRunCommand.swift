@@ -71,8 +71,7 @@ struct RideRunOptions: ParsableArguments {
         discussion: "Damaged: a malformed line, a truncated last line, or a record whose time runs backwards."))
     var strict = false
 
-    @Option(name: .long, help: "Stop after this many seconds.")
-    var duration: Double?
+    @OptionGroup var stop: DurationOption
     @Flag(name: .long, help: "One JSON object per sample (and per notice).")
     var json = false
     @Flag(name: .long, help: "A sample on every device update, not only once a second.")
@@ -114,7 +113,7 @@ struct RideRunOptions: ParsableArguments {
     func execute(
         _ output: CommandOutput, stopOnSignals: Bool = false, observe: (@Sendable (RideSample) async -> Void)? = nil
     ) async throws {
-        if let duration, !(duration.isFinite && duration > 0) { throw CommandFailure("--duration \(duration): expected seconds > 0") }
+        try stop.validated()
         try devices.validated()
         guard ftp.isFinite, (30...1000).contains(ftp) else { throw CommandFailure("--ftp \(ftp): expected 30…1000 watts") }
         let target = try target()
@@ -127,7 +126,7 @@ struct RideRunOptions: ParsableArguments {
             }
         }
         let configuration = RideSession.Configuration(
-            merger: .init(wheelCircumferenceMeters: devices.circumference), ftpWatts: ftp, recordPath: record)
+            merger: .init(wheelCircumferenceMeters: devices.wheel.circumference), ftpWatts: ftp, recordPath: record)
 
         var opened: DeviceSession?
         let source: any RideDataSource
@@ -199,7 +198,7 @@ struct RideRunOptions: ParsableArguments {
                 }
             }
         }
-        await RideRunning.wait(for: printer, duration: duration, stopOnSignals: stopOnSignals)
+        await RideRunning.wait(for: printer, duration: stop.duration, stopOnSignals: stopOnSignals)
         if let recorded, let replay {
             if let failure = recorded.failure {
                 throw CommandFailure("\(replay): \(failure)\(strict ? " (--strict stops at a damaged line; leave it out to warn and play on)" : "")")
