@@ -74,23 +74,25 @@ extension HostCore {
         var closed: [UInt16: any Error] = [:]
         while !gattClient.arrived.isEmpty {
             let (id, result) = gattClient.arrived.removeFirst()
-            guard let handle = gattClient.runningOn[id], var running = gattClient.links[handle]?.running else { continue }
+            guard let handle = gattClient.runningOn[id], let abandoned = gattClient.links[handle]?.running?.abandoned else { continue }
             if links[handle] == nil, closed[handle] == nil, case let .failure(error) = result { closed[handle] = error }
-            let step: GATTProcedureStep<GATTProcedureResult>
+            // The procedure is changed where it is kept: a copy would make it copy its arrays.
+            let step: GATTProcedureStep<GATTProcedureResult>?
             switch result {
-            case let .success(.att(response)) where !running.abandoned:
-                step = running.procedure.handle(response: response)
+            case let .success(.att(response)) where !abandoned:
+                step = gattClient.links[handle]?.running?.procedure.handle(response: response)
             case .success:
-                step = running.procedure.handle(failure: running.abandoned ? CancellationError() : HostError.malformed("ATT: no response"))
+                let failure: any Error = abandoned ? CancellationError() : HostError.malformed("ATT: no response")
+                step = gattClient.links[handle]?.running?.procedure.handle(failure: failure)
             case let .failure(error):
-                step = running.procedure.handle(failure: error)
+                step = gattClient.links[handle]?.running?.procedure.handle(failure: error)
             }
-            gattClient.links[handle]?.running = running
+            guard let step else { continue }
             switch step {
             case let .send(pdu):
                 attRequest(id, pdu, on: handle, now: t, into: &outputs)
             case let .finished(outcome):
-                endGATTProcedure(running, on: handle, outcome, into: &outputs)
+                endGATTProcedure(id, abandoned: abandoned, on: handle, outcome, into: &outputs)
                 guard links[handle] != nil else {
                     // The link is gone: the procedures waiting on it fail as the running one did.
                     failGATTProcedures(waitingOn: handle, closed[handle] ?? HostError.noSuchConnection(handle), into: &outputs)
@@ -128,12 +130,12 @@ extension HostCore {
     }
 
     private mutating func endGATTProcedure(
-        _ running: GATTClientProcedures.Running, on handle: UInt16, _ outcome: Result<GATTProcedureResult, any Error>,
+        _ id: HostRequestID, abandoned: Bool, on handle: UInt16, _ outcome: Result<GATTProcedureResult, any Error>,
         into outputs: inout HostOutputs
     ) {
-        gattClient.runningOn[running.id] = nil
+        gattClient.runningOn[id] = nil
         gattClient.links[handle]?.running = nil
-        if !running.abandoned { finish(running.id, outcome.map(HostReply.gatt), into: &outputs) }
+        if !abandoned { finish(id, outcome.map(HostReply.gatt), into: &outputs) }
     }
 
     private mutating func failGATTProcedures(waitingOn handle: UInt16, _ error: any Error, into outputs: inout HostOutputs) {
