@@ -70,12 +70,16 @@ extension HostCore {
     /// and starts the next procedure of a link whose procedure ended. Called at the end of
     /// every round that had answers.
     mutating func settleGATTProcedures(now t: Double, into outputs: inout HostOutputs) {
-        // Why each link that closed this round did: the first failure that came on it.
+        // Why each link that closed this round did: the first failure that came on it. A link
+        // can close and a new one open on the same handle in one round (a lost Disconnection
+        // Complete): the old link's procedures must not go on on the new one.
         var closed: [UInt16: any Error] = [:]
         while !gattClient.arrived.isEmpty {
             let (id, result) = gattClient.arrived.removeFirst()
             guard let handle = gattClient.runningOn[id], let abandoned = gattClient.links[handle]?.running?.abandoned else { continue }
-            if links[handle] == nil, closed[handle] == nil, case let .failure(error) = result { closed[handle] = error }
+            if closed[handle] == nil, case let .failure(error) = result, links[handle] == nil || Self.says(error, closed: handle) {
+                closed[handle] = error
+            }
             // The procedure is changed where it is kept: a copy would make it copy its arrays.
             let step: GATTProcedureStep<GATTProcedureResult>?
             switch result {
@@ -90,12 +94,16 @@ extension HostCore {
             guard let step else { continue }
             switch step {
             case let .send(pdu):
-                attRequest(id, pdu, on: handle, now: t, into: &outputs)
+                if closed[handle] == nil {
+                    attRequest(id, pdu, on: handle, now: t, into: &outputs)
+                } else {
+                    gattClient.arrived.append((id, .failure(HostError.noSuchConnection(handle))))
+                }
             case let .finished(outcome):
                 endGATTProcedure(id, abandoned: abandoned, on: handle, outcome, into: &outputs)
-                guard links[handle] != nil else {
+                if let error = closed[handle] ?? (links[handle] == nil ? HostError.noSuchConnection(handle) : nil) {
                     // The link is gone: the procedures waiting on it fail as the running one did.
-                    failGATTProcedures(waitingOn: handle, closed[handle] ?? HostError.noSuchConnection(handle), into: &outputs)
+                    failGATTProcedures(waitingOn: handle, error, into: &outputs)
                     continue
                 }
                 startNextGATTProcedure(on: handle, now: t, into: &outputs)
@@ -136,6 +144,11 @@ extension HostCore {
         gattClient.runningOn[id] = nil
         gattClient.links[handle]?.running = nil
         if !abandoned { finish(id, outcome.map(HostReply.gatt), into: &outputs) }
+    }
+
+    /// Whether `error` says link `handle` closed.
+    private static func says(_ error: any Error, closed handle: UInt16) -> Bool {
+        if case let .disconnected(closed, _)? = error as? HostError { closed == handle } else { false }
     }
 
     private mutating func failGATTProcedures(waitingOn handle: UInt16, _ error: any Error, into outputs: inout HostOutputs) {
