@@ -57,7 +57,7 @@ let package = Package(
         .target(
             name: "BluetideHost",
             dependencies: [
-                "BluetideCore", "BluetideHCI", "BluetideTransport", .product(name: "Logging", package: "swift-log"),
+                "BluetideCore", "BluetideHCI", "BluetideTransport", "BluetideSupport", .product(name: "Logging", package: "swift-log"),
                 // Pairing (Security/): P-256 ECDH, and the AES-128 block function AES-CMAC is built on.
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
@@ -156,7 +156,7 @@ let package = Package(
         .testTarget(name: "BluetideGPIOTests", dependencies: ["BluetideGPIO", "BluetideSupport", "BluetideCore"], swiftSettings: strict),
         .testTarget(
             name: "BluetideSecurityTests",
-            dependencies: ["BluetideHost", "BluetideCore", "BluetideTransport", "BluetideTestSupport", "BluetideSupport"],
+            dependencies: ["BluetideHost", "BluetideHCI", "BluetideCore", "BluetideTransport", "BluetideTestSupport", "BluetideSupport"],
             exclude: ["Bumble"], swiftSettings: strict),
         .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual", "BluetideCore", "BluetideHCI", "BluetideSupport", "BluetideTransport"], swiftSettings: strict),

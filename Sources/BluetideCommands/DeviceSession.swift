@@ -23,26 +23,20 @@ struct DeviceSessionOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "How to pair when the device asks or a value needs it: just-works, passkey:NNNNNN (the six digits the device shows), or confirm (accept numeric comparison; the number is logged).",
+            "How to answer pairing when the device asks or a value needs it: just-works, passkey:NNNNNN (the six digits the device shows), or confirm (accept numeric comparison; the number is logged). Without it: asked at a terminal, else Just Works only.",
             valueName: "mode"))
     var pairing: String?
 
-    @Option(name: .long, help: ArgumentHelp("Bond file, so a bonded device re-encrypts without pairing (see bluetide bonds).", valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Bond file, so a bonded device re-encrypts without pairing (see bluetide bonds); it also fixes this computer's address, so the device recognises it.",
+            valueName: "path"))
     var bondsFile: String?
 
-    /// The pairing policy and the answer to give prompts, from `--pairing`.
-    func pairingPlan() throws -> (policy: PairingPolicy, passkey: UInt32?) {
-        guard let pairing else { return (.justWorks, nil) }
-        switch pairing {
-        case "just-works": return (.justWorks, nil)
-        case "confirm": return (PairingPolicy(ioCapability: .displayYesNo), nil)
-        default:
-            guard pairing.hasPrefix("passkey:"), case let digits = pairing.dropFirst("passkey:".count),
-                  digits.count == 6, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let passkey = UInt32(digits) else {
-                throw CommandFailure("--pairing \(pairing): expected just-works, passkey:NNNNNN (six digits, e.g. passkey:123456) or confirm")
-            }
-            return (PairingPolicy(ioCapability: .keyboardOnly), passkey)
-        }
+    /// The pairing mode: `--pairing` when given, else asking when someone can be asked.
+    func pairingMode(canAsk: Bool) throws -> PairingMode {
+        try PairingMode.choose(pairing, canAsk: canAsk)
     }
 
     /// The emulated devices asked for: catalog entry and the RSSI the central sees it with, dBm.
@@ -82,48 +76,47 @@ final class DeviceSession: Sendable {
     /// The transport spec the central opened (after private-link and snoop adjustments).
     let transportText: String
 
-    private init(bluetooth: Bluetooth, emulated: [EmulatedPeripheral], world: VirtualWorld?, transportText: String) {
+    /// Answers the host's pairing questions (`--pairing`, or asking).
+    let prompter: PairingPrompter
+    /// Names of the devices found, for pairing questions and messages.
+    let labels: DeviceLabels
+
+    private init(
+        bluetooth: Bluetooth, emulated: [EmulatedPeripheral], world: VirtualWorld?, transportText: String,
+        prompter: PairingPrompter, labels: DeviceLabels
+    ) {
         self.bluetooth = bluetooth
         self.emulated = emulated
         self.world = world
         self.transportText = transportText
+        self.prompter = prompter
+        self.labels = labels
     }
 
     /// Opens the central (with `+snoop:FILE` when `snoop` is given) and starts the emulated devices.
     /// With `--emulate` on the plain `virtual` transport, a private link is used so nothing else
-    /// on the default link shows up; the capture holds the central's traffic only.
-    static func open(_ options: DeviceSessionOptions, snoop: String? = nil) async throws -> DeviceSession {
-        let session = try await openSession(options, snoop: snoop)
-        session.answerPairingPrompts(passkey: try options.pairingPlan().passkey)
+    /// on the default link shows up; the capture holds the central's traffic only. Pairing
+    /// questions are answered as `--pairing` says or, without it, asked through `conversation`
+    /// (by default the terminal, when standard input is one); with neither, pairing is Just Works.
+    static func open(
+        _ options: DeviceSessionOptions, snoop: String? = nil,
+        conversation: PairingConversation? = TerminalPairingConversation.make(),
+        hint: PairingPrompter.PairingHint = .option
+    ) async throws -> DeviceSession {
+        let mode = try options.pairingMode(canAsk: conversation != nil)
+        let labels = DeviceLabels()
+        let prompter = PairingPrompter(
+            mode: mode, hint: hint, conversation: conversation ?? TerminalPairingConversation.tellOnly,
+            label: { labels.label($0) })
+        let session = try await openSession(options, snoop: snoop, policy: mode.policy, prompter: prompter, labels: labels)
+        let prompts = session.bluetooth.pairingPrompts
+        Task { await prompter.answer(prompts) }
         return session
     }
 
-    /// Answers pairing prompts as `--pairing` says: the given passkey, yes to numeric
-    /// comparison; each prompt and answer is logged on stderr. Ends with the host.
-    private func answerPairingPrompts(passkey: UInt32?) {
-        let prompts = bluetooth.pairingPrompts
-        Task {
-            for await prompt in prompts {
-                switch prompt.kind {
-                case .confirmNumber:
-                    appLogger.notice("pairing: \(prompt) — accepted (--pairing confirm)")
-                    await prompt.confirm(true)
-                case .enterPasskey:
-                    guard let passkey else {
-                        appLogger.error("pairing: the device asks for a passkey: give it with --pairing passkey:NNNNNN")
-                        await prompt.cancel()
-                        continue
-                    }
-                    appLogger.notice("pairing: entering passkey \(PairingPrompt.sixDigits(passkey))")
-                    try? await prompt.enter(passkey: passkey)
-                case .displayPasskey:
-                    appLogger.notice("pairing: \(prompt)")
-                }
-            }
-        }
-    }
-
-    private static func openSession(_ options: DeviceSessionOptions, snoop: String? = nil) async throws -> DeviceSession {
+    private static func openSession(
+        _ options: DeviceSessionOptions, snoop: String?, policy: PairingPolicy, prompter: PairingPrompter, labels: DeviceLabels
+    ) async throws -> DeviceSession {
         let plan = try options.emulationPlan()
         let spec: TransportSpec
         do { spec = try TransportSpec(parsing: options.transport) } catch {
@@ -133,8 +126,9 @@ final class DeviceSession: Sendable {
             throw CommandFailure("--snoop \(snoop): the transport already has +snoop; give one of them")
         }
         let capture = spec.snoopPath ?? snoop
-        let pairing = try options.pairingPlan()
-        let configuration = Bluetooth.Configuration(deviceName: "bluetide", pairing: pairing.policy, bondFile: options.bondsFile)
+        let configuration = Bluetooth.Configuration(
+            address: options.bondsFile.map(BondedIdentity.address(forBondFile:)), deviceName: "bluetide", pairing: policy,
+            bondFile: options.bondsFile)
         guard !plan.isEmpty else {
             if case .virtual(nil) = spec.kind {
                 appLogger.warning("the virtual transport has no devices of its own: add --emulate PROFILE (see bluetide emulate --list), share one with `bluetide emulate` in another process, or pick a radio with --transport (e.g. hci-socket:0)")
@@ -143,7 +137,7 @@ final class DeviceSession: Sendable {
             do {
                 return DeviceSession(
                     bluetooth: try await Bluetooth.open(transport: text, configuration: configuration), emulated: [],
-                    world: nil, transportText: text)
+                    world: nil, transportText: text, prompter: prompter, labels: labels)
             } catch {
                 throw CommandFailure("cannot open transport \(text): \(error)")
             }
@@ -166,7 +160,8 @@ final class DeviceSession: Sendable {
         let text = world.transportSpec + (capture.map { "+snoop:\($0)" } ?? "")
         do {
             let bluetooth = try await world.openHost(configuration: configuration, snoop: capture)
-            return DeviceSession(bluetooth: bluetooth, emulated: peripherals, world: world, transportText: text)
+            return DeviceSession(
+                bluetooth: bluetooth, emulated: peripherals, world: world, transportText: text, prompter: prompter, labels: labels)
         } catch {
             await world.close()
             throw CommandFailure("cannot open transport \(text): \(error)")
@@ -190,7 +185,10 @@ final class DeviceSession: Sendable {
         let upper = trimmed.uppercased()
         if upper.hasSuffix("/P") || upper.hasSuffix("/R") {
             let type: BluetoothAddress.AddressType = upper.hasSuffix("/P") ? .public : .random
-            if let address = try? BluetoothAddress(String(trimmed.dropLast(2)), type: type) { return (address, nil) }
+            if let address = try? BluetoothAddress(String(trimmed.dropLast(2)), type: type) {
+                labels.remember(address, name: nil)
+                return (address, nil)
+            }
         }
         let asAddress = try? BluetoothAddress(trimmed, type: .random)
         let stream: AsyncStream<Advertisement>
@@ -198,8 +196,11 @@ final class DeviceSession: Sendable {
             throw CommandFailure("cannot scan on \(transportText): \(error)")
         }
         for await advertisement in stream {
-            if let asAddress, advertisement.address.value == asAddress.value { return (advertisement.address, advertisement.name) }
-            if asAddress == nil, advertisement.name == trimmed { return (advertisement.address, advertisement.name) }
+            let matches = asAddress.map { advertisement.address.value == $0.value } ?? (advertisement.name == trimmed)
+            if matches {
+                labels.remember(advertisement.address, name: advertisement.name)
+                return (advertisement.address, advertisement.name)
+            }
         }
         let seconds = Self.format(timeout)
         if asAddress != nil {
@@ -215,8 +216,23 @@ final class DeviceSession: Sendable {
         do {
             return (try await central.connect(to: address, timeout: .seconds(max(timeout, 5)), policy: policy), label)
         } catch {
-            throw CommandFailure("cannot connect to \(label): \(error)")
+            throw CommandFailure("cannot connect to \(label): \(explain(error, address: address))")
         }
+    }
+
+    /// Warns (one line on standard error) when `--pairing passkey:…` or `confirm` was given but
+    /// the link to `connection`'s device is encrypted without authentication: the device paired
+    /// Just Works (it can neither show nor type a number), so the passkey was not used.
+    func warnIfNotAuthenticated(_ connection: Connection) async {
+        let mode = prompter.mode
+        guard mode != .justWorks, mode != .ask, await connection.securityLevel == .encrypted else { return }
+        appLogger.warning("\(labels.label(connection.address)): the link is encrypted but not authenticated: the device paired Just Works (it cannot show or type a number) or its bond is from such a pairing, so --pairing \(mode) was not used")
+    }
+
+    /// `error` of an operation with the device at `address` in one line: pairing failures say
+    /// what happened and what to give (``PairingFailureLine``), others as they are.
+    func explain(_ error: any Error, address: BluetoothAddress?, level: SecurityLevel? = nil) -> String {
+        PairingFailureLine.explain(error, device: labels.label(address), address: address, prompter: prompter, level: level)
     }
 
     static func format(_ seconds: Double) -> String {
@@ -276,7 +292,12 @@ enum CharacteristicLookup {
     /// The profile to read `uuid`'s value with when it is not a known profile characteristic:
     /// plain strings for the common text characteristics.
     static func textValue(_ bytes: [UInt8], uuid: BluetoothUUID) -> String? {
-        guard let name = uuid.name?.lowercased(), name.contains("name") || name.contains("string") || name.contains("revision") else { return nil }
+        guard let name = uuid.name?.lowercased() else {
+            // A vendor characteristic whose value is printable ASCII text reads best as that text.
+            guard bytes.count >= 2, bytes.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
+            return "\"\(String(decoding: bytes, as: UTF8.self))\""
+        }
+        guard name.contains("name") || name.contains("string") || name.contains("revision") else { return nil }
         let text = String(decoding: bytes, as: UTF8.self)
         return text.allSatisfy({ !$0.isASCII || $0.isLetter || $0.isNumber || $0.isPunctuation || $0 == " " || $0.isSymbol }) ? "\"\(text)\"" : nil
     }

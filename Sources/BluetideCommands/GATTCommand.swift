@@ -84,9 +84,14 @@ struct GATTCommand: AsyncParsableCommand {
                             if let error = decoded.error { valueText += "  (does not decode: \(error))"; value["decodeError"] = error }
                             entry["value"] = value
                         } catch {
+                            // A failed pairing ends the dump: every later value would fail the same way.
+                            if PairingFailureLine.isPairingFailure(error) {
+                                throw CommandFailure(session.explain(error, address: connection.address))
+                            }
                             reads.failed += 1
-                            valueText = "  (read failed: \(error))"
-                            entry["readError"] = "\(error)"
+                            let reason = session.explain(error, address: connection.address, level: await connection.securityLevel)
+                            valueText = "  (read failed: \(reason))"
+                            entry["readError"] = reason
                         }
                     }
                     var descriptorLines: [String] = []
@@ -108,6 +113,9 @@ struct GATTCommand: AsyncParsableCommand {
                                 text += "  \(meaning)"
                             }
                         } catch {
+                            if PairingFailureLine.isPairingFailure(error) {
+                                throw CommandFailure(session.explain(error, address: connection.address))
+                            }
                             reads.failed += 1
                             item["readError"] = "\(error)"
                             text += "  (read failed: \(error))"
@@ -135,6 +143,7 @@ struct GATTCommand: AsyncParsableCommand {
                     "type": "gatt", "device": JSONObjectLine.embed(JSONOutput.device(connection.address, name: name)), "services": jsonServices,
                 ]))
             }
+            await session.warnIfNotAuthenticated(connection)
             try reads.check(label)
         } catch {
             await session.close()

@@ -77,7 +77,9 @@ struct ReadCommand: AsyncParsableCommand {
             }
             let bytes: [UInt8]
             do { bytes = try await connection.read(characteristic.uuid) } catch {
-                throw CommandFailure("reading \(CharacteristicLookup.describe(characteristic.uuid)) from \(label) failed: \(error)")
+                if PairingFailureLine.isPairingFailure(error) { throw CommandFailure(session.explain(error, address: connection.address)) }
+                let reason = session.explain(error, address: connection.address, level: await connection.securityLevel)
+                throw CommandFailure("reading \(CharacteristicLookup.describe(characteristic.uuid)) from \(label) failed: \(reason)")
             }
             let decoding = try ValueDecoding(uuid: characteristic.uuid, profile: format.profile)
             if !format.raw, !format.json, decoding.profile != nil, case let (_, _, error?) = decoding.decode(bytes, at: 0) {
@@ -85,6 +87,7 @@ struct ReadCommand: AsyncParsableCommand {
             }
             let fresh = try ValueDecoding(uuid: characteristic.uuid, profile: format.profile)
             output.emit(format.line(bytes, decoding: fresh, at: 0, type: "read"))
+            await session.warnIfNotAuthenticated(connection)
         } catch {
             await session.close()
             throw error
@@ -155,7 +158,9 @@ struct WriteCommand: AsyncParsableCommand {
             do {
                 try await connection.write(RawBytes(bytes), to: characteristic.uuid, withResponse: !withoutResponse)
             } catch {
-                throw CommandFailure("writing \(what) on \(label) failed: \(error)")
+                if PairingFailureLine.isPairingFailure(error) { throw CommandFailure(session.explain(error, address: connection.address)) }
+                let reason = session.explain(error, address: connection.address, level: await connection.securityLevel)
+                throw CommandFailure("writing \(what) on \(label) failed: \(reason)")
             }
             let time = SubscribeCommand.seconds(since: start)
             let written = ShellValue.written(bytes, to: characteristic.uuid, at: time)

@@ -61,15 +61,12 @@ struct ReplayCommand: AsyncParsableCommand {
     var strict = false
 
     func run() async throws {
+        let (pace, decoder) = try settings()
         if asPeripheral {
-            let (log, pace, decoder) = try prepare()
-            try await serve(log, pace: pace, decoder: decoder)
+            try await serve(pace: pace, decoder: decoder)
         } else {
-            let (pace, decoder) = try settings()
             let printer = LinePrinter()
-            try await playStreamed(pace: pace, decoder: decoder, emit: { printer.emit($0) }, warn: { warning in
-                appLogger.warning("\(file): \(warning); played on (--strict stops here instead)")
-            })
+            try await playStreamed(pace: pace, decoder: decoder, emit: { printer.emit($0) }, warn: warn)
         }
     }
 
@@ -98,15 +95,26 @@ struct ReplayCommand: AsyncParsableCommand {
         return (pace, decoder)
     }
 
-    /// Reads the whole log and checks the options (what `--as-peripheral` serves from); problems
-    /// are ``CommandFailure``s.
+    /// Reads the whole log and checks the options: the log in memory, for callers that want it
+    /// whole (tests; the command itself streams). Problems are ``CommandFailure``s.
     func prepare() throws -> (ValueLog, ReplayPace, ValueLogDecoder) {
         let (pace, decoder) = try settings()
         let log: ValueLog
-        do { log = try ValueLogReader.read(path: file) } catch {
-            throw CommandFailure("cannot read \(file): \(error) (a value log is JSON lines, see docs/value-log-format.md)")
-        }
+        do { log = try ValueLogReader.read(path: file) } catch { throw readFailure(error) }
         return (log, pace, decoder)
+    }
+
+    /// A damaged line passed over, as one warning on standard error.
+    func warn(_ warning: ValueLogWarning) {
+        appLogger.warning("\(file): \(warning); played on (--strict stops here instead)")
+    }
+
+    /// What a read failure says: the file, the problem, and what to try.
+    func readFailure(_ error: ValueLogError) -> CommandFailure {
+        if case .malformedLine = error, strict {
+            return CommandFailure("\(file): \(error) (--strict stops at a damaged line; leave it out to warn and play on)")
+        }
+        return CommandFailure("cannot read \(file): \(error) (a value log is JSON lines, see docs/value-log-format.md)")
     }
 
     /// Plays the file record by record as it is read (bounded memory whatever its size), handing
@@ -163,9 +171,14 @@ struct ReplayCommand: AsyncParsableCommand {
         return text
     }
 
-    private func serve(_ log: ValueLog, pace: ReplayPace, decoder: ValueLogDecoder) async throws {
+    private func serve(pace: ReplayPace, decoder: ValueLogDecoder) async throws {
         let spec: TransportSpec
         do { spec = try TransportSpec(parsing: transport) } catch { throw CommandFailure("--transport: \(error)") }
+        // What to serve is read from the file first (bounded memory), so a bad file fails before the transport opens.
+        let outline: ValueLogOutline
+        do { outline = try ValueLogOutline.read(path: file, filter: ReplayPeripheral.filter(device: nil), strict: strict) } catch {
+            throw readFailure(error)
+        }
         // Derived from the file name (FNV-1a), so replaying the same file keeps its address.
         let digest = file.utf8.reduce(UInt64(0xCBF2_9CE4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
         let address = BluetoothAddress.randomStatic(digest)
@@ -176,7 +189,15 @@ struct ReplayCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure("cannot open transport \(spec): \(error)")
         }
-        let peripheral = ReplayPeripheral(bluetooth: bluetooth, log: log, pace: pace, name: name)
+        let peripheral: ReplayPeripheral
+        do {
+            peripheral = try ReplayPeripheral(
+                bluetooth: bluetooth, logAt: file, outline: outline, pace: pace, name: name, strict: strict
+            ) { [self] warning in warn(warning) }
+        } catch {
+            await bluetooth.close()
+            throw readFailure(error)
+        }
         do {
             try await peripheral.start()
         } catch {
@@ -190,9 +211,9 @@ struct ReplayCommand: AsyncParsableCommand {
         printer.emit(json
             ? JSONOutput.line("started", [
                 "device": JSONOutput.device(address, name: peripheral.advertisedName), "transport": .string("\(spec)"),
-                "records": .integer(Int64(peripheral.records.count)),
+                "records": .integer(Int64(peripheral.recordCount)),
             ])
-            : "replay: advertising as \"\(peripheral.advertisedName)\" from \(address.string) (random static) on \(spec); \(peripheral.records.count) values play once a central subscribes")
+            : "replay: advertising as \"\(peripheral.advertisedName)\" from \(address.string) (random static) on \(spec); \(peripheral.recordCount) values play once a central subscribes")
         let played = peripheral.played
         let json = self.json
         let watcher = Task {
@@ -212,7 +233,9 @@ struct ReplayCommand: AsyncParsableCommand {
             watcher.cancel()  // else `finished` waits for a stream only stop() ends, and the first signal is lost
             return first
         }
+        let failure = await peripheral.failure
         await peripheral.close()
+        if let failure { throw readFailure(failure) }
         // SIGINT exits 130 through StopSignal.wasInterrupted; SIGTERM says so too (128 + 15).
         if signal == "SIGTERM" { throw ExitCode(143) }
     }

@@ -55,7 +55,9 @@ struct SubscribeCommand: AsyncParsableCommand {
             let decoding = try ValueDecoding(uuid: characteristic.uuid, profile: format.profile, options: ProfileOptions(wheelCircumference: circumference))
             let values: AsyncThrowingStream<[UInt8], any Error>
             do { values = try await connection.notifications(of: characteristic.uuid) } catch {
-                throw CommandFailure("subscribing to \(CharacteristicLookup.describe(characteristic.uuid)) on \(label) failed: \(error)")
+                if PairingFailureLine.isPairingFailure(error) { throw CommandFailure(session.explain(error, address: connection.address)) }
+                let reason = session.explain(error, address: connection.address, level: await connection.securityLevel)
+                throw CommandFailure("subscribing to \(CharacteristicLookup.describe(characteristic.uuid)) on \(label) failed: \(reason)")
             }
             let json = format.json
             let watcher = Task {

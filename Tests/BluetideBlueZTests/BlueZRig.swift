@@ -2,8 +2,8 @@ import BluetideTestSupport
 import Foundation
 
 /// The rig the BlueZ tests share, set up once per test process: the guest image (built when
-/// missing), `bluetide controllers` with one port for the guest, one for the host's central and
-/// one per emulated device, and one boot of the guest on the first port. Each test starts its
+/// missing), `bluetide controllers` with one port for the guest, one for the host's central, one
+/// for a peripheral in the test process and one per emulated device, and one boot of the guest on the first port. Each test starts its
 /// own Bluetide processes on the other ports.
 ///
 /// Everything ends with the test process: the controllers and the guest runner exit when their
@@ -19,6 +19,8 @@ final class BlueZRig: Sendable {
     let guestPort: Int
     /// The controller for central code that runs in the test process.
     let hostPort: Int
+    /// The controller for a peripheral that runs in the test process (the pairing tests).
+    let peripheralPort: Int
     /// One controller per emulated device.
     let emulatorPorts: [Int]
     let guest: BlueZGuest
@@ -31,7 +33,8 @@ final class BlueZRig: Sendable {
         self.controllers = controllers
         self.guestPort = ports[0]
         self.hostPort = ports[1]
-        self.emulatorPorts = Array(ports.dropFirst(2))
+        self.peripheralPort = ports[2]
+        self.emulatorPorts = Array(ports.dropFirst(3))
         self.guest = guest
         self.bluetide = bluetide
         self.imageStatus = imageStatus
@@ -59,7 +62,7 @@ final class BlueZRig: Sendable {
         }
         let share = try makeShareDirectory(with: bluetide)
 
-        let specs = Array(repeating: "tcp-server:127.0.0.1:0", count: 2 + emulatedProfiles.count)
+        let specs = Array(repeating: "tcp-server:127.0.0.1:0", count: 3 + emulatedProfiles.count)
         let controllers = try BumbleProcess.launch(
             name: "controllers", executable: bluetide, arguments: ["controllers"] + specs + ["--exit-on-stdin-eof"])
         do {

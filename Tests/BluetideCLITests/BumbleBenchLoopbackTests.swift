@@ -137,6 +137,44 @@ import Testing
         await #expect(throws: BumbleBenchInbox.Failure.linkLost("gone")) { try await inbox.next(timeout: 1) }
     }
 
+    @Test func inboxWaitsStartNoTimerTaskPerPacket() async throws {
+        try await benchTimeLimit(60) {
+            // Ping-pong through two inboxes, so the takes really wait: every wait has a
+            // timeout, yet the watchdogs are started once per inbox, not once per packet (a
+            // task per wait held its sleep's memory for the whole timeout: 60 MB at full rate).
+            let ping = BumbleBenchInbox()
+            let pong = BumbleBenchInbox()
+            let rounds = 500
+            let echo = Task {
+                for _ in 0..<rounds { pong.push(try await ping.next(timeout: 60).bytes) }
+            }
+            for round in 0..<rounds {
+                ping.push([UInt8(truncatingIfNeeded: round)])
+                let echoed = try await pong.next(timeout: 60)
+                #expect(echoed.bytes == [UInt8(truncatingIfNeeded: round)])
+            }
+            try await echo.value
+            #expect(ping.watchdogsStarted + pong.watchdogsStarted <= 4, "watchdog tasks: \(ping.watchdogsStarted) + \(pong.watchdogsStarted) for \(2 * rounds) waits")
+            #expect(ping.queuedCount == 0 && pong.queuedCount == 0)
+        }
+    }
+
+    @Test func inboxStallFailsOnlyTheWaitThatStalled() async throws {
+        try await benchTimeLimit(30) {
+            let inbox = BumbleBenchInbox()
+            // A long timeout armed first does not delay a shorter one that follows.
+            let long = Task { try await inbox.next(timeout: 30) }
+            inbox.push([1])
+            let first = try await long.value
+            #expect(first.bytes == [1])
+            await #expect(throws: BumbleBenchInbox.Failure.stalled(seconds: 0.05)) { try await inbox.next(timeout: 0.05) }
+            inbox.push([2])
+            let second = try await inbox.next(timeout: 0)
+            #expect(second.bytes == [2], "a queued packet is taken even with no time to wait")
+            await #expect(throws: BumbleBenchInbox.Failure.stalled(seconds: 0)) { try await inbox.next(timeout: 0) }
+        }
+    }
+
     @Test func inboxWaitEndsOnCancellation() async throws {
         let inbox = BumbleBenchInbox()
         let waiter = Task { try await inbox.next(timeout: nil) }

@@ -21,6 +21,10 @@ import Testing
         #expect(try ShellRequest.parse("") == nil)
         #expect(try ShellRequest.parse("# a comment") == nil)
         #expect(try ShellRequest.parse("EXIT") == .quit)
+        #expect(try ShellRequest.parse("pair") == .pair(mode: nil))
+        #expect(try ShellRequest.parse("pair passkey:123456") == .pair(mode: .passkey(123_456)))
+        #expect(try ShellRequest.parse("pair just-works") == .pair(mode: .justWorks))
+        #expect(try ShellRequest.parse("pair confirm") == .pair(mode: .confirm))
     }
 
     @Test func badLinesSayWhatToType() {
@@ -32,6 +36,8 @@ import Testing
             ("wait 0", "wait: expected a count ≥ 1"),
             ("rssi now", "rssi: takes no arguments"),
             ("read \"Battery", "unterminated quote"),
+            ("pair passkey:12", "pair: expected just-works, passkey:NNNNNN (six digits, e.g. passkey:123456) or confirm; usage: pair [just-works|passkey:NNNNNN|confirm]"),
+            ("pair confirm now", "pair: expected one pairing mode"),
         ]
         for (line, expected) in cases {
             #expect(throws: ShellRequest.SyntaxError.self) { try ShellRequest.parse(line) }
@@ -139,6 +145,48 @@ import Testing
         // After `unsubscribe`, no notification comes before the MTU reply.
         let unsubscribed = try #require(types.firstIndex(of: "unsubscribed"))
         #expect(types[unsubscribed + 1] == "mtu")
+    }
+
+    @Test func tabCompletesPairingModes() {
+        let completions = ShellCompletions()
+        #expect(completions.candidates(previousWords: ["pair"], word: "") == ["just-works", "passkey:", "confirm"])
+        #expect(completions.candidates(previousWords: ["pair", "confirm"], word: "").isEmpty)
+        #expect(completions.candidates(previousWords: [], word: "pa").contains("pair"))
+        var editor = LineEditor(complete: { completions.candidates(previousWords: $0, word: $1) })
+        var keys = KeyDecoder()
+        for key in keys.keys(Array("pair pas\t123456".utf8)) { _ = editor.handle(key) }
+        #expect(editor.line == "pair passkey:123456", "no space after passkey:")
+    }
+
+    /// `pair` on the shell's connection: Just Works with the emulated strap (its host pairs
+    /// and bonds), then once more on the encrypted link; one `paired` record each.
+    @Test func pairSecuresTheShellsConnection() async throws {
+        let command = try ShellCommand.parse(["Bluetide HRM", "--emulate", "heart-rate", "--json"])
+        let collector = LineCollector()
+        let (input, sink) = AsyncStream<[UInt8]>.makeStream()
+        sink.yield(Array("pair just-works\npair\nread battery-level\nquit\n".utf8))
+        sink.finish()
+        try await withGuard(60) { try await command.execute(input: input, interactive: false, output: collector.output) }
+        let objects = try collector.lines.map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not JSON: \(line)")
+        }
+        let paired = objects.filter { $0["type"] as? String == "paired" }
+        try #require(paired.count == 2, "\(collector.lines)")
+        #expect(paired[0]["outcome"] as? String == "paired")
+        #expect(paired[0]["securityLevel"] as? Int == 2)
+        #expect(paired[0]["security"] as? String == "encrypted (unauthenticated)")
+        #expect(paired[0]["bonded"] as? Bool == true)
+        #expect((paired[0]["device"] as? [String: Any])?["name"] as? String == "Bluetide HRM")
+        #expect(paired[1]["outcome"] as? String == "already-secure")
+        #expect(objects.contains { $0["type"] as? String == "read" })
+
+        let readable = try ShellCommand.parse(["Bluetide HRM", "--emulate", "heart-rate"])
+        let lines = LineCollector()
+        let (text, textSink) = AsyncStream<[UInt8]>.makeStream()
+        textSink.yield(Array("pair\n".utf8))
+        textSink.finish()
+        try await withGuard(60) { try await readable.execute(input: text, interactive: false, output: lines.output) }
+        #expect(lines.lines.contains { $0.hasPrefix("paired with Bluetide HRM (") && $0.hasSuffix("): encrypted (unauthenticated), bonded") }, "\(lines.lines)")
     }
 
     @Test func theExecutableRunsAScriptFromStandardInputAndExitsOneWhenALineFailed() async throws {

@@ -209,6 +209,8 @@ import Testing
         }
         #expect(startEncryption != nil)
         #expect(central.encryptionChanged(status: 0x06, enabled: false, now: .zero) == [.failed(.encryptionFailed(status: 0x06))])
+        // Said as what it means (BlueZ answers a forgotten bond's LTK with a negative reply: 0x06).
+        #expect(SMPPairingError.encryptionFailed(status: 0x06).description.contains("bluetide bonds remove ADDRESS"))
         #expect(peripheral.longTermKeyRequested(ediv: 0x1234, random: 99, now: .zero) == nil)  // not this pairing's key
         #expect(peripheral.longTermKeyRequested(ediv: 0, random: 0, now: .zero)?.key == startEncryption?.key)
     }

@@ -18,7 +18,8 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
     case characteristicNotFound(BluetoothUUID, services: [BluetoothUUID])
     /// The characteristic has no descriptor of that type; `descriptors` lists the ones it has.
     case descriptorNotFound(BluetoothUUID, characteristic: BluetoothUUID, descriptors: [BluetoothUUID])
-    /// The device refused the operation with an ATT error.
+    /// The device refused the operation with an ATT error. Insufficient Authorization (0x08)
+    /// means the device's owner has not allowed this central; pairing does not change that.
     case attError(ATTErrorCode, characteristic: BluetoothUUID, operation: String)
     /// A write without response is limited to MTU − 3 octets, and any value to 512 octets.
     case valueTooLong(BluetoothUUID, length: Int, maximum: Int)
@@ -61,6 +62,9 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .descriptorNotFound(uuid, characteristic, descriptors):
             "characteristic \(characteristic) has no descriptor \(uuid); it has: "
                 + (descriptors.isEmpty ? "(none)" : descriptors.map(\.description).joined(separator: ", "))
+        case let .attError(code, uuid, operation) where code == .insufficientAuthorization:
+            // Pairing cannot fix this one (the central does not try): a person must allow it.
+            "\(operation) of \(uuid): the device refused: this central is not authorised for \(uuid) (ATT 0x08); the device's owner must allow it, then try again"
         case let .attError(code, uuid, operation): "\(operation) of \(uuid) refused by the device: ATT error \(code)"
         case let .valueTooLong(uuid, length, maximum):
             "\(length) bytes is too long for a write without response to \(uuid): at most \(maximum) (MTU − 3, and 512 for any value); split the value, raise the MTU or write with response"

@@ -43,13 +43,12 @@ public final class Characteristic<Value: GATTCodable & Sendable>: Sendable {
     /// Checks a decoded write before it is applied; a non-nil code refuses it with that ATT error.
     private let validator: (@Sendable (Value) -> ATTErrorCode?)?
     private let state: Mutex<State>
+    private let writeSubscribers = SubscriberList<CharacteristicWrite<Value>>(bufferSize: 1024)
+    private let subscriptionSubscribers = SubscriberList<CharacteristicSubscription>(bufferSize: 1024)
 
     private struct State {
         var value: Value
         var bindings: [ObjectIdentifier: PeripheralValueSink] = [:]
-        var writeSubscribers: [Int: AsyncStream<CharacteristicWrite<Value>>.Continuation] = [:]
-        var subscriptionSubscribers: [Int: AsyncStream<CharacteristicSubscription>.Continuation] = [:]
-        var nextSubscriber = 0
         /// Client configuration of every subscribed connection, by peripheral and handle.
         var subscribed: [ObjectIdentifier: [UInt16: GATTClientConfiguration]] = [:]
     }
@@ -61,9 +60,11 @@ public final class Characteristic<Value: GATTCodable & Sendable>: Sendable {
     ///   - permissions: access rules; nil derives them from `properties` (readable with
     ///     `.read`, writable with a write property). Add `.readEncrypted`, `.writeAuthenticated`…
     ///     to require a secured link.
-    ///   - security: the link a central needs to read and write the value: `.encrypted`
-    ///     answers Insufficient Encryption (0x0F) and `.authenticated` Insufficient
-    ///     Authentication (0x05) until the link qualifies (centrals then pair and retry).
+    ///   - security: what a central needs to read and write the value: `.encrypted` answers
+    ///     Insufficient Encryption (0x0F) and `.authenticated` Insufficient Authentication
+    ///     (0x05) until the link qualifies (centrals then pair and retry); `.authorized` asks
+    ///     the app on ``Peripheral/authorizationRequests`` and answers Insufficient
+    ///     Authorization (0x08) when it refuses. Combine them: `[.encrypted, .authorized]`.
     ///   - description: served as a Characteristic User Description descriptor (0x2901).
     ///   - maximumLength: longest value a central may write, octets (capped at 512).
     ///   - validate: called with each decoded write; return an ATT error code (typically an
@@ -103,38 +104,12 @@ public final class Characteristic<Value: GATTCodable & Sendable>: Sendable {
 
     /// Writes by centrals from now on, in the order they were applied. Every access makes a
     /// new subscription that sees every later write (the most recent 1024 when not read).
-    public var writes: AsyncStream<CharacteristicWrite<Value>> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: CharacteristicWrite<Value>.self, bufferingPolicy: .bufferingNewest(1024))
-        let id = state.withLock { state in
-            let id = state.nextSubscriber
-            state.nextSubscriber += 1
-            state.writeSubscribers[id] = continuation
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.writeSubscribers.removeValue(forKey: id) }
-        }
-        return stream
-    }
+    public var writes: AsyncStream<CharacteristicWrite<Value>> { writeSubscribers.makeStream() }
 
     /// Changes of centrals' subscriptions from now on: a central enabling or disabling
     /// notifications or indications, and the end of a subscription when its central
     /// disconnects. Every access makes a new subscription to these changes.
-    public var subscriptions: AsyncStream<CharacteristicSubscription> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: CharacteristicSubscription.self, bufferingPolicy: .bufferingNewest(1024))
-        let id = state.withLock { state in
-            let id = state.nextSubscriber
-            state.nextSubscriber += 1
-            state.subscriptionSubscribers[id] = continuation
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscriptionSubscribers.removeValue(forKey: id) }
-        }
-        return stream
-    }
+    public var subscriptions: AsyncStream<CharacteristicSubscription> { subscriptionSubscribers.makeStream() }
 
     /// How many centrals are subscribed now (to notifications or indications), over every
     /// peripheral serving this characteristic.
@@ -197,38 +172,34 @@ extension Characteristic: CharacteristicBindable {
         on peripheral: ObjectIdentifier, connectionHandle: UInt16, configuration: GATTClientConfiguration,
         central: ConnectedCentral?
     ) {
-        let subscribers = state.withLock { state in
+        state.withLock { state in
             if configuration.isEmpty {
                 state.subscribed[peripheral]?[connectionHandle] = nil
             } else {
                 state.subscribed[peripheral, default: [:]][connectionHandle] = configuration
             }
-            return Array(state.subscriptionSubscribers.values)
         }
-        let change = CharacteristicSubscription(
+        subscriptionSubscribers.yield(CharacteristicSubscription(
             central: central, connectionHandle: connectionHandle,
-            notifications: configuration.contains(.notification), indications: configuration.contains(.indication))
-        for subscriber in subscribers { subscriber.yield(change) }
+            notifications: configuration.contains(.notification), indications: configuration.contains(.indication)))
     }
 
     func subscriptionsEnded(on peripheral: ObjectIdentifier, connectionHandle: UInt16?) {
-        let (ended, subscribers) = state.withLock { state -> ([UInt16], [AsyncStream<CharacteristicSubscription>.Continuation]) in
+        let ended = state.withLock { state -> [UInt16] in
             let current = state.subscribed[peripheral] ?? [:]
             let ended = connectionHandle.map { current[$0] == nil ? [] : [$0] } ?? current.keys.sorted()
             for handle in ended { state.subscribed[peripheral]?[handle] = nil }
-            return (ended, Array(state.subscriptionSubscribers.values))
+            return ended
         }
         for handle in ended {
-            let change = CharacteristicSubscription(central: nil, connectionHandle: handle, notifications: false, indications: false)
-            for subscriber in subscribers { subscriber.yield(change) }
+            subscriptionSubscribers.yield(
+                CharacteristicSubscription(central: nil, connectionHandle: handle, notifications: false, indications: false))
         }
     }
 
     func deliverWrite(_ bytes: [UInt8], from central: ConnectedCentral?, connectionHandle: UInt16) {
         guard case let .success(value) = Self.decode(bytes) else { return }
-        let write = CharacteristicWrite(value: value, bytes: bytes, central: central, connectionHandle: connectionHandle)
-        let subscribers = state.withLock { Array($0.writeSubscribers.values) }
-        for subscriber in subscribers { subscriber.yield(write) }
+        writeSubscribers.yield(CharacteristicWrite(value: value, bytes: bytes, central: central, connectionHandle: connectionHandle))
     }
 }
 

@@ -55,6 +55,14 @@ public struct ConnectedCentral: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Authorises this central for every characteristic declared `security: .authorized`, both
+    /// ways, until it disconnects (not bonded: a new connection starts unauthorised). A request
+    /// of it waiting on ``Peripheral/authorizationRequests`` goes through. Call it ahead, e.g. for
+    /// a known address on ``Peripheral/connections``, and no request is asked.
+    public func authorize() async {
+        await stack.authorize(.allowAll(connection: handle))
+    }
+
     /// Whether the link is still open.
     public func isConnected() async -> Bool { await connection.isOpen() }
 

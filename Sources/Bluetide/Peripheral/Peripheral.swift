@@ -30,14 +30,14 @@ public final class Peripheral: Sendable {
     private let updates: AsyncStream<PeripheralValueUpdate>.Continuation
     private let control: AsyncStream<ControlMessage>.Continuation
     private let tasks = Mutex<[Task<Void, Never>]>([])
+    private let connectionSubscribers = SubscriberList<ConnectedCentral>(bufferSize: 64)
+    private let subscriptionSubscribers = SubscriberList<PeripheralSubscriptionChange>(bufferSize: 256)
+    private let authorizationSubscribers = SubscriberList<AuthorizationRequest>(bufferSize: 64)
 
     private struct State {
         var centrals: [UInt16: ConnectedCentral] = [:]
         var characteristicsByHandle: [UInt16: any CharacteristicBindable] = [:]
         var registered: [ObjectIdentifier] = []
-        var connectionSubscribers: [Int: AsyncStream<ConnectedCentral>.Continuation] = [:]
-        var subscriptionSubscribers: [Int: AsyncStream<PeripheralSubscriptionChange>.Continuation] = [:]
-        var nextSubscriber = 0
         var readvertises = true
         var maximumCentrals = 4
         var advertisingWanted = false
@@ -113,8 +113,9 @@ public final class Peripheral: Sendable {
         updates.finish()
         control.finish()
         for task in tasks.withLock({ $0 }) { task.cancel() }
-        for subscriber in state.withLock({ Array($0.connectionSubscribers.values) }) { subscriber.finish() }
-        for subscriber in state.withLock({ Array($0.subscriptionSubscribers.values) }) { subscriber.finish() }
+        connectionSubscribers.finishAll()
+        subscriptionSubscribers.finishAll()
+        authorizationSubscribers.finishAll()
     }
 
     // MARK: - Settings
@@ -352,44 +353,24 @@ public final class Peripheral: Sendable {
     }
 
     /// Centrals as they connect from now on. Every access makes a new subscription.
-    public var connections: AsyncStream<ConnectedCentral> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ConnectedCentral.self, bufferingPolicy: .bufferingNewest(64))
-        let id = state.withLock { state in
-            let id = state.nextSubscriber
-            state.nextSubscriber += 1
-            state.connectionSubscribers[id] = continuation
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.connectionSubscribers.removeValue(forKey: id) }
-        }
-        return stream
-    }
+    public var connections: AsyncStream<ConnectedCentral> { connectionSubscribers.makeStream() }
 
     /// Subscription changes of centrals (CCCD writes), on every served characteristic, as they
     /// happen from now on. Every access makes a new subscription.
-    public var subscriptionChanges: AsyncStream<PeripheralSubscriptionChange> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: PeripheralSubscriptionChange.self, bufferingPolicy: .bufferingNewest(256))
-        let id = state.withLock { state in
-            let id = state.nextSubscriber
-            state.nextSubscriber += 1
-            state.subscriptionSubscribers[id] = continuation
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscriptionSubscribers.removeValue(forKey: id) }
-        }
-        return stream
-    }
+    public var subscriptionChanges: AsyncStream<PeripheralSubscriptionChange> { subscriptionSubscribers.makeStream() }
+
+    /// Centrals asking to read or write a characteristic declared `security: .authorized`
+    /// (or a definition with ``GATTPermissions/readAuthorized`` / ``GATTPermissions/writeAuthorized``)
+    /// without being authorised, from now on. Each waits for ``AuthorizationRequest/allow()``
+    /// or ``AuthorizationRequest/deny()`` (the first answer counts; unanswered, refused after
+    /// 20 s). While nobody reads this sequence every such request is refused at once (0x08):
+    /// the default policy is deny. Every access makes a new subscription.
+    public var authorizationRequests: AsyncStream<AuthorizationRequest> { authorizationSubscribers.makeStream() }
 
     private func connected(_ connection: HostConnection) {
         let central = ConnectedCentral(connection, stack: stack)
-        let subscribers = state.withLock { state in
-            state.centrals[connection.handle] = central
-            return Array(state.connectionSubscribers.values)
-        }
-        for subscriber in subscribers { subscriber.yield(central) }
+        state.withLock { $0.centrals[connection.handle] = central }
+        connectionSubscribers.yield(central)
         control.yield(.connectionsChanged(connected: true))
         // Ends when the link closes (also when the stack stops: it closes every link).
         Task { [weak self] in
@@ -414,17 +395,22 @@ public final class Peripheral: Sendable {
             guard let characteristic = state.withLock({ $0.characteristicsByHandle[handle] }) else { return }
             characteristic.deliverWrite(value, from: await central(on: connection), connectionHandle: connection)
         case let .subscriptionChanged(connection, handle, configuration):
-            let (characteristic, subscribers) = state.withLock {
-                ($0.characteristicsByHandle[handle], Array($0.subscriptionSubscribers.values))
-            }
-            guard characteristic != nil || !subscribers.isEmpty else { return }
+            let characteristic = state.withLock { $0.characteristicsByHandle[handle] }
+            guard characteristic != nil || !subscriptionSubscribers.isEmpty else { return }
             // A change that arrives after its link closed would leave a stale subscriber.
             guard let central = await central(on: connection), await central.connection.isOpen() else { return }
-            let change = PeripheralSubscriptionChange(
-                central: central, value: ServedValue(valueHandle: handle), configuration: configuration)
-            for subscriber in subscribers { subscriber.yield(change) }
+            subscriptionSubscribers.yield(PeripheralSubscriptionChange(
+                central: central, value: ServedValue(valueHandle: handle), configuration: configuration))
             characteristic?.subscriptionChanged(
                 on: ObjectIdentifier(self), connectionHandle: connection, configuration: configuration, central: central)
+        case let .authorizationRequested(request):
+            // Nobody to ask, or the central already gone: refused (the default policy).
+            guard let central = await central(on: request.connection),
+                  authorizationSubscribers.yield(AuthorizationRequest(request, central: central)) > 0
+            else {
+                await stack.authorize(.deny(request))
+                return
+            }
         default:
             break
         }

@@ -21,15 +21,19 @@ public struct PairingPrompt: Sendable, CustomStringConvertible {
     public let kind: Kind
     /// The HCI connection handle of the link being paired.
     public let handle: UInt16
+    /// The address of the device being paired (as it connected), nil when its link has closed
+    /// meanwhile: lets an application name the device in the question.
+    public let address: BluetoothAddress?
     let stack: HostStack
 
-    init(_ prompt: SMPPrompt, handle: UInt16, stack: HostStack) {
+    init(_ prompt: SMPPrompt, handle: UInt16, address: BluetoothAddress?, stack: HostStack) {
         switch prompt {
         case let .confirmNumber(number): kind = .confirmNumber(number)
         case .enterPasskey: kind = .enterPasskey
         case let .displayPasskey(passkey): kind = .displayPasskey(passkey)
         }
         self.handle = handle
+        self.address = address
         self.stack = stack
     }
 
@@ -85,7 +89,8 @@ final class PairingPromptFeed: Sendable {
         pump = Task {
             for await event in stack.securityEvents {
                 if case let .prompt(handle, prompt) = event {
-                    continuation.yield(PairingPrompt(prompt, handle: handle, stack: stack))
+                    let address = await stack.openConnections.first { $0.handle == handle }?.peer
+                    continuation.yield(PairingPrompt(prompt, handle: handle, address: address, stack: stack))
                 }
             }
             continuation.finish()

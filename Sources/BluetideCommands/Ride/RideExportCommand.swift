@@ -1,5 +1,4 @@
 import ArgumentParser
-import BluetideRecording
 import BluetideRide
 import Foundation
 
@@ -29,6 +28,11 @@ struct RideExportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Wheel circumference, metres (speed and distance from CSC and power meters).")
     var circumference: Double = 2.105
 
+    @Flag(name: .long, help: ArgumentHelp(
+        "Stop at the first damaged line (exit 1) instead of warning and exporting the rest.",
+        discussion: "Damaged: a malformed line, a truncated last line, or a record whose time runs backwards."))
+    var strict = false
+
     func run() async throws {
         try await execute(CommandOutput.standardOutput())
     }
@@ -40,11 +44,17 @@ struct RideExportCommand: AsyncParsableCommand {
         guard circumference.isFinite, (0.5...4).contains(circumference) else {
             throw CommandFailure("--circumference \(circumference): expected metres, 0.5…4 (2.105 for 700x25c)")
         }
-        let values: ValueLog
-        do { values = try ValueLogReader.read(path: log, options: .init(skipMalformedLines: true)) } catch {
-            throw CommandFailure("\(log): \(error)")
+        // Read as a stream: only the once-a-second samples are held, however long the ride.
+        let text: String
+        do {
+            text = try await RideExport.document(
+                ofLogAt: log, format: kind, configuration: .init(wheelCircumferenceMeters: circumference), strict: strict
+            ) { [log] warning in
+                appLogger.warning("\(log): \(warning); exported the rest (--strict stops here instead)")
+            }
+        } catch let error as RideError {
+            throw CommandFailure(error.message)
         }
-        let text = try await RideExport.document(of: values, format: kind, configuration: .init(wheelCircumferenceMeters: circumference))
         if let output {
             do { try text.write(toFile: output, atomically: true, encoding: .utf8) } catch {
                 throw CommandFailure("--output \(output): cannot write: \(error.localizedDescription)")

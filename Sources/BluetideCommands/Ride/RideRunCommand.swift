@@ -66,6 +66,10 @@ struct RideRunOptions: ParsableArguments {
     var pace: String = "original"
     @Flag(name: .long, help: "Replay: start again at the end.")
     var loop = false
+    @Flag(name: .long, help: ArgumentHelp(
+        "Replay: stop at the first damaged line (exit 1) instead of warning and playing on.",
+        discussion: "Damaged: a malformed line, a truncated last line, or a record whose time runs backwards."))
+    var strict = false
 
     @Option(name: .long, help: "Stop after this many seconds.")
     var duration: Double?
@@ -126,20 +130,13 @@ struct RideRunOptions: ParsableArguments {
             merger: .init(wheelCircumferenceMeters: devices.circumference), ftpWatts: ftp, recordPath: record)
 
         var opened: DeviceSession?
-        var recordedStart: Date?
         let source: any RideDataSource
         if let replay {
             guard target == nil, plan == nil else { throw CommandFailure("a replay has no trainer to control; drop --erg/--grade/--resistance/--workout") }
-            let log: ValueLog
-            do { log = try ValueLogReader.read(path: replay, options: .init(skipMalformedLines: true)) } catch {
-                throw CommandFailure("--replay \(replay): \(error)")
+            // Read as it plays: the first sample comes before the rest of the file is read.
+            source = RecordedRideSource(path: replay, pace: try Self.parsePace(pace), loop: loop, strict: strict) { warning in
+                appLogger.warning("\(replay): \(warning); played on (--strict stops here instead)")
             }
-            recordedStart = log.header.startedAt.map { Date(timeIntervalSince1970: Double($0.millisecondsSince1970) / 1000) }
-            let recorded = RecordedRideSource(records: log.records, pace: try Self.parsePace(pace), loop: loop)
-            guard !recorded.readings.isEmpty else {
-                throw CommandFailure("--replay \(replay): no trainer, power, speed/cadence or heart-rate values in it")
-            }
-            source = recorded
         } else {
             let live = try await DeviceSession.open(session)
             opened = live
@@ -148,9 +145,7 @@ struct RideRunOptions: ParsableArguments {
         }
         let ride = RideSession(source: source, configuration: configuration)
         do {
-            try await run(
-                ride, target: target, workout: plan, output: output, stopOnSignals: stopOnSignals, observe: observe,
-                recordedStart: recordedStart)
+            try await run(ride, target: target, workout: plan, output: output, stopOnSignals: stopOnSignals, observe: observe)
         } catch {
             await ride.stop()
             await opened?.close()
@@ -162,20 +157,17 @@ struct RideRunOptions: ParsableArguments {
 
     private func run(
         _ ride: RideSession, target: RideTarget?, workout: Workout?, output: CommandOutput, stopOnSignals: Bool,
-        observe: (@Sendable (RideSample) async -> Void)?, recordedStart: Date?
+        observe: (@Sendable (RideSample) async -> Void)?
     ) async throws {
         let samples = try await RideRunning.start(ride)
+        let recorded = ride.source as? RecordedRideSource<ContinuousClock>
         // The samples' wall clock: the recording's start for a replay, now for a live ride.
-        let startedAt = recordedStart ?? Date()
-        let devices = await ride.source.devices
-        let title = devices.isEmpty ? "ride" : devices.map(\.description).joined(separator: " · ")
+        let startedAt = recorded?.header?.startedAt.map { Date(timeIntervalSince1970: Double($0.millisecondsSince1970) / 1000) } ?? Date()
         let json = json
         let live = output.isTerminal && !json
-        if !live {
-            for device in devices {
-                output.emit(json ? await RideRunning.deviceLine(device, source: ride.source) : "# \(device.role): \(device.label)")
-            }
-        }
+        // A live ride knows its devices now; a replay learns them as their first values play.
+        let shown = DeviceLines(source: ride.source)
+        if !live { for line in await shown.newLines(json: json) { output.emit(line) } }
         if target != nil || workout != nil {
             do {
                 if let target { try await ride.setTarget(target) }
@@ -198,13 +190,42 @@ struct RideRunOptions: ParsableArguments {
                 await observe?(sample)
                 guard allUpdates || sample.trigger == .tick else { continue }
                 if live {
+                    let devices = await ride.source.devices
+                    let title = devices.isEmpty ? "ride" : devices.map(\.description).joined(separator: " · ")
                     output.emit(RideView.screen(sample, title: title, notices: recent.last(4)))
                 } else {
+                    for line in await shown.newLines(json: json) { output.emit(line) }
                     output.emit(json ? RideRunning.sampleLine(sample, startedAt: startedAt) : RideView.line(sample))
                 }
             }
         }
         await RideRunning.wait(for: printer, duration: duration, stopOnSignals: stopOnSignals)
+        if let recorded, let replay {
+            if let failure = recorded.failure {
+                throw CommandFailure("\(replay): \(failure)\(strict ? " (--strict stops at a damaged line; leave it out to warn and play on)" : "")")
+            }
+            if recorded.playedToEnd, recorded.devices.isEmpty {
+                throw CommandFailure("--replay \(replay): no trainer, power, speed/cadence or heart-rate values in it")
+            }
+        }
+    }
+}
+
+/// The `# role: device` (or `--json` `device`) lines of a ride's devices, each printed once, when
+/// the source first knows it.
+final class DeviceLines: Sendable {
+    private let source: any RideDataSource
+    private let printed = Mutex<Set<RideDevice>>([])
+
+    init(source: any RideDataSource) { self.source = source }
+
+    /// The lines of the devices not printed yet.
+    func newLines(json: Bool) async -> [String] {
+        var lines: [String] = []
+        for device in await source.devices where printed.withLock({ $0.insert(device).inserted }) {
+            lines.append(json ? await RideRunning.deviceLine(device, source: source) : "# \(device.role): \(device.label)")
+        }
+        return lines
     }
 }
 

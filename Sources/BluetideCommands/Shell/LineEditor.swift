@@ -128,7 +128,8 @@ struct LineEditor {
         let candidates = complete(words, word).filter { $0.lowercased().hasPrefix(word.lowercased()) }
         guard !candidates.isEmpty else { return .bell }
         let common = Self.commonPrefix(candidates)
-        let insert = candidates.count == 1 ? candidates[0] + " " : common
+        // A candidate ending in ":" (passkey:) is a prefix of the word, not the word: no space after it.
+        let insert = candidates.count == 1 ? candidates[0] + (candidates[0].hasSuffix(":") ? "" : " ") : common
         guard insert.count > word.count || candidates.count == 1 else { return .showCompletions(candidates.sorted()) }
         buffer.replaceSubrange((cursor - word.count)..<cursor, with: Array(insert))
         cursor += insert.count - word.count

@@ -15,7 +15,12 @@ struct ShellCommand: AsyncParsableCommand {
 
             Commands: services, read CHAR, write CHAR VALUE [--without-response], forms CHAR, \
             subscribe CHAR, unsubscribe CHAR, mtu [OCTETS], rssi, info, disconnect, reconnect, \
-            wait [COUNT], sleep SECONDS, help, quit.
+            pair [just-works|passkey:NNNNNN|confirm], wait [COUNT], sleep SECONDS, help, quit.
+
+            pair secures the link: with the stored bond (--bonds-file) it only encrypts; else it \
+            pairs. At a terminal it asks at the prompt (confirm a number, type the passkey the \
+            device shows, or shows one to type on the device); a mode answers in advance, as \
+            --pairing does for the whole session.
 
             VALUE is a typed form of the characteristic's profile where it has one (forms CHAR \
             lists them; Tab completes them): write 2A39 reset, write 2AD9 target-power 200, \
@@ -54,16 +59,26 @@ struct ShellCommand: AsyncParsableCommand {
     /// Runs the shell on `input`: with the line editor when `interactive`, else line by line.
     func execute(input: AsyncStream<[UInt8]>, interactive: Bool, output: CommandOutput? = nil) async throws {
         guard timeout.isFinite, timeout > 0 else { throw CommandFailure("--timeout \(timeout): expected seconds > 0") }
-        let devices = try await DeviceSession.open(session)
         let completions = ShellCompletions()
         let console: ShellConsole? = interactive ? ShellConsole(prompt: "\(device)> ", complete: { completions.candidates(previousWords: $0, word: $1) }) : nil
+        let typed = ShellLines()
+        // At a terminal, pairing questions are asked at the shell's own prompt.
+        let conversation = console.map { console in
+            PairingConversation(ask: { question in
+                console.ask(question)
+                let answer = await typed.nextAnswer()
+                console.endQuestion()
+                return answer
+            }, tell: { console.print($0) })
+        }
+        let devices = try await DeviceSession.open(session, conversation: conversation, hint: .shellCommand)
         let lines = output ?? (console.map { console in CommandOutput(emit: { console.print($0) }, isTerminal: true) } ?? .standardOutput())
         let shell = ShellSession(devices: devices, target: device, timeout: timeout, json: json, output: lines, completions: completions)
         var failures = 0
         do {
             try await shell.connect()
             if let console {
-                try await interact(shell, console: console, input: input)
+                try await interact(shell, console: console, lines: typed, input: input)
             } else {
                 failures = try await runScript(shell, input: input, output: lines)
             }
@@ -98,26 +113,35 @@ struct ShellCommand: AsyncParsableCommand {
         return failures
     }
 
-    /// The prompt loop on a terminal in raw mode.
-    private func interact(_ shell: ShellSession, console: ShellConsole, input: AsyncStream<[UInt8]>) async throws {
+    /// The prompt loop on a terminal in raw mode. Keys are read by a task of their own, so a
+    /// question asked while a command runs (pairing) is answered at the prompt.
+    private func interact(_ shell: ShellSession, console: ShellConsole, lines: ShellLines, input: AsyncStream<[UInt8]>) async throws {
         console.enterRawMode()
         defer { console.restore() }
         console.print("Type help for the commands, quit or Ctrl-D to leave.")
         console.showPrompt()
-        var keys = KeyDecoder()
-        for await chunk in input {
-            for key in keys.keys(chunk) {
-                switch console.key(key) {
-                case let .submit(line)?:
-                    let result = await perform(line, on: shell) { message, status, field in
-                        console.print(json ? JSONOutput.error(message, status: status, field: field) : "error: \(message)")
+        let reader = Task {
+            var keys = KeyDecoder()
+            for await chunk in input {
+                for key in keys.keys(chunk) {
+                    switch console.key(key) {
+                    case let .submit(line)?: await lines.deliver(line)
+                    case .endOfInput?:
+                        await lines.finish()
+                        return
+                    default: break
                     }
-                    if result == nil { return }
-                    console.showPrompt()
-                case .endOfInput?: return
-                default: break
                 }
             }
+            await lines.finish()
+        }
+        defer { reader.cancel() }
+        while let line = await lines.nextCommand() {
+            let result = await perform(line, on: shell) { message, status, field in
+                console.print(json ? JSONOutput.error(message, status: status, field: field) : "error: \(message)")
+            }
+            if result == nil { return }
+            console.showPrompt()
         }
     }
 

@@ -9,6 +9,8 @@ final class ShellConsole: Sendable {
         var editor: LineEditor
         var promptShown = false
         var saved: termios?
+        /// A question shown instead of the prompt until it is answered.
+        var question: String?
     }
 
     private let state: Mutex<State>
@@ -56,7 +58,7 @@ final class ShellConsole: Sendable {
         state.withLock { state in
             if state.promptShown {
                 Self.write("\r\u{1B}[K" + line + "\n")
-                Self.redraw(state, prompt: prompt)
+                Self.redraw(state, prompt: state.question ?? prompt)
             } else {
                 Self.write(line + "\n")
             }
@@ -67,8 +69,23 @@ final class ShellConsole: Sendable {
     func showPrompt() {
         state.withLock { state in
             state.promptShown = true
-            Self.redraw(state, prompt: prompt)
+            Self.redraw(state, prompt: state.question ?? prompt)
         }
+    }
+
+    /// Shows `question` in place of the prompt (the next line typed answers it).
+    func ask(_ question: String) {
+        state.withLock { state in
+            state.question = question
+            state.promptShown = true
+            Self.redraw(state, prompt: question)
+        }
+    }
+
+    /// Goes back to the command prompt after a question was answered (shown again when the
+    /// command ends).
+    func endQuestion() {
+        state.withLock { state in state.question = nil }
     }
 
     /// Feeds one key to the line editor and does what it asks on screen; returns the submitted
@@ -77,15 +94,15 @@ final class ShellConsole: Sendable {
         state.withLock { state in
             let action = state.editor.handle(key)
             switch action {
-            case .redraw: Self.redraw(state, prompt: prompt); return nil
+            case .redraw: Self.redraw(state, prompt: state.question ?? prompt); return nil
             case .bell: Self.write("\u{07}"); return nil
             case .cancel:
                 Self.write("^C\n")
-                Self.redraw(state, prompt: prompt)
+                Self.redraw(state, prompt: state.question ?? prompt)
                 return nil
             case let .showCompletions(candidates):
                 Self.write("\n" + candidates.joined(separator: "  ") + "\n")
-                Self.redraw(state, prompt: prompt)
+                Self.redraw(state, prompt: state.question ?? prompt)
                 return nil
             case .submit, .endOfInput:
                 Self.write("\n")

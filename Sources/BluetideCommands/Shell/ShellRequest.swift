@@ -14,6 +14,9 @@ enum ShellRequest: Equatable, Sendable {
     case info
     case disconnect
     case reconnect
+    /// Pairs the link (or encrypts it from the bond), answering with `mode` when given, else as
+    /// the shell was started (asking at its prompt in a terminal).
+    case pair(mode: PairingMode?)
     /// Waits until `count` notifications have been printed since the command before began (or
     /// since the previous `wait`), at most `timeout` seconds.
     case wait(count: Int, timeout: Double)
@@ -41,6 +44,7 @@ enum ShellRequest: Equatable, Sendable {
         Command(name: "info", syntax: "", summary: "device, link state, MTU and subscriptions"),
         Command(name: "disconnect", syntax: "", summary: "close the link (reconnect opens it again)"),
         Command(name: "reconnect", syntax: "", summary: "connect again, restoring subscriptions"),
+        Command(name: "pair", syntax: "[just-works|passkey:NNNNNN|confirm]", summary: "pair (or encrypt from the bond); asks at the prompt unless the mode answers"),
         Command(name: "wait", syntax: "[COUNT] [--timeout SECONDS]", summary: "wait for COUNT notifications since the last command (default 1, 10 s)"),
         Command(name: "sleep", syntax: "SECONDS", summary: "pause (scripts); notifications keep printing"),
         Command(name: "help", syntax: "", summary: "this list"),
@@ -88,6 +92,12 @@ enum ShellRequest: Equatable, Sendable {
         case "info": try none(); return .info
         case "disconnect": try none(); return .disconnect
         case "reconnect", "connect": try none(); return .reconnect
+        case "pair":
+            if arguments.isEmpty { return .pair(mode: nil) }
+            guard let mode = PairingMode(parsing: try one("pairing mode")) else {
+                throw usage("pair", "expected \(PairingMode.syntax)")
+            }
+            return .pair(mode: mode)
         case "wait":
             var timeout = 10.0
             if let flag = arguments.firstIndex(of: "--timeout") {

@@ -157,6 +157,7 @@ actor ShellSession {
         case .reconnect:
             if let connection { self.connection = nil; await connection.disconnect() }
             try await connect()
+        case let .pair(mode): try await pair(mode)
         case let .wait(count, seconds): try await wait(for: count, timeout: seconds)
         case let .sleep(seconds): try await Task.sleep(for: .seconds(seconds))
         }
@@ -336,6 +337,36 @@ actor ShellSession {
         }
     }
 
+    /// Pairs the link, or encrypts it from the stored bond, answering questions with `mode`
+    /// (else as the shell answers them); one line (or a `paired` record) says the outcome.
+    private func pair(_ mode: PairingMode?) async throws {
+        let connection = try requireConnection()
+        let prompter = devices.prompter
+        let previous = prompter.mode
+        if let mode { prompter.use(mode) }
+        defer { prompter.use(previous) }
+        let bondedBefore = await isBonded(connection.address)
+        let levelBefore = await connection.securityLevel
+        let level: SecurityLevel
+        do { level = try await connection.pair() } catch {
+            throw CommandFailure(devices.explain(error, address: connection.address))
+        }
+        let bonded = await isBonded(connection.address)
+        // What happened: nothing (already secure), encryption with the stored keys, or pairing.
+        let (outcome, text): (String, String) =
+            levelBefore > .none ? ("already-secure", "the link to \(label) is already \(level)")
+            : bondedBefore ? ("encrypted-from-bond", "encrypted from the stored bond with \(label): \(level)")
+            : ("paired", "paired with \(label): \(level)")
+        reply("paired", [
+            "device": deviceJSON, "outcome": .string(outcome), "securityLevel": .integer(Int64(level.rawValue)),
+            "security": .string("\(level)"), "bonded": .bool(bonded), "time": JSONOutput.time(monotonic: now),
+        ], "\(text), \(bonded ? "bonded" : "not bonded")")
+    }
+
+    private func isBonded(_ address: BluetoothAddress) async -> Bool {
+        await devices.bluetooth.bonds().contains { $0.address.value == address.value }
+    }
+
     private func info() async {
         let mtu = await connection?.mtu
         var fields: [String: JSONOutputValue] = [
@@ -413,6 +444,7 @@ final class ShellCompletions: Sendable {
     /// The candidates for the word after `previousWords`.
     func candidates(previousWords: [String], word: String) -> [String] {
         guard let command = previousWords.first?.lowercased() else { return ShellRequest.commands.map(\.name) }
+        if command == "pair" { return previousWords.count == 1 ? ["just-works", "passkey:", "confirm"] : [] }
         let takesCharacteristic = ["read", "write", "subscribe", "sub", "unsubscribe", "unsub", "forms"].contains(command)
         if takesCharacteristic, previousWords.count == 1 { return names.withLock { $0.characteristics } }
         guard command == "write", previousWords.count >= 2 else { return [] }

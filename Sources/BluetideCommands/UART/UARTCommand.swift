@@ -154,7 +154,8 @@ struct UARTCommand: AsyncParsableCommand {
         let ending = try validate(io: io)
         let options = try linkOptions()
         let tcpAddress = try tcp.map(Self.parseTCP)
-        let deviceSession = try await DeviceSession.open(session)
+        // The UART console owns standard input: pairing is answered by --pairing (or Just Works).
+        let deviceSession = try await DeviceSession.open(session, conversation: nil)
         await deviceSession.central.setMaximumConnections(maxConnections)
         let reporter = UARTStatusReporter(io: io, json: json)
         var links: [SerialLink] = []

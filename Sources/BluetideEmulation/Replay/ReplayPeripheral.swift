@@ -36,23 +36,39 @@ public actor ReplayPeripheral {
     public nonisolated let advertisedName: String
     /// The advertising data and scan response used.
     public nonisolated let advertising: AdvertisingPlan
-    /// The records that will be played, in order.
-    public nonisolated let records: [ValueRecord]
+    /// How many records will be played.
+    public nonisolated let recordCount: Int
     /// Each record as it is played (before its value is sent); finishes when playback ends.
     public nonisolated let played: AsyncStream<ValueRecord>
 
     private let pace: ReplayPace
     private let startMode: Start
+    private let source: Source
     /// Every served characteristic, in definition order.
     private let keys: [Key]
     private let playedSink: AsyncStream<ValueRecord>.Continuation
     private var tasks: [Task<Void, Never>] = []
     private var playback: Task<Void, Never>?
     private var served: [Key: ServedValue] = [:]
+    /// Why a replay read from a file stopped before its end.
+    public private(set) var failure: ValueLogError?
 
     struct Key: Hashable, Sendable {
         let service: BluetoothUUID
         let characteristic: BluetoothUUID
+    }
+
+    /// Where the played records come from.
+    private enum Source: Sendable {
+        /// Held in memory (already filtered).
+        case records([ValueRecord])
+        /// Read from a value log as they are played.
+        case file(path: String, filter: ValueRecordFilter, strict: Bool, warn: @Sendable (ValueLogWarning) -> Void)
+    }
+
+    /// Which records are played: the device's values (of `device`, address or name, when given).
+    public static func filter(device: String?) -> ValueRecordFilter {
+        ValueRecordFilter(devices: device.map { [$0] }, operations: [.notify, .indicate, .read])
     }
 
     /// Prepares `log` for `bluetooth`'s peripheral role (one replay per host: it owns the host's
@@ -62,25 +78,51 @@ public actor ReplayPeripheral {
         bluetooth: Bluetooth, log: ValueLog, pace: ReplayPace = .original, device: String? = nil, name: String? = nil,
         start: Start = .onFirstSubscription
     ) {
+        let kept = log.records.filter(Self.filter(device: device).matches)
+        self.init(
+            bluetooth: bluetooth, outline: ValueLogOutline(records: kept), source: .records(kept), pace: pace, name: name,
+            start: start)
+    }
+
+    /// Prepares the value log at `path` like ``init(bluetooth:log:pace:device:name:start:)``, without
+    /// holding it: the file is read once as a stream for what to serve (``ValueLogOutline``), and
+    /// again as the values play, so memory stays one read chunk and one line whatever its length.
+    /// Damaged lines go to `warn` naming the line as they are played; with `strict` the first one
+    /// throws here (or stops playback, kept in ``failure``). Throws for a file that cannot be read,
+    /// a bad header, or a file that is not a regular file (a pipe cannot be read twice).
+    /// `outline`, when the caller has read it already (with the same `device`), saves a pass.
+    public init(
+        bluetooth: Bluetooth, logAt path: String, outline: ValueLogOutline? = nil, pace: ReplayPace = .original,
+        device: String? = nil, name: String? = nil, start: Start = .onFirstSubscription, strict: Bool = false,
+        warn: @escaping @Sendable (ValueLogWarning) -> Void = { _ in }
+    ) throws(ValueLogError) {
+        let filter = Self.filter(device: device)
+        let read: ValueLogOutline
+        if let outline { read = outline } else { read = try ValueLogOutline.read(path: path, filter: filter, strict: strict) }
+        self.init(
+            bluetooth: bluetooth, outline: read, source: .file(path: path, filter: filter, strict: strict, warn: warn),
+            pace: pace, name: name, start: start)
+    }
+
+    private init(bluetooth: Bluetooth, outline: ValueLogOutline, source: Source, pace: ReplayPace, name: String?, start: Start) {
         self.bluetooth = bluetooth
         self.pace = pace
         self.startMode = start
-        let filter = ValueRecordFilter(devices: device.map { [$0] }, operations: [.notify, .indicate, .read])
-        let kept = log.records.filter(filter.matches)
-        records = kept
+        self.source = source
+        recordCount = outline.recordCount
         (played, playedSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
 
         // Services and characteristics in order of first appearance.
         var order: [BluetoothUUID] = []
         var characteristics: [BluetoothUUID: [BluetoothUUID]] = [:]
         var operations: [Key: Set<ValueOperation>] = [:]
-        for record in kept {
-            let key = Key(service: record.service ?? Self.fallbackService, characteristic: record.characteristic)
+        for entry in outline.characteristics {
+            let key = Key(service: entry.service ?? Self.fallbackService, characteristic: entry.characteristic)
             if characteristics[key.service] == nil { order.append(key.service) }
             if !(characteristics[key.service] ?? []).contains(key.characteristic) {
                 characteristics[key.service, default: []].append(key.characteristic)
             }
-            operations[key, default: []].insert(record.operation)
+            operations[key, default: []].formUnion(entry.operations)
         }
         var definitions: [GATTServiceDefinition] = []
         var keys: [Key] = []
@@ -100,8 +142,7 @@ public actor ReplayPeripheral {
         serviceDefinitions = definitions
         self.keys = keys
 
-        let recordedName = kept.lazy.compactMap(\.device.name).first
-        advertisedName = name ?? recordedName ?? "Bluetide Replay"
+        advertisedName = name ?? outline.deviceName ?? "Bluetide Replay"
         advertising = AdvertisingPlan(
             hints: AdvertisingHints(localName: advertisedName, serviceUUIDs: order.filter { $0 != Self.fallbackService }))
     }
@@ -145,18 +186,37 @@ public actor ReplayPeripheral {
 
     private func beginPlayback() {
         guard playback == nil else { return }
-        let replay = ValueReplay(records: records, pace: pace)
         let peripheral = bluetooth.peripheral
         let served = self.served
         let sink = playedSink
-        playback = Task {
-            for await record in replay {
-                let key = Key(service: record.service ?? Self.fallbackService, characteristic: record.characteristic)
-                guard let value = served[key] else { continue }
-                sink.yield(record)
-                peripheral.updateValue(record.value, of: value)
-            }
-            sink.finish()
+        let pace = pace
+        let send: @Sendable (ValueRecord) -> Void = { record in
+            let key = Key(service: record.service ?? Self.fallbackService, characteristic: record.characteristic)
+            guard let value = served[key] else { return }
+            sink.yield(record)
+            peripheral.updateValue(record.value, of: value)
         }
+        switch source {
+        case let .records(records):
+            playback = Task {
+                for await record in ValueReplay(records: records, pace: pace) { send(record) }
+                sink.finish()
+            }
+        case let .file(path, filter, strict, warn):
+            playback = Task { [weak self] in
+                do throws(ValueLogError) {
+                    var replay = StreamedValueReplay(
+                        stream: try ValueLogStream(path: path, strict: strict, warn: warn), pace: pace, filter: filter)
+                    while let record = try await replay.next() { send(record) }
+                } catch {
+                    await self?.failed(error)
+                }
+                sink.finish()
+            }
+        }
+    }
+
+    private func failed(_ error: ValueLogError) {
+        failure = error
     }
 }

@@ -185,6 +185,7 @@ extension HostCore {
             }
         }
         server = fresh
+        adoptAuthorizations(from: previous, now: now.hostSeconds, into: &outputs)
         push(server.indicateServiceChanged(), now: now.hostSeconds, into: &outputs)
     }
 

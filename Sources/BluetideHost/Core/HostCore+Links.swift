@@ -1,5 +1,6 @@
 import BluetideCore
 import BluetideHCI
+import BluetideSupport
 
 /// One open LE link: its L2CAP channels, its ATT bearer and the requests waiting on it.
 struct HostLink: Sendable {
@@ -38,7 +39,7 @@ extension HostCore {
             // Data for a handle with no connection is dropped before reassembly, so a controller
             // cannot make the host keep partial PDUs for handles that will never complete.
             let handle = handle & 0x0FFF
-            guard links[handle] != nil else { return }
+            guard links.index(forKey: handle) != nil else { return }
             let output = reassembler.receive(handle: handle, boundary: boundary, data: data)
             for error in output.errors { HostLog.hci.debug("\(error)") }
             if let pdu = output.pdu { receivePDU(pdu.bytes, on: handle, now: t, into: &outputs) }
@@ -148,7 +149,9 @@ extension HostCore {
     // MARK: - L2CAP and ATT
 
     private mutating func receivePDU(_ pdu: [UInt8], on handle: UInt16, now t: Double, into outputs: inout HostOutputs) {
-        guard let routing = links[handle]?.router.receive(pdu) else { return }
+        // The link is reached in place (`links[handle]?.…` copies or moves the whole link, with a
+        // heap-allocated accessor frame, per PDU).
+        guard let routing = links.inPlace(handle, { $0.router.receive(pdu) }) else { return }
         if let dropped = routing.dropped {
             HostLog.l2cap.debug("dropped an L2CAP PDU", metadata: ["handle": "\(handle)", "reason": "\(dropped)", "pdu": "\(pdu.logHex)"])
         }
@@ -167,8 +170,8 @@ extension HostCore {
             security.receiveSMP(smp, on: handle, now: t, into: &actions)
             apply(actions, now: t, into: &outputs)
         }
-        guard let att = routing.att, links[handle] != nil else { return }
-        let served = links[handle]!.bearer.receive(att, now: t, server: &server, connection: handle)
+        guard let att = routing.att, let index = links.index(forKey: handle) else { return }
+        let served = links.values[index].bearer.receive(att, now: t, server: &server, connection: handle)
         for event in served.server { outputs.events.append(.server(handle: handle, event)) }
         handleBearerEvents(served.bearer, on: handle, now: t, into: &outputs)
     }
@@ -235,9 +238,11 @@ extension HostCore {
         _ value: [UInt8], to attribute: UInt16, on handle: UInt16, into outputs: inout HostOutputs
     ) throws {
         if let stopped { throw stopped }
-        guard let link = links[handle] else { throw HostError.noSuchConnection(handle) }
-        guard !link.bearer.isClosed else { throw ATTBearerError.bearerClosed }
-        let maximum = link.bearer.mtu - 3
+        guard let (isClosed, mtu) = links.inPlace(handle, { ($0.bearer.isClosed, $0.bearer.mtu) }) else {
+            throw HostError.noSuchConnection(handle)
+        }
+        guard !isClosed else { throw ATTBearerError.bearerClosed }
+        let maximum = mtu - 3
         guard value.count <= maximum else { throw GATTClientError.valueTooLong(length: value.count, maximum: maximum) }
         var frame = ByteWriter(capacity: L2CAPFrame.headerSize + 3 + value.count)
         frame.write(UInt16(3 + value.count))

@@ -126,6 +126,7 @@ public struct HostCore: Sendable {
         case .idle: break
         }
         consider(security.nextDeadline)
+        consider(server.nextAuthorizationDeadline)
         return earliest.map(Duration.hostSeconds)
     }
 
@@ -182,6 +183,7 @@ public struct HostCore: Sendable {
         }
         expireFlowWaiters(now: t, into: &outputs)
         expireConnectAttempt(now: t, into: &outputs)
+        expireAuthorizations(now: t, into: &outputs)
         var actions = HostSecurity.Actions()
         security.expire(now: t, into: &actions)
         apply(actions, now: t, into: &outputs)

@@ -13,17 +13,19 @@ extension ATTBearer {
     }
 
     /// Handles one incoming ATT PDU with `server` answering requests and commands for
-    /// `connection` (the HCI connection handle).
+    /// `connection` (the HCI connection handle). A request the server holds for the
+    /// application's authorisation stays unanswered here; its response comes later through
+    /// ``respond(_:)``.
     public mutating func receive(_ bytes: [UInt8], now: Double, server: inout GATTServer, connection: UInt16) -> ServedEvents {
         var out = ServedEvents()
         for event in receive(bytes, now: now) {
             switch event {
             case let .serverRequest(pdu):
-                let (response, events) = server.handle(pdu, from: connection, mtu: mtu)
+                let (response, events) = server.handle(pdu, from: connection, mtu: mtu, now: now)
                 out.server += events
                 if let response { out.bearer += respond(response) }
             case let .serverCommand(pdu):
-                out.server += server.handle(pdu, from: connection, mtu: mtu).events
+                out.server += server.handle(pdu, from: connection, mtu: mtu, now: now).events
             case .indicationConfirmed:
                 out.bearer.append(event)
                 for push in server.indicationConfirmed(by: connection) { out.bearer += send(push, now: now) }

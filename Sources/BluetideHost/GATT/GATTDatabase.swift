@@ -18,6 +18,12 @@ public struct GATTPermissions: OptionSet, Hashable, Sendable {
     public static let writeEncrypted = GATTPermissions(rawValue: 0x10)
     /// Writing needs an authenticated link (else Insufficient Authentication 0x05).
     public static let writeAuthenticated = GATTPermissions(rawValue: 0x20)
+    /// Reading needs the application's authorisation of the client (else Insufficient
+    /// Authorization 0x08): the server asks with ``GATTServerEvent/authorizationRequested(_:)``.
+    public static let readAuthorized = GATTPermissions(rawValue: 0x40)
+    /// Writing needs the application's authorisation of the client (else Insufficient
+    /// Authorization 0x08): the server asks with ``GATTServerEvent/authorizationRequested(_:)``.
+    public static let writeAuthorized = GATTPermissions(rawValue: 0x80)
 
     /// The permissions a characteristic's properties imply: readable with `.read`, writable
     /// with `.write`, `.writeWithoutResponse` or `.authenticatedSignedWrites`.

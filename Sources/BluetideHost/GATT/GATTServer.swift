@@ -8,6 +8,9 @@ public enum GATTServerEvent: Hashable, Sendable {
     case subscriptionChanged(connection: UInt16, valueHandle: UInt16, configuration: GATTClientConfiguration)
     /// A Signed Write Command was dropped (signing keys are not supported).
     case signedWriteIgnored(connection: UInt16, handle: UInt16)
+    /// A client asked for an attribute that needs authorisation its connection does not have:
+    /// the request waits for ``GATTServer/authorize(_:mtu:now:)`` (a Write Command was dropped).
+    case authorizationRequested(GATTAuthorizationRequest)
 }
 
 /// A notification or indication the owner should send through the connection's bearer.
@@ -30,8 +33,20 @@ public struct GATTServerPush: Hashable, Sendable {
 }
 
 /// The local GATT server: the attribute database plus per-connection state (CCCD values,
-/// prepared-write queue, link security, indication flow). Pure state machine: requests in,
-/// responses, events and pushes out.
+/// prepared-write queue, link security, authorisation, indication flow). Pure state machine:
+/// requests in, responses, events and pushes out.
+///
+/// Access checks, in this order when several fail: Read/Write Not Permitted (0x02/0x03), then
+/// Insufficient Authentication (0x05), Insufficient Encryption (0x0F), and last Insufficient
+/// Authorization (0x08). The link's security comes before the application's authorisation:
+/// only on a secured link does the application know which central it is authorising
+/// (Core Vol 3 Part C 10.5 leaves authorisation to the application; BlueZ, Zephyr and
+/// Android also ask the application only once the link's security is met).
+///
+/// A request for an attribute needing authorisation the connection lacks is not answered at
+/// once: the server reports ``GATTServerEvent/authorizationRequested(_:)`` and holds the
+/// request (ATT allows one at a time per bearer) until ``authorize(_:mtu:now:)`` or
+/// ``authorizationTimeout``.
 public struct GATTServer: Sendable {
     /// The attribute database.
     public private(set) var database: GATTDatabase
@@ -39,6 +54,9 @@ public struct GATTServer: Sendable {
     public var maximumPreparedWrites: Int
     /// The MTU this server offers in Exchange MTU (octets).
     public var localMTU: Int
+    /// Seconds a request waits for the application's authorisation before it is refused with
+    /// Insufficient Authorization (0x08); below the client's 30 s ATT transaction timeout.
+    public var authorizationTimeout: Double = 20
 
     private struct ConnectionState: Sendable {
         var security = GATTLinkSecurity.none
@@ -46,6 +64,15 @@ public struct GATTServer: Sendable {
         var prepared: [(handle: UInt16, offset: Int, value: [UInt8])] = []
         var indicationInFlight = false
         var pendingIndications: [(handle: UInt16, value: [UInt8])] = []
+        var authorization = GATTLinkAuthorization()
+        /// The request held for the application's authorisation, if any.
+        var awaiting: AwaitingAuthorization?
+    }
+
+    private struct AwaitingAuthorization: Sendable {
+        var pdu: ATTPDU
+        var request: GATTAuthorizationRequest
+        var deadline: Double
     }
     private var connections: [UInt16: ConnectionState] = [:]
 
@@ -136,8 +163,118 @@ public struct GATTServer: Sendable {
     // MARK: Requests
 
     /// Handles a request or command from `connection` with the bearer's current `mtu`.
-    /// Returns the response (nil for commands) and events for the application.
-    public mutating func handle(_ pdu: ATTPDU, from connection: UInt16, mtu: Int) -> (response: ATTPDU?, events: [GATTServerEvent]) {
+    /// Returns the response (nil for commands, and for a request held for the application's
+    /// authorisation) and events for the application. `now` (seconds, any origin) starts the
+    /// ``authorizationTimeout`` of a held request.
+    public mutating func handle(
+        _ pdu: ATTPDU, from connection: UInt16, mtu: Int, now: Double = 0
+    ) -> (response: ATTPDU?, events: [GATTServerEvent]) {
+        let (response, events) = answer(pdu, from: connection, mtu: mtu)
+        // A request refused only for want of authorisation waits for the application.
+        guard case let .errorResponse(_, handle, .insufficientAuthorization) = response,
+              let request = authorizationRequest(for: pdu, handle: handle, connection: connection),
+              connections[connection]?.awaiting == nil
+        else { return (response, events) }
+        connections[connection]?.awaiting = AwaitingAuthorization(
+            pdu: pdu, request: request, deadline: now + authorizationTimeout)
+        return (nil, events + [.authorizationRequested(request)])
+    }
+
+    /// The authorisation `pdu` asks for on `handle`, when that attribute needs one the
+    /// connection lacks (not when a read or write handler itself answered 0x08).
+    private func authorizationRequest(for pdu: ATTPDU, handle: UInt16, connection: UInt16) -> GATTAuthorizationRequest? {
+        guard let a = database[handle] else { return nil }
+        let access: GATTAuthorizationRequest.Access
+        switch pdu {
+        case .writeRequest, .prepareWriteRequest, .writeCommand: access = .write
+        default: access = .read
+        }
+        guard a.permissions.contains(access == .read ? .readAuthorized : .writeAuthorized),
+              !isAuthorized(access, to: handle, on: connection)
+        else { return nil }
+        return GATTAuthorizationRequest(connection: connection, handle: handle, uuid: a.type, access: access)
+    }
+
+    private func isAuthorized(_ access: GATTAuthorizationRequest.Access, to handle: UInt16, on connection: UInt16) -> Bool {
+        connections[connection]?.authorization.allows(access, to: handle) ?? false
+    }
+
+    // MARK: Authorisation
+
+    /// Applies the application's answer about authorisation on a connection: records what it
+    /// allows (until the connection closes) and settles the request held for it, if any.
+    /// Returns that request's response (nil when nothing waited for this answer, or when it
+    /// now waits for another attribute's authorisation) and events.
+    public mutating func authorize(
+        _ answer: GATTAuthorizationAnswer, mtu: Int, now: Double = 0
+    ) -> (response: ATTPDU?, events: [GATTServerEvent]) {
+        let connection = answer.connection
+        guard var state = connections[connection] else { return (nil, []) }
+        switch answer {
+        case let .allow(request):
+            state.authorization.granted.insert(.init(handle: request.handle, access: request.access))
+        case .allowAll:
+            state.authorization.all = true
+        case .deny:
+            break
+        }
+        guard let awaiting = state.awaiting, answer.settles(awaiting.request) else {
+            connections[connection] = state
+            return (nil, [])
+        }
+        state.awaiting = nil
+        connections[connection] = state
+        if case .deny = answer {
+            return (.errorResponse(requestOpcode: awaiting.pdu.opcode, handle: awaiting.request.handle, error: .insufficientAuthorization), [])
+        }
+        // Handled again from the start: a Read Multiple may need another attribute's answer.
+        return handle(awaiting.pdu, from: connection, mtu: mtu, now: now)
+    }
+
+    /// The earliest time a held request's ``authorizationTimeout`` ends, if any waits.
+    public var nextAuthorizationDeadline: Double? {
+        connections.values.compactMap { $0.awaiting?.deadline }.min()
+    }
+
+    /// Refuses (0x08) every held request whose ``authorizationTimeout`` has passed at `now`:
+    /// returns the responses to send, by connection.
+    public mutating func expireAuthorizations(now: Double) -> [(connection: UInt16, response: ATTPDU)] {
+        var out: [(connection: UInt16, response: ATTPDU)] = []
+        for connection in connections.keys.sorted() {
+            guard let awaiting = connections[connection]?.awaiting, awaiting.deadline <= now else { continue }
+            connections[connection]?.awaiting = nil
+            out.append((connection, .errorResponse(
+                requestOpcode: awaiting.pdu.opcode, handle: awaiting.request.handle, error: .insufficientAuthorization)))
+        }
+        return out
+    }
+
+    /// Carries what `previous` (the server this one replaces) authorised onto this server's
+    /// connections: "everything" grants, and single grants whose handle holds an attribute of
+    /// the same type here. Requests `previous` held are refused (0x08; their handles may mean
+    /// something else now): returns those responses, by connection.
+    public mutating func adoptAuthorizations(from previous: GATTServer) -> [(connection: UInt16, response: ATTPDU)] {
+        var out: [(connection: UInt16, response: ATTPDU)] = []
+        for connection in previous.connections.keys.sorted() {
+            guard let old = previous.connections[connection] else { continue }
+            if connections[connection] != nil {
+                connections[connection]?.authorization.all = old.authorization.all
+                connections[connection]?.authorization.granted = old.authorization.granted.filter {
+                    database[$0.handle]?.type == previous.database[$0.handle]?.type
+                }
+            }
+            if let awaiting = old.awaiting {
+                out.append((connection, .errorResponse(
+                    requestOpcode: awaiting.pdu.opcode, handle: awaiting.request.handle, error: .insufficientAuthorization)))
+            }
+        }
+        return out
+    }
+
+    // MARK: Answers
+
+    /// Answers a request or command at once (access checks, values, writes).
+    private mutating func answer(_ pdu: ATTPDU, from connection: UInt16, mtu: Int) -> (response: ATTPDU?, events: [GATTServerEvent]) {
         if connections[connection] == nil { connections[connection] = ConnectionState() }
         let mtu = max(mtu, ATTBearer.defaultMTU)
         func error(_ code: ATTErrorCode, _ handle: UInt16 = 0) -> (ATTPDU?, [GATTServerEvent]) {
@@ -251,8 +388,15 @@ public struct GATTServer: Sendable {
             guard let a = database[handle], case .characteristicValue(let properties, _) = a.role,
                 properties.contains(.writeWithoutResponse)
             else { return (nil, []) }
-            if case let .success(events) = write(handle, value, connection) { return (nil, events) }
-            return (nil, [])
+            switch write(handle, value, connection) {
+            case let .success(events): return (nil, events)
+            case .failure(.insufficientAuthorization):
+                // Dropped (a command cannot wait), but the application hears of it and may
+                // allow the next ones.
+                guard let request = authorizationRequest(for: pdu, handle: handle, connection: connection) else { return (nil, []) }
+                return (nil, [.authorizationRequested(request)])
+            case .failure: return (nil, [])
+            }
         case let .signedWriteCommand(handle, _, _):
             return (nil, [.signedWriteIgnored(connection: connection, handle: handle)])
         case let .prepareWriteRequest(handle, offset, value):
@@ -321,6 +465,9 @@ public struct GATTServer: Sendable {
         guard a.permissions.contains(.readable) else { return .failure(.readNotPermitted) }
         if a.permissions.contains(.readAuthenticated), !security.isAuthenticated { return .failure(.insufficientAuthentication) }
         if a.permissions.contains(.readEncrypted), !security.isEncrypted { return .failure(.insufficientEncryption) }
+        if a.permissions.contains(.readAuthorized), !isAuthorized(.read, to: a.handle, on: connection) {
+            return .failure(.insufficientAuthorization)
+        }
         return readValue(a, connection, offset: offset)
     }
 
@@ -329,6 +476,9 @@ public struct GATTServer: Sendable {
         guard a.permissions.contains(.writable) else { return .writeNotPermitted }
         if a.permissions.contains(.writeAuthenticated), !security.isAuthenticated { return .insufficientAuthentication }
         if a.permissions.contains(.writeEncrypted), !security.isEncrypted { return .insufficientEncryption }
+        if a.permissions.contains(.writeAuthorized), !isAuthorized(.write, to: a.handle, on: connection) {
+            return .insufficientAuthorization
+        }
         return nil
     }
 

@@ -192,6 +192,10 @@ public enum SMPPairingError: Error, Sendable, Hashable, CustomStringConvertible 
             return "pairing failed: the device refused, \(reason)"
         case .timeout:
             return "pairing failed: the device stopped answering for 30 s; reconnect and pair again"
+        case .encryptionFailed(status: 0x06):
+            // PIN or Key Missing: the peer's host answered our bond's LTK with a negative reply.
+            return "encryption failed: the device has no key for this link (HCI status 0x06, PIN or Key Missing): if it was"
+                + " bonded, it forgot the bond or our address changed; remove the bond (bluetide bonds remove ADDRESS) and pair again"
         case let .encryptionFailed(status):
             return "pairing failed: the controller could not encrypt the link (HCI status 0x\([status].hexString))"
         }

@@ -66,7 +66,8 @@ public actor HostStack {
     /// Connections peers made to us (peripheral role), in order.
     public nonisolated let incomingConnections: AsyncStream<HostConnection>
     private var serverEventContinuation: AsyncStream<ServerEvent>.Continuation
-    /// Writes and subscription changes made by remote clients to the local GATT server.
+    /// Writes, subscription changes and authorisation requests (answer with ``authorize(_:)``)
+    /// of remote clients of the local GATT server.
     public nonisolated let serverEvents: AsyncStream<ServerEvent>
     private var securityContinuation: AsyncStream<HostSecurityEvent>.Continuation
     /// Pairing prompts (answer with ``answerPairing(_:on:)``), pairing outcomes, security level
@@ -648,6 +649,14 @@ public actor HostStack {
     /// told to rediscover.
     public func setServices(_ services: [GATTServiceDefinition]) {
         core.setServices(services, now: now(), into: &outputs)
+        carryOut()
+    }
+
+    /// The application's answer to an ``GATTServerEvent/authorizationRequested(_:)`` of
+    /// ``serverEvents`` (or a grant ahead of any request): a request held for it is answered.
+    public func authorize(_ answer: GATTAuthorizationAnswer) {
+        guard runningError == nil else { return }
+        core.authorize(answer, now: now(), into: &outputs)
         carryOut()
     }
 

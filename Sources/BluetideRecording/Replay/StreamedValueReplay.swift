@@ -17,6 +17,11 @@ public struct StreamedValueReplay<C: Clock> where C.Duration == Duration {
     private var firstTimestamp: Double?
     /// Clock instant at which the first matching record was released.
     private var start: C.Instant?
+    /// Records released in a row without waiting; every ``yieldEvery`` of them the task yields,
+    /// so a replay as fast as possible does not hold a thread of the pool for the whole file.
+    private var unpaced = 0
+    /// See `unpaced`.
+    static var yieldEvery: Int { 64 }
 
     /// A replay of the records of `stream` that match `filter`, paced on `clock`.
     public init(stream: ValueLogStream, pace: ReplayPace = .original, filter: ValueRecordFilter = .all, clock: C) {
@@ -40,6 +45,13 @@ public struct StreamedValueReplay<C: Clock> where C.Duration == Duration {
                 start = origin
                 do { try await clock.sleep(until: origin.advanced(by: .seconds(offset)), tolerance: nil) } catch { return nil }
                 if Task.isCancelled { return nil }
+                unpaced = 0
+            } else {
+                unpaced += 1
+                if unpaced >= Self.yieldEvery {
+                    unpaced = 0
+                    await Task.yield()
+                }
             }
             return record
         }

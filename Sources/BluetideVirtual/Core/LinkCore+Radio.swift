@@ -243,15 +243,19 @@ extension LinkCore {
     /// unknown handle is dropped without a completion, like real controllers do. A packet lost
     /// in the air is completed when it would have arrived.
     mutating func handleACL(_ id: Int, handle: UInt16, boundary: ACLBoundary, data: [UInt8]) {
-        guard let connectionID = controllers[id]?.connections[handle],
-              let ends = connections[connectionID]?.ends(from: id),
-              let inFlight = controllers[id]?.aclInFlightTotal else { return }
+        // In-place accesses: a read through the dictionary's getter copies a controller's (or a
+        // connection's) whole state, and `controllers[id]?.x += 1` allocates a frame for it.
+        guard let connectionID = controllers.inPlace(id, { $0.connections[handle] }) ?? nil,
+              let ends = connections.inPlace(connectionID, { $0.ends(from: id) }) ?? nil,
+              let inFlight = controllers.inPlace(id, { $0.aclInFlightTotal }) else { return }
         guard inFlight < Int(VirtualControllerProfile.totalNumACLDataPackets) else {
             emit(id, .event(code: VirtualControllerProfile.dataBufferOverflowCode, parameters: [0x01]))  // link type ACL
             return
         }
-        controllers[id]?.aclInFlight[handle, default: 0] += 1
-        controllers[id]?.aclInFlightTotal += 1
+        controllers.inPlace(id) { state in
+            state.aclInFlight[handle, default: 0] += 1
+            state.aclInFlightTotal += 1
+        }
         let sent = SentPacket(sender: id, handle: handle)
         guard !airLoses() else {
             let due = max(now + latency, lastDeliveryDue(to: ends.remote.controller) ?? now)

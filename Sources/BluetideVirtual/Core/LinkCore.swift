@@ -170,9 +170,9 @@ struct LinkCore: Sendable {
     @discardableResult
     mutating func emit(_ id: Int, _ packet: HCIPacket) -> UInt64? {
         if case let .event(code, parameters) = packet {
-            guard controllers[id]?.allows(eventCode: code, parameters: parameters) == true else { return nil }
+            guard controllers.inPlace(id, { $0.allows(eventCode: code, parameters: parameters) }) == true else { return nil }
         }
-        guard let sequence = deliveries[id]?.emit() else { return nil }
+        guard let sequence = deliveries.inPlace(id, { $0.emit() }) else { return nil }
         pending.append(.packet(controller: id, packet))
         return sequence
     }
@@ -200,7 +200,7 @@ struct LinkCore: Sendable {
     /// once that host has taken it.
     mutating func arrive(_ id: Int, _ packet: HCIPacket, completes: SentPacket?) {
         guard let sequence = emit(id, packet), let completes else { return }
-        deliveries[id]?.expect(completes, at: sequence)
+        deliveries.inPlace(id) { $0.expect(completes, at: sequence) }
     }
 
     /// When the last delivery queued for controller `id` falls due (nil: nothing queued).
@@ -224,7 +224,10 @@ struct LinkCore: Sendable {
     private mutating func hostTook(_ id: Int, count: Int) {
         guard count > 0 else { return }
         completedScratch.removeAll(keepingCapacity: true)
-        deliveries[id]?.take(count, into: &completedScratch)
+        var completed = completedScratch
+        completedScratch = []
+        deliveries.inPlace(id) { $0.take(count, into: &completed) }
+        completedScratch = completed
         guard !completedScratch.isEmpty else { return }
         // One event per sender, one entry per handle, senders in the order they first completed.
         var bySender: [SenderCompletions] = []
@@ -251,10 +254,14 @@ struct LinkCore: Sendable {
         var reported: [HCINumberOfCompletedPackets.Entry] = []
         reported.reserveCapacity(entries.count)
         for entry in entries {
-            guard let inFlight = controllers[controller]?.aclInFlight[entry.handle], inFlight > 0 else { continue }
-            let count = min(inFlight, Int(entry.completedPackets))
-            controllers[controller]?.aclInFlight[entry.handle] = inFlight > count ? inFlight - count : nil
-            controllers[controller]?.aclInFlightTotal -= count
+            let count = controllers.inPlace(controller) { state -> Int in
+                guard let inFlight = state.aclInFlight[entry.handle], inFlight > 0 else { return 0 }
+                let count = min(inFlight, Int(entry.completedPackets))
+                state.aclInFlight[entry.handle] = inFlight > count ? inFlight - count : nil
+                state.aclInFlightTotal -= count
+                return count
+            } ?? 0
+            guard count > 0 else { continue }
             reported.append(.init(handle: entry.handle, completedPackets: UInt16(count)))
         }
         guard !reported.isEmpty else { return }

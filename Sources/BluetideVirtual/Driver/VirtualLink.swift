@@ -1,5 +1,6 @@
 import BluetideCore
 import BluetideHCI
+import BluetideSupport
 import Synchronization
 
 /// An in-process LE "radio" shared by several ``VirtualController``s.
@@ -222,22 +223,33 @@ public final class VirtualLink: Sendable {
             swap(&state.outputs, &state.spare)
             for output in state.spare {
                 let id: Int
+                // In place: `ports[id]?.…` would allocate a coroutine frame for the port per access.
+                let waiting: Bool?
                 switch output {
                 case let .packet(controller, packet):
                     id = controller
-                    state.ports[id]?.append(packet)
+                    waiting = state.ports.inPlace(id) { port in
+                        port.append(packet)
+                        return port.waiter != nil
+                    }
                 case let .finished(controller):
                     id = controller
-                    state.ports[id]?.finished = true
+                    waiting = state.ports.inPlace(id) { port in
+                        port.finished = true
+                        return port.waiter != nil
+                    }
                 }
-                if state.ports[id]?.waiter != nil, !state.touched.contains(id) { state.touched.append(id) }
+                if waiting == true, !state.touched.contains(id) { state.touched.append(id) }
             }
             state.spare.removeAll(keepingCapacity: true)
             // Each waiting reader gets everything that arrived for it in this turn at once.
             for id in state.touched {
-                guard let waiter = state.ports[id]?.waiter,
-                      let taken = state.ports[id]?.take(batch: waiter.wantsBatch) else { continue }
-                state.ports[id]?.waiter = nil
+                let handed = state.ports.inPlace(id) { port -> (HostPort.Waiter, HostPort.Taken)? in
+                    guard let waiter = port.waiter, let taken = port.take(batch: waiter.wantsBatch) else { return nil }
+                    port.waiter = nil
+                    return (waiter, taken)
+                }
+                guard let (waiter, taken) = handed ?? nil else { continue }
                 if case .end = taken.delivery { state.ports[id] = nil }
                 wakeups.append(Wakeup(continuation: waiter.continuation, delivery: taken.delivery))
                 if taken.count > 0 { state.core.handle(.hostTook(controller: id, count: taken.count), now: now, into: &state.outputs) }
@@ -304,8 +316,8 @@ public final class VirtualLink: Sendable {
     /// Takes what a reader asks for if anything is there (``HostPort/Delivery/end`` once the
     /// controller left); nil when the reader must wait.
     private func takeIfReady(_ state: inout DriverState, _ id: Int, batch: Bool) -> Ready? {
-        guard state.ports[id] != nil else { return Ready(delivery: .end, wakeups: []) }
-        guard let taken = state.ports[id]?.take(batch: batch) else { return nil }
+        guard let taken = state.ports.inPlace(id, { $0.take(batch: batch) }) else { return Ready(delivery: .end, wakeups: []) }
+        guard let taken else { return nil }
         return Ready(delivery: taken.delivery, wakeups: took(&state, id, taken))
     }
 

@@ -11,7 +11,8 @@ As `--role central` it connects to `--peer` and pairs (`--pair`), or asks only t
 (`--encrypt`, with a bond in `--keystore`), then reads the two values above from the peer.
 
 Pairing follows `--io` (no-io, display, display-yes-no, keyboard, keyboard-display), `--sc` /
-`--legacy`, `--mitm` / `--no-mitm`, `--bonding`. The user's part comes from stdin lines
+`--legacy`, `--mitm` / `--no-mitm`, `--bonding`; `--passkey N` fixes the passkey it displays,
+`--refuse-pairing` answers pairing requests with Pairing Failed 0x05. The user's part comes from stdin lines
 `passkey NNNNNN` and `confirm yes|no`; what it shows goes to stdout. Every event is one JSON
 line on stdout: ready, connected, display (passkey), compare (number), pairing (keys), pairing
 failed (reason), encryption, read, disconnected, error. Exit status: 0 after the link is gone,
@@ -80,10 +81,22 @@ class StdinAnswers:
 
 
 class Delegate(PairingDelegate):
-    def __init__(self, io: int, answers: StdinAnswers, wait: float) -> None:
+    def __init__(self, io: int, answers: StdinAnswers, wait: float, passkey: int | None = None, refuse: bool = False) -> None:
         super().__init__(io_capability=io)
         self.answers = answers
         self.wait = wait
+        self.passkey = passkey
+        self.refuse = refuse
+
+    async def accept(self) -> bool:
+        if self.refuse:
+            emit_event("pairing refused")
+        return not self.refuse
+
+    async def generate_passkey(self) -> int:
+        if self.passkey is not None:
+            return self.passkey
+        return await super().generate_passkey()
 
     async def confirm(self, auto: bool = False) -> bool:
         return True
@@ -148,6 +161,8 @@ def parse_arguments(argv: list) -> argparse.Namespace:
     parser.add_argument("--pair", action="store_true", help="(central) pair after connecting")
     parser.add_argument("--encrypt", action="store_true", help="(central) encrypt with the stored bond")
     parser.add_argument("--request-security", action="store_true", help="(peripheral) send a Security Request on connect")
+    parser.add_argument("--passkey", type=int, help="(display) show this passkey instead of a random one")
+    parser.add_argument("--refuse-pairing", action="store_true", help="answer every pairing request with Pairing Failed 0x05")
     parser.add_argument("--answer-timeout", type=float, default=20.0)
     parser.add_argument("--timeout", type=float, default=60.0)
     add_common_options(parser)
@@ -172,7 +187,7 @@ async def run(arguments: argparse.Namespace) -> int:
         device = Device.from_config_with_hci(config, transport.source, transport.sink)
         if arguments.keystore:
             device.keystore = JsonKeyStore(namespace=None, filename=arguments.keystore)
-        delegate = Delegate(IO[arguments.io], answers, arguments.answer_timeout)
+        delegate = Delegate(IO[arguments.io], answers, arguments.answer_timeout, arguments.passkey, arguments.refuse_pairing)
         device.pairing_config_factory = lambda connection: PairingConfig(
             sc=not arguments.legacy, mitm=not arguments.no_mitm, bonding=not arguments.no_bonding, delegate=delegate,
             identity_address_type=PairingConfig.AddressType.RANDOM)
