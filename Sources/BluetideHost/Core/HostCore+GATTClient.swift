@@ -1,4 +1,5 @@
 import BluetideCore
+import BluetideSupport
 
 /// The GATT client procedures of every link, run inside the core: one at a time per link (the
 /// bearer's one request slot), the others waiting in the order they came. A running procedure
@@ -81,16 +82,16 @@ extension HostCore {
                 closed[handle] = error
             }
             // The procedure is changed where it is kept: a copy would make it copy its arrays.
-            let step: GATTProcedureStep<GATTProcedureResult>?
-            switch result {
-            case let .success(.att(response)) where !abandoned:
-                step = gattClient.links[handle]?.running?.procedure.handle(response: response)
-            case .success:
-                let failure: any Error = abandoned ? CancellationError() : HostError.malformed("ATT: no response")
-                step = gattClient.links[handle]?.running?.procedure.handle(failure: failure)
-            case let .failure(error):
-                step = gattClient.links[handle]?.running?.procedure.handle(failure: error)
-            }
+            let step = gattClient.links.inPlace(handle) { procedures -> GATTProcedureStep<GATTProcedureResult>? in
+                switch result {
+                case let .success(.att(response)) where !abandoned:
+                    procedures.running?.procedure.handle(response: response)
+                case .success:
+                    procedures.running?.procedure.handle(failure: abandoned ? CancellationError() : HostError.malformed("ATT: no response"))
+                case let .failure(error):
+                    procedures.running?.procedure.handle(failure: error)
+                }
+            } ?? nil
             guard let step else { continue }
             switch step {
             case let .send(pdu):
