@@ -101,6 +101,21 @@ import Testing
         #expect(out.packets.isEmpty, "no cancel on a link that is gone")
     }
 
+    @Test func proceduresOfALinkReplacedOnItsHandleFailAndNothingGoesToTheNewLink() {
+        var h = Self.harness()
+        let write = h.id()
+        let waiting = h.id()
+        _ = h.feed(.gattProcedure(write, handle: 0x40, .writeLong(handle: 3, value: [1, 2, 3], offset: 0)))
+        _ = h.feed(.gattProcedure(waiting, handle: 0x40, .read(handle: 3)))
+        // A Connection Complete for the open handle: its Disconnection Complete was lost.
+        let out = h.receive(LEConnectionComplete(
+            handle: 0x40, role: .peripheral, peerAddress: HostCoreTests.peer, interval: 24, latency: 0, supervisionTimeout: 72).packet)
+        #expect(Self.failure(out, write) as? HostError == .disconnected(0x40, reason: .unspecifiedError))
+        #expect(Self.failure(out, waiting) as? HostError == .disconnected(0x40, reason: .unspecifiedError))
+        #expect(Self.att(out).isEmpty, "neither the cancel nor the read goes to the new link")
+        #expect(h.core.link(0x40) != nil)
+    }
+
     @Test func theATTTimeoutFailsTheRunningProcedureAndTheWaitingOnesFindTheBearerClosed() {
         var h = Self.harness()
         let write = h.id()

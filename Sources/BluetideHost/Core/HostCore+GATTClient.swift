@@ -1,4 +1,5 @@
 import BluetideCore
+import BluetideSupport
 
 /// The GATT client procedures of every link, run inside the core: one at a time per link (the
 /// bearer's one request slot), the others waiting in the order they came. A running procedure
@@ -70,30 +71,40 @@ extension HostCore {
     /// and starts the next procedure of a link whose procedure ended. Called at the end of
     /// every round that had answers.
     mutating func settleGATTProcedures(now t: Double, into outputs: inout HostOutputs) {
-        // Why each link that closed this round did: the first failure that came on it.
+        // Why each link that closed this round did: the first failure that came on it. A link
+        // can close and a new one open on the same handle in one round (a lost Disconnection
+        // Complete): the old link's procedures must not go on on the new one.
         var closed: [UInt16: any Error] = [:]
         while !gattClient.arrived.isEmpty {
             let (id, result) = gattClient.arrived.removeFirst()
-            guard let handle = gattClient.runningOn[id], var running = gattClient.links[handle]?.running else { continue }
-            if links[handle] == nil, closed[handle] == nil, case let .failure(error) = result { closed[handle] = error }
-            let step: GATTProcedureStep<GATTProcedureResult>
-            switch result {
-            case let .success(.att(response)) where !running.abandoned:
-                step = running.procedure.handle(response: response)
-            case .success:
-                step = running.procedure.handle(failure: running.abandoned ? CancellationError() : HostError.malformed("ATT: no response"))
-            case let .failure(error):
-                step = running.procedure.handle(failure: error)
+            guard let handle = gattClient.runningOn[id], let abandoned = gattClient.links[handle]?.running?.abandoned else { continue }
+            if closed[handle] == nil, case let .failure(error) = result, links[handle] == nil || Self.says(error, closed: handle) {
+                closed[handle] = error
             }
-            gattClient.links[handle]?.running = running
+            // The procedure is changed where it is kept: a copy would make it copy its arrays.
+            let step = gattClient.links.inPlace(handle) { procedures -> GATTProcedureStep<GATTProcedureResult>? in
+                switch result {
+                case let .success(.att(response)) where !abandoned:
+                    procedures.running?.procedure.handle(response: response)
+                case .success:
+                    procedures.running?.procedure.handle(failure: abandoned ? CancellationError() : HostError.malformed("ATT: no response"))
+                case let .failure(error):
+                    procedures.running?.procedure.handle(failure: error)
+                }
+            } ?? nil
+            guard let step else { continue }
             switch step {
             case let .send(pdu):
-                attRequest(id, pdu, on: handle, now: t, into: &outputs)
+                if closed[handle] == nil {
+                    attRequest(id, pdu, on: handle, now: t, into: &outputs)
+                } else {
+                    gattClient.arrived.append((id, .failure(HostError.noSuchConnection(handle))))
+                }
             case let .finished(outcome):
-                endGATTProcedure(running, on: handle, outcome, into: &outputs)
-                guard links[handle] != nil else {
+                endGATTProcedure(id, abandoned: abandoned, on: handle, outcome, into: &outputs)
+                if let error = closed[handle] ?? (links[handle] == nil ? HostError.noSuchConnection(handle) : nil) {
                     // The link is gone: the procedures waiting on it fail as the running one did.
-                    failGATTProcedures(waitingOn: handle, closed[handle] ?? HostError.noSuchConnection(handle), into: &outputs)
+                    failGATTProcedures(waitingOn: handle, error, into: &outputs)
                     continue
                 }
                 startNextGATTProcedure(on: handle, now: t, into: &outputs)
@@ -128,12 +139,17 @@ extension HostCore {
     }
 
     private mutating func endGATTProcedure(
-        _ running: GATTClientProcedures.Running, on handle: UInt16, _ outcome: Result<GATTProcedureResult, any Error>,
+        _ id: HostRequestID, abandoned: Bool, on handle: UInt16, _ outcome: Result<GATTProcedureResult, any Error>,
         into outputs: inout HostOutputs
     ) {
-        gattClient.runningOn[running.id] = nil
+        gattClient.runningOn[id] = nil
         gattClient.links[handle]?.running = nil
-        if !running.abandoned { finish(running.id, outcome.map(HostReply.gatt), into: &outputs) }
+        if !abandoned { finish(id, outcome.map(HostReply.gatt), into: &outputs) }
+    }
+
+    /// Whether `error` says link `handle` closed.
+    private static func says(_ error: any Error, closed handle: UInt16) -> Bool {
+        if case let .disconnected(closed, _)? = error as? HostError { closed == handle } else { false }
     }
 
     private mutating func failGATTProcedures(waitingOn handle: UInt16, _ error: any Error, into outputs: inout HostOutputs) {

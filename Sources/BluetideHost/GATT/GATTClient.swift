@@ -12,8 +12,7 @@ public protocol ATTRequestChannel: Sendable {
     /// The current effective ATT MTU, octets.
     func currentMTU() async -> Int
     /// A stream of the values the peer notifies or indicates on `valueHandle`, routed by the
-    /// channel itself (the host stack hands values straight to it); nil when the channel leaves
-    /// routing to the client, which then takes values through ``GATTClient/receiveNotification(handle:value:)``.
+    /// channel itself; nil when the channel leaves routing to the client, which then takes values through ``GATTClient/receiveNotification(handle:value:)``.
     func openValueStream(valueHandle: UInt16) async -> GATTValueSubscription?
     /// Ends every stream ``openValueStream(valueHandle:)`` opened for `valueHandle`.
     func closeValueStreams(valueHandle: UInt16) async

@@ -4,11 +4,6 @@ import BluetideCore
 /// characteristics of each (``CharacteristicDiscovery``) and the descriptors of each
 /// characteristic (``DescriptorDiscovery``), in handle order, one request at a time.
 public struct DatabaseDiscovery: GATTProcedure {
-    private enum Phase: Sendable {
-        case services(PrimaryServiceDiscovery)
-        case characteristics(CharacteristicDiscovery)
-        case descriptors(DescriptorDiscovery)
-    }
 
     /// What a finished part found.
     private enum Found {
@@ -23,7 +18,10 @@ public struct DatabaseDiscovery: GATTProcedure {
         case found(Found)
     }
 
-    private var phase = Phase.services(PrimaryServiceDiscovery())
+    // The part running: one of the three at a time (kept apart, each is changed in place).
+    private var servicesPart: PrimaryServiceDiscovery?
+    private var characteristicsPart: CharacteristicDiscovery?
+    private var descriptorsPart: DescriptorDiscovery?
     private var services: ArraySlice<GATTServiceRange> = []
     private var characteristics: ArraySlice<GATTCharacteristic> = []
     /// The service and characteristic whose parts are being discovered.
@@ -37,24 +35,20 @@ public struct DatabaseDiscovery: GATTProcedure {
     public init() {}
 
     public mutating func start() -> GATTProcedureStep<[GATTRemoteService]> {
-        var discovery = PrimaryServiceDiscovery()
-        let step = discovery.start()
-        phase = .services(discovery)
-        return settle(Self.outcome(step, Found.services))
+        servicesPart = PrimaryServiceDiscovery()
+        return settle(Self.outcome(servicesPart!.start(), Found.services))
     }
 
     public mutating func handle(response: ATTPDU) -> GATTProcedureStep<[GATTRemoteService]> {
         let outcome: Outcome
-        switch phase {
-        case var .services(discovery):
-            outcome = Self.outcome(discovery.handle(response: response), Found.services)
-            phase = .services(discovery)
-        case var .characteristics(discovery):
-            outcome = Self.outcome(discovery.handle(response: response), Found.characteristics)
-            phase = .characteristics(discovery)
-        case var .descriptors(discovery):
-            outcome = Self.outcome(discovery.handle(response: response), Found.descriptors)
-            phase = .descriptors(discovery)
+        if let step = servicesPart?.handle(response: response) {
+            outcome = Self.outcome(step, Found.services)
+        } else if let step = characteristicsPart?.handle(response: response) {
+            outcome = Self.outcome(step, Found.characteristics)
+        } else if let step = descriptorsPart?.handle(response: response) {
+            outcome = Self.outcome(step, Found.descriptors)
+        } else {
+            return .finished(.failure(HostError.malformed("GATT database discovery: a response with no part running")))
         }
         return settle(outcome)
     }
@@ -78,6 +72,9 @@ public struct DatabaseDiscovery: GATTProcedure {
             case let .pass(step): return step
             case let .found(found): finished = found
             }
+            servicesPart = nil
+            characteristicsPart = nil
+            descriptorsPart = nil
             switch finished {
             case let .services(all): services = all[...]
             case let .characteristics(all):
@@ -88,9 +85,8 @@ public struct DatabaseDiscovery: GATTProcedure {
             }
             if let next = characteristics.popFirst() {
                 characteristic = next
-                var discovery = DescriptorDiscovery(of: next)
-                outcome = Self.outcome(discovery.start(), Found.descriptors)
-                phase = .descriptors(discovery)
+                descriptorsPart = DescriptorDiscovery(of: next)
+                outcome = Self.outcome(descriptorsPart!.start(), Found.descriptors)
                 continue
             }
             if case .services = finished {} else {
@@ -98,9 +94,8 @@ public struct DatabaseDiscovery: GATTProcedure {
             }
             guard let next = services.popFirst() else { return .finished(.success(database)) }
             service = next
-            var discovery = CharacteristicDiscovery(in: next)
-            outcome = Self.outcome(discovery.start(), Found.characteristics)
-            phase = .characteristics(discovery)
+            characteristicsPart = CharacteristicDiscovery(in: next)
+            outcome = Self.outcome(characteristicsPart!.start(), Found.characteristics)
         }
     }
 }

@@ -31,11 +31,7 @@ public struct IncludedServiceDiscovery: GATTProcedure {
 
     public mutating func handle(response: ATTPDU) -> GATTProcedureStep<[GATTIncludedService]> {
         do {
-            if var reading = uuidRead {
-                let step = reading.read.handle(response: response)
-                uuidRead = reading
-                return try follow(step)
-            }
+            if let step = uuidRead?.read.handle(response: response) { return try follow(step) }
             guard let response = try GATTResponse.discovery(response, answering: .readByTypeRequest) else {
                 return .finished(.success(found))
             }

@@ -21,12 +21,9 @@ public struct SubscriptionChange: GATTProcedure {
     /// The effective ATT MTU at the start, octets.
     public let mtu: Int
 
-    private enum Phase: Sendable {
-        case findingDescriptor(DescriptorDiscovery)
-        case writing(WriteValue)
-    }
-
-    private var phase: Phase
+    // The part running: the CCCD's discovery, then its write.
+    private var discovery: DescriptorDiscovery?
+    private var write: WriteValue?
     private var configuration: GATTClientConfiguration = []
 
     /// Changes `characteristic`'s subscription at ATT MTU `mtu`.
@@ -34,7 +31,6 @@ public struct SubscriptionChange: GATTProcedure {
         self.characteristic = characteristic
         self.change = change
         self.mtu = mtu
-        phase = .findingDescriptor(DescriptorDiscovery(of: characteristic))
     }
 
     public mutating func start() -> GATTProcedureStep<GATTClientConfiguration> {
@@ -48,23 +44,15 @@ public struct SubscriptionChange: GATTProcedure {
                 return .finished(.failure(GATTClientError.notSubscribable(valueHandle: characteristic.valueHandle)))
             }
         }
-        var discovery = DescriptorDiscovery(of: characteristic)
-        let step = discovery.start()
-        phase = .findingDescriptor(discovery)
-        return descriptorsStep(step)
+        discovery = DescriptorDiscovery(of: characteristic)
+        return descriptorsStep(discovery!.start())
     }
 
     public mutating func handle(response: ATTPDU) -> GATTProcedureStep<GATTClientConfiguration> {
-        switch phase {
-        case var .findingDescriptor(discovery):
-            let step = discovery.handle(response: response)
-            phase = .findingDescriptor(discovery)
-            return descriptorsStep(step)
-        case var .writing(write):
-            let step = write.handle(response: response)
-            phase = .writing(write)
-            return step.map { [configuration] in configuration }
-        }
+        if let step = discovery?.handle(response: response) { return descriptorsStep(step) }
+        let configuration = configuration
+        if let step = write?.handle(response: response) { return step.map { configuration } }
+        return .finished(.failure(HostError.malformed("GATT subscription change: a response with no part running")))
     }
 
     private mutating func descriptorsStep(_ step: GATTProcedureStep<[GATTDescriptor]>) -> GATTProcedureStep<GATTClientConfiguration> {
@@ -75,11 +63,11 @@ public struct SubscriptionChange: GATTProcedure {
             guard let cccd = descriptors.first(where: { $0.uuid == .clientCharacteristicConfiguration }) else {
                 return .finished(.failure(GATTClientError.noClientConfiguration(valueHandle: characteristic.valueHandle)))
             }
+            let configuration = configuration
             let bits = configuration.rawValue
-            var write = WriteValue(handle: cccd.handle, value: [UInt8(bits & 0xFF), UInt8(bits >> 8)], mtu: mtu)
-            let step = write.start()
-            phase = .writing(write)
-            return step.map { [configuration] in configuration }
+            discovery = nil
+            write = WriteValue(handle: cccd.handle, value: [UInt8(bits & 0xFF), UInt8(bits >> 8)], mtu: mtu)
+            return write!.start().map { configuration }
         }
     }
 }

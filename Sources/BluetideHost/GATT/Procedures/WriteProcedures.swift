@@ -27,17 +27,12 @@ public struct WriteValue: GATTProcedure {
     }
 
     public mutating func handle(response: ATTPDU) -> GATTProcedureStep<Void> {
-        if var long {
-            defer { self.long = long }
-            return long.handle(response: response)
-        }
+        if let step = long?.handle(response: response) { return step }
         return GATTResponse.finish(response, answering: .writeRequest) { if case .writeResponse = $0 { () } else { nil } }
     }
 
     public mutating func handle(failure: any Error) -> GATTProcedureStep<Void> {
-        guard var long else { return .finished(.failure(failure)) }
-        defer { self.long = long }
-        return long.handle(failure: failure)
+        long?.handle(failure: failure) ?? .finished(.failure(failure))
     }
 }
 
