@@ -462,28 +462,6 @@ public actor HostStack {
 
     // MARK: - ATT for connections
 
-    /// Sends an ATT request and waits for its response. Cancelling the calling task ends the
-    /// wait with `CancellationError` at once; the transaction itself cannot be withdrawn (ATT has
-    /// no cancel), so later requests still queue behind it until it is answered or times out.
-    func attRequest(_ pdu: ATTPDU, on handle: UInt16) async throws -> ATTPDU {
-        if let error = runningError { throw error }
-        guard core.link(handle) != nil else { throw HostError.noSuchConnection(handle) }
-        let id = makeRequestID()
-        let reply = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HostReply, any Error>) in
-                guard !Task.isCancelled else { return continuation.resume(throwing: CancellationError()) }
-                waiters[id] = continuation
-                feed(.attRequest(id, handle: handle, pdu: pdu))
-            }
-        } onCancel: {
-            // Runs after the request is registered: the actor is busy registering it until the
-            // continuation suspends, and this task needs the actor.
-            Task { await self.abandon(id) }
-        }
-        guard case let .att(response) = reply else { throw HostError.malformed("ATT \(pdu.opcode): no response") }
-        return response
-    }
-
     /// Runs a GATT client procedure on a link and returns its result: the core sends its
     /// requests one at a time, after the link's procedures asked for before it, so this is one
     /// wait per procedure however many requests it takes. Cancelling the calling task ends the
@@ -520,19 +498,6 @@ public actor HostStack {
         let time = t ?? now()
         for id in ids where waiters[id] != nil { core.handle(.cancelGATTProcedure(id), now: time, into: &outputs) }
         if t == nil { carryOut() }
-    }
-
-    /// Stops waiting for a request whose caller was cancelled; its answer is dropped.
-    private func abandon(_ id: HostRequestID) {
-        waiters.removeValue(forKey: id)?.resume(throwing: CancellationError())
-    }
-
-    /// Sends an ATT command (Write Command), after waiting for buffers when the link's queue is long.
-    func attCommand(_ pdu: ATTPDU, on handle: UInt16) async throws {
-        try await waitForBuffers(on: handle)
-        if let error = runningError { throw error }
-        try core.sendATTCommand(pdu, on: handle, now: now(), into: &outputs)
-        carryOut()
     }
 
     /// Sends a Write Command in one hop (the data path of a sender): waits for buffers only
