@@ -96,16 +96,20 @@ extension BlueZGuestTests {
     // MARK: BlueZ as central: bluetoothctl pairs with a Bluetide peripheral
 
     /// `bluetoothctl pair` (agent KeyboardDisplay) with a Bluetide peripheral that can only type
-    /// (KeyboardOnly): LE Secure Connections passkey entry, bluetoothctl shows the passkey, our
-    /// peripheral enters it. Then both values are read and the authenticated one written. A new
-    /// Bluetide process with the same bond file serves the second connection: bluetoothctl
-    /// connects, the kernel encrypts with its stored key, our host answers the LTK request from
-    /// the bond file, and nobody pairs.
-    @Test func bluetoothctlPairsWithABluetidePeripheralAndReconnectsFromTheBond() async throws {
-        try await withRig("bluetoothctl pairs with a Bluetide peripheral", 420) { rig in
-            let address = "C1:B1:7E:00:03:00"
-            let bondFile = try Self.bondFile(rig, "bluetoothctl-pair")
-            let policy = PairingPolicy(ioCapability: .keyboardOnly)
+    /// (KeyboardOnly: LE Secure Connections passkey entry, bluetoothctl shows the passkey, our
+    /// peripheral enters it) or that shows and confirms (DisplayYesNo: numeric comparison, both
+    /// sides show the same number and accept). Then both values are read and the authenticated
+    /// one written. A new Bluetide process with the same bond file serves the second connection:
+    /// bluetoothctl connects, the kernel encrypts with its stored key, our host answers the LTK
+    /// request from the bond file, and nobody pairs.
+    @Test(arguments: [IOCapability.keyboardOnly, .displayYesNo])
+    func bluetoothctlPairsWithABluetidePeripheralAndReconnectsFromTheBond(_ io: IOCapability) async throws {
+        let typesPasskey = io == .keyboardOnly
+        try await withRig("bluetoothctl pairs with a Bluetide peripheral (\(typesPasskey ? "passkey" : "numeric comparison"))", 420) { rig in
+            let address = typesPasskey ? "C1:B1:7E:00:03:00" : "C1:B1:7E:00:03:01"
+            let folder = typesPasskey ? "bluetoothctl-pair-passkey" : "bluetoothctl-pair-numeric"
+            let bondFile = try Self.bondFile(rig, folder)
+            let policy = PairingPolicy(ioCapability: io)
             // bluetoothctl lists UUIDs in lower case.
             let encrypted = BlueZPairingService.encryptedUUID.uuidString.lowercased()
             let authenticated = BlueZPairingService.authenticatedUUID.uuidString.lowercased()
@@ -117,12 +121,20 @@ extension BlueZGuestTests {
                 let pairing = try await rig.guest.start(
                     "python3 /share/guest/bluetoothctl_pair.py --address \(address) --agent KeyboardDisplay \(reads) \(write)=01",
                     timeout: .seconds(150))
-                let shown = try await rig.guest.line(of: pairing, timeout: .seconds(90)) { $0.contains("\"passkey shown\"") }
-                host.passkeys.yield(try Self.passkey(in: shown))
+                if typesPasskey {
+                    let shown = try await rig.guest.line(of: pairing, timeout: .seconds(90)) { $0.contains("\"passkey shown\"") }
+                    host.passkeys.yield(try Self.passkey(in: shown))
+                }
                 return try await rig.guest.result(of: pairing, timeout: .seconds(150))
             }
             #expect(first.guest.status == 0, "bluetoothctl pairing: \(Self.failures(first.guest))")
-            #expect(first.asked == [.enterPasskey], "our peripheral was asked \(first.asked)")
+            if typesPasskey {
+                #expect(first.asked == [.enterPasskey], "our peripheral was asked \(first.asked)")
+            } else {
+                // Both sides showed the same six digits.
+                let shown = try #require(first.guest.stdout.first { $0.contains("\"step\": \"confirm\"") }, "bluetoothctl asked no confirmation: \(Self.failures(first.guest))")
+                #expect(first.asked == [.confirmNumber(try Self.passkey(in: shown))], "our peripheral was asked \(first.asked), bluetoothctl \(shown)")
+            }
             #expect(first.writes == [.init(value: [0x01], level: .authenticatedSecureConnections)], "writes seen: \(first.writes)")
             #expect(first.bonds.count == 1, "bonds after pairing: \(first.bonds)")
             let bonds = try Data(contentsOf: URL(fileURLWithPath: bondFile))
@@ -139,13 +151,15 @@ extension BlueZGuestTests {
             #expect(try Data(contentsOf: URL(fileURLWithPath: bondFile)) == bonds, "the bond file changed: the reconnect paired again")
 
             // Our host's own HCI trace of each connection, decoded by btmon in the guest.
-            let paired = try await Self.snoopedConnection(rig, "bluetoothctl-pair/first.btsnoop")
+            let paired = try await Self.snoopedConnection(rig, "\(folder)/first.btsnoop")
             #expect(Self.count(paired["pairing_requests"]) == 1 && Self.count(paired["ltk_replies"]) == 1, "first connection, our side: \(paired)")
-            let bonded = try await Self.snoopedConnection(rig, "bluetoothctl-pair/second.btsnoop")
+            let bonded = try await Self.snoopedConnection(rig, "\(folder)/second.btsnoop")
             #expect((bonded["pairing_pdus"] as? [String])?.isEmpty == true, "the reconnect paired again, our side: \(bonded)")
             #expect(Self.count(bonded["ltk_requests"]) == 1 && Self.count(bonded["ltk_replies"]) == 1, "no LTK from our bond file: \(bonded)")
             #expect(Self.count(bonded["ltk_negative_replies"]) == 0, "we had no key for the LTK request: \(bonded)")
             #expect((bonded["encryption_changes"] as? [String]) == ["enabled"], "the reconnect was not encrypted: \(bonded)")
+            // bluetoothd forgets this peripheral (its cached services would shadow the next test's).
+            _ = try? await rig.guest.run("bluetoothctl remove \(address)", timeout: .seconds(20))
         }
     }
 
@@ -270,6 +284,7 @@ extension BlueZGuestTests {
                 throw BumbleHarnessError(description: "\(error); BlueZ's btmon: \(trace?["excerpt"] ?? trace ?? "no summary")")
             }
             let result = try await rig.guest.result(of: server, timeout: .seconds(60))
+            _ = try? await rig.guest.run("bluetoothctl remove C1:B1:7E:00:04:00", timeout: .seconds(20))
             #expect(result.status == 0, "BlueZ GATT server: \(result.stdout.suffix(4)) \(result.stderr.suffix(4))")
             #expect(result.json.contains { $0["event"] as? String == "bonded" }, "BlueZ never reported the bond: \(result.stdout)")
             let trace = try #require(result.json.first { $0["event"] as? String == "btmon" }, "no btmon summary: \(result.stdout.suffix(4))")
