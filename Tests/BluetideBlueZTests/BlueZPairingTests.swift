@@ -301,6 +301,45 @@ extension BlueZGuestTests {
         }
     }
 
+    /// The command line: `bluetide gatt --pairing just-works` dumps a BlueZ GATT server; the
+    /// `encrypt-read` value is refused with 0x0F, the CLI pairs Just Works (BlueZ's agent is
+    /// NoInputNoOutput) and the dump shows the value.
+    @Test func bluetideGattCommandPairsToReadAnEncryptedBlueZValue() async throws {
+        try await withRig("bluetide gatt --pairing just-works vs BlueZ", 300) { rig in
+            let server = try await rig.guest.start(
+                "python3 /share/guest/bluez_peripheral.py --name BlueZ-CLI --agent NoInputNoOutput --exit-after-encrypted-reads 1 --timeout 120",
+                timeout: .seconds(150))
+            let gatt: BumbleProcess
+            do {
+                _ = try await rig.guest.line(of: server, timeout: .seconds(60)) { $0.contains("\"ready\"") }
+                gatt = try BumbleProcess.launch(name: "bluetide gatt", executable: rig.bluetide, arguments: [
+                    "gatt", "BlueZ-CLI", "--transport", "tcp-client:127.0.0.1:\(rig.hostPort)", "--pairing", "just-works",
+                    "--timeout", "10", "--json",
+                ])
+            } catch {
+                try? await rig.guest.kill(server)
+                throw error
+            }
+            let status = await gatt.waitForCompletion(timeout: .seconds(120))
+            let lines = await gatt.output()
+            let stderr = await gatt.stderrTail(maxBytes: 600)
+            let result = try await rig.guest.result(of: server, timeout: .seconds(150))
+            // bluetoothd forgets the command's (random, one-run) address.
+            let paired = result.json.first { $0["event"] as? String == "paired" }?["device"] as? String
+            if let node = paired?.split(separator: "/").last, node.hasPrefix("dev_") {
+                _ = try? await rig.guest.run("bluetoothctl remove \(node.dropFirst(4).replacingOccurrences(of: "_", with: ":"))", timeout: .seconds(20))
+            }
+            #expect(status == 0, "bluetide gatt: exit \(status.map(String.init) ?? "none"); \(stderr)")
+            let dump = lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }.first { $0["type"] as? String == "gatt" }
+            let characteristics = (dump?["services"] as? [[String: Any]] ?? []).flatMap { $0["characteristics"] as? [[String: Any]] ?? [] }
+            let encrypted = characteristics.first { ($0["uuid"] as? String)?.uppercased() == Self.bluezEncrypted.uuidString }
+            let hex = (encrypted?["value"] as? [String: Any])?["hex"] as? String
+            #expect(hex.map { $0.replacingOccurrences(of: " ", with: "").lowercased() } == Data("encrypted from BlueZ".utf8).map { String(format: "%02x", $0) }.joined(),
+                    "the encrypted value in the dump: \(encrypted ?? [:]); stderr: \(stderr)")
+            #expect(paired != nil, "BlueZ never reported pairing: \(result.stdout.suffix(4))")
+        }
+    }
+
     /// Whether `host` is asked something before `operation` ends.
     static func promptComesFirst<T: Sendable>(_ host: PairingHost, before operation: Task<T, any Error>) async -> Bool {
         let (outcomes, outcome) = AsyncStream.makeStream(of: Bool.self)
