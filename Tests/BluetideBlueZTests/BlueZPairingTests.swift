@@ -169,7 +169,9 @@ extension BlueZGuestTests {
         let result = try await rig.guest.run("python3 /share/guest/btmon_trace.py /share/\(path)", timeout: .seconds(60))
         let summary = try #require(result.json.first, "btmon_trace.py \(path): \(result.stdout.suffix(3)) \(result.stderr.suffix(3))")
         let connections = summary["connections"] as? [[String: Any]] ?? []
-        return try #require(connections.count == 1 ? connections.first : nil, "\(path): expected one connection, btmon saw \(summary)")
+        return try #require(
+            connections.count == 1 ? connections.first : nil,
+            "\(path): expected one connection, btmon saw \(summary); \(result.stderr.joined(separator: " ").suffix(400))")
     }
 
     /// What our peripheral saw while the guest did its part.
