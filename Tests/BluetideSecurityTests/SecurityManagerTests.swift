@@ -146,6 +146,28 @@ struct TwoHosts {
         #expect(hosts.central.secure(handle: 2, force: true, now: .zero) == [])
     }
 
+    /// A bonded peripheral's Security Request crossing the central's own encryption from the bond
+    /// (BlueZ does this on every bonded reconnect) starts no second encryption, nor one once the
+    /// link is encrypted at the bond's level.
+    @Test func securityRequestDuringOrAfterBondedEncryptionAddsNothing() {
+        let (c, p) = Self.policies(secureConnections: true)
+        var hosts = TwoHosts(central: c, peripheral: p)
+        hosts.connect(handle: 1, centralAddress: Self.centralAddress, peripheralAddress: Self.peripheralAddress)
+        hosts.run(hosts.central.secure(handle: 1, now: .zero), from: .central)
+        hosts.disconnect(handle: 1)
+        let started = hosts.central.linkConnected(
+            handle: 2, role: .central, localAddress: Self.centralAddress, peerAddress: Self.peripheralAddress, now: .zero)
+        guard case .enableEncryption? = started.first else {
+            Issue.record("no encryption started: \(started)")
+            return
+        }
+        let securityRequest = SMPPDU.securityRequest([.bonding, .mitm, .secureConnections]).bytes
+        #expect(hosts.central.receiveSMP(handle: 2, securityRequest, now: .zero) == [])
+        #expect(hosts.central.encryptionChanged(handle: 2, status: 0, enabled: true, now: .zero)
+            == [.securityChanged(handle: 2, .authenticatedSecureConnections)])
+        #expect(hosts.central.receiveSMP(handle: 2, securityRequest, now: .zero) == [])
+    }
+
     /// The central comes back from a new resolvable private address: the peripheral finds the
     /// bond through the IRK it was given.
     @Test func reconnectFromAResolvablePrivateAddress() {

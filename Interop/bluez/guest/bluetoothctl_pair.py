@@ -85,7 +85,7 @@ def main() -> int:
     step("gatt menu", "menu gatt", [r"select-attribute"])
     for item in args.read:
         uuid, _, text = item.partition("=")
-        if not session.select(uuid):
+        if not session.select(uuid, address):
             continue
         started_at = len(session.text)
         if step(f"read {uuid}", "read", [VALUE_LINE], [r"Failed to read[^\n]*"]):
@@ -96,7 +96,7 @@ def main() -> int:
             report(f"value of {uuid}", ok, value=value.decode(errors="replace"), expected=text)
     for item in args.write:
         uuid, _, data = item.partition("=")
-        if not session.select(uuid):
+        if not session.select(uuid, address):
             continue
         octets = " ".join(f"0x{data[i:i + 2]}" for i in range(0, len(data), 2))
         # bluetoothctl prints nothing when a write succeeds, only "Failed to write: ..." when it fails.
@@ -111,11 +111,16 @@ def pair(session: Session, address: str, monitor: Monitor) -> bool:
     session.mark = len(session.text)
     session.send(f"pair {address}")
     outcomes = [r"Pairing successful", r"Failed to pair[^\n]*", PASSKEY_SHOWN, CONFIRM, AUTHORIZE, ENTER]
+    seen_before: set[str] = set()  # bluetoothctl prints a pending question again after other output
     while True:
         index, seen = session.wait_for(outcomes, session.timeout)
         if index == 0:
             report("pair", True, detail=seen.strip()[-300:])
             return True
+        question = re.search(outcomes[index], seen).group(0) if index >= 2 else ""
+        if index in (2, 3, 4) and question in seen_before:
+            continue
+        seen_before.add(question)
         if index == 2:
             report("passkey shown", True, passkey=int(re.search(PASSKEY_SHOWN, seen).group(1)))
         elif index == 3:

@@ -74,10 +74,25 @@ class Session:
         report(name, ok, seconds=round(time.monotonic() - started, 2), detail=detail.strip()[-500:])
         return ok
 
-    def select(self, uuid: str) -> bool:
-        """`select-attribute UUID` in the gatt menu."""
-        return self.step(f"select {uuid}", f"select-attribute {uuid}",
-                         [uuid + r"[^\n]*\n[\s\S]*?char[0-9a-f]{4}\]# "], [r"No attribute"])
+    def select(self, uuid: str, device: str | None = None) -> bool:
+        """`select-attribute` in the gatt menu: of characteristic UUID, on `device` (an address)
+        when given: a UUID alone picks the first match among every device bluetoothd knows,
+        bonded ones included, so the attribute's path is looked up with `list-attributes`."""
+        target = uuid
+        if device is not None:
+            self.mark = len(self.text)
+            self.send(f"list-attributes {device}")
+            self.wait_for([r"(?!)"], 1.5)  # the listing has no end marker: take what came in 1.5 s
+            node = "dev_" + device.upper().replace(":", "_")
+            path = re.search(rf"(/org/bluez/hci\d+/{node}/service[0-9a-f]+/char[0-9a-f]+)\s*\n\s*{uuid}", self.text[self.mark:])
+            if path is None:
+                self.failures += 1
+                report(f"select {uuid}", False, detail=f"not among {device}'s attributes: {self.text[self.mark:][-400:]}")
+                return False
+            target = path.group(1)
+        return self.step(f"select {uuid}", f"select-attribute {target}",
+                         [re.escape(target) + r"[^\n]*\n[\s\S]*?char[0-9a-f]{4}\]# " if device else
+                          uuid + r"[^\n]*\n[\s\S]*?char[0-9a-f]{4}\]# "], [r"No attribute"])
 
     def quit(self) -> None:
         self.send("quit")

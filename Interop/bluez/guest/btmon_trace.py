@@ -16,6 +16,7 @@ RX: ...", "@ MGMT Event: ...") and its decoded fields indented below it.
 """
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -122,14 +123,21 @@ def main() -> int:
         print("usage: btmon_trace.py CAPTURE.btsnoop", file=sys.stderr)
         return 2
     text_path = "/tmp/btmon-read.txt"
+    # btmon takes a short read() for the end of the file, and reads from the 9p shared folder
+    # come in pieces: read a local copy.
+    capture = "/tmp/btmon-read.btsnoop"
+    shutil.copyfile(sys.argv[1], capture)
     with open(text_path, "w") as text:
-        status = subprocess.run(["btmon", "--no-pager", "-r", sys.argv[1]], stdout=text, stderr=subprocess.STDOUT).returncode
+        status = subprocess.run(["stdbuf", "-oL", "btmon", "--no-pager", "-r", capture],
+                                stdout=text, stderr=subprocess.STDOUT).returncode
     trace = Trace(text_path)
+    summary = trace.summary()
     if status != 0:
-        print(f"btmon_trace.py: btmon -r {sys.argv[1]} failed ({status}): {trace.text()[-300:]}", file=sys.stderr)
-        return 1
-    print(json.dumps(trace.summary()), flush=True)
-    return 0
+        summary["btmon_status"] = status
+        print(f"btmon_trace.py: btmon -r {sys.argv[1]} ended with status {status} after {len(trace.text())} characters;"
+              f" the summary covers what it decoded", file=sys.stderr)
+    print(json.dumps(summary), flush=True)
+    return 0 if summary["connections"] else 1
 
 
 if __name__ == "__main__":

@@ -205,7 +205,13 @@ public struct SecurityManager: Sendable {
                 actions.append(.prompt(handle: handle, prompt))
             case let .securityRequested(auth):
                 if let bond = bonds.bond(for: link.pairing.peerAddress) {
-                    actions += encrypt(handle: handle, with: bond)
+                    // Encryption from the bond already under way or done answers the request: a
+                    // second LE Enable Encryption meanwhile is disallowed by a controller (BlueZ
+                    // sends a Security Request as a bonded central connects, crossing ours).
+                    let current = links[handle]
+                    if current?.encryptingWith == nil, (current?.level ?? .none) < bond.securityLevel {
+                        actions += encrypt(handle: handle, with: bond)
+                    }
                 } else if policy.pairsOnSecurityRequest {
                     actions += run(handle, now: now) { $0.pair(now: now) }
                 } else {
