@@ -149,7 +149,8 @@ public struct Bluetooth: Sendable {
             central: Central(
                 stack: stack, maximumConnections: configuration.maximumConnections,
                 defaultConnectTimeout: configuration.connectTimeout,
-                pairsWhenRequired: configuration.pairing.pairsWhenRequired),
+                pairsWhenRequired: configuration.pairing.pairsWhenRequired,
+                canAuthenticate: configuration.pairing.ioCapability != .noInputNoOutput),
             peripheral: Peripheral(stack: stack), address: address, transportSpec: transport,
             promptFeed: PairingPromptFeed(stack: stack))
     }

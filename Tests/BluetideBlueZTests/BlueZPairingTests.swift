@@ -331,7 +331,7 @@ extension BlueZGuestTests {
             if let node = paired?.split(separator: "/").last, node.hasPrefix("dev_") {
                 _ = try? await rig.guest.run("bluetoothctl remove \(node.dropFirst(4).replacingOccurrences(of: "_", with: ":"))", timeout: .seconds(20))
             }
-            #expect(status == 0, "bluetide gatt: exit \(status.map(String.init) ?? "none"); \(stderr)")
+            #expect(status == 0, "bluetide gatt: exit \(status.map(String.init) ?? "none"); \(stderr); BlueZ's side: \(result.stdout.suffix(12))")
             let dump = lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }.first { $0["type"] as? String == "gatt" }
             let characteristics = (dump?["services"] as? [[String: Any]] ?? []).flatMap { $0["characteristics"] as? [[String: Any]] ?? [] }
             let encrypted = characteristics.first { ($0["uuid"] as? String)?.uppercased() == Self.bluezEncrypted.uuidString }

@@ -116,8 +116,20 @@ actor PasskeyBoard {
         let centrals = hosts.peripheral.peripheral.connectedCentrals
         #expect(centrals.count == 1)
         #expect(await centrals.first?.securityLevel() == .encrypted)
-        // Just Works keys are not authenticated: 0x05 stays, pairing again cannot help.
-        await #expect(throws: BluetideError.self) { try await connection.read(PairingTestService.authenticatedUUID) }
+        // Just Works keys are not authenticated: 0x05 stays, and a host that cannot authenticate
+        // (NoInputNoOutput) does not pair again for it (that would only replace good keys).
+        let bondBefore = try Data(contentsOf: URL(fileURLWithPath: hosts.folder + "/central.json"))
+        do {
+            _ = try await connection.read(PairingTestService.authenticatedUUID)
+            Issue.record("the authenticated value was read over Just Works keys")
+        } catch let BluetideError.attError(code, characteristic, _) {
+            #expect(code == .insufficientAuthentication)
+            #expect(characteristic == PairingTestService.authenticatedUUID)
+        } catch {
+            Issue.record("expected ATT 0x05, got \(error)")
+        }
+        #expect(await connection.securityLevel == .encrypted)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: hosts.folder + "/central.json")) == bondBefore, "no second pairing")
         // Both sides bonded.
         #expect(await hosts.central.bonds().map(\.address) == [PairingTestHosts.peripheralAddress])
         #expect(await hosts.peripheral.bonds().map(\.address) == [PairingTestHosts.centralAddress])

@@ -23,15 +23,20 @@ public final class Central: Sendable {
     /// Whether connections pair by themselves when a device refuses an operation for want of
     /// security, then retry it once (``PairingPolicy/pairsWhenRequired``).
     public let pairsWhenRequired: Bool
+    /// Whether this host can take part in an authenticated (MITM) pairing: false when its IO
+    /// capability is NoInputNoOutput, so pairing again cannot cure Insufficient Authentication
+    /// (0x05) on a link that is already encrypted.
+    let canAuthenticate: Bool
 
     /// A central over a started `stack`, allowing at most `maximumConnections` connections at a
     /// time.
     package init(
         stack: HostStack, maximumConnections: Int = 8, defaultConnectTimeout: Duration = .seconds(10),
-        pairsWhenRequired: Bool = false
+        pairsWhenRequired: Bool = false, canAuthenticate: Bool = true
     ) {
         self.stack = stack
         self.pairsWhenRequired = pairsWhenRequired
+        self.canAuthenticate = canAuthenticate
         self.registry = CentralRegistry(maximumConnections: maximumConnections)
         self.defaultConnectTimeout = defaultConnectTimeout
     }

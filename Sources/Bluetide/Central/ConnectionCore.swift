@@ -230,11 +230,17 @@ actor ConnectionCore {
     ) async throws -> T {
         do {
             return try await body(link)
-        } catch let GATTClientError.att(code, _, _)
+        } catch let GATTClientError.att(code, handle, request)
             where central.pairsWhenRequired && Self.securityCodes.contains(code) {
             let current = await central.stack.securityLevel(of: link.handle)
-            // Encrypted but not enough (0x05 on an encrypted link): pair again for MITM keys.
-            _ = try await secure(link, force: current >= .encrypted)
+            // Encrypted but not enough (0x05 on an encrypted link): pair again for MITM keys —
+            // unless this host cannot authenticate (NoInputNoOutput): another Just Works pairing
+            // would only replace good keys (BlueZ refuses it with 0x0C), so the device's answer stands.
+            let encrypted = current >= .encrypted
+            if encrypted && code == .insufficientAuthentication && !central.canAuthenticate {
+                throw GATTClientError.att(code, handle: handle, request: request)
+            }
+            _ = try await secure(link, force: encrypted)
             return try await body(link)
         }
     }
