@@ -32,11 +32,11 @@ import Testing
         return path
     }
 
-    /// `ride --replay` on a 200,000-line recording fed through a FIFO: its device line and first
+    /// `ride --replay` on a 50,000-line recording fed through a FIFO: its device line and first
     /// sample are printed while the writer still holds back all but the first seconds, then the
     /// ride plays to its end.
     @Test func rideReplayPrintsBeforeTheFileIsRead() async throws {
-        let total = 200_000
+        let total = 50_000
         let feeder = try FIFOFeeder(head: [Self.header] + (0..<10).map(Self.heartRate)) { write in
             for step in 10..<total { write(Self.heartRate(step)) }
         }

@@ -44,19 +44,19 @@ import Testing
         events.compactMap { if case let .reading(reading) = $0 { reading.time } else { nil } }
     }
 
-    /// A recording of 200,000 lines, fed through a FIFO: the first reading comes out while the
+    /// A recording of 50,000 lines, fed through a FIFO: the first reading comes out while the
     /// writer still holds back everything after the first lines (a reader that wanted the whole
     /// file first would wait for ever; the hang guard fails the test instead), then every reading
     /// is played, in order.
     @Test func aLongRecordingPlaysItsFirstReadingBeforeTheFileIsRead() async throws {
-        let total = 200_000
+        let total = 50_000
         let feeder = try FIFOFeeder(head: [Self.header] + (0..<10).map { Self.line(Self.heartRate($0)) }) { write in
             for step in 10..<total { write(Self.line(Self.heartRate(step))) }
         }
         defer { feeder.remove() }
         let source = RecordedRideSource(path: feeder.path, pace: .asFastAsPossible)
         let events = try await source.start()
-        let counted = try await guarded("200,000 readings through a FIFO", seconds: 300) { () -> (first: Int, readings: Int, last: Double) in
+        let counted = try await guarded("50,000 readings through a FIFO", seconds: 300) { () -> (first: Int, readings: Int, last: Double) in
             var readings = 0
             var writtenAtFirst = -1
             var last = -1.0
