@@ -193,33 +193,23 @@ struct GATTPairingBumbleTests {
     /// Without `--pairing`, at a terminal, `gatt` asks for the passkey the device shows.
     @Test(.needs("tmux", install: "apt-get install tmux"))
     func atATerminalGATTAsksForThePasskeyTheDeviceShows() async throws {
-        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
-        let tmux = try #require(Tmux(), "tmux is not installed: apt-get install tmux (.ci/run does)")
         try await Self.withControllers { port, startPeer in
             _ = try await startPeer(["--io", "display", "--passkey", "123456"])
-            try tmux.start("'\(binary.path)' gatt \(Self.device) --transport tcp-client:127.0.0.1:\(port) --timeout 10")
-            do {
+            try await Self.inTerminal("gatt \(Self.device) --transport tcp-client:127.0.0.1:\(port) --timeout 10") { tmux in
                 _ = try await tmux.waitForScreen(containing: "Enter the 6-digit passkey \(Self.device) shows:")
                 try await tmux.keys("123456", "Enter")
                 _ = try await tmux.waitForScreen(containing: "\(Self.authenticated) [read] = 61 75 74 68 65 6E 74 69 63 61 74 65 64  \"authenticated\"")
                 _ = try await tmux.waitForScreen(containing: "[exited 0]")
-            } catch {
-                await tmux.kill()
-                throw error
             }
-            await tmux.kill()
         }
     }
 
     /// At a terminal, numeric comparison is a yes/no question with the number.
     @Test(.needs("tmux", install: "apt-get install tmux"))
     func atATerminalGATTAsksToConfirmTheNumber() async throws {
-        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
-        let tmux = try #require(Tmux(), "tmux is not installed: apt-get install tmux (.ci/run does)")
         try await Self.withControllers { port, startPeer in
             let peer = try await startPeer(["--io", "display-yes-no"])
-            try tmux.start("'\(binary.path)' gatt \(Self.device) --transport tcp-client:127.0.0.1:\(port) --timeout 10")
-            do {
+            try await Self.inTerminal("gatt \(Self.device) --transport tcp-client:127.0.0.1:\(port) --timeout 10") { tmux in
                 let compare = try await peer.firstJSON("event", "compare", timeout: .seconds(30))
                 let number = try #require(compare["number"]?.int)
                 let digits = String(format: "%06d", number)
@@ -228,23 +218,16 @@ struct GATTPairingBumbleTests {
                 try await tmux.keys("y", "Enter")
                 _ = try await tmux.waitForScreen(containing: "\"authenticated\"")
                 _ = try await tmux.waitForScreen(containing: "[exited 0]")
-            } catch {
-                await tmux.kill()
-                throw error
             }
-            await tmux.kill()
         }
     }
 
     /// The shell's `pair` asks at the shell's own prompt, then reads the authenticated value.
     @Test(.needs("tmux", install: "apt-get install tmux"))
     func theShellsPairAsksAtItsPrompt() async throws {
-        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
-        let tmux = try #require(Tmux(), "tmux is not installed: apt-get install tmux (.ci/run does)")
         try await Self.withControllers { port, startPeer in
             _ = try await startPeer(["--io", "display", "--passkey", "123456"])
-            try tmux.start("'\(binary.path)' shell \(Self.device) --transport tcp-client:127.0.0.1:\(port) --timeout 10")
-            do {
+            try await Self.inTerminal("shell \(Self.device) --transport tcp-client:127.0.0.1:\(port) --timeout 10") { tmux in
                 _ = try await tmux.waitForScreen(containing: "\(Self.device)>")
                 try await tmux.keys("pair", "Enter")
                 _ = try await tmux.waitForScreen(containing: "Enter the 6-digit passkey \(Self.device) shows:")
@@ -255,12 +238,23 @@ struct GATTPairingBumbleTests {
                 _ = try await tmux.waitForScreen(containing: "\(Self.authenticated): \"authenticated\"  [61 75")
                 try await tmux.keys("C-d")
                 _ = try await tmux.waitForScreen(containing: "[exited 0]")
-            } catch {
-                await tmux.kill()
-                throw error
             }
-            await tmux.kill()
         }
+    }
+
+    /// Runs `bluetide ARGUMENTS` in a tmux pane (a real terminal, so the CLI asks its questions
+    /// there), runs `steps` against the pane, and kills the pane whether they pass or throw.
+    static func inTerminal(_ arguments: String, _ steps: (Tmux) async throws -> Void) async throws {
+        let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
+        let tmux = try #require(Tmux(), "tmux is not installed: apt-get install tmux (.ci/run does)")
+        try tmux.start("'\(binary.path)' \(arguments)")
+        do {
+            try await steps(tmux)
+        } catch {
+            await tmux.kill()
+            throw error
+        }
+        await tmux.kill()
     }
 }
 
