@@ -96,8 +96,10 @@ import Testing
     @Test func advertisingRepeatsEveryIntervalOfVirtualTime() async throws {
         let clock = ManualClock()
         let pair = try await LinkPair(clock: clock)
-        // 100 ms advertising (160 × 0.625 ms).
+        // 100 ms advertising (160 × 0.625 ms). The advertiser's first event comes with the scan's
+        // start, before the scanner listens: its first report is the next event's.
         try await pair.scanAdvertisingA(every: 160)
+        clock.advance(by: .milliseconds(100))
         guard case .advertisingReport = try await pair.b.nextLEEvent(reports: true) else { Issue.record("no first report"); return }
         clock.advance(by: .milliseconds(99))
         await pair.b.controller.send(HCIReadBDADDR().packet)
@@ -105,6 +107,32 @@ import Testing
         for _ in 0..<3 {
             clock.advance(by: .milliseconds(100))
             guard case .advertisingReport = try await pair.b.nextLEEvent(reports: true) else { Issue.record("no repeat"); return }
+        }
+    }
+
+    @Test func theScanStartsQuietlyAndReportsOnTheAdvertisersNextEvent() async throws {
+        let clock = ManualClock()
+        let pair = try await LinkPair(clock: clock)
+        // A advertises every 100 ms from now; B starts scanning 40 ms later, without duplicate filtering.
+        try await pair.a.succeed(LESetAdvertisingParameters(intervalMin: 160, intervalMax: 160, ownAddressType: .random))
+        try await pair.a.succeed(LESetAdvertisingEnable(enable: true))
+        clock.advance(by: .milliseconds(40))
+        await clock.waitForSleepers(1)
+        try await pair.b.succeed(LESetScanParameters(active: false, ownAddressType: .random))
+        try await pair.b.succeed(LESetScanEnable(enable: true, filterDuplicates: false))
+        // Nothing follows the scan's Command Complete at once (a host that has not yet marked
+        // its discovery started would drop it).
+        try await pair.b.expectNoReport()
+        clock.advance(by: .milliseconds(59))
+        await clock.waitForSleepers(1)
+        try await pair.b.expectNoReport()
+        // The advertiser's event at 100 ms is the first one heard, then every one after it.
+        for _ in 0..<3 {
+            clock.advance(by: .milliseconds(1))
+            guard case .advertisingReport = try await pair.b.nextLEEvent(reports: true) else { Issue.record("no report"); return }
+            clock.advance(by: .milliseconds(99))
+            await clock.waitForSleepers(1)
+            try await pair.b.expectNoReport()
         }
     }
 
@@ -134,5 +162,18 @@ extension LinkPair {
         try await b.succeed(LESetScanParameters(active: false, ownAddressType: .random))
         try await b.succeed(LESetScanEnable(enable: true, filterDuplicates: false))
         try await a.succeed(LESetAdvertisingEnable(enable: true))
+    }
+}
+
+extension HostProbe {
+    /// Proves no advertising report (nor anything else) is queued: a harmless command's
+    /// Command Complete comes next, reports included.
+    func expectNoReport(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        await controller.send(HCIReadBDADDR().packet)
+        let event = try await nextEvent(reports: true, sourceLocation: sourceLocation)
+        guard case let .commandComplete(complete) = event, complete.opcode == HCIReadBDADDR.opcode else {
+            Issue.record("unexpected packet: \(event)", sourceLocation: sourceLocation)
+            return
+        }
     }
 }

@@ -25,8 +25,12 @@ struct ControllerState: Sendable {
     /// Scanning was enabled with the extended command: reports are Extended Advertising Reports.
     var extendedScanning = false
     var filterDuplicates = false
-    /// Reports already sent in this scan when filtering duplicates.
-    var reportedThisScan: Set<ReportKey> = []
+    /// When the current scan was enabled (link time): the scanner reports nothing before it has
+    /// listened for ``LinkCore/scanWarmUp``.
+    var scanStartedAt: LinkTime = .zero
+    /// Reports sent in this scan while filtering duplicates, with when each was last sent; a
+    /// report is a duplicate for ``LinkCore/duplicateFilterMemory`` after that.
+    var reportedThisScan: [ReportKey: LinkTime] = [:]
 
     /// A pending LE Create Connection (at most one).
     var initiating: LECreateConnection?

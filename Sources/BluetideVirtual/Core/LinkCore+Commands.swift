@@ -451,16 +451,18 @@ extension LinkCore {
         guard state.ownAddress(state.scanParameters.ownAddressType) != nil else {
             return complete(id, opcode, .invalidParameters)
         }
-        if !state.scanning { controllers[id]?.reportedThisScan = [] }
+        // A new scan starts listening now and forgets what it reported before; enabling again
+        // while scanning only changes the settings.
+        if !state.scanning {
+            controllers[id]?.reportedThisScan = [:]
+            controllers[id]?.scanStartedAt = now
+        }
         controllers[id]?.scanning = true
         controllers[id]?.extendedScanning = extended
         controllers[id]?.filterDuplicates = filterDuplicates
+        // Nothing is reported here: reports come from each advertiser's own advertising events
+        // (its interval timeline) once the scanner has listened for a while, as on a real radio.
         complete(id, opcode)
-        for advertiser in controllers.keys.sorted() where advertiser != id {
-            for key in controllers[advertiser]?.sets.keys.sorted() ?? [] {
-                deliverReports(from: advertiser, set: key, to: id)
-            }
-        }
     }
 
     private mutating func createConnection(_ id: Int, _ command: LECreateConnection, opcode: HCIOpcode = LECreateConnection.opcode) {

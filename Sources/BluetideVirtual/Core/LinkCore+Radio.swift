@@ -9,6 +9,19 @@ extension LinkCore {
     static let extendedReportDataLimit = 229
     /// Packets waiting for a scanner's host beyond which its advertising reports are dropped.
     static let reportBacklogLimit: UInt64 = 64
+    /// How long a scanner listens after LE Set Scan Enable before it reports anything: only
+    /// advertising events from then on reach it. A real controller's first report comes
+    /// milliseconds after Command Complete at the earliest (its radio starts, then it has to
+    /// hear a whole PDU on the channel it listens to), and hosts count on that: Linux marks its
+    /// discovery started only after handling Command Complete and drops reports that come
+    /// before.
+    static let scanWarmUp: Duration = .milliseconds(10)
+    /// How long duplicate filtering suppresses a report after it was sent. A real controller's
+    /// filter is a small table whose entries are overwritten and age out (controllers that
+    /// never report a device again are the exception Linux keeps a quirk for, restarting their
+    /// scans), so a host that missed a device's first report (Linux before its discovery is
+    /// marked started) still sees it again during the scan.
+    static let duplicateFilterMemory: Duration = .seconds(1)
 
     /// Schedules the set's next advertising event one interval from now; it only happens while
     /// the set keeps this generation (it was not stopped or restarted meanwhile).
@@ -80,6 +93,7 @@ extension LinkCore {
     /// legacy PDUs), extended reports for extended scanning.
     mutating func deliverReports(from advertiser: Int, set key: UInt8, to scanner: Int) {
         guard let set = controllers[advertiser]?.sets[key], let scan = controllers[scanner], scan.scanning,
+              now >= scan.scanStartedAt + Self.scanWarmUp,
               let address = advertisingAddress(advertiser, set: key) else { return }
         if set.isDirected, scan.ownAddress(scan.scanParameters.ownAddressType) != set.peerAddress { return }
         // Scanning filter policies 1 and 3 report only advertisers on the Filter Accept List.
@@ -102,16 +116,17 @@ extension LinkCore {
         }
     }
 
-    /// Applies duplicate filtering, the scanner's backlog and packet loss; true when the report
-    /// goes out. A host that stops reading its controller loses reports once
-    /// ``reportBacklogLimit`` packets wait for it, as a real controller with full buffers drops
-    /// them (nothing queues without bound).
+    /// Applies duplicate filtering (a report sent less than ``duplicateFilterMemory`` ago is
+    /// suppressed), the scanner's backlog and packet loss; true when the report goes out. A
+    /// host that stops reading its controller loses reports once ``reportBacklogLimit`` packets
+    /// wait for it, as a real controller with full buffers drops them (nothing queues without
+    /// bound); a report lost so is not counted as sent.
     private mutating func reportPasses(_ scanner: Int, _ key: ReportKey) -> Bool {
         guard let scan = controllers[scanner] else { return false }
-        if scan.filterDuplicates, scan.reportedThisScan.contains(key) { return false }
+        if scan.filterDuplicates, let sent = scan.reportedThisScan[key], now < sent + Self.duplicateFilterMemory { return false }
         if let backlog = deliveries[scanner]?.unread, backlog >= Self.reportBacklogLimit { return false }
         if airLoses() { return false }
-        if scan.filterDuplicates { controllers[scanner]?.reportedThisScan.insert(key) }
+        if scan.filterDuplicates { controllers[scanner]?.reportedThisScan[key] = now }
         return true
     }
 
