@@ -62,7 +62,9 @@ def qemu_command(args, share: str, mode: str, agent_socket: str | None, console:
     host, _, port = args.hci.rpartition(":")
     if not host or not port.isdigit():
         fail(f"--hci {args.hci}: expected HOST:PORT of a bluetide controllers port, e.g. 127.0.0.1:9000")
-    append = (f"root=/dev/vda rw console=ttyS0 quiet panic=-1 init=/usr/local/sbin/bluetide-boot "
+    # no_timer_check: under software emulation on a busy host the kernel's early IO-APIC timer
+    # check can miss its ticks and panic ("IO-APIC + timer doesn't work"); the timer is fine.
+    append = (f"root=/dev/vda rw console=ttyS0 quiet panic=-1 no_timer_check init=/usr/local/sbin/bluetide-boot "
               f"bluetide.mode={mode}")
     command = [
         args.qemu, "-accel", args.accel, "-cpu", "host" if args.accel == "kvm" else "max", "-m", str(args.memory), "-smp", "1",
