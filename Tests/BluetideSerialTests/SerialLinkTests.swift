@@ -2,6 +2,7 @@ import Bluetide
 import BluetideSerial
 import Foundation
 import Synchronization
+import BluetideSupport
 import Testing
 
 @Suite struct SerialLinkTests {
@@ -171,6 +172,35 @@ import Testing
         #expect(attempts.map(\.0) == [1, 2], "\(recorder.statuses)")
         #expect(attempts.allSatisfy { $0.1 == 2 })
         await #expect(throws: SerialLinkError.self) { try await link.send("late") }
+        recorder.stop()
+        await world.close()
+    }
+
+    /// Issue 21 item 3: a device gone for good while a reconnect attempt overruns (here: a
+    /// connect time limit far longer than the test) still ends in "gave up" once the outage limit
+    /// passes on the link's clock, a manual one: no real waiting for the limit.
+    @Test func givesUpWhenTheOutageLimitPassesWhateverTheReconnectAttemptDoes() async throws {
+        let world = try await SerialWorld()
+        try await world.start("nus", name: "Robot4", index: 12)
+        let clock = ManualClock()
+        let options = SerialLinkOptions(reconnectTries: 1, reconnectInterval: .milliseconds(100), connectTimeout: .seconds(600))
+        #expect(options.outageLimit == .seconds(611) + .milliseconds(100))
+        let link = try await world.connect("Robot4", options: options, clock: clock)
+        let recorder = LinkRecorder(link)
+        await world.kill("Robot4")
+        try await within(30, "reconnecting seen") {
+            try await recorder.wait { $0.statuses.contains { $0.name == "reconnecting" } }
+        }
+        // The attempt is still running (600 s of connect time limit); the outage timer sleeps.
+        await clock.waitForSleepers(1)
+        clock.advance(by: options.outageLimit - .milliseconds(1))
+        #expect(await link.closedReason == nil, "not before the limit")
+        clock.advance(by: .milliseconds(1))
+        let reason = try await within(30, "gave up on the link's clock") { await link.waitForClose() }
+        #expect(reason == "gave up reconnecting: not back within 611 s (1 reconnect try)")
+        try await within(30, "gave-up status") { try await recorder.wait { $0.statuses.contains { $0.name == "gave-up" } } }
+        await #expect(throws: SerialLinkError.self) { try await link.send("late") }
+        await #expect(throws: SerialLinkError.self) { try await link.waitForLink() }
         recorder.stop()
         await world.close()
     }

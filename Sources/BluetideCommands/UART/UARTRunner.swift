@@ -126,6 +126,9 @@ final class UARTRunner: Sendable {
                 }
             }
         }
+        // A link that is down when input ends is waited for: back (then drained), or given up
+        // (within its outage limit), which ends the command with status 1 below.
+        for link in links { try? await link.waitForLink() }
         for link in targets { try? await link.drain() }
         state.withLock { $0.lastReceived = .now }
         // Wait for replies to stop: sleep until the idle deadline, later if bytes came meanwhile.

@@ -17,6 +17,10 @@ import Logging
 ///   the same as lines. Bytes the device sends while the link is down are lost (BLE has no buffer).
 /// - **Status**: ``status`` reports connected, link lost (with reason), reconnect attempts, back,
 ///   given up and RSSI readings.
+/// - **Giving up**: a lost link that is not back within ``SerialLinkOptions/outageLimit`` (timed
+///   on the link's clock) gives up by itself, even when a reconnect attempt overruns its time
+///   limit: ``status`` says ``SerialStatus/gaveUp(reason:)``, the link closes and waiting senders
+///   fail, so a caller always learns that the device is gone.
 public actor SerialLink {
     /// The device's name (as advertised) or address.
     public nonisolated let name: String
@@ -53,13 +57,19 @@ public actor SerialLink {
     private var closeWaiters: [Int: CheckedContinuation<String?, Never>] = [:]
     private var nextWaiter = 0
     private var sentBytes = 0
+    private let clock: any Clock<Duration>
+    private var outageTimer: Task<Void, Never>?
 
     /// Bytes queued while the link is up before ``send(_:)`` waits: enough to keep a few writes
     /// in flight, small enough that a caller feels the link's pace.
     static let highWaterMark = 4096
 
-    private init(central: Central, connection: Connection, name: String, options: SerialLinkOptions, profile: SerialProfile, withResponse: Bool, chunkSize: Int) {
+    private init(
+        central: Central, connection: Connection, name: String, options: SerialLinkOptions, profile: SerialProfile, withResponse: Bool,
+        chunkSize: Int, clock: any Clock<Duration>
+    ) {
         self.central = central
+        self.clock = clock
         self.connection = connection
         self.name = name
         self.address = connection.address
@@ -72,24 +82,27 @@ public actor SerialLink {
     }
 
     /// Connects to the device at `address` on `central` (retrying as `options` says), finds its
-    /// UART, subscribes to it and starts the writer. `name` labels the device in messages.
+    /// UART, subscribes to it and starts the writer. `name` labels the device in messages;
+    /// `clock` times the outage limit (tests pass a manual clock).
     public static func connect(
-        to address: BluetoothAddress, name: String? = nil, on central: Central, options: SerialLinkOptions = SerialLinkOptions()
+        to address: BluetoothAddress, name: String? = nil, on central: Central, options: SerialLinkOptions = SerialLinkOptions(),
+        clock: any Clock<Duration> = ContinuousClock()
     ) async throws -> SerialLink {
         let label = name ?? "\(address)"
         let (connection, profile, withResponse, chunk, notifications) = try await open(address, label: label, central: central, options: options)
         let link = SerialLink(
             central: central, connection: connection, name: label, options: options, profile: profile,
-            withResponse: withResponse, chunkSize: chunk)
+            withResponse: withResponse, chunkSize: chunk, clock: clock)
         await link.start(notifications: notifications)
         return link
     }
 
-    /// Connects to the device that sent `advertisement`; see ``connect(to:name:on:options:)``.
+    /// Connects to the device that sent `advertisement`; see ``connect(to:name:on:options:clock:)``.
     public static func connect(
-        to advertisement: Advertisement, on central: Central, options: SerialLinkOptions = SerialLinkOptions()
+        to advertisement: Advertisement, on central: Central, options: SerialLinkOptions = SerialLinkOptions(),
+        clock: any Clock<Duration> = ContinuousClock()
     ) async throws -> SerialLink {
-        try await connect(to: advertisement.address, name: advertisement.name, on: central, options: options)
+        try await connect(to: advertisement.address, name: advertisement.name, on: central, options: options, clock: clock)
     }
 
     private static func open(_ address: BluetoothAddress, label: String, central: Central, options: SerialLinkOptions) async throws
@@ -191,6 +204,8 @@ public actor SerialLink {
     private func setLink(up: Bool) {
         isLinkUp = up
         if up {
+            outageTimer?.cancel()
+            outageTimer = nil
             wakeWriter()
             for waiter in linkWaiters { waiter.resume() }
             linkWaiters = []
@@ -198,7 +213,29 @@ public actor SerialLink {
             // Senders waiting for room keep their bytes queued; they need not wait out the outage.
             for waiter in roomWaiters { waiter.resume() }
             roomWaiters = []
+            startOutageTimer()
         }
+    }
+
+    /// Starts timing the outage (once per outage): past ``SerialLinkOptions/outageLimit`` the
+    /// link gives up by itself.
+    private func startOutageTimer() {
+        guard outageTimer == nil, closeReason == nil else { return }
+        let limit = options.outageLimit
+        let clock = clock
+        outageTimer = Task {
+            do { try await clock.sleep(for: limit) } catch { return }
+            self.outageExpired(after: limit)
+        }
+    }
+
+    private func outageExpired(after limit: Duration) {
+        guard !isLinkUp, closeReason == nil else { return }
+        outageTimer = nil
+        let tries = options.reconnectTries
+        let reason = "not back within \(limit.components.seconds) s (\(tries) reconnect \(tries == 1 ? "try" : "tries"))"
+        report(.gaveUp(reason: reason))
+        finish(reason: "gave up reconnecting: \(reason)")
     }
 
     // MARK: Sending
@@ -350,6 +387,8 @@ public actor SerialLink {
         closeReason = reason
         for task in linkTasks { task.cancel() }
         rssiTask?.cancel()
+        outageTimer?.cancel()
+        outageTimer = nil
         wakeWriter()
         let error = SerialLinkError.closed(device: name, reason: reason)
         for waiter in roomWaiters + drainWaiters + linkWaiters { waiter.resume(throwing: error) }

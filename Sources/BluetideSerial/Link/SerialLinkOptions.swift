@@ -37,6 +37,16 @@ public struct SerialLinkOptions: Sendable, Equatable {
         self.preferredMTU = preferredMTU
     }
 
+    /// Longest a lost link may stay down before the link gives up by itself, whatever the
+    /// connection layer is doing: every reconnect try with its wait, its connect time limit and
+    /// the set-up after it (MTU exchange, discovery and subscribing, 10 s each at most), plus a
+    /// second. With the defaults (3 tries, 1 s, 10 s): 64 s. So a device that is gone for good
+    /// always ends in ``SerialStatus/gaveUp(reason:)``, never in an endless "reconnecting".
+    public var outageLimit: Duration {
+        let setup = connectionPolicy.setupTimeout
+        return (reconnectInterval + connectTimeout + setup) * max(reconnectTries, 1) + .seconds(1)
+    }
+
     /// The connection policy these options mean: fixed intervals (no back-off, no jitter), as
     /// the article describes them.
     public var connectionPolicy: ConnectionPolicy {
