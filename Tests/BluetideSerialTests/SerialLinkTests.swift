@@ -205,6 +205,55 @@ import Testing
         await world.close()
     }
 
+    /// Issue 30 item 2: a reader that stops reading holds the link's writes back. An echoing
+    /// device gets only what the receive buffer can hold: the buffered bytes stay within the
+    /// limit, nothing is dropped, the sender waits; once reading resumes, every byte comes back
+    /// in order.
+    @Test func aReaderThatStopsReadingHoldsTheWritesBackAndMemoryStaysBounded() async throws {
+        let world = try await SerialWorld()
+        try await world.start("nus", name: "Robot6", index: 13)
+        let limit = 8192
+        let link = try await world.connect("Robot6", options: SerialLinkOptions(receiveBufferLimit: limit))
+        let payload = randomBytes(256 * 1024, seed: 30)
+        let sent = Mutex(0)
+        let sender = Task {
+            for start in stride(from: 0, to: payload.count, by: 1000) {
+                try await link.send(Array(payload[start..<min(start + 1000, payload.count)]))
+                sent.withLock { $0 = min(start + 1000, payload.count) }
+            }
+        }
+        // Nobody reads `bytes`. Wait (on progress) until the buffer passed half its limit and
+        // everything written has come back: then the writer is held and nothing is in flight.
+        try await within(60, "the writer held back by the unread bytes") {
+            while true {
+                let unread = link.unreadBytes
+                if unread > limit / 2, await link.writtenBytes == unread + link.droppedBytes { return }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        let written = await link.writtenBytes
+        #expect(link.unreadBytes <= limit, "received bytes held: \(link.unreadBytes)")
+        #expect(written <= limit, "written while nobody read: \(written)")
+        #expect(link.droppedBytes == 0)
+        #expect(await link.queuedBytes <= 4096 + 1000, "the send queue stays at its high-water mark")
+        #expect(sent.withLock { $0 } < payload.count, "the sender waits")
+        // Reading again lets everything through, in order, with nothing lost.
+        let echoed = try await within(120, "the whole payload echoed once reading resumes") {
+            var echoed: [UInt8] = []
+            for await chunk in link.bytes {
+                echoed += chunk
+                #expect(link.unreadBytes <= limit)
+                if echoed.count >= payload.count { break }
+            }
+            return echoed
+        }
+        try await sender.value
+        #expect(echoed == payload)
+        #expect(link.droppedBytes == 0)
+        await link.close()
+        await world.close()
+    }
+
     @Test func twoDevicesAtOnceWithinTheLimit() async throws {
         let world = try await SerialWorld()
         try await world.start("hm10", name: "Robot1", index: 11)

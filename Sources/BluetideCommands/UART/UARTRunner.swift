@@ -142,6 +142,9 @@ final class UARTRunner: Sendable {
             try? await Task.sleep(until: deadline, clock: .continuous)
         }
         try? await io.output.write(state.withLock { $0.formatter.endLine() })
+        for link in links where link.droppedBytes > 0 {
+            reporter.message("\(link.droppedBytes) received bytes dropped: the output was not read in time", link: link)
+        }
         if let failure { throw CommandFailure(failure) }
         for link in links { if let reason = await link.closedReason { throw CommandFailure("\(link.name): \(reason)") } }
     }

@@ -15,6 +15,11 @@ import Logging
 ///   when the link dropped may be lost with the link; none is sent twice.
 /// - **Receiving**: ``bytes`` yields notified bytes in order (one consumer), or ``lines(terminator:)``
 ///   the same as lines. Bytes the device sends while the link is down are lost (BLE has no buffer).
+///   Received bytes wait for the reader in a bounded buffer (``SerialLinkOptions/receiveBufferLimit``):
+///   while more than half of it waits, nothing more is written to the device (so ``send(_:)``
+///   waits, and a bridge stops reading its input) until the reader has taken it down to a
+///   quarter; bytes a device sends on its own into a full buffer are dropped and counted in
+///   ``droppedBytes``. Memory stays bounded however slow the reader is.
 /// - **Status**: ``status`` reports connected, link lost (with reason), reconnect attempts, back,
 ///   given up and RSSI readings.
 /// - **Giving up**: a lost link that is not back within ``SerialLinkOptions/outageLimit`` (timed
@@ -28,13 +33,18 @@ public actor SerialLink {
     public nonisolated let address: BluetoothAddress
     /// The options the link was made with.
     public nonisolated let options: SerialLinkOptions
-    /// Bytes from the device, in order, as notified; ends when the link closes. Iterate once.
+    /// Bytes from the device, in order, as notified; ends when the link closes. Iterate once, and
+    /// keep reading: a reader that stops holds the link's writes back (see the type's notes).
     public nonisolated let bytes: AsyncStream<[UInt8]>
+    /// Received bytes dropped because the reader of ``bytes`` left the buffer full.
+    public nonisolated var droppedBytes: Int { received.dropped }
+    /// Received bytes waiting for the reader of ``bytes`` now.
+    public nonisolated var unreadBytes: Int { received.heldBytes }
     /// Status events, in order; ends when the link closes. Iterate once.
     public nonisolated let status: AsyncStream<SerialStatus>
 
     private let central: Central
-    private let bytesSink: AsyncStream<[UInt8]>.Continuation
+    private let received: ReceiveBuffer
     private let statusSink: AsyncStream<SerialStatus>.Continuation
     private var connection: Connection
     /// The profile of the current link.
@@ -77,7 +87,9 @@ public actor SerialLink {
         self.profile = profile
         self.withResponse = withResponse
         self.chunkSize = chunkSize
-        (bytes, bytesSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        let received = ReceiveBuffer(limit: options.receiveBufferLimit)
+        self.received = received
+        bytes = AsyncStream(unfolding: { await received.next() })
         (status, statusSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
     }
 
@@ -154,11 +166,16 @@ public actor SerialLink {
     private func watch(_ connection: Connection, notifications: AsyncThrowingStream<[UInt8], any Error>) {
         generation += 1
         let current = generation
-        let sink = bytesSink
+        let received = received
+        let name = name
         linkTasks = [
             Task {
                 do {
-                    for try await chunk in notifications { sink.yield(chunk) }
+                    for try await chunk in notifications {
+                        if !received.push(chunk) {
+                            Self.logger.debug("serial \(name): \(chunk.count) received bytes dropped: the reader left the buffer full")
+                        }
+                    }
                 } catch {
                     self.lost(generation: current, reason: "\(error)")
                 }
@@ -330,7 +347,10 @@ public actor SerialLink {
     }
 
     private func runWriter() async {
-        while let (connection, characteristic, withResponse, chunk) = await nextChunk() {
+        while true {
+            // Back-pressure from the reader: no more writes while received bytes pile up.
+            await received.waitForRoom()
+            guard let (connection, characteristic, withResponse, chunk) = await nextChunk() else { return }
             do {
                 try await connection.write(chunk, to: characteristic, withResponse: withResponse)
                 written(chunk.count)
@@ -395,7 +415,7 @@ public actor SerialLink {
         roomWaiters = []; drainWaiters = []; linkWaiters = []
         for waiter in closeWaiters.values { waiter.resume(returning: reason) }
         closeWaiters = [:]
-        bytesSink.finish()
+        received.finish()
         statusSink.finish()
         let connection = self.connection
         Task { await connection.disconnect() }

@@ -20,13 +20,18 @@ public struct SerialLinkOptions: Sendable, Equatable {
     public var rssiInterval: Duration?
     /// ATT MTU to ask for (Nordic UART then writes MTU − 3 bytes at a time); nil keeps 23.
     public var preferredMTU: Int?
+    /// Most received bytes held for the reader of ``SerialLink/bytes`` (at least 1024): past
+    /// half of it the link stops writing until the reader catches up; a full buffer drops what
+    /// the device sends on its own.
+    public var receiveBufferLimit: Int
 
     /// Options; see each property.
     public init(
         reconnectTries: Int = 3, reconnectInterval: Duration = .seconds(1), connectRetries: Int = 3,
         connectTimeout: Duration = .seconds(10), outageBufferLimit: Int = 16_384, profile: SerialProfile? = nil,
-        rssiInterval: Duration? = nil, preferredMTU: Int? = 247
+        rssiInterval: Duration? = nil, preferredMTU: Int? = 247, receiveBufferLimit: Int = 65_536
     ) {
+        self.receiveBufferLimit = max(receiveBufferLimit, 1024)
         self.reconnectTries = max(reconnectTries, 0)
         self.reconnectInterval = reconnectInterval
         self.connectRetries = max(connectRetries, 0)
