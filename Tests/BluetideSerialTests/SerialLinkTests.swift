@@ -50,6 +50,28 @@ import Testing
         await world.close()
     }
 
+    /// Issue 21 item 12: AT commands sent back to back, each ending a write, reach the module one
+    /// by one and are answered (merged into 20-byte writes they were echoed instead).
+    @Test func commandsEndingAWriteAreNotMergedWithTheNext() async throws {
+        let world = try await SerialWorld()
+        try await world.start("hm10", name: "Robot7", index: 14)
+        let link = try await world.connect("Robot7")
+        let recorder = LinkRecorder(link)
+        for command in ["AT\r\n", "AT+VERS?\r\n", "AT+NAME?\r\n"] { try await link.send(Array(command.utf8), endingWrite: true) }
+        let expected = "OKHMSoft V540OK+NAME:Robot7"
+        try await within(20, "three answers") { try await recorder.wait { $0.bytes.count >= expected.utf8.count } }
+        #expect(String(decoding: recorder.bytes, as: UTF8.self) == expected)
+        // A piece longer than a write is still cut at the write size, and ends where it ends.
+        let long = Array(repeating: UInt8(ascii: "x"), count: 25)
+        try await link.send(long, endingWrite: true)
+        try await link.send(Array("AT\r\n".utf8), endingWrite: true)
+        try await within(20, "the long echo and OK") { try await recorder.wait { $0.bytes.count >= expected.utf8.count + 27 } }
+        #expect(String(decoding: recorder.bytes, as: UTF8.self) == expected + String(repeating: "x", count: 25) + "OK")
+        recorder.stop()
+        await link.close()
+        await world.close()
+    }
+
     @Test func lineViewEndsLinesAtCROrLFOrCRLF() async throws {
         let world = try await SerialWorld()
         try await world.start("nus", name: "Robot4", index: 14)

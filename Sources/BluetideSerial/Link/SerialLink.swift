@@ -58,6 +58,9 @@ public actor SerialLink {
 
     private var queue: [UInt8] = []
     private var head = 0
+    /// Where writes must end (``send(_:endingWrite:)``), as byte positions counted like
+    /// ``sentBytes`` (bytes since the link was made), ascending.
+    private var writeEnds: [Int] = []
     private var isLinkUp = true
     private var closeReason: String?
     private var writerWake: CheckedContinuation<Void, Never>?
@@ -267,14 +270,18 @@ public actor SerialLink {
     public var writeSize: Int { chunkSize }
 
     /// Queues `bytes` for the device, in order after everything sent before. See the type's
-    /// notes for back-pressure and what happens while the link is down.
-    public func send(_ bytes: [UInt8]) async throws {
+    /// notes for back-pressure and what happens while the link is down. With `endingWrite`, the
+    /// last write carrying them ends with them: what is sent next starts a write of its own (a
+    /// line or an AT command reaches the device as one write, not merged with the next; bytes
+    /// longer than a write are still cut into writes).
+    public func send(_ bytes: [UInt8], endingWrite: Bool = false) async throws {
         if let closeReason { throw SerialLinkError.closed(device: name, reason: closeReason) }
         guard !bytes.isEmpty else { return }
         if !isLinkUp, queuedBytes + bytes.count > options.outageBufferLimit {
             throw SerialLinkError.linkDown(device: name, queued: queuedBytes, offered: bytes.count, limit: options.outageBufferLimit)
         }
         queue.append(contentsOf: bytes)
+        if endingWrite { writeEnds.append(sentBytes + queuedBytes) }
         wakeWriter()
         while isLinkUp, closeReason == nil, queuedBytes > Self.highWaterMark {
             try await withCheckedThrowingContinuation { roomWaiters.append($0) }
@@ -312,13 +319,15 @@ public actor SerialLink {
             await withCheckedContinuation { writerWake = $0 }
         }
         guard closeReason == nil else { return nil }
-        let end = min(head + chunkSize, queue.count)
+        var end = min(head + chunkSize, queue.count)
+        if let writeEnd = writeEnds.first { end = min(end, head + (writeEnd - sentBytes)) }
         return (connection, profile.write, withResponse, Array(queue[head..<end]))
     }
 
     private func written(_ count: Int) {
         head += count
         sentBytes += count
+        while let writeEnd = writeEnds.first, writeEnd <= sentBytes { writeEnds.removeFirst() }
         if head == queue.count {
             queue.removeAll(keepingCapacity: true)
             head = 0
