@@ -469,7 +469,7 @@ struct ReflexCoachHistory: AsyncParsableCommand {
             ]))
         }
         let slope = overall.trend.millisecondsPerSession
-        let trendText = slope.map { (CoachCLI.fixed($0, digits: 1)) + " ms per session" } ?? "needs two sessions"
+        let trendText = overall.trend.text ?? "needs two sessions"
         outputs.append(CoachOutput("trend: \(trendText)", type: "trend", ["millisecondsPerSession": CoachJSON.optional(slope)]))
         return outputs
     }

@@ -65,6 +65,21 @@ import Testing
         #expect(ExitStatus.allCases.map(\.rawValue) == [0, 1, 2, 130])
     }
 
+    /// Issue 21 item 12: at trace level the host logs the protocol, one line per packet: HCI
+    /// commands and events by name, ATT operations by name.
+    @Test func traceLevelShowsHCIAndATTOneLinePerPacket() async throws {
+        let run = try await BluetideExecutable.run(["read", "Bluetide HRM", "battery-level", "--emulate", "heart-rate", "--log-level", "trace"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains { $0.hasPrefix("TRACE bluetide.hci: → HCI command Reset (0x0C03)") }, "\(run.stderr.prefix(20))")
+        #expect(run.stderr.contains { $0.hasPrefix("TRACE bluetide.hci: ← HCI event Command Complete: Reset (0x0C03) status 0x00") })
+        #expect(run.stderr.contains { $0.hasPrefix("TRACE bluetide.hci: ← HCI event LE Meta: Connection Complete") || $0.contains("LE Meta: Enhanced Connection Complete") })
+        #expect(run.stderr.contains { $0.hasPrefix("TRACE bluetide.att: → ATT handle 0x") && $0.contains("Read Request (0x0A) 0a") })
+        #expect(run.stderr.contains { $0.hasPrefix("TRACE bluetide.att: ← ATT handle 0x") && $0.contains("Read Response (0x0B) 0b") })
+        // Below trace, none of it.
+        let debug = try await BluetideExecutable.run(["read", "Bluetide HRM", "battery-level", "--emulate", "heart-rate", "-vv"])
+        #expect(!debug.stderr.contains { $0.contains("bluetide.hci: →") || $0.contains("bluetide.att: ←") })
+    }
+
     @Test func logsGoToStandardErrorAtTheLevelAskedFor() async throws {
         var errors: [String: [String]] = [:]
         for level in ["default", "-v", "-vv", "--log-level=error"] {

@@ -79,6 +79,48 @@ import FoundationNetworking
         #expect(replayed.lines.filter { $0.contains("km/h") }.count >= samples.count - 2)
     }
 
+    /// Issue 21 item 8: typed commands change the target mid-ride; the ride ends with a summary
+    /// when its workout finishes (no --duration, no Ctrl-C); --keep-riding rides on.
+    @Test func commandsChangeTheTargetAndTheRideEndsWithItsWorkout() async throws {
+        let plan = Self.temporary("short.zwo")
+        defer { try? FileManager.default.removeItem(atPath: plan) }
+        try """
+            <workout_file><name>Short</name><workout>
+            <SteadyState Duration="3" Power="0.6"/><SteadyState Duration="2" Power="0.7"/>
+            </workout></workout_file>
+            """.write(toFile: plan, atomically: true, encoding: .utf8)
+        let collector = LineCollector()
+        let ride = try #require(try RideCommand.parseAsRoot([
+            "--emulate", "ftms-bike", "--transport", privateLink(), "--scan", "2", "--workout", plan, "--ftp", "200",
+        ]) as? RideRunCommand)
+        try await withGuard(90) { try await ride.options.execute(collector.output) }
+        let lines = collector.lines
+        #expect(lines.contains { $0.contains("→ 120 W") }, "\(lines)")
+        let summary = try #require(lines.last, "\(lines)")
+        #expect(summary.hasPrefix("# workout Short done: 0:0"), "\(lines)")
+        #expect(summary.contains("W average"))
+
+        // Commands typed during a ride (here: given as a stream), each answered.
+        let (commands, typed) = AsyncStream<String>.makeStream()
+        let live = LineCollector()
+        let free = try #require(try RideCommand.parseAsRoot([
+            "--emulate", "ftms-bike", "--transport", privateLink(), "--scan", "2", "--erg", "150", "--duration", "8",
+        ]) as? RideRunCommand)
+        let riding = Task { try await free.options.execute(live.output, commands: commands) }
+        try await withGuard(60) { while !live.lines.contains(where: { $0.contains("→ 150 W") }) { try await Task.sleep(for: .milliseconds(50)) } }
+        typed.yield("erg 220")
+        try await withGuard(60) { while !live.lines.contains(where: { $0.contains("→ 220 W") }) { try await Task.sleep(for: .milliseconds(50)) } }
+        typed.yield("grade lots")
+        typed.yield("grade -1.5")
+        try await withGuard(90) { try await riding.value }
+        typed.finish()
+        let out = live.lines
+        #expect(out.contains("# target 220 W"), "\(out)")
+        #expect(out.contains("# grade: expected percent in -40…40, found \"lots\""), "\(out)")
+        #expect(out.contains("# target -1.5 %"), "\(out)")
+        #expect(out.contains { $0.contains("→ -1.5 %") }, "\(out)")
+    }
+
     @Test func badOptionsSayWhatToTry() async throws {
         let both = try #require(try RideCommand.parseAsRoot(["--erg", "200", "--grade", "3"]) as? RideRunCommand)
         #expect(try await failureMessage { try await both.execute(LineCollector().output) }

@@ -18,6 +18,15 @@ import Testing
         #expect(stderr.contains { $0.hasPrefix("HMSoft: connected: HM-10 (FFE0: write FFE1, notify FFE1), 20-byte writes") }, "\(stderr)")
     }
 
+    /// Issue 21 item 12: AT commands piped in at once, with --eol, go one line per write and are
+    /// each answered (not merged into 20-byte writes and echoed).
+    @Test func pipedATCommandsWithEOLAreAnsweredOneByOne() async throws {
+        let run = try await BluetideExecutable.run(
+            ["uart", "HMSoft", "--emulate", "hm10", "--scan-time", "5", "--eol", "crlf"], stdin: "AT\nAT+VERS?\nAT+NAME?\nAT+ROLE?")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.joined() == "OKHMSoft V540OK+NAME:HMSoftOK+Get:0", "\(run.stdout)")
+    }
+
     @Test func pipeModeEchoesDataAndPicksTheOnlyDevice() async throws {
         let run = try await BluetideExecutable.run(["uart", "--emulate", "nus", "--scan-time", "1", "--json"], stdin: "hello\nworld\n")
         #expect(run.status == 0, "\(run.stderr)")

@@ -27,6 +27,18 @@ import Testing
         #expect(String(decoding: out, as: UTF8.self) == "[R1] 68 69 0D 0A\n")
     }
 
+    @Test func linesAreCutIntoWritesAndHeldUntilTheirEnd() {
+        var pending = false
+        var lines = LineWrites()
+        #expect(lines.feed(LineEnding.crlf.lineWrites(Array("AT\nAT+VE".utf8), pendingCR: &pending)) == [Array("AT\r\n".utf8)])
+        #expect(lines.feed(LineEnding.crlf.lineWrites(Array("RS?\r".utf8), pendingCR: &pending)) == [Array("AT+VERS?\r\n".utf8)])
+        #expect(pending)
+        #expect(lines.feed(LineEnding.crlf.lineWrites(Array("\nAT".utf8), pendingCR: &pending)) == [], "the LF of a split CRLF ends nothing")
+        #expect(lines.flush() == Array("AT".utf8))
+        #expect(lines.flush() == nil)
+        #expect(lines.feed(LineEnding.none.lineWrites(Array("a\n\nb\n".utf8), pendingCR: &pending)) == [[0x61], [0x62]])
+    }
+
     @Test func lineEndingsAreConvertedAcrossChunks() {
         var pending = false
         #expect(LineEnding.crlf.convert(Array("a\nb\r".utf8), pendingCR: &pending) == Array("a\r\nb\r\n".utf8))

@@ -114,4 +114,33 @@ import Testing
         await peripheral.close()
         await rig.close()
     }
+
+    /// Issue 21 item 2: a central discovering an emulated trainer finds Device Information
+    /// (0x180A) and its values decode; devices served together share one 0x180A.
+    @Test func discoveryFindsDeviceInformationAndItsValuesDecode() async throws {
+        for model in [FTMSBikeModel(seed: 2) as any DeviceModel, TacxFECModel(seed: 2)] {
+            let (rig, peripheral) = try await EmulationRig.serving([model])
+            #expect(rig.database.filter { $0.service.uuid == .deviceInformation }.count == 1, "\(model.name)")
+            var texts: [BluetoothUUID: String] = [:]
+            for uuid in [BluetoothUUID.manufacturerName, .modelNumber, .serialNumber, .firmwareRevision] {
+                let found = try rig.characteristic(uuid, in: .deviceInformation)
+                let bytes = try await rig.connection.gatt.read(handle: found.valueHandle)
+                texts[uuid] = try DeviceInformationString(bytes: bytes).text
+            }
+            #expect(texts[.manufacturerName] == (model.name == "tacx-fec" ? "Tacx" : "Bluetide"), "\(model.name)")
+            #expect(texts[.modelNumber] == (model.name == "tacx-fec" ? "Neo (emulated)" : "FTMS Bike"), "\(model.name)")
+            #expect(texts[.serialNumber]?.isEmpty == false && texts[.firmwareRevision]?.isEmpty == false)
+            await peripheral.stop()
+            await peripheral.close()
+            await rig.close()
+        }
+        // A strap and a sensor in one device: one Device Information service, the first model's.
+        let (rig, peripheral) = try await EmulationRig.serving([HeartRateModel(seed: 1), CSCModel(seed: 1)], address: 0x1234_5678_0180)
+        #expect(rig.database.filter { $0.service.uuid == .deviceInformation }.count == 1)
+        let model = try rig.characteristic(.modelNumber, in: .deviceInformation)
+        #expect(try DeviceInformationString(bytes: try await rig.connection.gatt.read(handle: model.valueHandle)).text == "HRM")
+        await peripheral.stop()
+        await peripheral.close()
+        await rig.close()
+    }
 }

@@ -79,6 +79,29 @@ struct ReflexStatisticsTests {
         #expect(sameTime.perWeek == nil)
     }
 
+    /// Issue 21 item 12: the trend says slower or faster, and per week only when the sessions
+    /// span two weeks (sessions seconds apart once read "3524497.1 ms per week").
+    @Test func trendTextSaysTheDirectionAndPerWeekOnlyOverWeeks() throws {
+        let secondsApart = ReflexStatistics.trend(of: [
+            Fixture.results(id: 1, started: Fixture.day0, hitTimes: [400]),
+            Fixture.results(id: 2, started: Fixture.day0.addingTimeInterval(10), hitTimes: [481]),
+        ])
+        #expect(secondsApart.millisecondsPerWeek != nil, "the fit exists")
+        #expect(secondsApart.shownMillisecondsPerWeek == nil)
+        #expect(secondsApart.text == "81.0 ms slower per session")
+        let overWeeks = ReflexStatistics.trend(of: [
+            Fixture.results(id: 1, started: Fixture.day0, hitTimes: [500]),
+            Fixture.results(id: 2, started: Fixture.day0.addingTimeInterval(Fixture.week), hitTimes: [480]),
+            Fixture.results(id: 3, started: Fixture.day0.addingTimeInterval(3 * Fixture.week), hitTimes: [350]),
+        ])
+        #expect(overWeeks.text == "75.0 ms faster per session (52.1 ms faster per week)")
+        let flat = ReflexStatistics.trend(of: [
+            Fixture.results(id: 1, started: Fixture.day0, hitTimes: [300]), Fixture.results(id: 2, started: Fixture.day0, hitTimes: [300]),
+        ])
+        #expect(flat.text == "no change per session")
+        #expect(ReflexStatistics.trend(of: []).text == nil)
+    }
+
     @Test func trendSlopesPerSessionAndPerWeek() throws {
         // Means 500, 480, 350 ms at weeks 0, 1, 3 (given out of order).
         let sessions = [

@@ -111,7 +111,7 @@ struct SVGChartTests {
         #expect(texts.contains("trend -52.1 ms/week"))
         #expect(texts.contains("2026-11-19"))
         #expect(doc.all("desc").first?.text
-            == "3 sessions from 2026-11-01 to 2026-11-22; first mean 500 ms, last mean 350 ms, trend -52.1 ms per week.")
+            == "3 sessions from 2026-11-01 to 2026-11-22; first mean 500 ms, last mean 350 ms, trend 75.0 ms faster per session (52.1 ms faster per week).")
         #expect(svg == SVGChart.meansOverTime(trend, options: SVGChartOptions(idPrefix: "ana-trend")))
     }
 

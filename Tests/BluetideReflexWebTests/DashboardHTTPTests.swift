@@ -63,6 +63,8 @@ import Testing
             #expect(html.contains("<figure class=\"weight-chart\" id=\"weight-chart\"><svg"), "sample athletes have several weigh-ins")
             for chart in ["trend", "targets", "latest"] { #expect(html.contains("id=\"\(chart)\"><svg")) }
             #expect(html.contains("class=\"swatch target-0\""))
+            // The trend says faster or slower (issue 21 item 12), the same words as the CLI's.
+            #expect(html.range(of: #"<p>Trend: [0-9]+\.[0-9] ms (faster|slower) per session"#, options: .regularExpression) != nil, "\(html)")
 
             let missing = try await client.get("/athletes/999")
             #expect(missing.status == .notFound && missing.text.contains("There is no athlete 999."))

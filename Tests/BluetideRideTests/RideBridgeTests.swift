@@ -54,6 +54,12 @@ import Testing
             // The app finds an FTMS trainer, asks for control and sets 180 W.
             let stream = try await b.rider.start()
             #expect(await b.client.devices.map(\.role) == [.ftmsTrainer])
+            // The bridge passes the Tacx's own Device Information through (issue 21 item 2).
+            let information = try #require(await b.client.trainerInformation, "the bridge serves 0x180A")
+            #expect(information.manufacturerName == "Tacx")
+            #expect(information.modelNumber == "Neo (emulated)")
+            #expect(information.serialNumber?.isEmpty == false)
+            #expect(information == (await b.reader.source.trainerInformation), "the trainer's values, unchanged")
             try await b.rider.setTarget(.power(watts: 180))
             let seen = try await guarded("180 W through the bridge", seconds: 90) { try await samples(stream) { settled($0, at: 180, tolerance: 3) } }
             let last = try #require(seen.last)
@@ -94,6 +100,12 @@ import Testing
                 try await samples(stream) { $0.last.map { $0.speedKmh != nil && $0.powerWatts != nil && $0.cadenceRpm != nil } ?? false }
             }
             #expect((seen.last?.speedKmh ?? 0) > 10)
+            // No trainer behind the bridge: its Device Information names the bridge itself.
+            let information = try #require(await b.client.trainerInformation)
+            #expect(information.manufacturerName == "Bluetide")
+            #expect(information.modelNumber == "Bluetide FTMS Bridge")
+            #expect(information.serialNumber == nil)
+            #expect(information.softwareRevision == BluetideVersion.current)
             // No trainer behind the bridge: ERG is answered "operation failed", naming the request.
             await #expect(throws: TrainerControlError(
                 request: "set target power 200 W",

@@ -174,7 +174,7 @@ enum Readings {
             switch event {
             case let .reading(reading): times.append(reading.time)
             case let .tick(time): ticks.append(time)
-            case .link: break
+            case .link, .target: break
             }
             if times.count == 10 { break }
         }

@@ -2,6 +2,7 @@ import Bluetide
 import BluetideSerial
 import Foundation
 import Synchronization
+import BluetideSupport
 import Testing
 
 @Suite struct SerialLinkTests {
@@ -44,6 +45,28 @@ import Testing
         try await link.send("AT+NAME?\r\n")
         try await within(20, "answer") { try await recorder.wait { $0.bytes.count >= 14 } }
         #expect(String(decoding: recorder.bytes, as: UTF8.self) == "OK+NAME:Robot1")
+        recorder.stop()
+        await link.close()
+        await world.close()
+    }
+
+    /// Issue 21 item 12: AT commands sent back to back, each ending a write, reach the module one
+    /// by one and are answered (merged into 20-byte writes they were echoed instead).
+    @Test func commandsEndingAWriteAreNotMergedWithTheNext() async throws {
+        let world = try await SerialWorld()
+        try await world.start("hm10", name: "Robot7", index: 14)
+        let link = try await world.connect("Robot7")
+        let recorder = LinkRecorder(link)
+        for command in ["AT\r\n", "AT+VERS?\r\n", "AT+NAME?\r\n"] { try await link.send(Array(command.utf8), endingWrite: true) }
+        let expected = "OKHMSoft V540OK+NAME:Robot7"
+        try await within(20, "three answers") { try await recorder.wait { $0.bytes.count >= expected.utf8.count } }
+        #expect(String(decoding: recorder.bytes, as: UTF8.self) == expected)
+        // A piece longer than a write is still cut at the write size, and ends where it ends.
+        let long = Array(repeating: UInt8(ascii: "x"), count: 25)
+        try await link.send(long, endingWrite: true)
+        try await link.send(Array("AT\r\n".utf8), endingWrite: true)
+        try await within(20, "the long echo and OK") { try await recorder.wait { $0.bytes.count >= expected.utf8.count + 27 } }
+        #expect(String(decoding: recorder.bytes, as: UTF8.self) == expected + String(repeating: "x", count: 25) + "OK")
         recorder.stop()
         await link.close()
         await world.close()
@@ -172,6 +195,84 @@ import Testing
         #expect(attempts.allSatisfy { $0.1 == 2 })
         await #expect(throws: SerialLinkError.self) { try await link.send("late") }
         recorder.stop()
+        await world.close()
+    }
+
+    /// Issue 21 item 3: a device gone for good while a reconnect attempt overruns (here: a
+    /// connect time limit far longer than the test) still ends in "gave up" once the outage limit
+    /// passes on the link's clock, a manual one: no real waiting for the limit.
+    @Test func givesUpWhenTheOutageLimitPassesWhateverTheReconnectAttemptDoes() async throws {
+        let world = try await SerialWorld()
+        try await world.start("nus", name: "Robot4", index: 12)
+        let clock = ManualClock()
+        let options = SerialLinkOptions(reconnectTries: 1, reconnectInterval: .milliseconds(100), connectTimeout: .seconds(600))
+        #expect(options.outageLimit == .seconds(611) + .milliseconds(100))
+        let link = try await world.connect("Robot4", options: options, clock: clock)
+        let recorder = LinkRecorder(link)
+        await world.kill("Robot4")
+        try await within(30, "reconnecting seen") {
+            try await recorder.wait { $0.statuses.contains { $0.name == "reconnecting" } }
+        }
+        // The attempt is still running (600 s of connect time limit); the outage timer sleeps.
+        await clock.waitForSleepers(1)
+        clock.advance(by: options.outageLimit - .milliseconds(1))
+        #expect(await link.closedReason == nil, "not before the limit")
+        clock.advance(by: .milliseconds(1))
+        let reason = try await within(30, "gave up on the link's clock") { await link.waitForClose() }
+        #expect(reason == "gave up reconnecting: not back within 611 s (1 reconnect try)")
+        try await within(30, "gave-up status") { try await recorder.wait { $0.statuses.contains { $0.name == "gave-up" } } }
+        await #expect(throws: SerialLinkError.self) { try await link.send("late") }
+        await #expect(throws: SerialLinkError.self) { try await link.waitForLink() }
+        recorder.stop()
+        await world.close()
+    }
+
+    /// Issue 30 item 2: a reader that stops reading holds the link's writes back. An echoing
+    /// device gets only what the receive buffer can hold: the buffered bytes stay within the
+    /// limit, nothing is dropped, the sender waits; once reading resumes, every byte comes back
+    /// in order.
+    @Test func aReaderThatStopsReadingHoldsTheWritesBackAndMemoryStaysBounded() async throws {
+        let world = try await SerialWorld()
+        try await world.start("nus", name: "Robot6", index: 13)
+        let limit = 8192
+        let link = try await world.connect("Robot6", options: SerialLinkOptions(receiveBufferLimit: limit))
+        let payload = randomBytes(256 * 1024, seed: 30)
+        let sent = Mutex(0)
+        let sender = Task {
+            for start in stride(from: 0, to: payload.count, by: 1000) {
+                try await link.send(Array(payload[start..<min(start + 1000, payload.count)]))
+                sent.withLock { $0 = min(start + 1000, payload.count) }
+            }
+        }
+        // Nobody reads `bytes`. Wait (on progress) until the buffer passed half its limit and
+        // everything written has come back: then the writer is held and nothing is in flight.
+        try await within(60, "the writer held back by the unread bytes") {
+            while true {
+                let unread = link.unreadBytes
+                if unread > limit / 2, await link.writtenBytes == unread + link.droppedBytes { return }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        let written = await link.writtenBytes
+        #expect(link.unreadBytes <= limit, "received bytes held: \(link.unreadBytes)")
+        #expect(written <= limit, "written while nobody read: \(written)")
+        #expect(link.droppedBytes == 0)
+        #expect(await link.queuedBytes <= 4096 + 1000, "the send queue stays at its high-water mark")
+        #expect(sent.withLock { $0 } < payload.count, "the sender waits")
+        // Reading again lets everything through, in order, with nothing lost.
+        let echoed = try await within(120, "the whole payload echoed once reading resumes") {
+            var echoed: [UInt8] = []
+            for await chunk in link.bytes {
+                echoed += chunk
+                #expect(link.unreadBytes <= limit)
+                if echoed.count >= payload.count { break }
+            }
+            return echoed
+        }
+        try await sender.value
+        #expect(echoed == payload)
+        #expect(link.droppedBytes == 0)
+        await link.close()
         await world.close()
     }
 

@@ -45,9 +45,12 @@ final class SerialWorld: Sendable {
     }
 
     /// Finds the device called `name` and makes a serial link to it (within a hang guard).
-    func connect(_ name: String, options: SerialLinkOptions = SerialLinkOptions()) async throws -> SerialLink {
+    func connect(
+        _ name: String, options: SerialLinkOptions = SerialLinkOptions(), clock: any Clock<Duration> = ContinuousClock()
+    ) async throws -> SerialLink {
         try await within(30, "connect to \(name)") { [central] in
-            try await SerialLink.connect(to: try await SerialScanner(central: central).find(name), on: central, options: options)
+            try await SerialLink.connect(
+                to: try await SerialScanner(central: central).find(name), on: central, options: options, clock: clock)
         }
     }
 

@@ -3,6 +3,7 @@ import Synchronization
 import Bluetide
 import BluetideRecording
 import BluetideRide
+import BluetideSerial
 import Foundation
 
 /// `bluetide ride [run]`: connects the trainer and sensors (or replays a recorded ride), shows the
@@ -15,6 +16,11 @@ struct RideRunCommand: AsyncParsableCommand {
             Without --trainer/--power/--cadence/--speed/--hr, devices are found by the services they advertise \
             (a trainer: FTMS or Tacx FE-C; a power meter; a speed/cadence sensor; a heart-rate strap). On a terminal \
             one screen is updated in place; otherwise one line (or --json object) per second.
+
+            During a live ride, type a command and Enter on standard input to change the target: \
+            `erg 220` (watts), `grade 3.5` (percent; negative downhill), `resistance 30` (percent), \
+            `free` (back to free riding) or `help`; a command ends a running workout. When a --workout \
+            finishes the ride ends with a summary, unless --keep-riding.
 
             Examples:
               bluetide ride --emulate tacx-fec,heart-rate --erg 200
@@ -29,7 +35,10 @@ struct RideRunCommand: AsyncParsableCommand {
     @OptionGroup var options: RideRunOptions
 
     func run() async throws {
-        try await options.execute(CommandOutput.standardOutput(), stopOnSignals: true)
+        // Typed commands (`erg 220`, `grade 3.5`, …) come on standard input, a line each.
+        let input = try? FileDescriptorPort(input: STDIN_FILENO, output: STDOUT_FILENO)
+        defer { input?.stop() }
+        try await options.execute(CommandOutput.standardOutput(), stopOnSignals: true, commands: input.map(RideCommandInput.lines))
     }
 
     /// Rides as ``RideRunOptions/execute(_:stopOnSignals:observe:)`` does.
@@ -76,6 +85,8 @@ struct RideRunOptions: ParsableArguments {
     var json = false
     @Flag(name: .long, help: "A sample on every device update, not only once a second.")
     var allUpdates = false
+    @Flag(name: .long, help: "After a --workout finishes, go on riding (until Ctrl-C or --duration) instead of ending with a summary.")
+    var keepRiding = false
 
     /// The target the options ask for (at most one of --erg, --grade, --resistance, --workout).
     func target() throws -> RideTarget? {
@@ -108,10 +119,12 @@ struct RideRunOptions: ParsableArguments {
         }
     }
 
-    /// Rides until --duration, the end of a replay or (with `stopOnSignals`) Ctrl-C; `observe`
-    /// sees every sample (`ride serve` feeds its page with it).
+    /// Rides until --duration, the end of a replay, the end of a --workout (unless --keep-riding)
+    /// or (with `stopOnSignals`) Ctrl-C; `observe` sees every sample (`ride serve` feeds its page
+    /// with it); `commands` are typed lines that change the target (``RideControlCommand``).
     func execute(
-        _ output: CommandOutput, stopOnSignals: Bool = false, observe: (@Sendable (RideSample) async -> Void)? = nil
+        _ output: CommandOutput, stopOnSignals: Bool = false, commands: AsyncStream<String>? = nil,
+        observe: (@Sendable (RideSample) async -> Void)? = nil
     ) async throws {
         try stop.validated()
         try devices.validated()
@@ -144,7 +157,8 @@ struct RideRunOptions: ParsableArguments {
         }
         let ride = RideSession(source: source, configuration: configuration)
         do {
-            try await run(ride, target: target, workout: plan, output: output, stopOnSignals: stopOnSignals, observe: observe)
+            try await run(
+                ride, target: target, workout: plan, output: output, stopOnSignals: stopOnSignals, commands: commands, observe: observe)
         } catch {
             await ride.stop()
             await opened?.close()
@@ -156,7 +170,7 @@ struct RideRunOptions: ParsableArguments {
 
     private func run(
         _ ride: RideSession, target: RideTarget?, workout: Workout?, output: CommandOutput, stopOnSignals: Bool,
-        observe: (@Sendable (RideSample) async -> Void)?
+        commands: AsyncStream<String>?, observe: (@Sendable (RideSample) async -> Void)?
     ) async throws {
         let samples = try await RideRunning.start(ride)
         let recorded = ride.source as? RecordedRideSource<ContinuousClock>
@@ -183,10 +197,32 @@ struct RideRunOptions: ParsableArguments {
             }
         }
         defer { noticeTask.cancel() }
+        // Typed commands: each answered on the notice line (or the live screen's notices).
+        let commandTask = commands.map { lines in
+            Task {
+                for await line in lines where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+                    let answer: String
+                    do { answer = try await ride.perform(try RideControlCommand.parse(line)) } catch {
+                        answer = "\(error)"
+                    }
+                    recent.add(answer)
+                    if !live { output.emit(json ? RideRunning.noticeLine(answer) : "# \(answer)") }
+                }
+            }
+        }
+        defer { commandTask?.cancel() }
         let allUpdates = allUpdates
+        // A workout's end ends the ride (unless --keep-riding), with a summary of the workout.
+        let endsWithWorkout = workout != nil && !keepRiding
+        let tally = RideTally()
         let printer = Task {
             for await sample in samples {
                 await observe?(sample)
+                if sample.workout != nil { tally.add(sample) }
+                if endsWithWorkout, sample.trigger == .tick, sample.workout?.isFinished == true {
+                    tally.finish()
+                    return
+                }
                 guard allUpdates || sample.trigger == .tick else { continue }
                 if live {
                     let devices = await ride.source.devices
@@ -199,6 +235,10 @@ struct RideRunOptions: ParsableArguments {
             }
         }
         await RideRunning.wait(for: printer, duration: stop.duration, stopOnSignals: stopOnSignals)
+        if let workout, let summary = tally.finishedSummary {
+            let text = "workout \(workout.name) done: \(summary.text)"
+            output.emit(json ? RideRunning.noticeLine(text) : "# \(text)")
+        }
         if let recorded, let replay {
             if let failure = recorded.failure {
                 throw CommandFailure("\(replay): \(failure)\(strict ? " (--strict stops at a damaged line; leave it out to warn and play on)" : "")")
@@ -240,4 +280,41 @@ final class NoticeBuffer: Sendable {
     }
 
     func last(_ count: Int) -> [String] { storage.withLock { Array($0.suffix(count)) } }
+}
+
+/// The samples of a workout, summed up for the line that ends the ride.
+final class RideTally: Sendable {
+    private let state = Mutex<(summary: RideSummary, finished: Bool)>((RideSummary(), false))
+
+    func add(_ sample: RideSample) { state.withLock { if !$0.finished { $0.summary.add(sample) } } }
+    /// The workout finished: the summary is complete.
+    func finish() { state.withLock { $0.finished = true } }
+    /// The summary, once the workout finished.
+    var finishedSummary: RideSummary? { state.withLock { $0.finished ? $0.summary : nil } }
+}
+
+/// Typed ride commands from a descriptor (standard input), a line each; ends at end of input.
+enum RideCommandInput {
+    static func lines(_ port: FileDescriptorPort) -> AsyncStream<String> {
+        AsyncStream { continuation in
+            let task = Task {
+                var pending: [UInt8] = []
+                while let chunk = await port.read() {
+                    pending += chunk
+                    while let end = pending.firstIndex(where: { $0 == 0x0A || $0 == 0x0D }) {
+                        let line = String(decoding: pending[..<end], as: UTF8.self)
+                        pending.removeSubrange(...end)
+                        if !line.isEmpty { continuation.yield(line) }
+                    }
+                    // A line without an end is kept, up to 1 KB (a command is a few words).
+                    if pending.count > 1024 { pending.removeAll() }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in
+                task.cancel()
+                port.stop()
+            }
+        }
+    }
 }

@@ -43,7 +43,7 @@ extension UARTRunner {
                             case let .submit(line):
                                 // Without --echo the typed line is wiped, leaving the device's answer.
                                 try? await io.output.write(echo ? [0x0D, 0x0A] : Array("\r\u{1B}[K".utf8))
-                                await send(Array(line.utf8) + ending.bytes)
+                                await send(Array(line.utf8) + ending.bytes, endingWrite: true)
                             case .cancel, .endOfInput:
                                 return nil  // Ctrl-C, or Ctrl-D on an empty line
                             }

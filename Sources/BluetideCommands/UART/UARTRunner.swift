@@ -66,10 +66,10 @@ final class UARTRunner: Sendable {
     /// Sends `bytes` to the targets; a refusal (link down past the outage bound) is reported
     /// and the bytes dropped for that device. Returns false when a link is closed.
     @discardableResult
-    func send(_ bytes: [UInt8]) async -> Bool {
+    func send(_ bytes: [UInt8], endingWrite: Bool = false) async -> Bool {
         var open = true
         for link in targets {
-            do { try await link.send(bytes) } catch let error as SerialLinkError {
+            do { try await link.send(bytes, endingWrite: endingWrite) } catch let error as SerialLinkError {
                 if case .closed = error { open = false }
                 reporter.message("\(error)", link: link)
             } catch {
@@ -80,10 +80,10 @@ final class UARTRunner: Sendable {
     }
 
     /// Sends `bytes`, waiting out an outage rather than refusing (bridges hold their input instead).
-    func sendPatiently(_ bytes: [UInt8], to link: SerialLink) async throws {
+    func sendPatiently(_ bytes: [UInt8], to link: SerialLink, endingWrite: Bool = false) async throws {
         while true {
             do {
-                try await link.send(bytes)
+                try await link.send(bytes, endingWrite: endingWrite)
                 return
             } catch SerialLinkError.linkDown {
                 try await link.waitForLink()
@@ -106,6 +106,8 @@ final class UARTRunner: Sendable {
 
     /// Stdin to the device(s), received bytes to stdout; ends when stdin has ended, everything
     /// was sent, and nothing came back for `idleTimeout` seconds (or when every link closed).
+    /// With an `ending` (--eol), each line is one write (with its end converted), so AT commands
+    /// piped in at once reach the device one by one rather than merged into full-size writes.
     func pipe(ending: LineEnding?, idleTimeout: Double) async throws {
         let printer = Task { await printReceived() }
         defer { printer.cancel() }
@@ -117,15 +119,35 @@ final class UARTRunner: Sendable {
         defer { watcher.cancel() }
         var pendingCR = false
         var failure: String?
-        reading: while let chunk = await io.input.read() {
-            let bytes = ending.map { $0.convert(chunk, pendingCR: &pendingCR) } ?? chunk
-            for link in targets {
-                do { try await sendPatiently(bytes, to: link) } catch {
-                    failure = "\(link.name): \(error)"
+        var lines = LineWrites()
+        reading: while true {
+            let chunk = await io.input.read()
+            // Pieces to send: the chunk as it came, or with --eol its whole lines (an unfinished
+            // one waits for its end, or for the end of input).
+            let pieces: [(bytes: [UInt8], endsWrite: Bool)]
+            if let ending {
+                guard let chunk else {
+                    pieces = lines.flush().map { [($0, true)] } ?? []
+                    for piece in pieces { for link in targets { try? await sendPatiently(piece.bytes, to: link, endingWrite: true) } }
                     break reading
+                }
+                pieces = lines.feed(ending.lineWrites(chunk, pendingCR: &pendingCR)).map { ($0, true) }
+            } else {
+                guard let chunk else { break reading }
+                pieces = [(chunk, false)]
+            }
+            for piece in pieces {
+                for link in targets {
+                    do { try await sendPatiently(piece.bytes, to: link, endingWrite: piece.endsWrite) } catch {
+                        failure = "\(link.name): \(error)"
+                        break reading
+                    }
                 }
             }
         }
+        // A link that is down when input ends is waited for: back (then drained), or given up
+        // (within its outage limit), which ends the command with status 1 below.
+        for link in links { try? await link.waitForLink() }
         for link in targets { try? await link.drain() }
         state.withLock { $0.lastReceived = .now }
         // Wait for replies to stop: sleep until the idle deadline, later if bytes came meanwhile.
@@ -139,6 +161,9 @@ final class UARTRunner: Sendable {
             try? await Task.sleep(until: deadline, clock: .continuous)
         }
         try? await io.output.write(state.withLock { $0.formatter.endLine() })
+        for link in links where link.droppedBytes > 0 {
+            reporter.message("\(link.droppedBytes) received bytes dropped: the output was not read in time", link: link)
+        }
         if let failure { throw CommandFailure(failure) }
         for link in links { if let reason = await link.closedReason { throw CommandFailure("\(link.name): \(reason)") } }
     }

@@ -67,9 +67,19 @@ public actor EmulatedPeripheral {
         advertising = AdvertisingPlan(hints: hints, name: name)
         acceptsOneCentralAtATime = models.contains { $0.acceptsOneCentralAtATime }
 
+        // One Device Information service per device: when several models are served together,
+        // the first one's 0x180A is the device's and the others' are left out.
+        var servesDeviceInformation = false
+        let modelServices = models.map { model in
+            model.services.filter { service in
+                guard service.uuid == .deviceInformation else { return true }
+                defer { servesDeviceInformation = true }
+                return !servesDeviceInformation
+            }
+        }
         // Lay the database out once without handlers to learn every value handle.
-        let plain = models.flatMap { model in
-            model.services.map { service in
+        let plain = modelServices.flatMap { services in
+            services.map { service in
                 GATTServiceDefinition(uuid: service.uuid, characteristics: service.characteristics.map {
                     GATTCharacteristicDefinition(uuid: $0.uuid, properties: GATTCharacteristicProperties(rawValue: $0.properties.rawValue))
                 })
@@ -78,15 +88,15 @@ public actor EmulatedPeripheral {
         let layout = AttributeLayout(plain)
         var served: [ServedModel] = []
         var serviceIndex = 0
-        for model in models {
+        for (model, services) in zip(models, modelServices) {
             var handles: [BluetoothUUID: UInt16] = [:]
-            for service in model.services {
+            for service in services {
                 for (index, c) in service.characteristics.enumerated() where handles[c.uuid] == nil {
                     handles[c.uuid] = layout.handles[serviceIndex][index]
                 }
                 serviceIndex += 1
             }
-            served.append(ServedModel(model: model, handles: handles))
+            served.append(ServedModel(model: model, services: services, handles: handles))
         }
         self.served = served
         let events = eventSink

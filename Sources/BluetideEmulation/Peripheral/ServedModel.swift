@@ -22,7 +22,8 @@ import Synchronization
 final class ServedModel: Sendable {
     /// Catalog name, for events.
     let name: String
-    /// The model's services (fixed for the model's life).
+    /// The model's services as served (fixed for the model's life; a Device Information
+    /// service another model already serves is left out).
     let services: [EmulatedService]
     /// Seconds between ticks.
     let tickInterval: Double
@@ -36,9 +37,9 @@ final class ServedModel: Sendable {
     }
     private let state: Mutex<State>
 
-    init(model: any DeviceModel, handles: [BluetoothUUID: UInt16]) {
+    init(model: any DeviceModel, services: [EmulatedService], handles: [BluetoothUUID: UInt16]) {
         name = model.name
-        services = model.services
+        self.services = services
         tickInterval = max(model.tickInterval, 0.005)
         self.handles = handles
         var initial: [BluetoothUUID: [UInt8]] = [:]

@@ -6,7 +6,8 @@ import BluetideProfiles
 /// the instant of the last revolution in 1/1024 s, wrapping every 64 s (never the time of the
 /// notification). Notifies CSC Measurement at 1 Hz; CSC Feature (wheel + crank), Sensor
 /// Location (rear wheel), SC Control Point (set cumulative value, answered by indication) and
-/// a Battery service.
+/// a Battery service and Device
+/// Information (0x180A).
 public struct CSCModel: DeviceModel {
     /// Catalog name.
     public let name = "csc"
@@ -23,6 +24,8 @@ public struct CSCModel: DeviceModel {
     public private(set) var crank = RevolutionCounter(ticksPerSecond: 1024)
     /// The battery.
     public var battery: BatteryDrain
+    /// Device Information (0x180A): manufacturer, model, serial and revisions.
+    public let deviceInformation: EmulatedDeviceInformation
     private var nextNotification: Double?
 
     /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
@@ -32,6 +35,8 @@ public struct CSCModel: DeviceModel {
         cadenceRPM = options.cadenceRPM
         wheelCircumferenceMeters = options.wheelCircumferenceMeters
         battery = BatteryDrain(percent: options.batteryPercent, secondsPerPercent: options.batterySecondsPerPercent)
+        deviceInformation = EmulatedDeviceInformation(
+            manufacturerName: "Bluetide", modelNumber: "Speed/Cadence Sensor", serialNumber: EmulatedDeviceInformation.serialNumber(seed: seed))
     }
 
     /// Features this sensor reports.
@@ -50,6 +55,7 @@ public struct CSCModel: DeviceModel {
                 EmulatedCharacteristic(.scControlPoint, [.write, .indicate]),
             ]),
             battery.service,
+            deviceInformation.service,
         ]
     }
 
@@ -69,7 +75,7 @@ public struct CSCModel: DeviceModel {
         case .cscFeature: return Self.feature.bytes
         case .sensorLocation: return SensorLocation.rearWheel.bytes
         case .batteryLevel: return battery.value
-        default: return nil
+        default: return deviceInformation.read(characteristic)
         }
     }
 

@@ -6,7 +6,7 @@ import BluetideProfiles
 /// through ``RiderPhysics``. CP Measurement at 1 Hz carries instantaneous power, wheel data
 /// (uint32 count, event time 1/2048 s), crank data (uint16, 1/1024 s) and accumulated energy;
 /// CP Feature, Sensor Location (rear hub), CP Control Point (set cumulative value) and a
-/// Battery service.
+/// Battery service and Device Information (0x180A).
 public struct CyclingPowerModel: DeviceModel {
     /// Catalog name.
     public let name = "cycling-power"
@@ -30,6 +30,8 @@ public struct CyclingPowerModel: DeviceModel {
     public private(set) var energyJoules: Double = 0
     /// The battery.
     public var battery: BatteryDrain
+    /// Device Information (0x180A): manufacturer, model, serial and revisions.
+    public let deviceInformation: EmulatedDeviceInformation
     private var lastTime: Double?
     private var nextNotification: Double?
 
@@ -47,6 +49,8 @@ public struct CyclingPowerModel: DeviceModel {
         physics.settle(watts: options.powerWatts)
         instantaneousPowerWatts = options.powerWatts
         battery = BatteryDrain(percent: options.batteryPercent, secondsPerPercent: options.batterySecondsPerPercent)
+        deviceInformation = EmulatedDeviceInformation(
+            manufacturerName: "Bluetide", modelNumber: "Power Meter", serialNumber: EmulatedDeviceInformation.serialNumber(seed: seed))
     }
 
     public var advertising: AdvertisingHints {
@@ -62,6 +66,7 @@ public struct CyclingPowerModel: DeviceModel {
                 EmulatedCharacteristic(.cyclingPowerControlPoint, [.write, .indicate]),
             ]),
             battery.service,
+            deviceInformation.service,
         ]
     }
 
@@ -83,7 +88,7 @@ public struct CyclingPowerModel: DeviceModel {
         case .cyclingPowerFeature: return Self.feature.bytes
         case .sensorLocation: return SensorLocation.rearHub.bytes
         case .batteryLevel: return battery.value
-        default: return nil
+        default: return deviceInformation.read(characteristic)
         }
     }
 

@@ -13,7 +13,8 @@ import BluetideProfiles
 /// (1 Hz) carries the RR intervals of the beats since the previous one, so the intervals agree
 /// with the rate. Sensor contact is detected; energy expended rides along on every 10th
 /// notification. Also: Body Sensor Location (chest), Heart Rate Control Point (reset energy
-/// expended; anything else is refused with ATT 0x80) and a draining Battery service.
+/// expended; anything else is refused with ATT 0x80) a draining Battery service and
+/// Device Information (0x180A).
 public struct HeartRateModel: DeviceModel {
     /// Catalog name.
     public let name = "heart-rate"
@@ -21,6 +22,8 @@ public struct HeartRateModel: DeviceModel {
     private let localName: String
     /// The battery.
     public var battery: BatteryDrain
+    /// Device Information (0x180A): manufacturer, model, serial and revisions.
+    public let deviceInformation: EmulatedDeviceInformation
     /// Current heart rate, bpm (continuous).
     public private(set) var beatsPerMinute: Double
     private var targetBPM: Double
@@ -41,6 +44,8 @@ public struct HeartRateModel: DeviceModel {
         random = SeededGenerator(seed: seed)
         localName = options.localName ?? "Bluetide HRM"
         battery = BatteryDrain(percent: options.batteryPercent, secondsPerPercent: options.batterySecondsPerPercent)
+        deviceInformation = EmulatedDeviceInformation(
+            manufacturerName: "Bluetide", modelNumber: "HRM", serialNumber: EmulatedDeviceInformation.serialNumber(seed: seed))
         beatsPerMinute = 70
         targetBPM = 70
     }
@@ -57,6 +62,7 @@ public struct HeartRateModel: DeviceModel {
                 EmulatedCharacteristic(.heartRateControlPoint, [.write]),
             ]),
             battery.service,
+            deviceInformation.service,
         ]
     }
 
@@ -66,7 +72,7 @@ public struct HeartRateModel: DeviceModel {
         switch characteristic {
         case .bodySensorLocation: return BodySensorLocation.chest.bytes
         case .batteryLevel: return battery.value
-        default: return nil
+        default: return deviceInformation.read(characteristic)
         }
     }
 

@@ -11,7 +11,8 @@ import BluetideProfiles
 /// and each change is also notified on Fitness Machine Status. ERG (Set Target Power) makes the
 /// power converge to the target; simulation parameters (grade, wind, Crr, Cw) and target
 /// inclination drive ``RiderPhysics`` at the rider's own power; resistance level loads the rider
-/// as a climb; start/stop/pause start and stop the rider.
+/// as a climb; start/stop/pause start and stop the rider. Device Information (0x180A) names it
+/// `Bluetide` `FTMS Bike`, as a real trainer names itself.
 public struct FTMSBikeModel: DeviceModel {
     /// Catalog name.
     public let name = "ftms-bike"
@@ -28,6 +29,8 @@ public struct FTMSBikeModel: DeviceModel {
     /// Resistance level last set, 0.1 units.
     public private(set) var resistanceTenths: Int16 = 0
     private var nextNotification: Double?
+    /// Device Information (0x180A): manufacturer, model, serial and revisions.
+    public let deviceInformation: EmulatedDeviceInformation
 
     /// Features this trainer reports.
     public static let feature = FitnessMachineFeature(
@@ -49,6 +52,8 @@ public struct FTMSBikeModel: DeviceModel {
         engine = TrainerEngine(
             riderPowerWatts: options.powerWatts, riderCadenceRPM: options.cadenceRPM, massKilograms: options.riderMassKilograms)
         wheelCircumferenceTenthMillimeters = UInt16(clamping: Int((options.wheelCircumferenceMeters * 10_000).rounded()))
+        deviceInformation = EmulatedDeviceInformation(
+            manufacturerName: "Bluetide", modelNumber: "FTMS Bike", serialNumber: EmulatedDeviceInformation.serialNumber(seed: seed))
     }
 
     public var advertising: AdvertisingHints {
@@ -70,7 +75,8 @@ public struct FTMSBikeModel: DeviceModel {
                 EmulatedCharacteristic(.supportedPowerRange, [.read], initialValue: Self.powerRange.bytes),
                 EmulatedCharacteristic(.fitnessMachineControlPoint, [.write, .indicate]),
                 EmulatedCharacteristic(.fitnessMachineStatus, [.notify]),
-            ])
+            ]),
+            deviceInformation.service,
         ]
     }
 
@@ -84,7 +90,7 @@ public struct FTMSBikeModel: DeviceModel {
         case .supportedInclinationRange: return Self.inclinationRange.bytes
         case .supportedResistanceLevelRange: return Self.resistanceRange.bytes
         case .supportedPowerRange: return Self.powerRange.bytes
-        default: return nil
+        default: return deviceInformation.read(characteristic)
         }
     }
 

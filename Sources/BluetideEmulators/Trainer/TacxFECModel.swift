@@ -10,7 +10,8 @@ import BluetideProfiles
 /// pages 48 (basic resistance), 49 (target power, ERG), 50 (wind resistance), 51 (track
 /// resistance: grade and Crr, simulation) and 55 (user configuration: mass and wheel). Each
 /// command bumps the command sequence number reported in page 71. Page 70 requests are answered
-/// with the requested page (16, 17, 25, 54, 55, 71, 80, 81) in the next 4 Hz slots.
+/// with the requested page (16, 17, 25, 54, 55, 71, 80, 81) in the next 4 Hz slots. Device
+/// Information (0x180A) names it `Tacx` with the serial number and revisions of pages 80/81.
 public struct TacxFECModel: DeviceModel {
     /// Catalog name.
     public let name = "tacx-fec"
@@ -35,6 +36,9 @@ public struct TacxFECModel: DeviceModel {
     private var queued: [UInt8] = []
     private var nextMessage: Double?
     private let serialNumber: UInt32
+    /// Device Information (0x180A): Tacx, the model, and the serial and revisions pages 80 and
+    /// 81 report.
+    public let deviceInformation: EmulatedDeviceInformation
 
     /// Capabilities (page 54): 2000 N, basic resistance, target power and simulation.
     public static let capabilities = FECCapabilities(
@@ -45,6 +49,10 @@ public struct TacxFECModel: DeviceModel {
         var generator = SeededGenerator(seed: seed)
         serialNumber = UInt32(truncatingIfNeeded: generator.next() % 100_000)
         localName = options.localName ?? "Tacx Neo \(serialNumber % 100_000)"
+        deviceInformation = EmulatedDeviceInformation(
+            manufacturerName: "Tacx", modelNumber: "Neo (emulated)", serialNumber: String(serialNumber),
+            hardwareRevision: String(Self.hardwareRevision), firmwareRevision: Self.softwareVersion,
+            softwareRevision: Self.softwareVersion)
         engine = TrainerEngine(
             riderPowerWatts: options.powerWatts, riderCadenceRPM: options.cadenceRPM, massKilograms: options.riderMassKilograms)
         userConfiguration = FECUserConfiguration(
@@ -62,13 +70,21 @@ public struct TacxFECModel: DeviceModel {
             EmulatedService(.tacxFECService, [
                 EmulatedCharacteristic(.tacxFECNotify, [.notify]),
                 EmulatedCharacteristic(.tacxFECWrite, [.write, .writeWithoutResponse]),
-            ])
+            ]),
+            deviceInformation.service,
         ]
     }
 
     public var tickInterval: Double { 0.25 }
 
-    public func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? { nil }
+    public func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? { deviceInformation.read(characteristic) }
+
+    /// Hardware revision reported on page 80 and in Device Information.
+    static let hardwareRevision: UInt8 = 1
+    /// Main software revision reported on page 81 (tenths: 42 is 4.2).
+    static let softwareRevisionMain: UInt8 = 42
+    /// ``softwareRevisionMain`` as text, `4.2`.
+    static var softwareVersion: String { "\(softwareRevisionMain / 10).\(softwareRevisionMain % 10)" }
 
     public mutating func write(_ characteristic: BluetoothUUID, _ bytes: [UInt8], now: Double) -> WriteOutcome {
         guard characteristic == .tacxFECWrite else { return .rejected(attError: EmulatedATTError.writeNotPermitted) }
@@ -167,8 +183,8 @@ public struct TacxFECModel: DeviceModel {
         case 54: return .capabilities(Self.capabilities)
         case 55: return .userConfiguration(userConfiguration)
         case 71: return .commandStatus(commandStatus)
-        case 80: return .manufacturerInfo(FECManufacturerInfo(hardwareRevision: 1, manufacturerID: 89, modelNumber: 2875))
-        default: return .productInfo(FECProductInfo(softwareRevisionMain: 42, serialNumber: serialNumber))
+        case 80: return .manufacturerInfo(FECManufacturerInfo(hardwareRevision: Self.hardwareRevision, manufacturerID: 89, modelNumber: 2875))
+        default: return .productInfo(FECProductInfo(softwareRevisionMain: Self.softwareRevisionMain, serialNumber: serialNumber))
         }
     }
 

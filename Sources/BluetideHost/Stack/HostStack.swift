@@ -147,6 +147,7 @@ public actor HostStack {
     /// the timer for the core's next deadline.
     private func carryOut() {
         if !outputs.packets.isEmpty {
+            PacketTrace.log(outputs.packets, outbound: true)
             if sendsDirectly {
                 do {
                     try transport.sendImmediately(batch: outputs.packets)
@@ -280,6 +281,7 @@ public actor HostStack {
         guard case .running = state else { return }
         let t = now()
         takeGATTCancellations(now: t)
+        PacketTrace.log(batch, outbound: false)
         for packet in batch { core.handle(.received(packet), now: t, into: &outputs) }
         carryOut()
     }

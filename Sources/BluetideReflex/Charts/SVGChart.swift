@@ -120,7 +120,7 @@ public enum SVGChart {
             description = "\(points.count) sessions from \(ChartAxis.timeLabel(first.started, showsTime: false)) to "
                 + "\(ChartAxis.timeLabel(last.started, showsTime: false)); first mean \(DecimalText.fixed(first.meanMilliseconds, 0)) ms, "
                 + "last mean \(DecimalText.fixed(last.meanMilliseconds, 0)) ms"
-                + (trend.millisecondsPerWeek.map { ", trend \(DecimalText.fixed($0, 1)) ms per week" } ?? "") + "."
+                + (trend.text.map { ", trend \($0)" } ?? "") + "."
         }
 
         var svg = SVGBuilder()
@@ -177,7 +177,9 @@ public enum SVGChart {
                                    ("x2", n(x(last.started))), ("y2", n(y(fit.value(at: weeks(last.started))))),
                                    ("stroke", "#D7263D"), ("stroke-width", "1.5"), ("stroke-dasharray", "6 4")])
                 svg.text("text", [("x", n(p.right)), ("y", n(p.top - 6)), ("text-anchor", "end"), ("font-size", "11")],
-                         "trend \(DecimalText.fixed(fit.slope, 1)) ms/week")
+                         trend.shownMillisecondsPerWeek != nil
+                             ? "trend \(DecimalText.fixed(fit.slope, 1)) ms/week"
+                             : "trend " + (trend.millisecondsPerSession.map { AthleteTrend.words($0, per: "session") } ?? ""))
                 svg.close("g")
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import BluetideCharts
 
 /// Counts and reaction-time figures for a set of steps. Times are in milliseconds and use hits
 /// only (a miss's time is just the step's interval); they are nil when there is no hit.
@@ -100,6 +101,38 @@ public struct AthleteTrend: Hashable, Sendable, Codable {
     public var millisecondsPerSession: Double? { perSession?.slope }
     /// Slope in ms per week, if defined.
     public var millisecondsPerWeek: Double? { perWeek?.slope }
+
+    /// Days the sessions must span before a per-week trend is shown: over a shorter span (a few
+    /// sessions minutes apart) the per-week slope extrapolates seconds to a week and means nothing.
+    public static let weeklyTrendMinimumDays = 14.0
+
+    /// Days from the first to the last session.
+    public var spanDays: Double {
+        guard let first = points.first, let last = points.last else { return 0 }
+        return last.started.timeIntervalSince(first.started) / 86_400
+    }
+
+    /// The per-week slope when the sessions span at least ``weeklyTrendMinimumDays``, else nil.
+    public var shownMillisecondsPerWeek: Double? {
+        spanDays >= Self.weeklyTrendMinimumDays ? millisecondsPerWeek : nil
+    }
+
+    /// The trend in words, one rule for every view: `81.1 ms slower per session`, with
+    /// `(3.5 ms faster per week)` when the sessions span two weeks or more; `no change per
+    /// session`; nil with fewer than two sessions.
+    public var text: String? {
+        guard let slope = millisecondsPerSession else { return nil }
+        var text = Self.words(slope, per: "session")
+        if let weekly = shownMillisecondsPerWeek { text += " (\(Self.words(weekly, per: "week")))" }
+        return text
+    }
+
+    /// `12.0 ms faster per week` (negative: faster), `3.1 ms slower per session`, `no change per week`.
+    static func words(_ slope: Double, per unit: String) -> String {
+        let rounded = DecimalText.fixed(abs(slope), 1)
+        guard rounded != "0.0" else { return "no change per \(unit)" }
+        return "\(rounded) ms \(slope < 0 ? "faster" : "slower") per \(unit)"
+    }
 }
 
 /// Everything about one athlete's training at a glance: all steps together, per target, and the

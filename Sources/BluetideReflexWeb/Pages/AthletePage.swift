@@ -72,9 +72,8 @@ extension DashboardPages {
                 of: latest, title: "Latest session (\(display.dateTime(latest.session.started))): reaction time per step",
                 options: SVGChartOptions(idPrefix: "latest-chart")), id: "latest"))
         }
-        let trendText: HTML = statistics.trend.millisecondsPerSession.map { slope -> HTML in
-            let direction = slope < 0 ? "faster" : "slower"
-            return "<p>Trend: \(DisplayText.fixed(abs(slope), digits: 1)) ms \(direction) per session\(statistics.trend.millisecondsPerWeek.map { " (\(DisplayText.fixed($0, digits: 1)) ms per week)" } ?? "").</p>\n"
+        let trendText: HTML = statistics.trend.text.map { text -> HTML in
+            "<p>Trend: \(text).</p>\n"
         } ?? "<p class=\"muted\">The trend needs two sessions with hits.</p>\n"
         let statisticsSection: HTML = """
             <section class="card" id="statistics"><h2>All sessions</h2>

@@ -86,6 +86,31 @@ public actor RideBridge {
     /// One watcher per connected app, until it disconnects.
     private var watchers: [UInt16: Task<Void, Never>] = [:]
     private var started = false
+    /// The Device Information the bridge serves, once started.
+    public private(set) var servedInformation: RideDeviceInformation?
+
+    /// What the bridge says of itself where the trainer says nothing.
+    public static let ownInformation = RideDeviceInformation(
+        manufacturerName: "Bluetide", modelNumber: "Bluetide FTMS Bridge", hardwareRevision: nil,
+        firmwareRevision: BluetideVersion.current, softwareRevision: BluetideVersion.current)
+
+    /// The Device Information to serve: each of the trainer's own values (so an app shows the
+    /// real trainer's maker and model), else the bridge's own. The serial number and hardware
+    /// revision are served only when the trainer gives them.
+    public static func servedInformation(trainer: RideDeviceInformation?) -> RideDeviceInformation {
+        var served = ownInformation
+        for characteristic in RideDeviceInformation.characteristics {
+            if let value = trainer?[characteristic] { served[characteristic] = value }
+        }
+        return served
+    }
+
+    /// The Device Information service (0x180A): every value read-only.
+    static func deviceInformationService(_ information: RideDeviceInformation) -> GATTServiceDefinition {
+        GATTServiceDefinition(uuid: .deviceInformation, characteristics: RideDeviceInformation.characteristics.compactMap { uuid in
+            information[uuid].map { GATTCharacteristicDefinition(uuid: uuid, properties: [.read], value: DeviceInformationString($0).bytes) }
+        })
+    }
 
     /// A bridge for `session` on `peripheral` (one bridge per peripheral). Call ``start()``.
     public init(session: RideSession, peripheral: Peripheral, configuration: Configuration = Configuration()) {
@@ -96,7 +121,9 @@ public actor RideBridge {
     }
 
     /// Adds the services and starts advertising the Fitness Machine service (with its service
-    /// data: machine available, indoor bike) under ``Configuration/name``.
+    /// data: machine available, indoor bike) under ``Configuration/name``. Device Information
+    /// (0x180A) passes the trainer's own manufacturer, model, serial and revisions through
+    /// (read when the session started; start the session first), else names the bridge.
     public func start() async throws {
         guard !started else { return }
         started = true
@@ -104,6 +131,9 @@ public actor RideBridge {
         if configuration.servesCyclingPower { services.append(power) }
         if configuration.servesHeartRate { services.append(heart) }
         try await peripheral.add(services: services)
+        let information = Self.servedInformation(trainer: await session.source.trainerInformation)
+        await peripheral.add(definitions: [Self.deviceInformationService(information)])
+        servedInformation = information
         let writes = fitness.$controlPoint.writes
         let connections = peripheral.connections
         tasks.append(Task { [weak self] in

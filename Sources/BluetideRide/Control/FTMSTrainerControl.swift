@@ -57,6 +57,9 @@ public actor FTMSTrainerControl: TrainerControl {
 
     private func forgetControl() { hasControl = false }
 
+    /// The trainer's supported resistance range (read at ``start()``), when it serves one.
+    public var supportedResistanceRange: SupportedResistanceLevelRange? { resistanceRange }
+
     /// Stops watching the status.
     public func stop() {
         watcher?.cancel()

@@ -40,6 +40,8 @@ public struct RideMerger: Sendable {
     private var order: [String] = []
     private var distance = 0.0
     private var lastSpeed: (kmh: Double, time: Double, freshUntil: Double)?
+    /// The trainer's target as last recorded (``RideEvent/target(_:time:)``), carried by samples.
+    public private(set) var target: RideTarget?
     /// Values that did not decode (skipped).
     public private(set) var undecodableValues = 0
 
@@ -71,7 +73,7 @@ public struct RideMerger: Sendable {
 
     /// Takes one event and returns the sample it makes: every reading and tick makes one, a link
     /// change makes one (the departed device's values disappear at once); a reading that does not
-    /// decode makes none.
+    /// decode makes none, nor does a target (the samples after it carry it).
     public mutating func receive(_ event: RideEvent) -> RideSample? {
         switch event {
         case let .reading(reading):
@@ -95,6 +97,9 @@ public struct RideMerger: Sendable {
             return sample(at: time, trigger: .update)
         case let .tick(time):
             return sample(at: time, trigger: .tick)
+        case let .target(target, _):
+            self.target = target
+            return nil
         }
     }
 
@@ -141,6 +146,7 @@ public struct RideMerger: Sendable {
             sources[.heartRate] = heartRate.device.label
         }
         sample.sources = sources
+        sample.target = target
         return sample
     }
 }

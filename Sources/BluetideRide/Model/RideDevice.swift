@@ -102,4 +102,7 @@ public enum RideEvent: Sendable, Hashable {
     case link(device: RideDevice, connected: Bool, time: Double)
     /// A whole second of ride time passed (the once-a-second sample).
     case tick(time: Double)
+    /// The trainer was asked for `target` (nil: free riding) at `time`: what a recording keeps
+    /// of the ride's targets, so its samples carry them again.
+    case target(RideTarget?, time: Double)
 }

@@ -28,6 +28,23 @@ final class RideRecorder {
             profile: ProfileCatalog.forCharacteristic(reading.characteristic)?.name))
     }
 
+    /// Records the trainer being asked for `target` (nil: free riding) at ride time `time`, as
+    /// the write it is on the trainer (``RideTargetLog``).
+    func recordTarget(
+        _ target: RideTarget?, trainer: RideDevice, time: Double, parameters: SimulationParameters?,
+        resistanceRange: SupportedResistanceLevelRange?
+    ) throws {
+        let entries = RideTargetLog.entries(for: target, role: trainer.role, parameters: parameters, resistanceRange: resistanceRange)
+        for entry in entries {
+            try writer.append(ValueRecord(
+                timestamp: time,
+                wallClock: WallClockTime(millisecondsSince1970: start.millisecondsSince1970 + Int64((time * 1000).rounded())),
+                device: DeviceIdentity(address: trainer.address, name: trainer.name), service: trainer.role.service,
+                characteristic: entry.characteristic, operation: entry.isRead ? .read : .write, value: entry.bytes,
+                profile: ProfileCatalog.forCharacteristic(entry.characteristic)?.name))
+        }
+    }
+
     func flush() { try? writer.flush() }
 
     func close() throws { try writer.close() }

@@ -1,4 +1,5 @@
 import BluetideCore
+import BluetideProfiles
 
 /// A ride: the data source's devices merged into one stream of ``RideSample``s (once a second
 /// and on every update), the trainer's target (ERG, grade, resistance, or a workout's steps)
@@ -64,6 +65,7 @@ public actor RideSession {
     public func start() async throws -> AsyncStream<RideSample> {
         if let path = configuration.recordPath { recorder = try RideRecorder(path: path) }
         let events = try await source.start()
+        trainerDevice = await source.trainer?.device
         if let trainer = await source.trainer {
             let notices = noticeContinuation
             statusWatcher = Task {
@@ -84,6 +86,10 @@ public actor RideSession {
 
     /// The trainer's control, when the source has a live trainer.
     public var trainer: (any TrainerControl)? { get async { await source.trainer } }
+    /// The live trainer, known once the session started (for recording a workout's targets).
+    private var trainerDevice: RideDevice?
+    /// The trainer's target now (nil: free riding, or no trainer).
+    public var currentTarget: RideTarget? { target }
 
     /// Asks the trainer for `target` (ERG watts, a grade or a resistance), ending any workout.
     /// Throws ``RideError`` without a trainer, ``TrainerControlError`` when it refuses.
@@ -93,6 +99,28 @@ public actor RideSession {
         workoutStart = nil
         try await trainer.apply(target)
         self.target = target
+        await record(target, trainer: trainer)
+    }
+
+    /// Records the target asked of `trainer` in the value log (when recording), so an export
+    /// and a replay of the ride show it.
+    private func record(_ target: RideTarget?, trainer: any TrainerControl, parameters: SimulationParameters? = nil) async {
+        guard recorder != nil else { return }
+        var range: SupportedResistanceLevelRange?
+        if case .resistance = target { range = await (trainer as? FTMSTrainerControl)?.supportedResistanceRange }
+        recordTarget(target, trainer: trainer.device, parameters: parameters, resistanceRange: range)
+    }
+
+    private func recordTarget(
+        _ target: RideTarget?, trainer: RideDevice, parameters: SimulationParameters? = nil,
+        resistanceRange: SupportedResistanceLevelRange? = nil
+    ) {
+        do {
+            try recorder?.recordTarget(target, trainer: trainer, time: now, parameters: parameters, resistanceRange: resistanceRange)
+        } catch {
+            noticeContinuation.yield("recording stopped: \(error)")
+            recorder = nil
+        }
     }
 
     private func requireTrainer() async throws -> any TrainerControl {
@@ -108,6 +136,7 @@ public actor RideSession {
         workoutStart = nil
         try await trainer.setSimulation(parameters)
         target = .grade(percent: parameters.gradePercent)
+        await record(target, trainer: trainer, parameters: parameters)
     }
 
     /// Lets the trainer go back to free riding (FTMS Reset; FE-C: a flat road), ending any
@@ -118,6 +147,25 @@ public actor RideSession {
         workoutStart = nil
         try await trainer.reset()
         target = nil
+        await record(nil, trainer: trainer)
+    }
+
+    /// Carries out a command typed during the ride (``RideControlCommand``): a new target or free
+    /// riding (either ends a running workout), or help. Returns what happened in words, e.g.
+    /// `target 220 W`; throws like ``setTarget(_:)``.
+    public func perform(_ command: RideControlCommand) async throws -> String {
+        switch command {
+        case .help:
+            return RideControlCommand.usage
+        case let .target(target):
+            let endsWorkout = workout != nil
+            try await setTarget(target)
+            return "target \(target)" + (endsWorkout ? " (workout ended)" : "")
+        case .free:
+            let endsWorkout = workout != nil
+            try await resetTrainer()
+            return "free riding" + (endsWorkout ? " (workout ended)" : "")
+        }
     }
 
     /// Rides `workout` from now: its target power is sent at each step and, on ramps, each time it
@@ -146,6 +194,10 @@ public actor RideSession {
             now = max(now, time)
             recorder?.flush()
             stepWorkout(at: time)
+        case let .target(recorded, time):
+            // A recording's target (a replay has no trainer of its own to ask).
+            now = max(now, time)
+            target = recorded
         }
         guard var sample = merger.receive(event) else { return nil }
         sample.target = target
@@ -174,6 +226,7 @@ public actor RideSession {
         lastWorkoutWatts = watts
         target = .power(watts: watts)
         let source = source, notices = noticeContinuation
+        if recorder != nil, let trainer = trainerDevice { recordTarget(target, trainer: trainer) }
         let previous = controlTask
         controlTask = Task {
             await previous?.value

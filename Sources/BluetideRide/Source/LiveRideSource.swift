@@ -43,6 +43,7 @@ public actor LiveRideSource: RideDataSource {
     public nonisolated let configuration: Configuration
     private var connected: [(device: RideDevice, connection: Connection)] = []
     private var control: (any TrainerControl)?
+    private var information: RideDeviceInformation?
     private var tasks: [Task<Void, Never>] = []
     private var continuation: AsyncStream<RideEvent>.Continuation?
     private var stopped = false
@@ -56,6 +57,9 @@ public actor LiveRideSource: RideDataSource {
 
     public var devices: [RideDevice] { connected.map(\.device) }
     public var trainer: (any TrainerControl)? { control }
+    /// The trainer's Device Information, read once after connecting (nil without a trainer or
+    /// when it serves no 0x180A).
+    public var trainerInformation: RideDeviceInformation? { information }
 
     /// Finds and connects every requested device (throwing, with what was seen, when one is not
     /// found or does not connect), then streams their values.
@@ -79,6 +83,9 @@ public actor LiveRideSource: RideDataSource {
             }
             let device = RideDevice(role: role, address: item.address.string, name: item.name)
             connected.append((device, connection))
+            if role.isTrainer, services.contains(.deviceInformation) {
+                information = await Self.readInformation(connection)
+            }
             if role == .ftmsTrainer {
                 let ftms = FTMSTrainerControl(connection: connection, device: device, timeout: configuration.controlTimeout)
                 do { try await ftms.start() } catch {
@@ -111,6 +118,15 @@ public actor LiveRideSource: RideDataSource {
     /// The address (with its type) `device` is connected at, when it is one of this source's.
     public func address(of device: RideDevice) -> BluetoothAddress? {
         connected.first { $0.device == device }?.connection.address
+    }
+
+    /// Reads what `connection`'s device serves of Device Information; nil when it gives nothing.
+    static func readInformation(_ connection: Connection) async -> RideDeviceInformation? {
+        var information = RideDeviceInformation()
+        for characteristic in RideDeviceInformation.characteristics {
+            information[characteristic] = try? await connection.read(characteristic, as: DeviceInformationString.self).text
+        }
+        return information.isEmpty ? nil : information
     }
 
     /// The role a connected device plays, from the services it serves.

@@ -10,12 +10,13 @@ import Synchronization
 /// line in memory, whatever the ride's length), so its first reading comes out before the rest of
 /// the file is read, and its devices become known as their first values are played. A damaged
 /// line is reported to `warn` with its line number and passed over; with `strict` it ends the
-/// replay instead, and ``failure`` says why.
+/// replay instead, and ``failure`` says why. The trainer targets the ride recorded (its writes to
+/// the trainer, ``RideTargetLog``) come out as ``RideEvent/target(_:time:)`` at their time.
 public final class RecordedRideSource<C: Clock>: RideDataSource where C.Duration == Duration {
     /// Where the values come from.
     private enum Origin: Sendable {
-        /// Readings held in memory.
-        case readings([RideReading])
+        /// Readings and targets held in memory.
+        case items([Item])
         /// A value log read as it is played.
         case file(path: String, strict: Bool, warn: @Sendable (ValueLogWarning) -> Void)
     }
@@ -52,12 +53,36 @@ public final class RecordedRideSource<C: Clock>: RideDataSource where C.Duration
     /// A source playing `records` (a value log's records; writes and unknown characteristics
     /// are passed over) at `pace` on `clock`.
     public init(records: [ValueRecord], pace: ReplayPace = .original, loop: Bool = false, clock: C) {
-        let readings = records.compactMap(Self.reading(from:))
-        origin = .readings(readings)
+        var targets = RideTargetLog.Reader()
+        let items = records.compactMap { Self.item(from: $0, targets: &targets) }
+        origin = .items(items)
         self.pace = pace
         self.loop = loop
         self.clock = clock
-        for reading in readings { shared.saw(reading.device) }
+        for case let .reading(reading) in items { shared.saw(reading.device) }
+    }
+
+    /// What a replay gives: a device's value, or the target the trainer was asked for.
+    enum Item: Sendable {
+        case reading(RideReading)
+        case target(RideTarget?, time: Double)
+
+        var time: Double {
+            switch self {
+            case let .reading(reading): reading.time
+            case let .target(_, time): time
+            }
+        }
+    }
+
+    /// The item a record gives: a reading, a target (read with `targets`, which keeps what it
+    /// needs from earlier records), or nothing.
+    static func item(from record: ValueRecord, targets: inout RideTargetLog.Reader) -> Item? {
+        if let reading = reading(from: record) { return .reading(reading) }
+        if let target = targets.target(characteristic: record.characteristic, bytes: record.value, isWrite: !record.operation.isFromDevice) {
+            return .target(target, time: record.timestamp)
+        }
+        return nil
     }
 
     /// A source playing the value log at `path` as it reads it, at `pace` on `clock`. Damaged
@@ -85,8 +110,8 @@ public final class RecordedRideSource<C: Clock>: RideDataSource where C.Duration
     /// on the characteristics ride roles carry.
     public static var readingFilter: ValueRecordFilter {
         ValueRecordFilter(
-            characteristics: Set(RideDeviceRole.allCases.map(\.dataCharacteristic)),
-            operations: Set(ValueOperation.allCases.filter(\.isFromDevice)))
+            characteristics: Set(RideDeviceRole.allCases.map(\.dataCharacteristic)).union(RideTargetLog.Reader.characteristics),
+            operations: Set(ValueOperation.allCases))
     }
 
     /// The devices given values of so far (all of them, for a source made from records), in
@@ -115,16 +140,14 @@ public final class RecordedRideSource<C: Clock>: RideDataSource where C.Duration
         let pace = pace, loop = loop, clock = clock
         let work: Task<Void, Never>
         switch origin {
-        case let .readings(readings):
+        case let .items(items):
             work = Task {
                 repeat {
-                    // Recorded times only: the replay paces them, the reading comes from the list.
-                    let records = readings.map { reading in
-                        ValueRecord(
-                            timestamp: reading.time, device: DeviceIdentity(address: reading.device.address),
-                            characteristic: reading.characteristic, operation: .notify, value: [])
+                    // Recorded times only: the replay paces them, the item comes from the list.
+                    let records = items.map { item in
+                        ValueRecord(timestamp: item.time, device: DeviceIdentity(address: "-"), characteristic: .fitnessMachine, operation: .notify, value: [])
                     }
-                    var pass = PassIterator.memory(ValueReplay(records: records, pace: pace, clock: clock).makeAsyncIterator(), readings, 0)
+                    var pass = PassIterator.memory(ValueReplay(records: records, pace: pace, clock: clock).makeAsyncIterator(), items, 0)
                     guard await player.playPass(&pass) else { break }
                 } while loop && !Task.isCancelled
                 player.finish()
@@ -137,12 +160,12 @@ public final class RecordedRideSource<C: Clock>: RideDataSource where C.Duration
             }
             shared.state.withLock { $0.header = first.header }
             work = Task {
-                var pass = PassIterator.file(StreamedValueReplay(stream: first, pace: pace, filter: Self.readingFilter, clock: clock))
+                var pass = PassIterator.file(StreamedValueReplay(stream: first, pace: pace, filter: Self.readingFilter, clock: clock), .init())
                 while await player.playPass(&pass), loop, !Task.isCancelled {
                     do throws(ValueLogError) {
                         // Later passes were checked by the first: their warnings are not repeated.
                         let again = try ValueLogStream(path: path, strict: strict, warn: { _ in })
-                        pass = .file(StreamedValueReplay(stream: again, pace: pace, filter: Self.readingFilter, clock: clock))
+                        pass = .file(StreamedValueReplay(stream: again, pace: pace, filter: Self.readingFilter, clock: clock), .init())
                     } catch {
                         player.fail(error)
                         break
@@ -158,23 +181,23 @@ public final class RecordedRideSource<C: Clock>: RideDataSource where C.Duration
 
     public func stop() async { task.cancel() }
 
-    /// The paced readings of one pass: held readings, or a file read as it plays.
+    /// The paced items of one pass: held items, or a file read as it plays.
     private enum PassIterator {
-        case memory(ValueReplay<C>.Iterator, [RideReading], Int)
-        case file(StreamedValueReplay<C>)
+        case memory(ValueReplay<C>.Iterator, [Item], Int)
+        case file(StreamedValueReplay<C>, RideTargetLog.Reader)
 
-        /// The next reading once its time has come; nil at the end or on cancellation. Throws the
+        /// The next item once its time has come; nil at the end or on cancellation. Throws the
         /// file's error (with `strict`, a damaged line).
-        mutating func next() async throws(ValueLogError) -> RideReading? {
+        mutating func next() async throws(ValueLogError) -> Item? {
             switch self {
-            case .memory(var replay, let readings, let index):
-                guard await replay.next() != nil, index < readings.count else { return nil }
-                self = .memory(replay, readings, index + 1)
-                return readings[index]
-            case var .file(replay):
-                defer { self = .file(replay) }
+            case .memory(var replay, let items, let index):
+                guard await replay.next() != nil, index < items.count else { return nil }
+                self = .memory(replay, items, index + 1)
+                return items[index]
+            case .file(var replay, var targets):
+                defer { self = .file(replay, targets) }
                 while let record = try await replay.next() {
-                    if let reading = RecordedRideSource.reading(from: record) { return reading }
+                    if let item = RecordedRideSource.item(from: record, targets: &targets) { return item }
                 }
                 return nil
             }
@@ -196,20 +219,26 @@ public final class RecordedRideSource<C: Clock>: RideDataSource where C.Duration
         mutating func playPass(_ pass: inout PassIterator) async -> Bool {
             var last: Double?
             while true {
-                let next: RideReading?
+                let next: Item?
                 do { next = try await pass.next() } catch {
                     fail(error)
                     return false
                 }
-                guard var reading = next else { break }
-                last = reading.time
-                reading.time += offset
-                while nextTick <= reading.time {
+                guard let item = next else { break }
+                last = item.time
+                let time = item.time + offset
+                while nextTick <= time {
                     continuation.yield(.tick(time: nextTick))
                     nextTick += 1
                 }
-                shared.saw(reading.device)
-                continuation.yield(.reading(reading))
+                switch item {
+                case var .reading(reading):
+                    reading.time = time
+                    shared.saw(reading.device)
+                    continuation.yield(.reading(reading))
+                case let .target(target, _):
+                    continuation.yield(.target(target, time: time))
+                }
                 // A replay as fast as possible (or looped) never waits: let the consumer run.
                 played += 1
                 if played % 64 == 0 { await Task.yield() }

@@ -8,6 +8,13 @@ public protocol RideDataSource: Sendable {
     var devices: [RideDevice] { get async }
     /// The trainer's control, when a live trainer is connected.
     var trainer: (any TrainerControl)? { get async }
+    /// The live trainer's Device Information (manufacturer, model, …), when it serves it.
+    var trainerInformation: RideDeviceInformation? { get async }
     /// Stops the source: disconnects devices or ends the replay. Idempotent.
     func stop() async
+}
+
+extension RideDataSource {
+    /// No trainer information, unless the source reads it (live trainers).
+    public var trainerInformation: RideDeviceInformation? { get async { nil } }
 }

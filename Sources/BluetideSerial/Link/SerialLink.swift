@@ -15,8 +15,17 @@ import Logging
 ///   when the link dropped may be lost with the link; none is sent twice.
 /// - **Receiving**: ``bytes`` yields notified bytes in order (one consumer), or ``lines(terminator:)``
 ///   the same as lines. Bytes the device sends while the link is down are lost (BLE has no buffer).
+///   Received bytes wait for the reader in a bounded buffer (``SerialLinkOptions/receiveBufferLimit``):
+///   while more than half of it waits, nothing more is written to the device (so ``send(_:)``
+///   waits, and a bridge stops reading its input) until the reader has taken it down to a
+///   quarter; bytes a device sends on its own into a full buffer are dropped and counted in
+///   ``droppedBytes``. Memory stays bounded however slow the reader is.
 /// - **Status**: ``status`` reports connected, link lost (with reason), reconnect attempts, back,
 ///   given up and RSSI readings.
+/// - **Giving up**: a lost link that is not back within ``SerialLinkOptions/outageLimit`` (timed
+///   on the link's clock) gives up by itself, even when a reconnect attempt overruns its time
+///   limit: ``status`` says ``SerialStatus/gaveUp(reason:)``, the link closes and waiting senders
+///   fail, so a caller always learns that the device is gone.
 public actor SerialLink {
     /// The device's name (as advertised) or address.
     public nonisolated let name: String
@@ -24,13 +33,18 @@ public actor SerialLink {
     public nonisolated let address: BluetoothAddress
     /// The options the link was made with.
     public nonisolated let options: SerialLinkOptions
-    /// Bytes from the device, in order, as notified; ends when the link closes. Iterate once.
+    /// Bytes from the device, in order, as notified; ends when the link closes. Iterate once, and
+    /// keep reading: a reader that stops holds the link's writes back (see the type's notes).
     public nonisolated let bytes: AsyncStream<[UInt8]>
+    /// Received bytes dropped because the reader of ``bytes`` left the buffer full.
+    public nonisolated var droppedBytes: Int { received.dropped }
+    /// Received bytes waiting for the reader of ``bytes`` now.
+    public nonisolated var unreadBytes: Int { received.heldBytes }
     /// Status events, in order; ends when the link closes. Iterate once.
     public nonisolated let status: AsyncStream<SerialStatus>
 
     private let central: Central
-    private let bytesSink: AsyncStream<[UInt8]>.Continuation
+    private let received: ReceiveBuffer
     private let statusSink: AsyncStream<SerialStatus>.Continuation
     private var connection: Connection
     /// The profile of the current link.
@@ -44,6 +58,9 @@ public actor SerialLink {
 
     private var queue: [UInt8] = []
     private var head = 0
+    /// Where writes must end (``send(_:endingWrite:)``), as byte positions counted like
+    /// ``sentBytes`` (bytes since the link was made), ascending.
+    private var writeEnds: [Int] = []
     private var isLinkUp = true
     private var closeReason: String?
     private var writerWake: CheckedContinuation<Void, Never>?
@@ -53,13 +70,19 @@ public actor SerialLink {
     private var closeWaiters: [Int: CheckedContinuation<String?, Never>] = [:]
     private var nextWaiter = 0
     private var sentBytes = 0
+    private let clock: any Clock<Duration>
+    private var outageTimer: Task<Void, Never>?
 
     /// Bytes queued while the link is up before ``send(_:)`` waits: enough to keep a few writes
     /// in flight, small enough that a caller feels the link's pace.
     static let highWaterMark = 4096
 
-    private init(central: Central, connection: Connection, name: String, options: SerialLinkOptions, profile: SerialProfile, withResponse: Bool, chunkSize: Int) {
+    private init(
+        central: Central, connection: Connection, name: String, options: SerialLinkOptions, profile: SerialProfile, withResponse: Bool,
+        chunkSize: Int, clock: any Clock<Duration>
+    ) {
         self.central = central
+        self.clock = clock
         self.connection = connection
         self.name = name
         self.address = connection.address
@@ -67,29 +90,34 @@ public actor SerialLink {
         self.profile = profile
         self.withResponse = withResponse
         self.chunkSize = chunkSize
-        (bytes, bytesSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        let received = ReceiveBuffer(limit: options.receiveBufferLimit)
+        self.received = received
+        bytes = AsyncStream(unfolding: { await received.next() })
         (status, statusSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
     }
 
     /// Connects to the device at `address` on `central` (retrying as `options` says), finds its
-    /// UART, subscribes to it and starts the writer. `name` labels the device in messages.
+    /// UART, subscribes to it and starts the writer. `name` labels the device in messages;
+    /// `clock` times the outage limit (tests pass a manual clock).
     public static func connect(
-        to address: BluetoothAddress, name: String? = nil, on central: Central, options: SerialLinkOptions = SerialLinkOptions()
+        to address: BluetoothAddress, name: String? = nil, on central: Central, options: SerialLinkOptions = SerialLinkOptions(),
+        clock: any Clock<Duration> = ContinuousClock()
     ) async throws -> SerialLink {
         let label = name ?? "\(address)"
         let (connection, profile, withResponse, chunk, notifications) = try await open(address, label: label, central: central, options: options)
         let link = SerialLink(
             central: central, connection: connection, name: label, options: options, profile: profile,
-            withResponse: withResponse, chunkSize: chunk)
+            withResponse: withResponse, chunkSize: chunk, clock: clock)
         await link.start(notifications: notifications)
         return link
     }
 
-    /// Connects to the device that sent `advertisement`; see ``connect(to:name:on:options:)``.
+    /// Connects to the device that sent `advertisement`; see ``connect(to:name:on:options:clock:)``.
     public static func connect(
-        to advertisement: Advertisement, on central: Central, options: SerialLinkOptions = SerialLinkOptions()
+        to advertisement: Advertisement, on central: Central, options: SerialLinkOptions = SerialLinkOptions(),
+        clock: any Clock<Duration> = ContinuousClock()
     ) async throws -> SerialLink {
-        try await connect(to: advertisement.address, name: advertisement.name, on: central, options: options)
+        try await connect(to: advertisement.address, name: advertisement.name, on: central, options: options, clock: clock)
     }
 
     private static func open(_ address: BluetoothAddress, label: String, central: Central, options: SerialLinkOptions) async throws
@@ -141,11 +169,16 @@ public actor SerialLink {
     private func watch(_ connection: Connection, notifications: AsyncThrowingStream<[UInt8], any Error>) {
         generation += 1
         let current = generation
-        let sink = bytesSink
+        let received = received
+        let name = name
         linkTasks = [
             Task {
                 do {
-                    for try await chunk in notifications { sink.yield(chunk) }
+                    for try await chunk in notifications {
+                        if !received.push(chunk) {
+                            Self.logger.debug("serial \(name): \(chunk.count) received bytes dropped: the reader left the buffer full")
+                        }
+                    }
                 } catch {
                     self.lost(generation: current, reason: "\(error)")
                 }
@@ -191,6 +224,8 @@ public actor SerialLink {
     private func setLink(up: Bool) {
         isLinkUp = up
         if up {
+            outageTimer?.cancel()
+            outageTimer = nil
             wakeWriter()
             for waiter in linkWaiters { waiter.resume() }
             linkWaiters = []
@@ -198,7 +233,29 @@ public actor SerialLink {
             // Senders waiting for room keep their bytes queued; they need not wait out the outage.
             for waiter in roomWaiters { waiter.resume() }
             roomWaiters = []
+            startOutageTimer()
         }
+    }
+
+    /// Starts timing the outage (once per outage): past ``SerialLinkOptions/outageLimit`` the
+    /// link gives up by itself.
+    private func startOutageTimer() {
+        guard outageTimer == nil, closeReason == nil else { return }
+        let limit = options.outageLimit
+        let clock = clock
+        outageTimer = Task {
+            do { try await clock.sleep(for: limit) } catch { return }
+            self.outageExpired(after: limit)
+        }
+    }
+
+    private func outageExpired(after limit: Duration) {
+        guard !isLinkUp, closeReason == nil else { return }
+        outageTimer = nil
+        let tries = options.reconnectTries
+        let reason = "not back within \(limit.components.seconds) s (\(tries) reconnect \(tries == 1 ? "try" : "tries"))"
+        report(.gaveUp(reason: reason))
+        finish(reason: "gave up reconnecting: \(reason)")
     }
 
     // MARK: Sending
@@ -213,14 +270,18 @@ public actor SerialLink {
     public var writeSize: Int { chunkSize }
 
     /// Queues `bytes` for the device, in order after everything sent before. See the type's
-    /// notes for back-pressure and what happens while the link is down.
-    public func send(_ bytes: [UInt8]) async throws {
+    /// notes for back-pressure and what happens while the link is down. With `endingWrite`, the
+    /// last write carrying them ends with them: what is sent next starts a write of its own (a
+    /// line or an AT command reaches the device as one write, not merged with the next; bytes
+    /// longer than a write are still cut into writes).
+    public func send(_ bytes: [UInt8], endingWrite: Bool = false) async throws {
         if let closeReason { throw SerialLinkError.closed(device: name, reason: closeReason) }
         guard !bytes.isEmpty else { return }
         if !isLinkUp, queuedBytes + bytes.count > options.outageBufferLimit {
             throw SerialLinkError.linkDown(device: name, queued: queuedBytes, offered: bytes.count, limit: options.outageBufferLimit)
         }
         queue.append(contentsOf: bytes)
+        if endingWrite { writeEnds.append(sentBytes + queuedBytes) }
         wakeWriter()
         while isLinkUp, closeReason == nil, queuedBytes > Self.highWaterMark {
             try await withCheckedThrowingContinuation { roomWaiters.append($0) }
@@ -258,13 +319,15 @@ public actor SerialLink {
             await withCheckedContinuation { writerWake = $0 }
         }
         guard closeReason == nil else { return nil }
-        let end = min(head + chunkSize, queue.count)
+        var end = min(head + chunkSize, queue.count)
+        if let writeEnd = writeEnds.first { end = min(end, head + (writeEnd - sentBytes)) }
         return (connection, profile.write, withResponse, Array(queue[head..<end]))
     }
 
     private func written(_ count: Int) {
         head += count
         sentBytes += count
+        while let writeEnd = writeEnds.first, writeEnd <= sentBytes { writeEnds.removeFirst() }
         if head == queue.count {
             queue.removeAll(keepingCapacity: true)
             head = 0
@@ -293,7 +356,10 @@ public actor SerialLink {
     }
 
     private func runWriter() async {
-        while let (connection, characteristic, withResponse, chunk) = await nextChunk() {
+        while true {
+            // Back-pressure from the reader: no more writes while received bytes pile up.
+            await received.waitForRoom()
+            guard let (connection, characteristic, withResponse, chunk) = await nextChunk() else { return }
             do {
                 try await connection.write(chunk, to: characteristic, withResponse: withResponse)
                 written(chunk.count)
@@ -350,13 +416,15 @@ public actor SerialLink {
         closeReason = reason
         for task in linkTasks { task.cancel() }
         rssiTask?.cancel()
+        outageTimer?.cancel()
+        outageTimer = nil
         wakeWriter()
         let error = SerialLinkError.closed(device: name, reason: reason)
         for waiter in roomWaiters + drainWaiters + linkWaiters { waiter.resume(throwing: error) }
         roomWaiters = []; drainWaiters = []; linkWaiters = []
         for waiter in closeWaiters.values { waiter.resume(returning: reason) }
         closeWaiters = [:]
-        bytesSink.finish()
+        received.finish()
         statusSink.finish()
         let connection = self.connection
         Task { await connection.disconnect() }

@@ -20,13 +20,18 @@ public struct SerialLinkOptions: Sendable, Equatable {
     public var rssiInterval: Duration?
     /// ATT MTU to ask for (Nordic UART then writes MTU − 3 bytes at a time); nil keeps 23.
     public var preferredMTU: Int?
+    /// Most received bytes held for the reader of ``SerialLink/bytes`` (at least 1024): past
+    /// half of it the link stops writing until the reader catches up; a full buffer drops what
+    /// the device sends on its own.
+    public var receiveBufferLimit: Int
 
     /// Options; see each property.
     public init(
         reconnectTries: Int = 3, reconnectInterval: Duration = .seconds(1), connectRetries: Int = 3,
         connectTimeout: Duration = .seconds(10), outageBufferLimit: Int = 16_384, profile: SerialProfile? = nil,
-        rssiInterval: Duration? = nil, preferredMTU: Int? = 247
+        rssiInterval: Duration? = nil, preferredMTU: Int? = 247, receiveBufferLimit: Int = 65_536
     ) {
+        self.receiveBufferLimit = max(receiveBufferLimit, 1024)
         self.reconnectTries = max(reconnectTries, 0)
         self.reconnectInterval = reconnectInterval
         self.connectRetries = max(connectRetries, 0)
@@ -35,6 +40,16 @@ public struct SerialLinkOptions: Sendable, Equatable {
         self.profile = profile
         self.rssiInterval = rssiInterval
         self.preferredMTU = preferredMTU
+    }
+
+    /// Longest a lost link may stay down before the link gives up by itself, whatever the
+    /// connection layer is doing: every reconnect try with its wait, its connect time limit and
+    /// the set-up after it (MTU exchange, discovery and subscribing, 10 s each at most), plus a
+    /// second. With the defaults (3 tries, 1 s, 10 s): 64 s. So a device that is gone for good
+    /// always ends in ``SerialStatus/gaveUp(reason:)``, never in an endless "reconnecting".
+    public var outageLimit: Duration {
+        let setup = connectionPolicy.setupTimeout
+        return (reconnectInterval + connectTimeout + setup) * max(reconnectTries, 1) + .seconds(1)
     }
 
     /// The connection policy these options mean: fixed intervals (no back-off, no jitter), as
