@@ -306,15 +306,20 @@ struct ReflexCoachSequences: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "random", abstract: "Generate a random sequence and save it by name.")
         @OptionGroup var database: CoachDatabaseOptions
         @Argument(help: "Name to save it under.") var name: String
-        @Option(name: .long, help: "Steps 1-512.") var steps: Int = 20
+        @Option(name: .long, help: "Steps 1-\(PunchSequence.maxSteps) (a trainer holds at most \(PunchSequence.maxSteps)).") var steps: Int = 20
         @Option(name: .long, help: "Targets to choose from.") var targets: String = "0,1,2,3,4,5"
         @Option(name: .long, help: "Shortest time lit, ms.") var minTime: UInt16 = 800
         @Option(name: .long, help: "Longest time lit, ms.") var maxTime: UInt16 = 2000
         @Option(name: .long, help: "Seed (default random).") var seed: UInt64?
         @OptionGroup var output: CoachOutputOptions
         func outputs(now: Date = Date()) throws -> [CoachOutput] {
+            guard (1...PunchSequence.maxSteps).contains(steps) else {
+                throw CommandFailure.usage(
+                    "--steps \(steps): expected 1 to \(PunchSequence.maxSteps) (a trainer holds at most \(PunchSequence.maxSteps) steps); try --steps \(PunchSequence.maxSteps)",
+                    field: "--steps")
+            }
             guard minTime >= 1, minTime <= maxTime, maxTime <= 60_000 else {
-                throw CommandFailure("--min-time \(minTime) / --max-time \(maxTime): expected 1 ≤ min ≤ max ≤ 60000 ms")
+                throw CommandFailure.usage("--min-time \(minTime) / --max-time \(maxTime): expected 1 ≤ min ≤ max ≤ 60000 ms", field: "--min-time")
             }
             let generator = RandomSequenceGenerator(stepCount: steps, targets: try CoachCLI.targets(targets), times: .uniform(minTime...maxTime))
             let program: PunchProgram
