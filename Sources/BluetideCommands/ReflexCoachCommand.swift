@@ -135,8 +135,17 @@ enum CoachCLI {
     }
 
     /// Maps store errors to exit-2 failures with the store's words.
+    /// Runs a store call; a refusal of what the user typed (a bad sequence, name, weight or
+    /// interval) is bad input (exit 2), anything else a runtime failure (exit 1).
     static func failing<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch let error as CoachStoreError { throw CommandFailure(error.description) }
+        do { return try body() } catch let error as CoachStoreError {
+            switch error {
+            case .emptyName, .invalidSequence, .invalidText, .invalidMaxInterval, .invalidWeight:
+                throw CommandFailure.usage(error.description)
+            default:
+                throw CommandFailure(error.description)
+            }
+        }
     }
 }
 
@@ -546,7 +555,7 @@ struct ReflexCoachPassword: AsyncParsableCommand {
 
     /// Checks and stores `password`; returns the line to print.
     func set(_ password: String) throws -> String {
-        if let problem = PasswordHash.problem(with: password) { throw CommandFailure("\(problem); choose another") }
+        if let problem = PasswordHash.problem(with: password) { throw CommandFailure.usage("\(problem); choose another", field: "password") }
         let store = try database.open()
         let hash: String
         do { hash = try PasswordHash.make(password) } catch { throw CommandFailure("cannot hash the password: \(error)") }
@@ -559,11 +568,11 @@ struct ReflexCoachPassword: AsyncParsableCommand {
         if isatty(STDIN_FILENO) != 0 {
             guard let first = getpass("New dashboard password: ").map({ String(cString: $0) }),
                   let second = getpass("Again: ").map({ String(cString: $0) })
-            else { throw CommandFailure("no password given") }
-            guard first == second else { throw CommandFailure("the two passwords differ; nothing was changed") }
+            else { throw CommandFailure.usage("no password given", field: "password") }
+            guard first == second else { throw CommandFailure.usage("the two passwords differ; nothing was changed", field: "password") }
             password = first
         } else {
-            guard let line = readLine(strippingNewline: true) else { throw CommandFailure("no password on standard input") }
+            guard let line = readLine(strippingNewline: true) else { throw CommandFailure.usage("no password on standard input: pipe it in, one line", field: "password") }
             password = line
         }
         let line = try set(password)

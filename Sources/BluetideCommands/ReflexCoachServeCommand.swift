@@ -130,10 +130,10 @@ struct ReflexCoachServe: AsyncParsableCommand {
             dashboard = try await server.start(host: host, port: port)
         } catch {
             await link.close()
-            throw CommandFailure("cannot listen on \(host):\(port): \(error) (try another --port, or --port 0)")
+            throw ListenFailure.failure(host: host, port: port, error)
         }
         let path = database.db ?? CoachStore.defaultPath()
-        emit(CoachOutput("database: \(path)", type: "database", ["path": .string(path)]))
+        emit(CoachOutput("database: \(path)", type: "database", ["file": .string(path)]))
         emit(CoachOutput(lan ? "serving the network on \(host); every phone logs in with the coach's password"
                              : "listening on \(host) only (this computer); --lan serves phones on the network, with a login",
                          type: "listening", ["host": .string(host), "port": .integer(Int64(dashboard.port)), "lan": .bool(lan)]))

@@ -54,7 +54,7 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
         var configuration = GPIOConfiguration.reflexDefault
         if let config {
             do { configuration = try GPIOConfiguration.load(path: config) } catch {
-                throw CommandFailure("\(config): \(error)")
+                throw CommandFailure.usage("\(config): \(error)", field: "--config")
             }
         }
         if let gpio {

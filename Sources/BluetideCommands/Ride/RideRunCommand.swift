@@ -80,7 +80,7 @@ struct RideRunOptions: ParsableArguments {
     /// The target the options ask for (at most one of --erg, --grade, --resistance, --workout).
     func target() throws -> RideTarget? {
         let chosen = [erg != nil, grade != nil, resistance != nil, workout != nil].filter { $0 }.count
-        guard chosen <= 1 else { throw CommandFailure("choose one of --erg, --grade, --resistance and --workout") }
+        guard chosen <= 1 else { throw CommandFailure.usage("choose one of --erg, --grade, --resistance and --workout", field: "--erg") }
         if let erg {
             guard (0...4000).contains(erg) else { throw CommandFailure("--erg \(erg): expected 0…4000 watts") }
             return .power(watts: erg)
@@ -131,7 +131,7 @@ struct RideRunOptions: ParsableArguments {
         var opened: DeviceSession?
         let source: any RideDataSource
         if let replay {
-            guard target == nil, plan == nil else { throw CommandFailure("a replay has no trainer to control; drop --erg/--grade/--resistance/--workout") }
+            guard target == nil, plan == nil else { throw CommandFailure.usage("a replay has no trainer to control; drop --erg/--grade/--resistance/--workout", field: "--replay") }
             // Read as it plays: the first sample comes before the rest of the file is read.
             source = RecordedRideSource(path: replay, pace: try Self.parsePace(pace), loop: loop, strict: strict) { warning in
                 appLogger.warning("\(replay): \(warning); played on (--strict stops here instead)")
