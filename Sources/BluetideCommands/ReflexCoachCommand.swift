@@ -360,7 +360,11 @@ struct ReflexCoachRun: AsyncParsableCommand {
     @Option(name: .long, help: "Controller transport: \(TransportSpec.syntaxSummary)") var transport: String = "virtual"
     @Flag(name: .long, help: "Start an emulated punch trainer on the same virtual link (hardware-free).") var emulate = false
     @Option(name: .long, help: "Start after a countdown of this many seconds.") var countdown: UInt8?
-    @Option(name: .long, help: "Longest scan, seconds.") var scanSeconds: Double = 30
+    @Option(name: .long, help: "Seconds to look for the trainer (--scan-seconds, its old name, still works).") var timeout: Double = 30
+    /// `--scan-seconds`, the old name of `--timeout` (hidden, deprecated).
+    @Option(name: .customLong("scan-seconds"), help: .hidden) var deprecatedScanSeconds: Double?
+    /// Seconds to look for the trainer.
+    var scanSeconds: Double { deprecatedScanSeconds ?? timeout }
     @OptionGroup var output: CoachOutputOptions
 
     func run() async throws {
@@ -391,7 +395,7 @@ struct ReflexCoachRun: AsyncParsableCommand {
     /// ``session(output:)`` with each report as text and record (for `--json`).
     @discardableResult
     func runSession(emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Ending? {
-        guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--scan-seconds \(scanSeconds): expected 0 < s ≤ 300") }
+        guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--timeout \(scanSeconds): expected 0 < s ≤ 300") }
         let store = try database.open()
         let person = try CoachCLI.failing { try CoachCLI.athlete(athlete, in: store) }
         guard try CoachCLI.failing({ try store.sequence(named: sequence) }) != nil else {

@@ -78,7 +78,7 @@ import Testing
         let db = Self.temporary("warn.sqlite")
         _ = try await Self.coach(["athletes", "add", "Bo"], db: db)
         _ = try await Self.coach(["sequences", "save", "One", "--targets", "0", "--times", "900"], db: db)
-        let run = try await BluetideExecutable.run(["reflex", "coach", "run", "--athlete", "Bo", "--sequence", "One", "--scan-seconds", "1",
+        let run = try await BluetideExecutable.run(["reflex", "coach", "run", "--athlete", "Bo", "--sequence", "One", "--timeout", "1",
                                                     "--db", db])
         let warnings = run.stderr.filter { $0.contains("warning: --transport virtual is a private virtual link with no trainer on it") }
         #expect(warnings.count == 1, "\(run.stderr)")

@@ -62,7 +62,7 @@ struct RideRunOptions: ParsableArguments {
     var record: String?
     @Option(name: .long, help: "Replay a recorded ride (value log) instead of live devices.")
     var replay: String?
-    @Option(name: .long, help: "Replay pace: original, a speed factor (4 = four times faster) or fast.")
+    @Option(name: .long, help: "Replay pace: original, a speed factor (4 = four times as fast, 0.5 = half speed) or fast (no waiting); as `replay --pace` takes it.")
     var pace: String = "original"
     @Flag(name: .long, help: "Replay: start again at the end.")
     var loop = false
@@ -102,7 +102,7 @@ struct RideRunOptions: ParsableArguments {
         case "fast", "max": return .asFastAsPossible
         default:
             guard let factor = Double(text), factor.isFinite, factor > 0 else {
-                throw CommandFailure("--pace \(text): expected original, fast or a speed factor such as 4")
+                throw CommandFailure("--pace \(text): expected original, fast or a speed factor above 0 such as 4 or 0.5")
             }
             return .speed(factor)
         }
