@@ -511,7 +511,7 @@ struct ReflexCoachExport: AsyncParsableCommand {
         try CoachCLI.write(csv, to: out)
         let rows = csv.split(whereSeparator: \.isNewline).count - 1
         return [CoachOutput("wrote \(rows) row\(rows == 1 ? "" : "s") to \(out)", type: "exported",
-                            ["path": .string(out), "rows": .integer(Int64(rows)), "athlete": CoachJSON.athlete(person)])]
+                            ["file": .string(out), "rows": .integer(Int64(rows)), "athlete": CoachJSON.athlete(person)])]
     }
     func lines() throws -> [String] { try outputs().flatMap(\.lines) }
     func run() async throws { output.emit(try outputs()) }
@@ -533,7 +533,7 @@ struct ReflexCoachChart: AsyncParsableCommand {
             throw CommandFailure("\(person.name) has no session \(session) (see history)")
         }
         try CoachCLI.write(SVGChart.reactionTimes(of: results, title: "\(person.name), session \(session)"), to: out)
-        return [CoachOutput("wrote \(out)", type: "chart-written", ["path": .string(out), "sessionId": .integer(session)])]
+        return [CoachOutput("wrote \(out)", type: "chart-written", ["file": .string(out), "sessionId": .integer(session)])]
     }
     func lines() throws -> [String] { try outputs().flatMap(\.lines) }
     func run() async throws { output.emit(try outputs()) }
@@ -639,7 +639,7 @@ enum CoachJSON {
          "maxIntervalMilliseconds": maxInterval.map { .integer(Int64($0)) } ?? .null]
     }
 
-    /// Reaction figures: `count`, `hits`, `misses`, `hitRatePercent`, `meanMilliseconds`, … (null when undefined).
+    /// Reaction figures: `count`, `hits`, `misses`, `hitRatePercent`, `meanMilliseconds`, … (left out when undefined).
     static func summary(_ s: ReactionSummary) -> JSONOutputValue {
         ["count": .integer(Int64(s.count)), "hits": .integer(Int64(s.hits)), "misses": .integer(Int64(s.count - s.hits)),
          "hitRatePercent": optional(s.hitRate.map { ($0 * 100 * 10).rounded() / 10 }),
@@ -660,9 +660,10 @@ enum CoachJSON {
         case let .status(status): return CoachOutput(text, type: "trainer-status", ["status": .string(status.summary)])
         case let .step(response, stored):
             return CoachOutput(text, type: "step", [
-                "step": .integer(Int64(stored.stepIndex) + 1), "target": .integer(Int64(response.target)),
+                // The step as the trainer numbers it (from 0), as the dashboard's /api/run does.
+                "step": .integer(Int64(stored.stepIndex)), "target": .integer(Int64(response.target)),
                 "colour": optional(TargetPalette.colour(of: response.target)?.name), "hit": .bool(response.hit),
-                "wrongTargetFirst": .bool(response.wrongTargetFirst),
+                "wrongTarget": .bool(response.wrongTargetFirst),
                 "reactionMilliseconds": response.hit ? .integer(Int64(response.reactionTimeMilliseconds)) : .null,
             ])
         case let .undecodable(bytes, error):

@@ -149,7 +149,7 @@ struct ScanCommand: AsyncParsableCommand {
         }
         var object: [String: JSONOutputValue] = [
             "device": seen, "rssiDbm": .integer(Int64(device.rssi)), "connectable": .bool(device.isConnectable),
-            "services": .array(device.serviceUUIDs.map(JSONOutput.characteristic)), "color": .string(RSSIColor(rssi: device.rssi).hex),
+            "services": .array(device.serviceUUIDs.map(JSONOutput.characteristic)), "colour": .string(RSSIColor(rssi: device.rssi).hex),
         ]
         if let tx = device.txPower { object["txPowerDbm"] = .integer(Int64(tx)) }
         if !device.manufacturerData.isEmpty {
