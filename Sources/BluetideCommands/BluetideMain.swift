@@ -12,19 +12,25 @@ public enum BluetideMain {
         let json = given.prefix(while: { $0 != "--" }).contains("--json")
         do {
             // --log-level and -v/-vv work on every command: taken out here, before parsing.
-            var command = try BluetideCommand.parseAsRoot(try LoggingOptions.split(given).rest)
+            var command = try parse(try LoggingOptions.split(given).rest)
             appLogger.debug("bluetide \(BluetideVersion.current): \(given.joined(separator: " "))")
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
-            exit(StopSignal.wasInterrupted ? ExitStatus.interrupted.rawValue : ExitStatus.success.rawValue)
+            // Ctrl-C that the command handled (it stopped cleanly): with --json the promised
+            // `interrupted` error line, then 130.
+            if StopSignal.wasInterrupted { report("interrupted (Ctrl-C)", status: .interrupted, field: nil, json: json, quietAsText: true) }
+            exit(ExitStatus.success.rawValue)
         } catch let failure as CommandFailure {
             let status = StopSignal.wasInterrupted ? ExitStatus.interrupted : failure.status
             report(failure.message, status: status, field: failure.field, json: json)
         } catch let code as ExitCode where !code.isSuccess {
             // A command that already said why (e.g. interrupted by a signal) and chose its status.
+            if code.rawValue == ExitStatus.interrupted.rawValue {
+                report("interrupted (Ctrl-C)", status: .interrupted, field: nil, json: json, quietAsText: true)
+            }
             exit(code.rawValue)
         } catch {
             // Help and version requests exit 0 as usual; every other parser error is a usage
@@ -38,8 +44,20 @@ public enum BluetideMain {
         }
     }
 
-    /// Prints the failure (prefixed `bluetide: `, or as a JSON error) and exits with `status`.
-    private static func report(_ message: String, status: ExitStatus, field: String?, json: Bool) -> Never {
+    /// Parses the command line; one refused only for a negative number read as an option is
+    /// parsed again with the number as a value (``NegativeNumberArguments``).
+    static func parse(_ arguments: [String]) throws -> any ParsableCommand {
+        do { return try BluetideCommand.parseAsRoot(arguments) } catch {
+            guard let repaired = NegativeNumberArguments.repaired(arguments),
+                  let command = try? BluetideCommand.parseAsRoot(repaired) else { throw error }
+            return command
+        }
+    }
+
+    /// Prints the failure (prefixed `bluetide: `, or as a JSON error) and exits with `status`;
+    /// `quietAsText` prints only the JSON form (a Ctrl-C the command already ended on).
+    private static func report(_ message: String, status: ExitStatus, field: String?, json: Bool, quietAsText: Bool = false) -> Never {
+        if quietAsText && !json { exit(status.rawValue) }
         let line = json ? JSONOutput.error(message, status: status, field: field) : (message.hasPrefix("Error:") || message.hasPrefix("Usage:") ? message : "bluetide: \(message)")
         FileHandle.standardError.write(Data("\(line)\n".utf8))
         exit(status.rawValue)

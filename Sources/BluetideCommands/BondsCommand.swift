@@ -9,9 +9,11 @@ struct BondsCommand: ParsableCommand {
         commandName: "bonds",
         abstract: "List or forget bonded devices (the keys kept after pairing).",
         discussion: """
-            Bonds live in a JSON file (mode 0600), by default ~/.config/bluetide/bonds.json;
-            device commands given the same --bonds file encrypt a reconnect from it without
-            pairing again. Removing a bond makes the device pair again next time (remove it on
+            Bonds live in a JSON file (mode 0600), by default $XDG_CONFIG_HOME/bluetide/bonds.json \
+            (~/.config/bluetide/bonds.json when XDG_CONFIG_HOME is unset). Device commands keep \
+            the bonds they make there and encrypt a reconnect from it without pairing again; \
+            --bonds-file picks another file for all of them. Bonds with emulated devices \
+            (--emulate) are not kept: those devices are new each run. Removing a bond makes the device pair again next time (remove it on
             the device too, or its stale keys make encryption fail).
 
             Examples:
@@ -72,15 +74,21 @@ struct BondsCommand: ParsableCommand {
 
 /// Where the bond file is.
 struct BondsOptions: ParsableArguments {
-    /// `$XDG_CONFIG_HOME/bluetide/bonds.json` or `~/.config/bluetide/bonds.json`.
-    static var defaultPath: String {
-        let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (NSHomeDirectory() + "/.config")
+    /// The one bond file every command reads and writes unless given `--bonds-file`:
+    /// `$XDG_CONFIG_HOME/bluetide/bonds.json`, else `$HOME/.config/bluetide/bonds.json` (as the
+    /// XDG base directory rules say; `XDG_CONFIG_HOME` counts only when absolute), else the
+    /// account's home directory from the password database.
+    static var defaultPath: String { defaultPath(environment: ProcessInfo.processInfo.environment) }
+
+    /// ``defaultPath`` for the given environment variables.
+    static func defaultPath(environment: [String: String]) -> String {
+        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let base = configHome ?? (home.hasSuffix("/") ? String(home.dropLast()) : home) + "/.config"
         return base + "/bluetide/bonds.json"
     }
 
-    @Option(name: .long, help: ArgumentHelp("The bond file (default: ~/.config/bluetide/bonds.json).", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("The bond file (default: $XDG_CONFIG_HOME/bluetide/bonds.json, else ~/.config/bluetide/bonds.json).", valueName: "path"))
     var bondsFile: String?
 
     var path: String { bondsFile ?? Self.defaultPath }

@@ -30,9 +30,17 @@ struct DeviceSessionOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Bond file, so a bonded device re-encrypts without pairing (see bluetide bonds); it also fixes this computer's address, so the device recognises it.",
+            "Bond file, so a bonded device re-encrypts without pairing (see bluetide bonds); it also fixes this computer's address, so the device recognises it. Default: $XDG_CONFIG_HOME/bluetide/bonds.json, else ~/.config/bluetide/bonds.json; with --emulate, none (emulated devices are new each run).",
             valueName: "path"))
     var bondsFile: String?
+
+    /// The bond file this command reads and writes: `--bonds-file`, else the user's
+    /// (``BondsOptions/defaultPath``), the one `bluetide bonds` lists; none with `--emulate`
+    /// unless given, because emulated devices get new keys each run and a kept bond would
+    /// make the next run's encryption fail.
+    var bondFilePath: String? {
+        bondsFile ?? (emulate == nil ? BondsOptions.defaultPath : nil)
+    }
 
     /// The pairing mode: `--pairing` when given, else asking when someone can be asked.
     func pairingMode(canAsk: Bool) throws -> PairingMode {
@@ -80,11 +88,15 @@ final class DeviceSession: Sendable {
     let prompter: PairingPrompter
     /// Names of the devices found, for pairing questions and messages.
     let labels: DeviceLabels
+    /// The bond file bonds are kept in (``DeviceSessionOptions/bondFilePath``); nil when they
+    /// last only as long as this command.
+    let bondFile: String?
 
     private init(
         bluetooth: Bluetooth, emulated: [EmulatedPeripheral], world: VirtualWorld?, transportText: String,
-        prompter: PairingPrompter, labels: DeviceLabels
+        prompter: PairingPrompter, labels: DeviceLabels, bondFile: String?
     ) {
+        self.bondFile = bondFile
         self.bluetooth = bluetooth
         self.emulated = emulated
         self.world = world
@@ -127,8 +139,8 @@ final class DeviceSession: Sendable {
         }
         let capture = spec.snoopPath ?? snoop
         let configuration = Bluetooth.Configuration(
-            address: options.bondsFile.map(BondedIdentity.address(forBondFile:)), deviceName: "bluetide", pairing: policy,
-            bondFile: options.bondsFile)
+            address: options.bondFilePath.map(BondedIdentity.address(forBondFile:)), deviceName: "bluetide", pairing: policy,
+            bondFile: options.bondFilePath)
         guard !plan.isEmpty else {
             if case .virtual(nil) = spec.kind {
                 appLogger.warning("the virtual transport has no devices of its own: add --emulate PROFILE (see bluetide emulate --list), share one with `bluetide emulate` in another process, or pick a radio with --transport (e.g. hci-socket:0)")
@@ -137,7 +149,7 @@ final class DeviceSession: Sendable {
             do {
                 return DeviceSession(
                     bluetooth: try await Bluetooth.open(transport: text, configuration: configuration), emulated: [],
-                    world: nil, transportText: text, prompter: prompter, labels: labels)
+                    world: nil, transportText: text, prompter: prompter, labels: labels, bondFile: options.bondFilePath)
             } catch {
                 throw CommandFailure("cannot open transport \(text): \(error)")
             }
@@ -161,7 +173,8 @@ final class DeviceSession: Sendable {
         do {
             let bluetooth = try await world.openHost(configuration: configuration, snoop: capture)
             return DeviceSession(
-                bluetooth: bluetooth, emulated: peripherals, world: world, transportText: text, prompter: prompter, labels: labels)
+                bluetooth: bluetooth, emulated: peripherals, world: world, transportText: text, prompter: prompter, labels: labels,
+                bondFile: options.bondFilePath)
         } catch {
             await world.close()
             throw CommandFailure("cannot open transport \(text): \(error)")

@@ -26,6 +26,12 @@ struct ValueFormatOptions: ParsableArguments {
     @Flag(name: .long, help: "Print one JSON object per value.")
     var json = false
 
+    /// The `device` of a record about the connected device: its address, and its name when the
+    /// label (`Bluetide HRM (F1:…/R)`) has one; `read`, `notification` and `written` all say it.
+    static func device(_ address: BluetoothAddress, label: String) -> JSONOutputValue {
+        JSONOutput.device(address, name: label.contains(" (") ? label.components(separatedBy: " (").first : nil)
+    }
+
     /// One value's line: decoded summary with hex, hex alone, or a JSON record of `type`
     /// (`read`, `notification`, …) with the characteristic, the value and `extra` fields.
     func line(_ bytes: [UInt8], decoding: ValueDecoding, at time: Double, type: String = "value", extra: [String: JSONOutputValue] = [:]) -> String {
@@ -86,7 +92,9 @@ struct ReadCommand: AsyncParsableCommand {
                 throw CommandFailure("value \(bytes.spacedHex) of \(CharacteristicLookup.describe(characteristic.uuid)) does not decode as \(decoding.profile ?? "?"): \(error)")
             }
             let fresh = try ValueDecoding(uuid: characteristic.uuid, profile: format.profile)
-            output.emit(format.line(bytes, decoding: fresh, at: 0, type: "read"))
+            output.emit(format.line(bytes, decoding: fresh, at: 0, type: "read", extra: format.json ? [
+                "device": ValueFormatOptions.device(connection.address, label: label), "time": JSONOutput.time(monotonic: 0),
+            ] : [:]))
             await session.warnIfNotAuthenticated(connection)
         } catch {
             await session.close()
@@ -166,7 +174,7 @@ struct WriteCommand: AsyncParsableCommand {
             let written = ShellValue.written(bytes, to: characteristic.uuid, at: time)
             if json {
                 output.emit(JSONOutput.line("written", [
-                    "device": JSONOutput.device(connection.address, name: label.contains(" (") ? label.components(separatedBy: " (").first : nil),
+                    "device": ValueFormatOptions.device(connection.address, label: label),
                     "characteristic": JSONOutput.characteristic(characteristic.uuid), "value": written.json,
                     "withResponse": .bool(!withoutResponse), "time": JSONOutput.time(monotonic: time),
                 ]))

@@ -138,7 +138,8 @@ struct RecordCommand: AsyncParsableCommand {
             let lineFormat = try ValueFormatOptions.parse(json ? ["--json"] : [])
             var decoders: [BluetoothUUID: ValueDecoding] = [:]
             var written = 0
-            let identity = DeviceIdentity(address, name: name == "\(address)" ? nil : name.components(separatedBy: " (").first)
+            // The address as commands take it back (`…/R` when random), so a replay knows its type.
+            let identity = DeviceIdentity(address: address.description, name: name == "\(address)" ? nil : name.components(separatedBy: " (").first)
             for await arrival in arrivals {
                 let decoding = try decoders[arrival.characteristic] ?? ValueDecoding(uuid: arrival.characteristic, profile: nil, options: wheel.profileOptions)
                 decoders[arrival.characteristic] = decoding

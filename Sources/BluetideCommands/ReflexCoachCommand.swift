@@ -135,8 +135,17 @@ enum CoachCLI {
     }
 
     /// Maps store errors to exit-2 failures with the store's words.
+    /// Runs a store call; a refusal of what the user typed (a bad sequence, name, weight or
+    /// interval) is bad input (exit 2), anything else a runtime failure (exit 1).
     static func failing<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch let error as CoachStoreError { throw CommandFailure(error.description) }
+        do { return try body() } catch let error as CoachStoreError {
+            switch error {
+            case .emptyName, .invalidSequence, .invalidText, .invalidMaxInterval, .invalidWeight:
+                throw CommandFailure.usage(error.description)
+            default:
+                throw CommandFailure(error.description)
+            }
+        }
     }
 }
 
@@ -306,15 +315,20 @@ struct ReflexCoachSequences: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "random", abstract: "Generate a random sequence and save it by name.")
         @OptionGroup var database: CoachDatabaseOptions
         @Argument(help: "Name to save it under.") var name: String
-        @Option(name: .long, help: "Steps 1-512.") var steps: Int = 20
+        @Option(name: .long, help: "Steps 1-\(PunchSequence.maxSteps) (a trainer holds at most \(PunchSequence.maxSteps)).") var steps: Int = 20
         @Option(name: .long, help: "Targets to choose from.") var targets: String = "0,1,2,3,4,5"
         @Option(name: .long, help: "Shortest time lit, ms.") var minTime: UInt16 = 800
         @Option(name: .long, help: "Longest time lit, ms.") var maxTime: UInt16 = 2000
         @Option(name: .long, help: "Seed (default random).") var seed: UInt64?
         @OptionGroup var output: CoachOutputOptions
         func outputs(now: Date = Date()) throws -> [CoachOutput] {
+            guard (1...PunchSequence.maxSteps).contains(steps) else {
+                throw CommandFailure.usage(
+                    "--steps \(steps): expected 1 to \(PunchSequence.maxSteps) (a trainer holds at most \(PunchSequence.maxSteps) steps); try --steps \(PunchSequence.maxSteps)",
+                    field: "--steps")
+            }
             guard minTime >= 1, minTime <= maxTime, maxTime <= 60_000 else {
-                throw CommandFailure("--min-time \(minTime) / --max-time \(maxTime): expected 1 ≤ min ≤ max ≤ 60000 ms")
+                throw CommandFailure.usage("--min-time \(minTime) / --max-time \(maxTime): expected 1 ≤ min ≤ max ≤ 60000 ms", field: "--min-time")
             }
             let generator = RandomSequenceGenerator(stepCount: steps, targets: try CoachCLI.targets(targets), times: .uniform(minTime...maxTime))
             let program: PunchProgram
@@ -346,7 +360,11 @@ struct ReflexCoachRun: AsyncParsableCommand {
     @Option(name: .long, help: "Controller transport: \(TransportSpec.syntaxSummary)") var transport: String = "virtual"
     @Flag(name: .long, help: "Start an emulated punch trainer on the same virtual link (hardware-free).") var emulate = false
     @Option(name: .long, help: "Start after a countdown of this many seconds.") var countdown: UInt8?
-    @Option(name: .long, help: "Longest scan, seconds.") var scanSeconds: Double = 30
+    @Option(name: .long, help: "Seconds to look for the trainer (--scan-seconds, its old name, still works).") var timeout: Double = 30
+    /// `--scan-seconds`, the old name of `--timeout` (hidden, deprecated).
+    @Option(name: .customLong("scan-seconds"), help: .hidden) var deprecatedScanSeconds: Double?
+    /// Seconds to look for the trainer.
+    var scanSeconds: Double { deprecatedScanSeconds ?? timeout }
     @OptionGroup var output: CoachOutputOptions
 
     func run() async throws {
@@ -377,7 +395,7 @@ struct ReflexCoachRun: AsyncParsableCommand {
     /// ``session(output:)`` with each report as text and record (for `--json`).
     @discardableResult
     func runSession(emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Ending? {
-        guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--scan-seconds \(scanSeconds): expected 0 < s ≤ 300") }
+        guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--timeout \(scanSeconds): expected 0 < s ≤ 300") }
         let store = try database.open()
         let person = try CoachCLI.failing { try CoachCLI.athlete(athlete, in: store) }
         guard try CoachCLI.failing({ try store.sequence(named: sequence) }) != nil else {
@@ -493,7 +511,7 @@ struct ReflexCoachExport: AsyncParsableCommand {
         try CoachCLI.write(csv, to: out)
         let rows = csv.split(whereSeparator: \.isNewline).count - 1
         return [CoachOutput("wrote \(rows) row\(rows == 1 ? "" : "s") to \(out)", type: "exported",
-                            ["path": .string(out), "rows": .integer(Int64(rows)), "athlete": CoachJSON.athlete(person)])]
+                            ["file": .string(out), "rows": .integer(Int64(rows)), "athlete": CoachJSON.athlete(person)])]
     }
     func lines() throws -> [String] { try outputs().flatMap(\.lines) }
     func run() async throws { output.emit(try outputs()) }
@@ -515,7 +533,7 @@ struct ReflexCoachChart: AsyncParsableCommand {
             throw CommandFailure("\(person.name) has no session \(session) (see history)")
         }
         try CoachCLI.write(SVGChart.reactionTimes(of: results, title: "\(person.name), session \(session)"), to: out)
-        return [CoachOutput("wrote \(out)", type: "chart-written", ["path": .string(out), "sessionId": .integer(session)])]
+        return [CoachOutput("wrote \(out)", type: "chart-written", ["file": .string(out), "sessionId": .integer(session)])]
     }
     func lines() throws -> [String] { try outputs().flatMap(\.lines) }
     func run() async throws { output.emit(try outputs()) }
@@ -541,7 +559,7 @@ struct ReflexCoachPassword: AsyncParsableCommand {
 
     /// Checks and stores `password`; returns the line to print.
     func set(_ password: String) throws -> String {
-        if let problem = PasswordHash.problem(with: password) { throw CommandFailure("\(problem); choose another") }
+        if let problem = PasswordHash.problem(with: password) { throw CommandFailure.usage("\(problem); choose another", field: "password") }
         let store = try database.open()
         let hash: String
         do { hash = try PasswordHash.make(password) } catch { throw CommandFailure("cannot hash the password: \(error)") }
@@ -554,11 +572,11 @@ struct ReflexCoachPassword: AsyncParsableCommand {
         if isatty(STDIN_FILENO) != 0 {
             guard let first = getpass("New dashboard password: ").map({ String(cString: $0) }),
                   let second = getpass("Again: ").map({ String(cString: $0) })
-            else { throw CommandFailure("no password given") }
-            guard first == second else { throw CommandFailure("the two passwords differ; nothing was changed") }
+            else { throw CommandFailure.usage("no password given", field: "password") }
+            guard first == second else { throw CommandFailure.usage("the two passwords differ; nothing was changed", field: "password") }
             password = first
         } else {
-            guard let line = readLine(strippingNewline: true) else { throw CommandFailure("no password on standard input") }
+            guard let line = readLine(strippingNewline: true) else { throw CommandFailure.usage("no password on standard input: pipe it in, one line", field: "password") }
             password = line
         }
         let line = try set(password)
@@ -621,7 +639,7 @@ enum CoachJSON {
          "maxIntervalMilliseconds": maxInterval.map { .integer(Int64($0)) } ?? .null]
     }
 
-    /// Reaction figures: `count`, `hits`, `misses`, `hitRatePercent`, `meanMilliseconds`, … (null when undefined).
+    /// Reaction figures: `count`, `hits`, `misses`, `hitRatePercent`, `meanMilliseconds`, … (left out when undefined).
     static func summary(_ s: ReactionSummary) -> JSONOutputValue {
         ["count": .integer(Int64(s.count)), "hits": .integer(Int64(s.hits)), "misses": .integer(Int64(s.count - s.hits)),
          "hitRatePercent": optional(s.hitRate.map { ($0 * 100 * 10).rounded() / 10 }),
@@ -642,9 +660,10 @@ enum CoachJSON {
         case let .status(status): return CoachOutput(text, type: "trainer-status", ["status": .string(status.summary)])
         case let .step(response, stored):
             return CoachOutput(text, type: "step", [
-                "step": .integer(Int64(stored.stepIndex) + 1), "target": .integer(Int64(response.target)),
+                // The step as the trainer numbers it (from 0), as the dashboard's /api/run does.
+                "step": .integer(Int64(stored.stepIndex)), "target": .integer(Int64(response.target)),
                 "colour": optional(TargetPalette.colour(of: response.target)?.name), "hit": .bool(response.hit),
-                "wrongTargetFirst": .bool(response.wrongTargetFirst),
+                "wrongTarget": .bool(response.wrongTargetFirst),
                 "reactionMilliseconds": response.hit ? .integer(Int64(response.reactionTimeMilliseconds)) : .null,
             ])
         case let .undecodable(bytes, error):

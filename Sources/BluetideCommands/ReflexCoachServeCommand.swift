@@ -49,7 +49,11 @@ struct ReflexCoachServe: AsyncParsableCommand {
     @Flag(name: .long, help: "Add three sample athletes, sequences and sessions when the database has no athletes.")
     var sampleData = false
     @Option(name: .long, help: "Trainer name or address (default: strongest signal).") var device: String?
-    @Option(name: .long, help: "Longest scan for the trainer at each run, seconds.") var scanSeconds: Double = 30
+    @Option(name: .long, help: "Seconds to look for the trainer at each run (--scan-seconds, its old name, still works).") var timeout: Double = 30
+    /// `--scan-seconds`, the old name of `--timeout` (hidden, deprecated).
+    @Option(name: .customLong("scan-seconds"), help: .hidden) var deprecatedScanSeconds: Double?
+    /// Seconds to look for the trainer at each run.
+    var scanSeconds: Double { deprecatedScanSeconds ?? timeout }
     @Option(name: .long, help: .hidden) var scanRoundMilliseconds: Int = 2000
     @OptionGroup var output: CoachOutputOptions
 
@@ -97,7 +101,7 @@ struct ReflexCoachServe: AsyncParsableCommand {
     /// ``start(output:)`` with each report as text and record (for `--json`).
     func startServing(emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Serving {
         guard (0...65_535).contains(port) else { throw CommandFailure("--port \(port): expected 0...65535 (0 picks a free port)") }
-        guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--scan-seconds \(scanSeconds): expected 0 < s ≤ 300") }
+        guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--timeout \(scanSeconds): expected 0 < s ≤ 300") }
         guard scanRoundMilliseconds >= 100 else { throw CommandFailure("--scan-round-milliseconds: expected at least 100") }
         let host = self.host ?? (lan ? "0.0.0.0" : "127.0.0.1")
         let loopback = host == "127.0.0.1" || host == "localhost" || host == "::1" || host.hasPrefix("127.")
@@ -130,10 +134,10 @@ struct ReflexCoachServe: AsyncParsableCommand {
             dashboard = try await server.start(host: host, port: port)
         } catch {
             await link.close()
-            throw CommandFailure("cannot listen on \(host):\(port): \(error) (try another --port, or --port 0)")
+            throw ListenFailure.failure(host: host, port: port, error)
         }
         let path = database.db ?? CoachStore.defaultPath()
-        emit(CoachOutput("database: \(path)", type: "database", ["path": .string(path)]))
+        emit(CoachOutput("database: \(path)", type: "database", ["file": .string(path)]))
         emit(CoachOutput(lan ? "serving the network on \(host); every phone logs in with the coach's password"
                              : "listening on \(host) only (this computer); --lan serves phones on the network, with a login",
                          type: "listening", ["host": .string(host), "port": .integer(Int64(dashboard.port)), "lan": .bool(lan)]))

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bluetide
 import BluetideGPIO
+import BluetideProfiles
 import BluetideReflexDevice
 import Foundation
 
@@ -54,7 +55,7 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
         var configuration = GPIOConfiguration.reflexDefault
         if let config {
             do { configuration = try GPIOConfiguration.load(path: config) } catch {
-                throw CommandFailure("\(config): \(error)")
+                throw CommandFailure.usage("\(config): \(error)", field: "--config")
             }
         }
         if let gpio {
@@ -78,14 +79,47 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
     func run() async throws {
         // Unbuffered, so a pipe sees each line as it happens.
         let printer = output
-        try await serve(until: Self.interruptions()) { line in
-            printer.emit([CoachOutput(line, type: "device-event", ["message": .string(line)])])
+        try await serveEvents(until: Self.interruptions(), events: { event in printer.emit([Self.record(of: event)]) })
+    }
+
+    /// An event as its line and its record (docs/json-output.md, `reflex device`): the record
+    /// carries the event's fields, not its line.
+    static func record(of event: ReflexDeviceEvent) -> CoachOutput {
+        let line = event.line
+        switch event {
+        case let .started(name, address):
+            return CoachOutput(line, type: "advertising", ["device": JSONOutput.device(address, name: name)])
+        case let .coachConnected(address):
+            return CoachOutput(line, type: "coach-connected", ["peer": JSONOutput.device(address)])
+        case let .coachDisconnected(address, stopped):
+            return CoachOutput(line, type: "coach-disconnected", ["peer": JSONOutput.device(address), "runStopped": .bool(stopped)])
+        case let .sequenceReceived(sequence):
+            return CoachOutput(line, type: "sequence-received", ["targets": .array(sequence.targets.map { .integer(Int64($0)) })])
+        case let .timeSequenceReceived(times):
+            return CoachOutput(line, type: "time-sequence-received", ["timesMilliseconds": .array(times.milliseconds.map { .integer(Int64($0)) })])
+        case let .command(command):
+            return CoachOutput(line, type: "command", ["command": .string(command.summary)])
+        case let .status(status):
+            var fields: [String: JSONOutputValue] = ["status": .string(status.summary)]
+            if case let .finished(steps) = status { fields["steps"] = .integer(Int64(steps)) }
+            return CoachOutput(line, type: "status", fields)
+        case let .response(response):
+            return CoachOutput(line, type: "step", [
+                "step": response.step.map { .integer(Int64($0)) } ?? .null, "target": .integer(Int64(response.target)), "hit": .bool(response.hit),
+                "wrongTarget": .bool(response.wrongTargetFirst),
+                "reactionMilliseconds": response.hit ? .integer(Int64(response.reactionTimeMilliseconds)) : .null,
+            ])
         }
     }
 
     /// Runs the device until `--duration` is up or `interrupts` yields, handing each event's
     /// line to `output`.
     func serve(until interrupts: AsyncStream<Int32>, output: @escaping @Sendable (String) -> Void) async throws {
+        try await serveEvents(until: interrupts, events: { output($0.line) })
+    }
+
+    /// Runs the device until `--duration` is up or `interrupts` yields, handing each event to `events`.
+    func serveEvents(until interrupts: AsyncStream<Int32>, events output: @escaping @Sendable (ReflexDeviceEvent) -> Void) async throws {
         let options = try resolvedOptions()
         // The controller's own address: the device keeps its name (Reflex-XXXX) from run to run.
         let configuration = Bluetooth.Configuration(
@@ -108,7 +142,7 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
             throw CommandFailure("cannot start the device: \(error)")
         }
         let printer = Task {
-            for await event in device.events { output(event.line) }
+            for await event in device.events { output(event) }
         }
         // Until the duration is up or SIGINT/SIGTERM arrives, unless the controller goes away
         // first (exit 2 with one line); then LEDs off and lines released.

@@ -13,8 +13,8 @@ struct ReplayCommand: AsyncParsableCommand {
         commandName: "replay",
         abstract: "Play a value log back at its recorded pace: print decoded values, or serve them as a device.",
         discussion: """
-            Records are released as far apart as they were recorded (divided by --speed), or all at once with \
-            --as-fast-as-possible. Stateful profiles (csc, cycling-power, fec) derive speed and cadence from the \
+            Records are released as far apart as they were recorded (divided by --pace N), or all at once with \
+            --pace fast. Stateful profiles (csc, cycling-power, fec) derive speed and cadence from the \
             recorded times, so any pace prints the same values.
 
             With --as-peripheral the log is served as an emulated device: one characteristic per recorded \
@@ -23,7 +23,7 @@ struct ReplayCommand: AsyncParsableCommand {
 
             Examples:
               bluetide replay ride.jsonl
-              bluetide replay ride.jsonl --speed 10 --json
+              bluetide replay ride.jsonl --pace 10 --json
               bluetide replay ride.jsonl --as-peripheral \\
                   --transport serial:/dev/ttyACM0 --name "Replayed CSC"
             """)
@@ -31,11 +31,16 @@ struct ReplayCommand: AsyncParsableCommand {
     @Argument(help: "Value log to play (docs/value-log-format.md).")
     var file: String
 
-    @Option(name: .long, help: "Play N times as fast as recorded (0.5 = half speed).")
-    var speed: Double?
+    @Option(name: .long, help: "Pace: original, a speed factor (4 = four times as fast, 0.5 = half speed) or fast (no waiting); as `ride --pace` takes it. --speed N and --as-fast-as-possible, the old names, still work.")
+    var pace: String?
 
-    @Flag(name: .long, help: "Play without waiting between records.")
-    var asFastAsPossible = false
+    /// `--speed N`, the old name of `--pace N` (hidden, deprecated).
+    @Option(name: .customLong("speed"), help: .hidden)
+    var deprecatedSpeed: Double?
+
+    /// `--as-fast-as-possible`, the old name of `--pace fast` (hidden, deprecated).
+    @Flag(name: .customLong("as-fast-as-possible"), help: .hidden)
+    var deprecatedAsFastAsPossible = false
 
     @Flag(name: .long, help: "Print one JSON object per record.")
     var json = false
@@ -72,16 +77,17 @@ struct ReplayCommand: AsyncParsableCommand {
     /// The pace and the decoder the options ask for; problems are ``CommandFailure``s.
     func settings() throws -> (ReplayPace, ValueLogDecoder) {
         try wheel.validated()
+        let given = [pace != nil, deprecatedSpeed != nil, deprecatedAsFastAsPossible].filter { $0 }.count
+        guard given <= 1 else { throw CommandFailure("--pace: given more than once (--speed and --as-fast-as-possible are its old names); give one") }
         var pace = ReplayPace.original
-        if let speed {
-            guard !asFastAsPossible else {
-                throw CommandFailure("--speed and --as-fast-as-possible both given: choose one")
-            }
+        if let text = self.pace {
+            pace = try RideRunOptions.parsePace(text)
+        } else if let speed = deprecatedSpeed {
             guard speed.isFinite, speed > 0 else {
-                throw CommandFailure("--speed \(speed): expected a factor > 0 (2 = twice as fast, 0.5 = half speed)")
+                throw CommandFailure("--speed \(speed): expected a factor > 0 (2 = twice as fast, 0.5 = half speed); --pace is its new name")
             }
             pace = .speed(speed)
-        } else if asFastAsPossible {
+        } else if deprecatedAsFastAsPossible {
             pace = .asFastAsPossible
         }
         let decoder: ValueLogDecoder

@@ -15,13 +15,20 @@ struct ScanCommand: AsyncParsableCommand {
             Examples:
               bluetide scan --emulate heart-rate,csc
               bluetide scan --emulate heart-rate@-40,hm10@-75 --json
-              bluetide scan --transport serial:/dev/ttyACM0 --service 180D --timeout 10
+              bluetide scan --transport serial:/dev/ttyACM0 --service 180D --scan-time 10
             """)
 
     @OptionGroup var session: DeviceSessionOptions
 
-    @Option(name: .long, help: "Seconds to scan.")
-    var timeout: Double = 5
+    @Option(name: .customLong("scan-time"), help: "Seconds to scan (--timeout, its old name, still works).")
+    var scanTime: Double = 5
+
+    /// `--timeout`, the old name of `--scan-time` (hidden, deprecated).
+    @Option(name: .customLong("timeout"), help: .hidden)
+    var deprecatedTimeout: Double?
+
+    /// Seconds to scan: `--scan-time`, or the deprecated `--timeout`.
+    var timeout: Double { deprecatedTimeout ?? scanTime }
 
     @Option(name: .long, help: "Only devices advertising this service UUID (repeatable).")
     var service: [String] = []
@@ -70,7 +77,7 @@ struct ScanCommand: AsyncParsableCommand {
             }
             filter.manufacturerID = id
         }
-        guard timeout.isFinite, timeout > 0 else { throw CommandFailure("--timeout \(timeout): expected seconds > 0") }
+        guard timeout.isFinite, timeout > 0 else { throw CommandFailure("--scan-time \(timeout): expected seconds > 0, e.g. --scan-time 10") }
         return filter
     }
 
@@ -142,7 +149,7 @@ struct ScanCommand: AsyncParsableCommand {
         }
         var object: [String: JSONOutputValue] = [
             "device": seen, "rssiDbm": .integer(Int64(device.rssi)), "connectable": .bool(device.isConnectable),
-            "services": .array(device.serviceUUIDs.map(JSONOutput.characteristic)), "color": .string(RSSIColor(rssi: device.rssi).hex),
+            "services": .array(device.serviceUUIDs.map(JSONOutput.characteristic)), "colour": .string(RSSIColor(rssi: device.rssi).hex),
         ]
         if let tx = device.txPower { object["txPowerDbm"] = .integer(Int64(tx)) }
         if !device.manufacturerData.isEmpty {

@@ -81,7 +81,9 @@ struct SubscribeCommand: AsyncParsableCommand {
                 var seen = 0
                 for try await bytes in values {
                     let time = Self.seconds(since: start)
-                    output.emit(format.line(bytes, decoding: decoding, at: time, type: "notification", extra: json ? ["time": JSONOutput.time(monotonic: time)] : [:]))
+                    output.emit(format.line(bytes, decoding: decoding, at: time, type: "notification", extra: json ? [
+                        "device": ValueFormatOptions.device(connection.address, label: label), "time": JSONOutput.time(monotonic: time),
+                    ] : [:]))
                     seen += 1
                     if let limit, seen >= limit { return }
                 }

@@ -23,16 +23,26 @@ enum BluetideExecutable {
     }
 
     /// Starts `bluetide <arguments>`; the caller waits for and stops it.
-    static func launch(_ arguments: [String], name: String = "bluetide", stderrLog: URL? = nil) throws -> BumbleProcess {
+    /// `environment` is added to the test's (where `XDG_CONFIG_HOME` is already a private
+    /// folder: `BumbleProcess.privateConfigHome`); `workingDirectory` defaults to the test's.
+    static func launch(
+        _ arguments: [String], name: String = "bluetide", stderrLog: URL? = nil,
+        environment: [String: String] = [:], workingDirectory: URL? = nil
+    ) throws -> BumbleProcess {
         let binary = try #require(DecodeCommandTests.bluetideBinary(), "bluetide executable not built next to the tests")
-        return try BumbleProcess.launch(name: name, executable: binary, arguments: arguments, stderrLog: stderrLog)
+        return try BumbleProcess.launch(
+            name: name, executable: binary, arguments: arguments, stderrLog: stderrLog, environment: environment,
+            workingDirectory: workingDirectory)
     }
 
     /// Runs `bluetide <arguments>` to completion (at most `timeout`, then it is stopped) and
     /// returns its exit status and output. `stdin`, when given, is written to its standard
     /// input, which is then closed.
-    static func run(_ arguments: [String], timeout: Duration = runTimeout, stderrLog: URL? = nil, stdin: String? = nil) async throws -> Completion {
-        let process = try launch(arguments, stderrLog: stderrLog)
+    static func run(
+        _ arguments: [String], timeout: Duration = runTimeout, stderrLog: URL? = nil, stdin: String? = nil,
+        environment: [String: String] = [:], workingDirectory: URL? = nil
+    ) async throws -> Completion {
+        let process = try launch(arguments, stderrLog: stderrLog, environment: environment, workingDirectory: workingDirectory)
         if let stdin {
             try await process.writeToStdin(stdin)
             await process.closeStdin()

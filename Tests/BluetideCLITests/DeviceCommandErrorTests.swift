@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func transportThatCannotOpenIsOneLine() async throws {
-        let command = try ScanCommand.parse(["--transport", "tcp-client:127.0.0.1:1", "--timeout", "1"])
+        let command = try ScanCommand.parse(["--transport", "tcp-client:127.0.0.1:1", "--scan-time", "1"])
         let message = try #require(try await failureMessage { try await command.execute(LineCollector().output) })
         #expect(message.hasPrefix("cannot open transport tcp-client:127.0.0.1:1"), "\(message)")
         let emulateOnSerial = try ScanCommand.parse(["--transport", "tcp-client:127.0.0.1:1", "--emulate", "csc"])

@@ -72,7 +72,7 @@ import Testing
         #expect(lines[2].contains("95 %"))
         #expect(lines[3].contains("write"))
 
-        let json = try ReplayCommand.parse([path, "--speed", "100", "--json"])
+        let json = try ReplayCommand.parse([path, "--pace", "100", "--json"])
         let (log2, pace2, decoder2) = try json.prepare()
         var objects: [[String: Any]] = []
         await json.play(log2, pace: pace2, decoder: decoder2) { line in
@@ -126,6 +126,8 @@ import Testing
         #expect(throws: CommandFailure.self) { try ReplayCommand.parse(["/no/such/file.jsonl"]).prepare() }
         #expect(throws: CommandFailure.self) { try ReplayCommand.parse(["x", "--speed", "0"]).prepare() }
         #expect(throws: CommandFailure.self) { try ReplayCommand.parse(["x", "--speed", "2", "--as-fast-as-possible"]).prepare() }
+        #expect(throws: CommandFailure.self) { try ReplayCommand.parse(["x", "--pace", "0"]).prepare() }
+        #expect(throws: CommandFailure.self) { try ReplayCommand.parse(["x", "--pace", "2", "--speed", "2"]).prepare() }
         #expect(throws: CommandFailure.self) { try ReplayCommand.parse(["x", "--profile", "nope"]).prepare() }
     }
 

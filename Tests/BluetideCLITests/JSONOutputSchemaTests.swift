@@ -13,7 +13,7 @@ import Testing
         ("decode list", ["decode", "--list", "--json"], .stdout, nil),
         ("decode csc", ["decode", "csc", "--json", "03A25E01006D0E4B63967F@0", "03A45E0100D7124B63967F@1.1"], .stdout, nil),
         ("decode fec", ["decode", "fec", "--json", "A4094E05192A5A1027FA403032"], .stdout, nil),
-        ("scan", ["scan", "--emulate", "heart-rate,csc,colmi-r02,tacx-fec", "--timeout", "1.5", "--json"], .stdout, nil),
+        ("scan", ["scan", "--emulate", "heart-rate,csc,colmi-r02,tacx-fec", "--scan-time", "1.5", "--json"], .stdout, nil),
         ("gatt", ["gatt", "Bluetide HRM", "--emulate", "heart-rate", "--json"], .stdout, nil),
         ("read", ["read", "Bluetide HRM", "battery-level", "--emulate", "heart-rate", "--json"], .stdout, nil),
         ("write", ["write", "Bluetide FTMS", "2AD9", "request-control", "--emulate", "ftms-bike", "--json"], .stdout, nil),

@@ -39,6 +39,7 @@ import Testing
         } catch let failure as CommandFailure {
             #expect(failure.message.hasPrefix(path + ": "))
             #expect(failure.message.contains("target"))
+            #expect(failure.status == .usage && failure.field == "--config", "a bad file is bad input: exit 2")
         }
         let debounce = try file("debounce-ms = abc\n")
         #expect(throws: CommandFailure.self) { try options(["--config", debounce]).resolvedOptions() }

@@ -40,7 +40,7 @@ import FoundationNetworking
         }
         let collector = LineCollector()
         let ride = try RideCommand.parseAsRoot([
-            "--emulate", "tacx-fec,heart-rate", "--transport", privateLink(), "--erg", "150", "--duration", "12", "--scan", "2",
+            "--emulate", "tacx-fec,heart-rate", "--transport", privateLink(), "--erg", "150", "--duration", "12", "--timeout", "2",
             "--json", "--record", log,
         ])
         let run = try #require(ride as? RideRunCommand)
@@ -134,7 +134,7 @@ import FoundationNetworking
         #expect(try await failureMessage { try await format.execute(LineCollector().output) } == "--format gpx: expected tcx or csv")
         let workout = try #require(try RideCommand.parseAsRoot(["--workout", "/nonexistent/plan.zwo"]) as? RideRunCommand)
         #expect(try await failureMessage { try await workout.execute(LineCollector().output) } == "--workout /nonexistent/plan.zwo: cannot read the file")
-        let nobody = try #require(try RideCommand.parseAsRoot(["--transport", privateLink(), "--scan", "1"]) as? RideRunCommand)
+        let nobody = try #require(try RideCommand.parseAsRoot(["--transport", privateLink(), "--timeout", "1"]) as? RideRunCommand)
         let none = try await failureMessage { try await nobody.execute(LineCollector().output) }
         #expect(none?.hasPrefix("not found within 1 s: no trainer or sensor (seen: no device at all)") == true, "\(none ?? "")")
     }
@@ -142,7 +142,7 @@ import FoundationNetworking
     @Test func serveShowsTheRideOnAWebPage() async throws {
         let serve = try #require(try RideCommand.parseAsRoot([
             "serve", "--emulate", "tacx-fec,heart-rate", "--transport", privateLink(), "--erg", "150", "--duration", "10",
-            "--scan", "2", "--json", "--port", "0",
+            "--timeout", "2", "--json", "--port", "0",
         ]) as? RideServeCommand)
         let port = Mutex<Int?>(nil)
         let collector = LineCollector()
@@ -191,7 +191,7 @@ import FoundationNetworking
         processes.append(trainer)
         _ = try await trainer.firstJSON("event", "ready", timeout: .seconds(30))
         let bridge = try #require(try RideCommand.parseAsRoot([
-            "bridge", "--transport", "tcp-client:127.0.0.1:\(ports[1])", "--trainer", "Bumble Tacx", "--scan", "20",
+            "bridge", "--transport", "tcp-client:127.0.0.1:\(ports[1])", "--trainer", "Bumble Tacx", "--timeout", "20",
             "--name", "Bluetide Tacx", "--duration", "25", "--json",
         ]) as? RideBridgeCommand)
         let collector = LineCollector()

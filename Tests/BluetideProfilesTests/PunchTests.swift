@@ -63,8 +63,11 @@ import Testing
             try PunchSequence(targets: [0, 1, 6])
         }
         #expect(throws: PunchValidationError.self) { try PunchSequence(targets: []) }
-        #expect((try? PunchSequence(targets: Array(repeating: 2, count: 512))) != nil)
-        #expect(throws: PunchValidationError.self) { try PunchSequence(targets: Array(repeating: 2, count: 513)) }
+        // One limit for both sequences: 256 steps (a time sequence of 256 fills ATT's 512 octets).
+        #expect((try? PunchSequence(targets: Array(repeating: 2, count: 256))) != nil)
+        #expect(throws: PunchValidationError.self) { try PunchSequence(targets: Array(repeating: 2, count: 257)) }
+        #expect((try? PunchTimeSequence(milliseconds: Array(repeating: 900, count: 256))) != nil)
+        #expect(throws: PunchValidationError.self) { try PunchTimeSequence(milliseconds: Array(repeating: 900, count: 257)) }
         #expect(throws: DecodingError.invalid("Punch sequence.step 2", expected: "target 0...5", found: "target 9 is outside 0...5", at: 2)) {
             try PunchSequence(bytes: [1, 2, 9])
         }

@@ -77,7 +77,15 @@ import Testing
         #expect(save("0,1,2", "900,0,900") == "--times: step 2: \"0\" is not a time in 1...60000 ms")
         #expect(save("0,1,2", "900,900")?.contains("2 values but --targets has 3 steps") == true)
         #expect(save("", "900") == "--targets: empty list")
-        #expect(save(Array(repeating: "1", count: 513).joined(separator: ","), "900")?.contains("at most 512") == true)
+        #expect(save(Array(repeating: "1", count: 257).joined(separator: ","), "900")?.contains("at most 256") == true)
+        // More random steps than a trainer holds: refused as bad input (exit 2), nothing saved.
+        do {
+            _ = try ReflexCoachSequences.Random.parse(["Long", "--steps", "300", "--db", db]).lines()
+            Issue.record("--steps 300 was accepted")
+        } catch let failure as CommandFailure {
+            #expect(failure.status == .usage && failure.field == "--steps")
+            #expect(failure.message == "--steps 300: expected 1 to 256 (a trainer holds at most 256 steps); try --steps 256")
+        }
         #expect(try CoachStore(path: db).sequences().isEmpty)
         #expect(Self.failure { try ReflexCoachHistory.parse(["--athlete", "Nobody", "--db", db]).lines() }?.contains("no athlete named \"Nobody\"") == true)
         // Reached from the group's root (BluetideMain turns a CommandFailure into exit 2).

@@ -181,14 +181,14 @@ import Testing
         let world = try await Self.start()
         let sequence = world.characteristic(PunchUUID.sequence)
         let times = world.characteristic(PunchUUID.timeSequence)
-        let targets = (0..<512).map { UInt8($0 % 6) }
+        let targets = (0..<256).map { UInt8($0 % 6) }
         try await world.link.gatt.write(handle: sequence, value: targets)  // MTU 23: prepared writes
         #expect(try await world.link.gatt.read(handle: sequence) == targets)
         let ms = (0..<256).map { UInt16(100 + $0) }
         try await world.link.gatt.write(handle: times, value: Self.times(ms))
         #expect(try await world.link.gatt.read(handle: times) == Self.times(ms))
-        // 513 steps: invalid, refused with 0x80 (the server's 512-octet cap refuses it first
-        // with Invalid Attribute Value Length); the old value stays.
+        // 257 steps: more than a program holds (PunchSequence.maxSteps), refused with 0x80;
+        // the old value stays.
         await #expect(throws: (any Error).self) {
             try await world.link.gatt.write(handle: sequence, value: targets + [0])
         }

@@ -124,16 +124,19 @@ struct CoachStoreTests {
         #expect(try store.sequence(named: "Jab")?.targets == [4])
     }
 
-    @Test func sequencesLongerThan512StepsAreRefused() throws {
+    /// The store keeps only what a trainer can hold: 256 steps (a time sequence of 256 × 2
+    /// octets fills ATT's 512-octet value), the one limit `PunchSequence.maxSteps`.
+    @Test func sequencesLongerThanATrainerHoldsAreRefused() throws {
+        #expect(PunchSequence.maxSteps == 256)
         let store = try CoachStore.inMemory()
-        try store.saveSequence(name: "Long", targets: Array(repeating: 1, count: 512), milliseconds: Array(repeating: 1000, count: 512), at: Fixture.day0)
+        try store.saveSequence(name: "Long", targets: Array(repeating: 1, count: 256), milliseconds: Array(repeating: 1000, count: 256), at: Fixture.day0)
         do {
-            try store.saveSequence(name: "Long", targets: Array(repeating: 0, count: 513), milliseconds: Array(repeating: 1000, count: 513), at: Fixture.day0)
-            Issue.record("accepted 513 steps")
+            try store.saveSequence(name: "Long", targets: Array(repeating: 0, count: 257), milliseconds: Array(repeating: 1000, count: 257), at: Fixture.day0)
+            Issue.record("accepted 257 steps")
         } catch let error as CoachStoreError {
-            #expect(error.description == "sequence \"Long\": step 512: 513 steps, at most 512 allowed")
+            #expect(error.description == "sequence \"Long\": step 256: 257 steps, at most 256 allowed")
         }
-        #expect(try store.sequence(named: "Long")?.targets.count == 512)
+        #expect(try store.sequence(named: "Long")?.targets.count == 256)
     }
 
     @Test func invalidMaxIntervalAndEmptyNameAreRefused() throws {

@@ -22,11 +22,11 @@ struct RandomSequenceGeneratorTests {
     }
 
     @Test func noImmediateRepeatsAndValuesInRange() throws {
-        let generator = RandomSequenceGenerator(stepCount: 512, targets: [1, 3, 4], times: .uniform(300...900))
+        let generator = RandomSequenceGenerator(stepCount: 256, targets: [1, 3, 4], times: .uniform(300...900))
         for seed in UInt64(0)..<50 {
             let program = try generator.generate(seed: seed)
             let targets = program.sequence.targets
-            #expect(targets.count == 512)
+            #expect(targets.count == 256)
             #expect(zip(targets, targets.dropFirst()).allSatisfy { $0 != $1 })
             #expect(Set(targets).isSubset(of: [1, 3, 4]))
             #expect(program.timeSequence.milliseconds.allSatisfy { (300...900).contains($0) })
@@ -34,6 +34,15 @@ struct RandomSequenceGeneratorTests {
         // Over many steps every allowed target appears.
         let big = try generator.generate(seed: 7)
         #expect(Set(big.sequence.targets) == [1, 3, 4])
+    }
+
+    /// More steps than a trainer holds (`PunchSequence.maxSteps`, 256) are refused before any
+    /// sequence is made, so no program the trainer would refuse is ever saved.
+    @Test func stepCountsBeyondWhatATrainerHoldsAreRefused() throws {
+        #expect(throws: SequenceGeneratorError.stepCount(257)) { try RandomSequenceGenerator(stepCount: 257).generate(seed: 1) }
+        #expect(throws: SequenceGeneratorError.stepCount(300)) { try RandomSequenceGenerator(stepCount: 300).generate(seed: 1) }
+        #expect(SequenceGeneratorError.stepCount(300).description == "step count 300 is outside 1...256")
+        #expect(try RandomSequenceGenerator(stepCount: 256).generate(seed: 1).sequence.count == 256)
     }
 
     @Test func repeatsAllowedWhenConfigured() throws {
@@ -45,7 +54,7 @@ struct RandomSequenceGeneratorTests {
     }
 
     @Test func normalTimesStayInRangeAroundTheMean() throws {
-        let generator = RandomSequenceGenerator(stepCount: 512, times: .normal(mean: 1000, standardDeviation: 150, range: 600...1400))
+        let generator = RandomSequenceGenerator(stepCount: 256, times: .normal(mean: 1000, standardDeviation: 150, range: 600...1400))
         let ms = try generator.generate(seed: 2026).timeSequence.milliseconds
         #expect(ms.allSatisfy { (600...1400).contains($0) })
         let mean = Double(ms.reduce(0) { $0 + Int($1) }) / Double(ms.count)

@@ -67,13 +67,17 @@ import Testing
         #expect(form.seed == 7 && form.generator.targets == [1, 4] && form.generator.stepCount == 8 && form.generator.avoidImmediateRepeats)
         #expect(Self.messages { try RandomSequenceForm.parse(FormFields([("name", "R"), ("steps", "0"), ("target", "2"),
                                                                          ("minTime", "900"), ("maxTime", "500"), ("seed", "-1")])) } == [
-            "Steps: expected a whole number 1–512, got \"0\"",
+            "Steps: expected a whole number 1–256, got \"0\"",
             "Longest time: expected at least the shortest time (900 ms), got \"500\"",
             "Seed: expected empty, or a whole number ≥ 0, got \"-1\"",
         ])
         #expect(Self.messages { try RandomSequenceForm.parse(FormFields([("name", "R"), ("steps", "5"), ("target", "2"),
                                                                          ("minTime", "500"), ("maxTime", "900")])) }
             == ["Targets: expected two or more targets, or \"allow repeats\" ticked (one target cannot avoid repeats), got \"only green\""])
+        // More steps than a trainer holds (256, `PunchSequence.maxSteps`) are refused on the form.
+        #expect(Self.messages { try RandomSequenceForm.parse(FormFields([("name", "R"), ("steps", "300"), ("target", "1"), ("target", "4"),
+                                                                         ("minTime", "500"), ("maxTime", "900")])) }
+            == ["Steps: expected a whole number 1–256, got \"300\""])
     }
 
     @Test func liveMessagesAreCompactJSONWithTheTargetColour() throws {

@@ -6,13 +6,13 @@ import Foundation
 /// characteristic, a value or an error appears.
 enum JSONOutput {
     /// Version of `docs/json-output.md` and `docs/json-output.schema.json` this code writes.
-    static let schemaVersion = 1
+    static let schemaVersion = 2
 
-    /// One line: `fields` plus `"type": type`.
+    /// One line: `fields` plus `"type": type`; fields whose value is unknown (`null`) are left out.
     static func line(_ type: String, _ fields: [String: JSONOutputValue]) -> String {
         var object = fields
         object["type"] = .string(type)
-        return JSONOutputValue.object(object).text
+        return JSONOutputValue.object(object).withoutNulls.text
     }
 
     /// A device: `address` as commands accept it back (random ones end in /R), `addressType`

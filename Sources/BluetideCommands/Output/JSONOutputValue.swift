@@ -65,12 +65,26 @@ enum JSONOutputValue: Sendable, Equatable, Codable {
         }
     }
 
-    /// `att_error` → `attError`, `distanceMeters` → `distanceMetres`.
+    /// `att_error` → `attError`, `distanceMeters` → `distanceMetres`, `kilometers` →
+    /// `kilometres`; a word that only contains the letters (`parameters`, `diameter`) is left
+    /// as it is spelled.
     static func fieldName(_ key: String) -> String {
         let parts = key.split(separator: "_", omittingEmptySubsequences: true)
         var name = parts.enumerated().map { index, part in index == 0 ? String(part) : part.prefix(1).uppercased() + part.dropFirst() }.joined()
         if name.isEmpty { name = key }
-        return name.replacingOccurrences(of: "Meter", with: "Metre").replacingOccurrences(of: "meter", with: "metre")
+        // The unit: "Meter" starting a camelCase word, "meter" starting the key or after kilo/centi/milli.
+        return name.replacingOccurrences(of: "Meter", with: "Metre")
+            .replacingOccurrences(of: #"(^|[Kk]ilo|[Cc]enti|[Mm]illi)meter"#, with: "$1metre", options: .regularExpression)
+    }
+
+    /// The same value without the members whose value is unknown (`null`), at every depth: a
+    /// record leaves out what it does not know (docs/json-output.md), it never says null.
+    var withoutNulls: JSONOutputValue {
+        switch self {
+        case let .array(items): return .array(items.map(\.withoutNulls))
+        case let .object(members): return .object(members.filter { $0.value != .null }.mapValues(\.withoutNulls))
+        default: return self
+        }
     }
 
     /// The compact JSON text (one line).

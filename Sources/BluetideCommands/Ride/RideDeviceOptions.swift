@@ -15,8 +15,14 @@ struct RideDeviceOptions: ParsableArguments {
     var hr: String?
 
     @OptionGroup var wheel: WheelOptions
-    @Option(name: .long, help: "Seconds to look for the devices.")
-    var scan: Double = 5
+    @Option(name: .customLong("timeout"), help: "Seconds to look for the devices (--scan, its old name, still works).")
+    var timeout: Double = 5
+    /// `--scan`, the old name of `--timeout` (hidden, deprecated).
+    @Option(name: .customLong("scan"), help: .hidden)
+    var deprecatedScan: Double?
+
+    /// Seconds to look for the devices: `--timeout`, or the deprecated `--scan`.
+    var scan: Double { deprecatedScan ?? timeout }
 
     /// The device requests the options make: the named devices, or every kind found by service.
     func requests() -> [RideDeviceRequest] {
@@ -35,6 +41,6 @@ struct RideDeviceOptions: ParsableArguments {
     /// Refuses a wheel or scan time out of range, naming the option.
     func validated() throws {
         try wheel.validated()
-        guard (0.5...120).contains(scan) else { throw CommandFailure("--scan \(scan): expected 0.5…120 seconds") }
+        guard (0.5...120).contains(scan) else { throw CommandFailure("--timeout \(scan): expected 0.5…120 seconds") }
     }
 }

@@ -71,7 +71,7 @@ struct RideRunOptions: ParsableArguments {
     var record: String?
     @Option(name: .long, help: "Replay a recorded ride (value log) instead of live devices.")
     var replay: String?
-    @Option(name: .long, help: "Replay pace: original, a speed factor (4 = four times faster) or fast.")
+    @Option(name: .long, help: "Replay pace: original, a speed factor (4 = four times as fast, 0.5 = half speed) or fast (no waiting); as `replay --pace` takes it.")
     var pace: String = "original"
     @Flag(name: .long, help: "Replay: start again at the end.")
     var loop = false
@@ -91,7 +91,7 @@ struct RideRunOptions: ParsableArguments {
     /// The target the options ask for (at most one of --erg, --grade, --resistance, --workout).
     func target() throws -> RideTarget? {
         let chosen = [erg != nil, grade != nil, resistance != nil, workout != nil].filter { $0 }.count
-        guard chosen <= 1 else { throw CommandFailure("choose one of --erg, --grade, --resistance and --workout") }
+        guard chosen <= 1 else { throw CommandFailure.usage("choose one of --erg, --grade, --resistance and --workout", field: "--erg") }
         if let erg {
             guard (0...4000).contains(erg) else { throw CommandFailure("--erg \(erg): expected 0…4000 watts") }
             return .power(watts: erg)
@@ -113,7 +113,7 @@ struct RideRunOptions: ParsableArguments {
         case "fast", "max": return .asFastAsPossible
         default:
             guard let factor = Double(text), factor.isFinite, factor > 0 else {
-                throw CommandFailure("--pace \(text): expected original, fast or a speed factor such as 4")
+                throw CommandFailure("--pace \(text): expected original, fast or a speed factor above 0 such as 4 or 0.5")
             }
             return .speed(factor)
         }
@@ -144,7 +144,7 @@ struct RideRunOptions: ParsableArguments {
         var opened: DeviceSession?
         let source: any RideDataSource
         if let replay {
-            guard target == nil, plan == nil else { throw CommandFailure("a replay has no trainer to control; drop --erg/--grade/--resistance/--workout") }
+            guard target == nil, plan == nil else { throw CommandFailure.usage("a replay has no trainer to control; drop --erg/--grade/--resistance/--workout", field: "--replay") }
             // Read as it plays: the first sample comes before the rest of the file is read.
             source = RecordedRideSource(path: replay, pace: try Self.parsePace(pace), loop: loop, strict: strict) { warning in
                 appLogger.warning("\(replay): \(warning); played on (--strict stops here instead)")

@@ -39,7 +39,7 @@ struct RideServeCommand: AsyncParsableCommand {
         let feed = RideLiveFeed()
         let running: RunningRideWeb
         do { running = try await RideWebServer(feed: feed).start(host: host, port: port) } catch {
-            throw CommandFailure("--port \(port): cannot listen on \(host):\(port) (\(error)); pick another port, or 0 for any free one")
+            throw ListenFailure.failure(host: host, port: port, error)
         }
         let shown = host == "0.0.0.0" ? "THIS-COMPUTER'S-ADDRESS" : host
         appLogger.notice("live page: http://\(shown):\(running.port)/")

@@ -107,7 +107,7 @@ struct RingHeartRateSettingsCommand: AsyncParsableCommand {
     func run() async throws { try await execute(CommandOutput.standardOutput()) }
 
     func checkOptions() throws {
-        if on && off { throw CommandFailure("give --on or --off, not both") }
+        if on && off { throw CommandFailure.usage("give --on or --off, not both", field: "--on") }
         if let interval, !(5...60).contains(interval) || interval % 5 != 0 {
             throw CommandFailure("--interval \(interval): expected 5 to 60 minutes in steps of 5, e.g. --interval 30")
         }
@@ -191,7 +191,7 @@ enum RingConfirmedAction {
         yes: Bool, connection: RingConnectionOptions, output: CommandOutput, refusal: String, done: String,
         _ action: (Ring) async throws -> Void
     ) async throws {
-        guard yes else { throw CommandFailure(refusal) }
+        guard yes else { throw CommandFailure.usage(refusal, field: "--yes") }
         let link = try await connection.open()
         try await link.use(action)
         output.emit("\(link.label): \(done)")

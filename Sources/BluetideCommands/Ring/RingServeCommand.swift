@@ -42,7 +42,7 @@ struct RingServeCommand: AsyncParsableCommand {
                 output.emit("serving \(path) on http://\(shownHost):\(bound) (Ctrl-C stops)")
             }
         } catch {
-            throw CommandFailure("cannot serve on \(host):\(port): \(error); try another --port")
+            throw ListenFailure.failure(host: host, port: port, error)
         }
     }
 }

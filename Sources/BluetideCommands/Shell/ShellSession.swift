@@ -357,10 +357,14 @@ actor ShellSession {
             levelBefore > .none ? ("already-secure", "the link to \(label) is already \(level)")
             : bondedBefore ? ("encrypted-from-bond", "encrypted from the stored bond with \(label): \(level)")
             : ("paired", "paired with \(label): \(level)")
-        reply("paired", [
+        var fields: [String: JSONOutputValue] = [
             "device": deviceJSON, "outcome": .string(outcome), "securityLevel": .integer(Int64(level.rawValue)),
             "security": .string("\(level)"), "bonded": .bool(bonded), "time": JSONOutput.time(monotonic: now),
-        ], "\(text), \(bonded ? "bonded" : "not bonded")")
+        ]
+        if bonded, let file = devices.bondFile { fields["bondsFile"] = .string(file) }
+        // Say where the bond is kept, or that it is not (emulated devices are new each run).
+        let kept = !bonded ? "not bonded" : devices.bondFile.map { "bonded (kept in \($0))" } ?? "bonded for this run only (bonds with emulated devices are not kept)"
+        reply("paired", fields, "\(text), \(kept)")
     }
 
     private func isBonded(_ address: BluetoothAddress) async -> Bool {

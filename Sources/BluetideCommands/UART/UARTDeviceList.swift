@@ -28,7 +28,7 @@ enum UARTDeviceList {
                 }
                 return JSONOutput.line("uart-device", [
                     "index": .integer(Int64(index + 1)), "device": found,
-                    "services": .array(Self.uartServices(device)), "color": .string(device.signalColor.hex),
+                    "services": .array(Self.uartServices(device)), "colour": .string(device.signalColor.hex),
                 ])
             }
             let level = device.signalColor.level

@@ -19,17 +19,20 @@ public struct PunchValidationError: Error, Hashable, Sendable, Encodable, Custom
     public var description: String { step.map { "step \($0): \(problem)" } ?? problem }
 }
 
-/// The targets to light, one per step (punchSequence): N × uint8, each 0...5, 1...512 steps.
+/// The targets to light, one per step (punchSequence): N × uint8, each 0...5, 1...``maxSteps`` (256) steps.
 public struct PunchSequence: GATTCodable, Hashable, Sendable, Encodable {
     /// Highest target index (six targets).
     public static let maxTarget: UInt8 = 5
-    /// Most steps in a sequence.
-    public static let maxSteps = 512
+    /// Most steps in a program, for both the sequence and the time sequence: the one limit the
+    /// coach (CLI, web editor, random generator, store) and the device check. ATT caps an
+    /// attribute value at 512 octets and a time sequence takes 2 octets a step, so a trainer
+    /// holds at most 256 steps.
+    public static let maxSteps = 256
 
     /// Target index per step.
     public let targets: [UInt8]
 
-    /// Validates 1...512 steps and every target in 0...5.
+    /// Validates 1...``maxSteps`` steps and every target in 0...5.
     public init(targets: [UInt8]) throws(PunchValidationError) {
         guard !targets.isEmpty else {
             throw PunchValidationError(step: nil, problem: "sequence is empty", controlErrorCode: .sequencesMissing)
@@ -71,7 +74,7 @@ public struct PunchSequence: GATTCodable, Hashable, Sendable, Encodable {
 }
 
 /// How long each step's target stays lit (punchTimeSequence): N × uint16 LE milliseconds, each
-/// 1...60 000, 1...512 steps. The time is also the most the athlete has to hit it.
+/// 1...60 000, 1...``PunchSequence/maxSteps`` (256) steps. The time is also the most the athlete has to hit it.
 public struct PunchTimeSequence: GATTCodable, Hashable, Sendable, Encodable {
     /// Allowed time per step, milliseconds.
     public static let timeRange: ClosedRange<UInt16> = 1...60_000
@@ -79,7 +82,7 @@ public struct PunchTimeSequence: GATTCodable, Hashable, Sendable, Encodable {
     /// Milliseconds per step.
     public let milliseconds: [UInt16]
 
-    /// Validates 1...512 steps and every time in 1...60 000 ms.
+    /// Validates 1...``PunchSequence/maxSteps`` steps and every time in 1...60 000 ms.
     public init(milliseconds: [UInt16]) throws(PunchValidationError) {
         guard !milliseconds.isEmpty else {
             throw PunchValidationError(step: nil, problem: "time sequence is empty", controlErrorCode: .sequencesMissing)

@@ -50,9 +50,16 @@ public struct DeviceIdentity: Sendable, Hashable, CustomStringConvertible {
         return address
     }
 
-    /// Whether `text` names this device: its address (case-insensitive) or its name (exact).
+    /// Whether `text` names this device: its address (case-insensitive, with or without the
+    /// `/R` or `/P` that says its type) or its name (exact).
     public func matches(_ text: String) -> Bool {
-        address.uppercased() == text.uppercased() || name == text
+        Self.bare(address) == Self.bare(text) || name == text
+    }
+
+    /// `c6:c5:c4:c3:c2:c1/r` → `C6:C5:C4:C3:C2:C1`.
+    private static func bare(_ text: String) -> String {
+        let upper = text.uppercased()
+        return upper.hasSuffix("/R") || upper.hasSuffix("/P") ? String(upper.dropLast(2)) : upper
     }
 }
 

@@ -4,7 +4,7 @@ import Foundation
 /// Our own small SVG charts (no scripts, no external resources): reaction times per step of a
 /// session, figures per target, and session means over time with their trend. Output is deterministic text.
 public enum SVGChart {
-    /// Most step positions a session chart draws (the device allows 512).
+    /// Most step positions a session chart draws (a program has at most `PunchSequence.maxSteps`).
     static let maxDrawnSteps = 4096
 
     // MARK: Reaction times per step

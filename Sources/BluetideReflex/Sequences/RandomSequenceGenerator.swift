@@ -3,7 +3,7 @@ import Foundation
 
 /// Why the generator cannot produce a sequence with the given settings.
 public enum SequenceGeneratorError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// Step count outside 1...512.
+    /// Step count outside 1...`PunchSequence.maxSteps` (256).
     case stepCount(Int)
     /// No targets to choose from, or a target outside 0...5.
     case targets([UInt8])
@@ -15,7 +15,7 @@ public enum SequenceGeneratorError: Error, Hashable, Sendable, CustomStringConve
     /// The message for the user.
     public var description: String {
         switch self {
-        case let .stepCount(n): return "step count \(n) is outside 1...512"
+        case let .stepCount(n): return "step count \(n) is outside 1...\(PunchSequence.maxSteps)"
         case let .targets(t): return "targets \(t) must be a non-empty list of indices 0...5"
         case let .repeatsUnavoidable(t): return "only target \(t) is allowed, so immediate repeats cannot be avoided"
         case let .times(problem): return problem
@@ -36,7 +36,7 @@ public struct RandomSequenceGenerator: Hashable, Sendable {
         case normal(mean: Double, standardDeviation: Double, range: ClosedRange<UInt16>)
     }
 
-    /// Number of steps, 1...512.
+    /// Number of steps, 1...`PunchSequence.maxSteps` (256).
     public var stepCount: Int
     /// Targets to choose from (duplicates are ignored), each 0...5.
     public var targets: [UInt8]

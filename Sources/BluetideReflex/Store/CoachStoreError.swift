@@ -6,7 +6,7 @@ public enum CoachStoreError: Error, Hashable, Sendable, CustomStringConvertible 
     /// A name (athlete or sequence) is empty after trimming whitespace; the associated value says which kind.
     case emptyName(String)
     /// The sequence's targets or times break the device's rules (targets 0...5, 1...60 000 ms,
-    /// equal lengths, at most 512 steps).
+    /// equal lengths, at most `PunchSequence.maxSteps` (256) steps).
     case invalidSequence(name: String, PunchValidationError)
     /// A text field (`athlete name`) breaks ``InputRules`` (too long, control characters).
     case invalidText(field: String, InputProblem)

@@ -11,10 +11,10 @@ import BluetideProfiles
 /// | punchControl | write, notify | commands written, ``PunchControlStatus`` notified |
 ///
 /// An invalid sequence or time sequence (empty, target above 5, time 0 or above 60 000 ms, an
-/// odd number of time bytes, more than 512 steps) is refused with ATT error 0x80 and the
-/// previous value stays. Values longer than MTU − 3 arrive as long (prepared) writes; ATT caps
-/// an attribute at 512 octets, so punchTimeSequence holds at most 256 steps (longer writes
-/// are refused with 0x0D by the server) while punchSequence holds up to 512.
+/// odd number of time bytes, more than `PunchSequence.maxSteps` (256) steps) is refused with
+/// ATT error 0x80 and the previous value stays. Values longer than MTU − 3 arrive as long
+/// (prepared) writes; ATT caps an attribute at 512 octets, which is why a program has at most
+/// 256 steps (2 octets of time each); a longer time sequence is refused with 0x0D by the server.
 /// On punchControl only commands (`01`, `02`, `03 n`) may be written; anything else is 0x80.
 public final class PunchService: GATTService {
     /// The Punch service UUID.

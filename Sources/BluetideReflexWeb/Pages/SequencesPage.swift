@@ -1,3 +1,4 @@
+import BluetideProfiles
 import BluetideReflex
 import Foundation
 
@@ -47,7 +48,7 @@ extension DashboardPages {
             <h2>Random sequence</h2>
             \(PageLayout.errorSummary(errors))<div class="grid2">
             \(PageLayout.field("name", label: "Name", value: fields?["name"] ?? "", errors: errors, required: true))\
-            \(PageLayout.field("steps", label: "Steps", value: fields?["steps"] ?? "20", errors: errors, type: "number", hint: "1–512"))\
+            \(PageLayout.field("steps", label: "Steps", value: fields?["steps"] ?? "20", errors: errors, type: "number", hint: "1–\(PunchSequence.maxSteps)"))\
             \(PageLayout.field("minTime", label: "Shortest time (ms)", value: fields?["minTime"] ?? "800", errors: errors, type: "number"))\
             \(PageLayout.field("maxTime", label: "Longest time (ms)", value: fields?["maxTime"] ?? "2000", errors: errors, type: "number"))\
             \(PageLayout.field("seed", label: "Seed", value: fields?["seed"] ?? "", errors: errors, hint: "optional: the same seed gives the same sequence"))\

@@ -78,8 +78,19 @@ public final class BumbleProcess: Sendable {
         self.stdinQueue = DispatchQueue(label: "\(name) stdin writer")
     }
 
+    /// A configuration folder of this test process's own (in the temporary directory), given
+    /// to every child as `XDG_CONFIG_HOME`, so no test reads or writes the user's real
+    /// configuration (bluetide's bond file above all); a test that needs its own passes
+    /// `XDG_CONFIG_HOME` in `environment`.
+    public static let privateConfigHome: String = {
+        let path = NSTemporaryDirectory() + "bluetide-tests-config-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }()
+
     /// Starts `executable` with `arguments` (the environment is this process's, plus
-    /// `PYTHONUNBUFFERED=1`, plus `environment`). Stderr is also copied to `stderrLog` when given.
+    /// `PYTHONUNBUFFERED=1` and ``privateConfigHome`` as `XDG_CONFIG_HOME`, plus `environment`).
+    /// Stderr is also copied to `stderrLog` when given.
     public static func launch(
         name: String, executable: URL, arguments: [String], stderrLog: URL? = nil,
         environment: [String: String] = [:], workingDirectory: URL? = nil
@@ -90,6 +101,7 @@ public final class BumbleProcess: Sendable {
         if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         var childEnvironment = ProcessInfo.processInfo.environment
         childEnvironment["PYTHONUNBUFFERED"] = "1"
+        childEnvironment["XDG_CONFIG_HOME"] = privateConfigHome
         for (key, value) in environment { childEnvironment[key] = value }
         process.environment = childEnvironment
 
