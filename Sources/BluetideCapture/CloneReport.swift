@@ -12,6 +12,8 @@ public struct DecodeAttempt: Sendable, Equatable {
     public var profiles: [String]
     /// The first sample as the first matching profile reads it.
     public var firstSummary: String?
+    /// Whether the first profile is the one assigned to the characteristic's UUID.
+    public var ownProfileDecodes: Bool
 
     /// Most values tried per characteristic.
     public static let sampleLimit = 64
@@ -64,8 +66,9 @@ public enum CloneReport {
             let r = ProfileCatalog.named(rhs.name)?.characteristic == characteristic.uuid
             return l != r ? l : lhs.name < rhs.name
         }
+        let own = matches.first.map { ProfileCatalog.named($0.name)?.characteristic == characteristic.uuid } ?? false
         return DecodeAttempt(valueHandle: characteristic.valueHandle, samples: samples.count, profiles: matches.map(\.name),
-                             firstSummary: matches.first?.summary)
+                             firstSummary: matches.first?.summary, ownProfileDecodes: own)
     }
 
     /// The summary: the capture, each connection, each device's services and characteristics
@@ -94,7 +97,7 @@ public enum CloneReport {
             lines.append("\(title): \(device.name.map { "\"\($0)\" " } ?? "")\(device.address) (\(device.side), \(device.role))"
                 + (device.mtu.map { ", ATT MTU \($0)" } ?? ""))
             if let ad = device.advertising {
-                lines.append("  advertising: \(ad.data)" + (ad.scanResponse.map { ", scan response \($0)" } ?? "")
+                lines.append("  advertising: \(ad.data)" + (ad.scanResponse.flatMap { $0.isEmpty ? nil : ", scan response \($0)" } ?? "")
                     + (ad.serviceUUIDs.isEmpty ? "" : ", services \(ad.serviceUUIDs.map(\.shortString).joined(separator: " "))"))
             } else {
                 lines.append("  advertising: not in the capture (the clone advertises its name and service UUIDs)")
@@ -117,9 +120,15 @@ public enum CloneReport {
                     if let attempt = decodeAttempt(c, in: device) {
                         if attempt.profiles.isEmpty {
                             lines.append("        decode: no known profile decodes its \(attempt.samples) value(s)")
+                        } else if attempt.ownProfileDecodes {
+                            let others = attempt.profiles.count - 1
+                            lines.append("        decode: \(attempt.profiles[0]) (its UUID's profile) decodes all \(attempt.samples) value(s)"
+                                + (attempt.firstSummary.map { ", first: \($0)" } ?? "")
+                                + (others > 0 ? "; \(others) other profile(s) also parse them" : ""))
                         } else {
-                            lines.append("        decode: \(attempt.profiles.prefix(4).joined(separator: ", "))\(attempt.profiles.count > 4 ? " (+\(attempt.profiles.count - 4))" : "") decode all \(attempt.samples) value(s)"
-                                + (attempt.firstSummary.map { "; first: \($0)" } ?? ""))
+                            lines.append("        decode: no profile of its UUID; \(attempt.profiles.count) profile(s) parse all \(attempt.samples) value(s) "
+                                + "(\(attempt.profiles.prefix(3).joined(separator: ", "))\(attempt.profiles.count > 3 ? ", …" : "")), "
+                                + "a guess only: short values parse as many things")
                         }
                     }
                 }

@@ -60,6 +60,8 @@ struct CloneCommand: ParsableCommand {
         }
         let file: CaptureFile
         do { file = try CaptureFile.read(path: capture) } catch {
+            // A read failure names the file already; the others say what the bytes were.
+            if case .io = error { throw CommandFailure.usage("CAPTURE: \(error)", field: "CAPTURE") }
             throw CommandFailure.usage("CAPTURE \(capture): \(error)", field: "CAPTURE")
         }
         let analysis = CaptureAnalysis.analyze(file, captureName: URL(fileURLWithPath: capture).lastPathComponent, replyWindow: replyWindow)
