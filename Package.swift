@@ -66,9 +66,14 @@ let package = Package(
             name: "Bluetide",
             dependencies: ["BluetideCore", "BluetideProfiles", "BluetideHCI", "BluetideTransport", "BluetideHost", "BluetideSupport"],
             swiftSettings: strict),
+        // `bluetide clone`: a capture's HCI traffic followed up to ATT, rebuilt as a device model.
+        .target(
+            name: "BluetideCapture",
+            dependencies: ["BluetideCore", "BluetideHCI", "BluetideHost", "BluetideTransport", "BluetideRecording", "BluetideProfiles"],
+            swiftSettings: strict),
         .target(
             name: "BluetideEmulation",
-            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideEmulators", "BluetideHost", "BluetideTransport", "BluetideRecording"],
+            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideEmulators", "BluetideHost", "BluetideTransport", "BluetideRecording", "BluetideCapture"],
             swiftSettings: strict),
         .target(
             name: "BluetideCharts",
@@ -141,6 +146,7 @@ let package = Package(
                 "BluetideCore", "BluetideProfiles", "BluetideTransport", "BluetideBench",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
                 "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial", "BluetideRide", "BluetideRideWeb",
+                "BluetideCapture",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -158,6 +164,13 @@ let package = Package(
             name: "BluetideSecurityTests",
             dependencies: ["BluetideHost", "BluetideHCI", "BluetideCore", "BluetideTransport", "BluetideTestSupport", "BluetideSupport"],
             exclude: ["Bumble"], swiftSettings: strict),
+        .testTarget(
+            name: "BluetideCaptureTests",
+            dependencies: [
+                "BluetideCapture", "BluetideCore", "BluetideHCI", "BluetideHost", "BluetideTransport", "BluetideRecording",
+                "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideRing", "BluetideSupport", "BluetideProfiles",
+            ],
+            swiftSettings: strict),
         .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual", "BluetideCore", "BluetideHCI", "BluetideSupport", "BluetideTransport"], swiftSettings: strict),
         .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport", "BluetideHCI", "BluetideVirtual", "BluetideCore", .product(name: "NIOCore", package: "swift-nio")], swiftSettings: strict),

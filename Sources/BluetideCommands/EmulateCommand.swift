@@ -32,6 +32,7 @@ struct EmulateCommand: AsyncParsableCommand {
                   --name "Test HRM"
               bluetide emulate ftms-bike --option power=250 --duration 60 --json
               bluetide emulate heart-rate csc punch
+              bluetide emulate --from ring-clone/device.json
             """)
 
     @Argument(help: "Device models to emulate (see --list).")
@@ -39,6 +40,9 @@ struct EmulateCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "List the device models and what they emulate.")
     var list = false
+
+    @Option(name: .long, help: "Serve a device rebuilt by bluetide clone (its device.json) instead of a model.")
+    var from: String?
 
     @Option(name: .long, help: "Controller transport: \(TransportSpec.syntaxSummary)")
     var transport: String = "virtual"
@@ -75,6 +79,7 @@ struct EmulateCommand: AsyncParsableCommand {
             for line in json ? listRecords() : listLines() { print(line) }
             return
         }
+        if let from { return try await serveClone(from) }
         let plan = try makePlan()
         let output = LinePrinter()
         var peripherals: [EmulatedPeripheral] = []

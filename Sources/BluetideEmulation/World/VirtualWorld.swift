@@ -1,4 +1,5 @@
 import Bluetide
+import BluetideCapture
 import BluetideCore
 import BluetideEmulators
 import BluetideRecording
@@ -92,6 +93,23 @@ public actor VirtualWorld {
             throw error
         }
         return replay
+    }
+
+    /// Serves a device rebuilt from a capture (see ``ClonePeripheral``), placed like
+    /// ``emulate(_:name:address:rssi:snoop:commandTimeout:)``: from the captured address when a
+    /// host can take it, else `address` (nil: a fresh random static one).
+    public func serveClone(
+        _ device: ClonedDevice, pace: ReplayPace = .original, address: BluetoothAddress? = nil, rssi: Int8? = nil,
+        snoop: String? = nil
+    ) async throws -> ClonePeripheral {
+        let bluetooth = try await openDevice(
+            configuration: ClonePeripheral.hostConfiguration(for: device, address: address), rssi: rssi, snoop: snoop)
+        let clone = ClonePeripheral(bluetooth: bluetooth, device: device, pace: pace)
+        do { try await clone.start() } catch {
+            await bluetooth.close()
+            throw error
+        }
+        return clone
     }
 
     /// Closes every host and device the world opened (devices first, so hosts see their links

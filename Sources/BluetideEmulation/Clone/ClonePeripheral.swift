@@ -1,0 +1,353 @@
+import Bluetide
+import BluetideCapture
+import BluetideCore
+import BluetideEmulators
+import BluetideHost
+import BluetideRecording
+import Synchronization
+
+/// Serves a device rebuilt from a capture (`bluetide clone`'s `device.json`) through the public
+/// ``Peripheral`` API: the same services, characteristics (UUIDs, properties, order) and
+/// advertising; reads answered with the captured values; notifications that answered no write
+/// replayed with their captured timing from the first subscription; writes answered from the
+/// learned command→reply table — the exact bytes first, else the captured write to the same
+/// characteristic sharing the most leading bytes — and writes matching nothing logged.
+///
+/// What the ``Peripheral`` API cannot reproduce is listed in ``limitations``: handles are laid
+/// out by the host (its own GAP and GATT services first, then the services in order), so they
+/// match the capture only when the device's layout was the same; the captured GAP and GATT
+/// services are replaced by the host's; a public or resolvable address cannot be taken.
+public actor ClonePeripheral {
+    /// What happened while serving, for logs and the command line.
+    public enum Event: Sendable, Hashable, CustomStringConvertible {
+        /// A central connected (HCI connection handle, its address).
+        case connected(connection: UInt16, peer: BluetoothAddress)
+        /// A central wrote; `match` says how it was answered, `replies` how many values follow.
+        case wrote(connection: UInt16, characteristic: BluetoothUUID, value: [UInt8], match: Match, replies: Int)
+        /// A captured notification or indication was sent (timed or as a reply).
+        case sent(characteristic: BluetoothUUID, value: [UInt8])
+
+        public var description: String {
+            switch self {
+            case let .connected(c, peer): "connected 0x\(String(c, radix: 16)) from \(peer)"
+            case let .wrote(c, characteristic, value, match, replies):
+                "write 0x\(String(c, radix: 16)) \(characteristic.shortString): \(value.spacedHex) → \(match)"
+                    + (replies > 0 ? ", \(replies) repl\(replies == 1 ? "y" : "ies")" : "")
+            case let .sent(characteristic, value): "sent \(characteristic.shortString): \(value.spacedHex)"
+            }
+        }
+    }
+
+    /// How a write was matched to the captured ones.
+    public enum Match: Sendable, Hashable, CustomStringConvertible {
+        /// The same bytes were written in the capture.
+        case exact
+        /// A captured write shared this many leading bytes (the longest such).
+        case leadingBytes(Int)
+        /// Nothing matched: the write is accepted and logged, nothing answers it.
+        case unknown
+
+        public var description: String {
+            switch self {
+            case .exact: "exact match"
+            case let .leadingBytes(n): "matched \(n) leading byte\(n == 1 ? "" : "s")"
+            case .unknown: "unknown write (no captured match)"
+            }
+        }
+    }
+
+    /// The host the clone is served on.
+    public nonisolated let bluetooth: Bluetooth
+    /// The device served.
+    public nonisolated let device: ClonedDevice
+    /// The GATT services installed.
+    public nonisolated let serviceDefinitions: [GATTServiceDefinition]
+    /// The advertising used.
+    public nonisolated let advertisingData: AdvertisingData
+    /// The scan response used, if any.
+    public nonisolated let scanResponse: AdvertisingData?
+    /// What could not be served as captured, one line each.
+    public nonisolated let limitations: [String]
+    /// Connections, writes and values sent, in order.
+    public nonisolated let events: AsyncStream<Event>
+
+    private let eventSink: AsyncStream<Event>.Continuation
+    private let replies: AsyncStream<[CloneReply]>
+    private let replySink: AsyncStream<[CloneReply]>.Continuation
+    private let pace: ReplayPace
+    private let sleep: @Sendable (Duration) async throws -> Void
+    /// The captured value handle of each served characteristic, in definition order.
+    private let originalHandles: [Int]
+    private var served: [Int: ServedValue] = [:]
+    private var tasks: [Task<Void, Never>] = []
+    private var playback: Task<Void, Never>?
+    private let table: CloneReplyTable
+
+    /// Prepares `device` for `bluetooth`'s peripheral role. `pace` scales the captured timing
+    /// (``ReplayPace/asFastAsPossible`` sends at once); `sleep` waits a duration (tests may
+    /// pass a virtual one).
+    public init(
+        bluetooth: Bluetooth, device: ClonedDevice, pace: ReplayPace = .original,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) {
+        self.bluetooth = bluetooth
+        self.device = device
+        self.pace = pace
+        self.sleep = sleep
+        let (eventStream, events) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(4096))
+        let (replyStream, replySink) = AsyncStream.makeStream(of: [CloneReply].self, bufferingPolicy: .unbounded)
+        self.events = eventStream
+        eventSink = events
+        replies = replyStream
+        self.replySink = replySink
+        var limits: [String] = []
+
+        var latest: [Int: [UInt8]] = [:]
+        for c in device.characteristics { if let v = c.value, let bytes = try? Hex.parse(v) { latest[c.valueHandle] = bytes } }
+        let table = CloneReplyTable(exchanges: device.exchanges, latest: latest)
+        self.table = table
+
+        var definitions: [GATTServiceDefinition] = []
+        var handles: [Int] = []
+        for service in device.services {
+            if service.uuid == .genericAccess || service.uuid == .genericAttribute {
+                limits.append("service \(service.uuid.shortString)\(service.name.map { " \($0)" } ?? "") is the host's own: its captured characteristics are not served (the GAP name is the clone's name)")
+                continue
+            }
+            var characteristics: [GATTCharacteristicDefinition] = []
+            for c in service.characteristics {
+                var properties = GATTCharacteristicProperties()
+                for name in c.properties {
+                    switch name {
+                    case "broadcast": properties.insert(.broadcast)
+                    case "read": properties.insert(.read)
+                    case "write-without-response": properties.insert(.writeWithoutResponse)
+                    case "write": properties.insert(.write)
+                    case "notify": properties.insert(.notify)
+                    case "indicate": properties.insert(.indicate)
+                    case "signed-write":
+                        properties.insert(.writeWithoutResponse)
+                        limits.append("\(c.uuid.shortString): signed writes are served as writes without response")
+                    default:
+                        limits.append("\(c.uuid.shortString): property \(name) is not served")
+                    }
+                }
+                let handle = c.valueHandle
+                let uuid = c.uuid
+                let descriptors = c.descriptors
+                    .filter { $0.uuid != .clientCharacteristicConfiguration && $0.uuid != .characteristicExtendedProperties }
+                    .map { d in GATTDescriptorDefinition(uuid: d.uuid, value: d.value.flatMap { try? Hex.parse($0) } ?? []) }
+                characteristics.append(GATTCharacteristicDefinition(
+                    uuid: uuid, properties: properties,
+                    // Readable even without the read property: a value seen notified can be read back.
+                    permissions: GATTPermissions.implied(by: properties).union(.readable),
+                    value: latest[handle] ?? [],
+                    descriptors: descriptors,
+                    onRead: { _ in .success(table.latest(handle) ?? []) },
+                    validateWrite: { context in
+                        let (match, answers) = table.answer(handle: handle, value: context.value)
+                        events.yield(.wrote(
+                            connection: context.connection, characteristic: uuid, value: context.value, match: match,
+                            replies: answers.count))
+                        if !answers.isEmpty { replySink.yield(answers) }
+                        return nil
+                    }))
+                handles.append(handle)
+            }
+            definitions.append(GATTServiceDefinition(uuid: service.uuid, isPrimary: service.primary, characteristics: characteristics))
+        }
+        // The host's layout: its GAP and GATT services first, then these back to back.
+        let laidOut = AttributeLayout(definitions).handles.flatMap { $0 }.map { Int($0) }
+        if let mismatch = zip(handles, laidOut).first(where: { $0.0 != $0.1 }) {
+            limits.append("handles differ from the capture (the host lays out its own GAP and GATT services first, then the services back to back: the value at 0x\(String(mismatch.0, radix: 16)) in the capture is at 0x\(String(mismatch.1, radix: 16))); UUIDs, properties and order are the same")
+        }
+        serviceDefinitions = definitions
+        originalHandles = handles
+
+        // Advertising: the captured bytes when they fit legacy advertising, else name and UUIDs.
+        let serviceUUIDs = device.services.map(\.uuid).filter { $0 != .genericAccess && $0 != .genericAttribute && !$0.isClonePlaceholder }
+        let capturedData = device.advertising.flatMap { try? Hex.parse($0.data) }
+        let capturedResponse = device.advertising?.scanResponse.flatMap { try? Hex.parse($0) }
+        if let capturedData, capturedData.count <= 31, (capturedResponse?.count ?? 0) <= 31 {
+            advertisingData = AdvertisingData(lenient: capturedData)
+            scanResponse = capturedResponse.map { AdvertisingData(lenient: $0) }
+        } else {
+            limits.append(device.advertising == nil
+                ? "no advertising in the capture: advertising the name and the service UUIDs of the database"
+                : "the captured advertising does not fit legacy advertising (31 bytes): advertising the name and service UUIDs instead")
+            let plan = AdvertisingPlan(hints: AdvertisingHints(
+                localName: device.name ?? "Bluetide Clone", serviceUUIDs: device.advertising?.serviceUUIDs ?? serviceUUIDs))
+            advertisingData = plan.advertisingData
+            scanResponse = plan.scanResponse
+        }
+        if device.address.contains(":"), Self.servedAddress(device) == nil {
+            limits.append("the captured address \(device.address) (\(device.addressType ?? "type unknown")) is not a random static address: a host cannot take it, so the clone advertises from another one")
+        }
+        limitations = limits
+    }
+
+    /// The address the clone can advertise from: the captured one when it is random static.
+    public static func servedAddress(_ device: ClonedDevice) -> BluetoothAddress? {
+        guard device.addressType == "random", let address = try? BluetoothAddress(device.address, type: .random),
+              address.value >> 46 == 0b11 else { return nil }
+        return address
+    }
+
+    /// Host settings for serving `device`: its name, and its address when a host can take it
+    /// (`address` overrides).
+    public static func hostConfiguration(for device: ClonedDevice, address: BluetoothAddress? = nil) -> Bluetooth.Configuration {
+        Bluetooth.Configuration(address: address ?? servedAddress(device), deviceName: device.name ?? "Bluetide Clone")
+    }
+
+    /// Installs the services, advertises, and starts the reply sender and the timed replay
+    /// (which begins at the first subscription).
+    public func start() async throws {
+        let peripheral = bluetooth.peripheral
+        peripheral.maximumCentrals = 8
+        let connections = peripheral.connections
+        let subscriptions = peripheral.subscriptionChanges
+        let values = await peripheral.add(definitions: serviceDefinitions).flatMap { $0 }
+        for (original, value) in zip(originalHandles, values) { served[original] = value }
+        try await peripheral.startAdvertising(advertisingData, scanResponse: scanResponse, interval: .milliseconds(100))
+        let served = self.served
+        let replies = self.replies
+        let table = self.table
+        let events = eventSink
+        let device = self.device
+        let factor = Self.factor(pace)
+        let sleep = self.sleep
+        tasks.append(Task {
+            for await batch in replies {
+                var elapsed = 0.0
+                for reply in batch {
+                    if let factor, reply.delay > elapsed {
+                        try? await sleep(.seconds((reply.delay - elapsed) / factor))
+                        elapsed = reply.delay
+                    }
+                    guard let value = served[reply.handle], let bytes = try? Hex.parse(reply.value) else { continue }
+                    table.setLatest(reply.handle, bytes)
+                    events.yield(.sent(characteristic: device.characteristic(valueHandle: reply.handle)?.uuid ?? .genericAccess, value: bytes))
+                    peripheral.updateValue(bytes, of: value)
+                }
+            }
+        })
+        tasks.append(Task { [weak self] in
+            for await central in connections { await self?.connected(central) }
+        })
+        tasks.append(Task { [weak self] in
+            for await change in subscriptions where !change.configuration.isEmpty { await self?.beginPlayback() }
+        })
+    }
+
+    /// Waits until every timed notification has been sent (at once if playback never began).
+    public func waitUntilPlayed() async { await playback?.value }
+
+    /// Stops serving and advertising; the host stays up.
+    public func stop() async {
+        playback?.cancel()
+        for task in tasks { task.cancel() }
+        tasks.removeAll()
+        replySink.finish()
+        eventSink.finish()
+        try? await bluetooth.peripheral.stopAdvertising()
+    }
+
+    /// Stops serving and closes the host.
+    public func close() async {
+        await stop()
+        await bluetooth.close()
+    }
+
+    private func connected(_ central: ConnectedCentral) {
+        eventSink.yield(.connected(connection: central.handle, peer: central.address))
+    }
+
+    private func beginPlayback() {
+        guard playback == nil else { return }
+        let peripheral = bluetooth.peripheral
+        let served = served
+        let table = table
+        let events = eventSink
+        let device = device
+        let factor = Self.factor(pace)
+        let sleep = self.sleep
+        let origin = device.playbackOrigin ?? device.notifications.first?.t ?? 0
+        playback = Task {
+            var position = origin
+            for notification in device.notifications {
+                if Task.isCancelled { return }
+                if let factor, notification.t > position {
+                    do { try await sleep(.seconds((notification.t - position) / factor)) } catch { return }
+                    position = notification.t
+                }
+                guard let value = served[notification.handle], let bytes = try? Hex.parse(notification.value) else { continue }
+                table.setLatest(notification.handle, bytes)
+                events.yield(.sent(characteristic: device.characteristic(valueHandle: notification.handle)?.uuid ?? .genericAccess, value: bytes))
+                peripheral.updateValue(bytes, of: value)
+            }
+        }
+    }
+
+    /// Playback speed factor, nil for no waiting.
+    private static func factor(_ pace: ReplayPace) -> Double? {
+        switch pace {
+        case .original: 1
+        case let .speed(value): value.isFinite && value > 0 ? value : nil
+        case .asFastAsPossible: nil
+        }
+    }
+}
+
+/// The learned command→reply table and the latest value of each characteristic, shared by the
+/// server's synchronous read and write handlers and the clone's tasks (one lock, held for one
+/// lookup or update, never across an `await`).
+final class CloneReplyTable: Sendable {
+    private struct State {
+        var latest: [Int: [UInt8]] = [:]
+        /// How many times each exchange was used, so a repeated command takes its replies in turn.
+        var uses: [Int: Int] = [:]
+    }
+    private let exchanges: [CloneExchange]
+    private let written: [[UInt8]]
+    private let state: Mutex<State>
+
+    init(exchanges: [CloneExchange], latest: [Int: [UInt8]]) {
+        self.exchanges = exchanges
+        written = exchanges.map { (try? Hex.parse($0.value)) ?? [] }
+        state = Mutex(State(latest: latest))
+    }
+
+    /// The captured replies answering `value` written to `handle`, and how it matched: exact
+    /// bytes first, else the most leading bytes in common (at least one).
+    func answer(handle: Int, value: [UInt8]) -> (ClonePeripheral.Match, [CloneReply]) {
+        var exact: [Int] = []
+        var best: (length: Int, indices: [Int]) = (0, [])
+        for index in exchanges.indices where exchanges[index].handle == handle {
+            let captured = written[index]
+            if captured == value {
+                exact.append(index)
+                continue
+            }
+            let common = zip(captured, value).prefix { $0 == $1 }.count
+            if common > best.length { best = (common, [index]) } else if common == best.length, common > 0 { best.indices.append(index) }
+        }
+        let match: ClonePeripheral.Match
+        let pool: [Int]
+        if !exact.isEmpty { (match, pool) = (.exact, exact) } else if best.length > 0 { (match, pool) = (.leadingBytes(best.length), best.indices) } else { return (.unknown, []) }
+        let key = pool[0]
+        let turn = state.withLock { s in
+            let n = s.uses[key, default: 0]
+            s.uses[key] = n + 1
+            return n
+        }
+        return (match, exchanges[pool[turn % pool.count]].replies)
+    }
+
+    func latest(_ handle: Int) -> [UInt8]? { state.withLock { $0.latest[handle] } }
+    func setLatest(_ handle: Int, _ value: [UInt8]) { state.withLock { $0.latest[handle] = value } }
+}
+
+extension BluetoothUUID {
+    /// Whether this is a placeholder `bluetide clone` gave a characteristic or service known by its handle only.
+    var isClonePlaceholder: Bool { high == 0xB1DE_0000_0000_4000 }
+}
