@@ -28,7 +28,7 @@ struct CodecBench: ParsableCommand {
     func run() throws {
         guard count > 0 else { throw CommandFailure("--count \(count): expected a positive number of packets") }
         for result in CodecBenchmark.run(count: count) {
-            print(json ? result.json : result.line)
+            StandardStreams.output.line(json ? result.json : result.line)
         }
     }
 }

@@ -8,6 +8,7 @@ import Foundation
 public enum BluetideMain {
     public static func run(_ arguments: [String]? = nil) async {
         let given = arguments ?? Array(CommandLine.arguments.dropFirst())
+        StandardStreams.ignoreBrokenPipeSignal()
         StandardErrorLogHandler.bootstrap(level: LoggingOptions.level(in: given) ?? .warning)
         let json = given.prefix(while: { $0 != "--" }).contains("--json")
         do {
@@ -59,7 +60,7 @@ public enum BluetideMain {
     private static func report(_ message: String, status: ExitStatus, field: String?, json: Bool, quietAsText: Bool = false) -> Never {
         if quietAsText && !json { exit(status.rawValue) }
         let line = json ? JSONOutput.error(message, status: status, field: field) : (message.hasPrefix("Error:") || message.hasPrefix("Usage:") ? message : "bluetide: \(message)")
-        FileHandle.standardError.write(Data("\(line)\n".utf8))
+        StandardStreams.error.line(line)
         exit(status.rawValue)
     }
 

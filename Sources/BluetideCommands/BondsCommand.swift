@@ -35,7 +35,7 @@ struct BondsCommand: ParsableCommand {
             do { records = try BondRecords(path: bonds.path).list() } catch { throw CommandFailure("\(error)") }
             if json {
                 for record in records {
-                    print(JSONOutput.line("bond", [
+                    StandardStreams.output.line(JSONOutput.line("bond", [
                         "device": JSONOutput.device(record.address),
                         "securityLevel": .number(Double(record.securityLevel.rawValue)),
                         "secureConnections": .bool(record.secureConnections),
@@ -43,9 +43,9 @@ struct BondsCommand: ParsableCommand {
                     ]))
                 }
             } else if records.isEmpty {
-                print("no bonds in \(bonds.path)")
+                StandardStreams.output.line("no bonds in \(bonds.path)")
             } else {
-                for record in records { print(record) }
+                for record in records { StandardStreams.output.line("\(record)") }
             }
         }
     }
@@ -67,7 +67,7 @@ struct BondsCommand: ParsableCommand {
             guard removed != nil else {
                 throw CommandFailure("no bond with \(device) in \(bonds.path); `bluetide bonds list` shows the bonded devices")
             }
-            print("removed the bond with \(device): it must pair again")
+            StandardStreams.output.line("removed the bond with \(device): it must pair again")
         }
     }
 }

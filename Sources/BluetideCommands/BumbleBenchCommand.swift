@@ -72,13 +72,13 @@ struct BumbleBenchOptions: ParsableArguments {
     /// Where progress goes (standard error), unless `--quiet`.
     var log: @Sendable (String) -> Void {
         if quiet { return { _ in } }
-        return { line in FileHandle.standardError.write(Data("bench: \(line)\n".utf8)) }
+        return { line in StandardStreams.error.line("bench: \(line)") }
     }
 
     /// Prints the reports; fails when a run lost, reordered or garbled packets.
     func emit(_ reports: [BumbleBenchReport]) throws {
-        for report in reports { print(json ? report.json : report.line) }
-        if !json, let summary = BumbleBenchReport.summary(of: reports) { print(summary) }
+        for report in reports { StandardStreams.output.line(json ? report.json : report.line) }
+        if !json, let summary = BumbleBenchReport.summary(of: reports) { StandardStreams.output.line(summary) }
         if let bad = reports.first(where: { !$0.isClean }) {
             throw CommandFailure("bench \(bad.scenario.rawValue): the data was not intact: \(bad.line)")
         }

@@ -127,7 +127,7 @@ struct ControllersCommand: AsyncParsableCommand {
 /// Line output that reaches a pipe at once (scripts wait for the READY line).
 enum Console {
     static func line(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        StandardStreams.output.line(text)
     }
 }
 

@@ -41,7 +41,7 @@ struct DecodeCommand: ParsableCommand {
     var interval: Double = 1.0
 
     func run() throws {
-        for line in try render() { print(line) }
+        for line in try render() { StandardStreams.output.line(line) }
     }
 
     /// The output lines for the parsed arguments (separate from printing so tests can check it).

@@ -76,7 +76,7 @@ struct EmulateCommand: AsyncParsableCommand {
 
     func run() async throws {
         if list {
-            for line in json ? listRecords() : listLines() { print(line) }
+            for line in json ? listRecords() : listLines() { StandardStreams.output.line(line) }
             return
         }
         if let from { return try await serveClone(from) }
@@ -274,14 +274,11 @@ struct EmulateCommand: AsyncParsableCommand {
     }
 }
 
-/// Prints whole lines from any task, flushing each so piped output is live.
+/// Prints whole lines from any task, each at once so piped output is live (``StandardStreams``:
+/// a closed pipe drops them, never traps).
 final class LinePrinter: Sendable {
-    private let queue = DispatchQueue(label: "bluetide.output")
-
     func emit(_ line: String) {
-        queue.sync {
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
-        }
+        StandardStreams.output.line(line)
     }
 }
 

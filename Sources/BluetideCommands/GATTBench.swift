@@ -40,10 +40,10 @@ struct GATTBench: AsyncParsableCommand {
         }
         guard packetCount > 0 else { throw CommandFailure("--packet-count \(packetCount): expected a positive number") }
         let results = try await benchCall { try await GATTBenchmark.run(mtu: mtu, packetSize: size, packetCount: packetCount) }
-        for result in results { print(json ? result.json : result.line) }
+        for result in results { StandardStreams.output.line(json ? result.json : result.line) }
         for result in results where result.outOfOrder > 0 {
-            FileHandle.standardError.write(Data(
-                "bluetide: warning: \(result.outOfOrder) \(result.name) values arrived out of order (the stack reordered them)\n".utf8))
+            StandardStreams.error.line(
+                "bluetide: warning: \(result.outOfOrder) \(result.name) values arrived out of order (the stack reordered them)")
         }
         if let broken = results.first(where: { !$0.isComplete }) {
             throw CommandFailure("bench gatt: \(broken.name): \(broken.problem ?? "data incomplete")")

@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 
-/// What ends a long-running command: SIGINT (Ctrl-C), SIGTERM, optionally the end of standard
-/// input or a duration. Caught from the moment of ``install(onStdinEOF:duration:)``, so a signal
+/// What ends a long-running command: SIGINT (Ctrl-C), SIGTERM, standard output closing (its
+/// reader went away), optionally the end of standard input or a duration. Caught from the moment of ``install(onStdinEOF:duration:)``, so a signal
 /// sent right after a READY line is not lost.
 final class StopSignal {
     private static let interrupted = Mutex(false)
@@ -37,6 +37,8 @@ final class StopSignal {
             source.resume()
             sources.append(source)
         }
+        // Nobody reads the output any more (`… | head -1`): end the orderly way, quietly.
+        StandardStreams.output.onClose { sink.yield("standard output closed") }
         if onStdinEOF {
             // A detached thread does the blocking reads; it never holds up the exit.
             Thread.detachNewThread {
@@ -54,8 +56,8 @@ final class StopSignal {
         return StopSignal(reasons: reasons, sink: sink, sources: sources)
     }
 
-    /// Returns what stopped the wait: "SIGINT", "SIGTERM", "end of standard input" or "end of
-    /// --duration"; default signal handling is restored.
+    /// Returns what stopped the wait: "SIGINT", "SIGTERM", "standard output closed", "end of
+    /// standard input" or "end of --duration"; default signal handling is restored.
     @discardableResult
     func wait() async -> String {
         var iterator = reasons.makeAsyncIterator()
@@ -71,7 +73,6 @@ final class StopSignal {
 enum LineOutput {
     /// Prints `line` and flushes it at once.
     static func print(_ line: String) {
-        Swift.print(line)
-        fflush(nil)
+        StandardStreams.output.line(line)
     }
 }

@@ -83,6 +83,6 @@ struct HelpDumpCommand: ParsableCommand {
         }
         let count = HelpSnapshots.all().count
         // The summary goes to standard error: standard output stays empty for scripts.
-        FileHandle.standardError.write(Data("\(count) help texts in \(directory); \(changed.isEmpty ? "none changed" : "changed: " + changed.joined(separator: ", "))\n".utf8))
+        StandardStreams.error.write("\(count) help texts in \(directory); \(changed.isEmpty ? "none changed" : "changed: " + changed.joined(separator: ", "))\n")
     }
 }

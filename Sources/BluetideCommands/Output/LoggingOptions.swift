@@ -103,7 +103,7 @@ struct StandardErrorLogHandler: LogHandler {
         var line = "\(event.level.rawValue.uppercased()) \(label): \(event.message)"
         let merged = metadata.merging(event.metadata ?? [:], uniquingKeysWith: { _, new in new })
         for key in merged.keys.sorted() { line += " \(key)=\(merged[key]!)" }
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        StandardStreams.error.line(line)
     }
 
     /// Bootstraps swift-log with this handler at `level` (once per process; later calls are ignored).

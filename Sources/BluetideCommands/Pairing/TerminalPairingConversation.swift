@@ -25,6 +25,6 @@ enum TerminalPairingConversation {
     }
 
     static func writeToStandardError(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        StandardStreams.error.write(text)
     }
 }

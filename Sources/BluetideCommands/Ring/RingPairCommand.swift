@@ -75,7 +75,7 @@ struct RingPairCommand: AsyncParsableCommand {
         if first || rings.count == 1 { return rings[0] }
         let question = "which ring? [1-\(rings.count), Enter = 1]"
         // With --json standard output holds records only: the question goes to standard error.
-        if json { FileHandle.standardError.write(Data((question + "\n").utf8)) } else { output.emit(question) }
+        if json { StandardStreams.error.line(question) } else { output.emit(question) }
         guard let line = input() else {
             throw CommandFailure("\(rings.count) rings found but no answer on standard input: pass --first or --address ADDRESS")
         }

@@ -58,10 +58,10 @@ struct RingSyncCommand: AsyncParsableCommand {
                 }
             }
         } catch {
-            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            if showProgress { StandardStreams.error.write("\n") }
             throw error
         }
-        if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if showProgress { StandardStreams.error.write("\r\u{1B}[K") }
         if json {
             output.emit(RingJSON.line("synced", device: link.device, Synced(report: report, database: path)))
             return
@@ -92,7 +92,7 @@ struct RingSyncCommand: AsyncParsableCommand {
         let width = 24
         let filled = p.total == 0 ? 0 : p.done * width / p.total
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        FileHandle.standardError.write(Data("\r\u{1B}[K[\(bar)] \(p.done)/\(p.total)  \(p.step)".utf8))
+        StandardStreams.error.write("\r\u{1B}[K[\(bar)] \(p.done)/\(p.total)  \(p.step)")
     }
 }
 

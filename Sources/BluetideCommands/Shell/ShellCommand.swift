@@ -166,6 +166,6 @@ struct ShellCommand: AsyncParsableCommand {
 
     private func reportError(_ message: String, _ status: ExitStatus, _ field: String?) {
         let line = json ? JSONOutput.error(message, status: status, field: field) : "bluetide shell: \(message)"
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        StandardStreams.error.line(line)
     }
 }
