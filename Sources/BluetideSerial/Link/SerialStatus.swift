@@ -10,8 +10,9 @@ public enum SerialStatus: Sendable, Equatable, CustomStringConvertible {
     case reconnecting(attempt: Int, of: Int)
     /// The link is back (services found again, notifications restored); queued bytes go out now.
     case reconnected
-    /// Reconnecting failed every attempt, or the link was lost with reconnection off; the link
-    /// is closed.
+    /// Reconnecting failed every attempt, the link stayed down past its outage limit
+    /// (``SerialLinkOptions/outageLimit``), or it was lost with reconnection off; the link is
+    /// closed.
     case gaveUp(reason: String)
     /// The link's signal strength, dBm.
     case rssi(Int)
