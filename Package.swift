@@ -86,7 +86,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BluetideReflexCoach",
-            dependencies: ["Bluetide", "BluetideReflex", "BluetideProfiles", "BluetideCore"],
+            dependencies: ["Bluetide", "BluetideReflex", "BluetideProfiles", "BluetideCore", "BluetideSupport"],
             swiftSettings: strict),
         .target(
             name: "BluetideReflexWeb",

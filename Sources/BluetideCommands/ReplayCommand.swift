@@ -234,7 +234,9 @@ struct ReplayCommand: AsyncParsableCommand {
             return first
         }
         let failure = await peripheral.failure
-        await peripheral.close()
+        // Bounded: a controller that stopped answering must not hold the command up.
+        await PromptShutdown.run({ await peripheral.stop() }, force: { await PromptShutdown.forceClose(bluetooth) })
+        await PromptShutdown.close(bluetooth)
         if let failure { throw readFailure(failure) }
         // SIGINT exits 130 through StopSignal.wasInterrupted; SIGTERM says so too (128 + 15).
         if signal == "SIGTERM" { throw ExitCode(143) }
