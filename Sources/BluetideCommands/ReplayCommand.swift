@@ -223,14 +223,18 @@ struct ReplayCommand: AsyncParsableCommand {
                 printer.emit(json ? self.line(for: decoded) : "sent " + self.line(for: decoded))
             }
         }
-        let finished = Task { await watcher.value }
-        // What ended the serving: nil when every value was played, else the signal's name.
+        // What ended the serving: nil when every value was played, else the signal's name. The
+        // group returns only once both of its tasks have, and they wait for unstructured tasks
+        // that cancelling the group does not reach: both are cancelled by hand (the signal wait
+        // then returns at once). Before, the signal wait was left running: after the last value
+        // the command waited for a signal that never came.
         let signal = await withTaskGroup(of: String?.self) { group in
-            group.addTask { await finished.value; return nil }
+            group.addTask { await watcher.value; return nil }
             group.addTask { await stopped.value }
             let first = await group.next() ?? nil
             group.cancelAll()
-            watcher.cancel()  // else `finished` waits for a stream only stop() ends, and the first signal is lost
+            watcher.cancel()  // else the group waits for a stream only stop() ends, and the first signal is lost
+            stopped.cancel()  // else the group waits for a signal after the last value
             return first
         }
         let failure = await peripheral.failure
