@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// What ends a long-running command: SIGINT (Ctrl-C), SIGTERM, standard output closing (its
+/// What ends a long-running command: SIGINT (Ctrl-C), SIGTERM, SIGHUP, standard output closing (its
 /// reader went away), optionally the end of standard input or a duration. Caught from the moment of ``install(onStdinEOF:duration:)``, so a signal
 /// sent right after a READY line is not lost.
 ///
@@ -16,8 +16,9 @@ final class StopSignal {
     /// Longest time from a stop signal to the process's exit (see the type's notes).
     static let stopLimit: Duration = .milliseconds(1800)
 
-    /// The signals that stop a command, with their names: Ctrl-C and `kill`.
-    static let signals: [(number: Int32, name: String)] = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")]
+    /// The signals that stop a command, with their names: Ctrl-C, `kill`, and a closed terminal
+    /// (SIGHUP: the session's end is stored like for the others).
+    static let signals: [(number: Int32, name: String)] = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP")]
 
     /// True once a SIGINT (Ctrl-C) stopped a wait: the command then exits with status 130
     /// (``ExitStatus/interrupted``) after it has cleaned up.
@@ -34,7 +35,7 @@ final class StopSignal {
         self.sources = sources
     }
 
-    /// Starts catching SIGINT and SIGTERM (and watching stdin when `onStdinEOF`; and a timer of
+    /// Starts catching SIGINT, SIGTERM and SIGHUP (and watching stdin when `onStdinEOF`; and a timer of
     /// `duration` seconds when given).
     static func install(onStdinEOF: Bool = false, duration: Double? = nil) -> StopSignal {
         let (reasons, sink) = AsyncStream<String>.makeStream()
@@ -69,7 +70,7 @@ final class StopSignal {
         return StopSignal(reasons: reasons, sink: sink, sources: sources)
     }
 
-    /// Returns what stopped the wait: "SIGINT", "SIGTERM", "standard output closed",
+    /// Returns what stopped the wait: "SIGINT", "SIGTERM", "SIGHUP", "standard output closed",
     /// "end of standard input" or "end of --duration"; default signal handling is restored.
     @discardableResult
     func wait() async -> String {

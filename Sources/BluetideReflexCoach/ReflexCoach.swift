@@ -303,8 +303,13 @@ public struct ReflexCoach: Sendable {
         } catch {
             throw CoachError.storage("\(error) (the run ended: \(reason); \(stored.count) of \(program.sequence.count) step results were stored)")
         }
+        // A stop on request, or from the trainer's own button, is no failure; any other end
+        // short of a complete session is.
+        let requested = cancelled && stop.reason != nil
+        let failure = complete || requested || reason.hasPrefix("stopped by the trainer") ? nil : reason
         emit(.ended(CoachSessionOutcome(
-            sessionID: sessionID, complete: complete, stepsStored: stored.count, stepCount: program.sequence.count, reason: reason)))
+            sessionID: sessionID, complete: complete, stepsStored: stored.count, stepCount: program.sequence.count, reason: reason,
+            failure: failure)))
     }
 
     static func isStorageFailure(_ error: any Error) -> Bool {

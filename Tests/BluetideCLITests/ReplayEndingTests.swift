@@ -2,7 +2,7 @@ import BluetideTestSupport
 import Foundation
 import Testing
 
-/// `bluetide replay` ends as its help says.
+/// `bluetide replay` ends as its help says and reports a log it cannot play as a failure.
 @Suite(.timeLimit(.minutes(3))) struct ReplayEndingTests {
     static func write(_ text: String) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("replay-end-\(UUID().uuidString).jsonl")
@@ -46,5 +46,34 @@ import Testing
         }
         await replay?.stop()
         await controllers.stop()
+    }
+
+    /// A body of garbage: a few warnings and one count (it was a warning per line, 103 MB for a
+    /// big file), and exit 1 since nothing could be played (it was 0).
+    @Test func aGarbageBodyWarnsBrieflyAndFails() async throws {
+        let garbage = (0..<20_000).map { "not a record \($0) \u{7F}\u{01}" }
+        let log = try Self.write(([Self.header] + garbage).joined(separator: "\n") + "\n")
+        defer { try? FileManager.default.removeItem(at: log) }
+        let run = try await BluetideExecutable.run(["replay", log.path, "--as-fast-as-possible"])
+        #expect(run.status == 1, "\(run.stderr.suffix(3))")
+        #expect(run.stderr.count <= 8, "\(run.stderr.count) lines on stderr: \(run.stderr.prefix(10))")
+        #expect(run.stderr.contains { $0.contains("20000 damaged lines in all") }, "\(run.stderr)")
+        #expect(run.stderr.last?.contains("nothing to play") == true, "\(run.stderr)")
+        #expect(run.stdout.isEmpty)
+    }
+
+    /// A 20 MB line without a line feed is named by its number (it said "line -1").
+    @Test func anOverlongLineIsNamedByItsNumber() async throws {
+        let good = #"{"t":0.5,"device":"C6:C5:C4:C3:C2:C1","characteristic":"2A19","operation":"notify","value":"5f"}"#
+        let log = try Self.write(Self.header + "\n" + good + "\n" + String(repeating: "x", count: 20 << 20))
+        defer { try? FileManager.default.removeItem(at: log) }
+        let run = try await BluetideExecutable.run(["replay", log.path, "--as-fast-as-possible"])
+        #expect(run.status == 0, "the good record plays: \(run.stderr)")
+        #expect(run.stdout.count == 1, "\(run.stdout)")
+        let text = run.stderr.joined(separator: "\n")
+        #expect(text.contains("line 3") && text.contains("without a line feed"), "\(text)")
+        #expect(!text.contains("line -1"), "\(text)")
+        let strict = try await BluetideExecutable.run(["replay", log.path, "--as-fast-as-possible", "--strict"])
+        #expect(strict.status == 1 && strict.stderr.joined().contains("line 3"), "\(strict.stderr)")
     }
 }
