@@ -54,8 +54,8 @@ struct CoachBluetooth: Sendable {
 
     /// Closes the host, then the emulated trainer.
     func close() async {
-        await bluetooth.close()
-        if let emulated { await emulated.stop() }
+        await PromptShutdown.close(bluetooth)
+        if let emulated { await PromptShutdown.run({ await emulated.stop() }, force: { await PromptShutdown.forceClose(emulated.bluetooth) }) }
         await world?.close()
     }
 }

@@ -183,10 +183,10 @@ final class DeviceSession: Sendable {
 
     /// Disconnects, stops the emulated devices and closes the transports.
     func close() async {
-        await PromptShutdown.run({ [central] in await central.disconnectAll() }, force: { [bluetooth] in await bluetooth.close() })
-        await bluetooth.close()
+        await PromptShutdown.run({ [central] in await central.disconnectAll() }, force: { [bluetooth] in await PromptShutdown.forceClose(bluetooth) })
+        await PromptShutdown.close(bluetooth)
         for peripheral in emulated {
-            await PromptShutdown.run({ await peripheral.stop() }, force: { await peripheral.close() })
+            await PromptShutdown.run({ await peripheral.stop() }, force: { await PromptShutdown.forceClose(peripheral.bluetooth) })
         }
         await world?.close()
     }

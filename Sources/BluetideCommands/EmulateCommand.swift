@@ -137,8 +137,8 @@ struct EmulateCommand: AsyncParsableCommand {
         await stopSignal.wait()
         for watcher in watchers { watcher.cancel() }
         for peripheral in peripherals {
-            await PromptShutdown.run({ await peripheral.stop() }, force: { await peripheral.close() })
-            await peripheral.close()
+            await PromptShutdown.run({ await peripheral.stop() }, force: { await PromptShutdown.forceClose(peripheral.bluetooth) })
+            await PromptShutdown.close(peripheral.bluetooth)
         }
         await world?.close()
         if let (name, error) = gone.first {

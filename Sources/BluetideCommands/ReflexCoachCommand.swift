@@ -370,9 +370,14 @@ struct ReflexCoachRun: AsyncParsableCommand {
     func run() async throws {
         let printer = output
         let outcome = try await runSession(emit: { printer.emit([$0]) })
-        if let interruption = outcome?.interruption {
-            // Stopped by a signal: the session was ended and stored; the exit status says so.
-            throw ExitCode(interruption == "SIGTERM" ? 143 : 130)
+        if let interruption = outcome?.interruption, let number = StopSignal.signals.first(where: { $0.name == interruption })?.number {
+            // Stopped by a signal: the session was ended and stored; the exit status says so (128 + its number).
+            throw ExitCode(128 + number)
+        }
+        if let session = outcome?.session, let failure = session.failure {
+            // The session is stored as incomplete with this reason; the run failed (exit 1).
+            throw CommandFailure(
+                "session \(session.sessionID) ended incomplete: \(failure) (\(session.stepsStored) of \(session.stepCount) step results stored)")
         }
     }
 

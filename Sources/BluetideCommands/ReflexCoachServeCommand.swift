@@ -109,12 +109,15 @@ struct ReflexCoachServe: AsyncParsableCommand {
             throw CommandFailure("--host \(host) would open the dashboard to the network: add --lan, which asks every phone for the coach's password")
         }
         let store = try database.open()
-        var access = DashboardAccess()
+        // Requests must name this dashboard's host (DNS rebinding): its IP addresses and localhost,
+        // a --host given by name, and with --lan this computer's name (and NAME.local) as phones type it.
+        let hostNames = Self.hostNames(host: host, lan: lan)
+        var access = DashboardAccess(hostNames: hostNames)
         if lan {
             guard let hash = try CoachCLI.failing({ try store.setting(PasswordHash.settingKey) }) else {
                 throw CommandFailure("--lan needs the coach's password: set it once with `bluetide reflex coach password`, then start serve again")
             }
-            access = DashboardAccess(passwordHash: hash)
+            access = DashboardAccess(passwordHash: hash, hostNames: hostNames)
         }
         if sampleData, try store.athletes().isEmpty {
             let summary = try SampleData.add(to: store, now: Date())
@@ -172,6 +175,24 @@ struct ReflexCoachServe: AsyncParsableCommand {
         case .failed:
             return prefix + "failed: " + (message.text ?? "unknown reason")
         }
+    }
+
+    /// The host names the dashboard answers to besides its IP addresses and localhost: `host`
+    /// when it is a name, and with `lan` this computer's name and that name under `.local`.
+    static func hostNames(host: String, lan: Bool) -> Set<String> {
+        var names: Set<String> = []
+        if host.contains(where: \.isLetter), !host.contains(":") { names.insert(host.lowercased()) }
+        if lan {
+            var buffer = [CChar](repeating: 0, count: 256)
+            if gethostname(&buffer, buffer.count) == 0 {
+                let name = String(cString: buffer).lowercased()
+                if !name.isEmpty {
+                    names.insert(name)
+                    if let short = name.split(separator: ".").first { names.insert("\(short).local") }
+                }
+            }
+        }
+        return names
     }
 
     /// The addresses to type in a browser: localhost, then (for 0.0.0.0) every IPv4 interface.

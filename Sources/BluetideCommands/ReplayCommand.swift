@@ -66,11 +66,14 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (pace, decoder) = try settings()
+        // The first few damaged lines are named, the rest counted (a garbage body is one count, not a warning per line).
+        let warnings = ValueLogWarningLimit { [self] warning in warn(warning) }
+        defer { if let summary = warnings.summary { appLogger.warning("\(file): \(summary)") } }
         if asPeripheral {
-            try await serve(pace: pace, decoder: decoder)
+            try await serve(pace: pace, decoder: decoder, warn: { warnings.warn($0) })
         } else {
             let printer = LinePrinter()
-            try await playStreamed(pace: pace, decoder: decoder, emit: { printer.emit($0) }, warn: warn)
+            try await playStreamed(pace: pace, decoder: decoder, emit: { printer.emit($0) }, warn: { warnings.warn($0) })
         }
     }
 
@@ -125,22 +128,42 @@ struct ReplayCommand: AsyncParsableCommand {
 
     /// Plays the file record by record as it is read (bounded memory whatever its size), handing
     /// each output line to `emit` as its record is released and each damaged line to `warn`;
-    /// with `--strict` a damaged line ends the replay with a ``CommandFailure`` naming it.
+    /// with `--strict` a damaged line ends the replay with a ``CommandFailure`` naming it. A file
+    /// with damaged lines and not one record to play is a ``CommandFailure`` too (exit 1).
     func playStreamed(
         pace: ReplayPace, decoder: ValueLogDecoder, emit: (String) -> Void, warn: @escaping (ValueLogWarning) -> Void
     ) async throws {
+        let damaged = DamagedLines()
         let stream: ValueLogStream
-        do { stream = try ValueLogStream(path: file, strict: strict, warn: warn) } catch {
+        do {
+            stream = try ValueLogStream(path: file, strict: strict) { warning in
+                damaged.count += 1
+                warn(warning)
+            }
+        } catch {
             throw CommandFailure("cannot read \(file): \(error) (a value log is JSON lines, see docs/value-log-format.md)")
         }
         var replay = StreamedValueReplay(stream: stream, pace: pace)
         var decoder = decoder
+        var played = 0
         do {
-            while let record = try await replay.next() { emit(line(for: decoder.decode(record))) }
+            while let record = try await replay.next() {
+                emit(line(for: decoder.decode(record)))
+                played += 1
+            }
         } catch {
             throw CommandFailure(
                 "\(file): \(error)\(strict ? " (--strict stops at a damaged line; leave it out to warn and play on)" : "")")
         }
+        if played == 0, damaged.count > 0 {
+            throw CommandFailure(
+                "\(file): nothing to play: \(damaged.count) damaged line\(damaged.count == 1 ? "" : "s") and not one readable record (a value log is JSON lines, see docs/value-log-format.md)")
+        }
+    }
+
+    /// How many damaged lines a replay passed over (counted where the stream reports them).
+    private final class DamagedLines {
+        var count = 0
     }
 
     /// Plays `log` and hands each output line to `emit` as its record is released.
@@ -177,13 +200,16 @@ struct ReplayCommand: AsyncParsableCommand {
         return text
     }
 
-    private func serve(pace: ReplayPace, decoder: ValueLogDecoder) async throws {
+    private func serve(pace: ReplayPace, decoder: ValueLogDecoder, warn: @escaping @Sendable (ValueLogWarning) -> Void) async throws {
         let spec: TransportSpec
         do { spec = try TransportSpec(parsing: transport) } catch { throw CommandFailure("--transport: \(error)") }
         // What to serve is read from the file first (bounded memory), so a bad file fails before the transport opens.
         let outline: ValueLogOutline
         do { outline = try ValueLogOutline.read(path: file, filter: ReplayPeripheral.filter(device: nil), strict: strict) } catch {
             throw readFailure(error)
+        }
+        guard outline.recordCount > 0 else {
+            throw CommandFailure("\(file): nothing to serve: not one readable value record (a value log is JSON lines, see docs/value-log-format.md)")
         }
         // Derived from the file name (FNV-1a), so replaying the same file keeps its address.
         let digest = file.utf8.reduce(UInt64(0xCBF2_9CE4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
@@ -199,7 +225,7 @@ struct ReplayCommand: AsyncParsableCommand {
         do {
             peripheral = try ReplayPeripheral(
                 bluetooth: bluetooth, logAt: file, outline: outline, pace: pace, name: name, strict: strict
-            ) { [self] warning in warn(warning) }
+            ) { warning in warn(warning) }
         } catch {
             await bluetooth.close()
             throw readFailure(error)
@@ -229,18 +255,24 @@ struct ReplayCommand: AsyncParsableCommand {
                 printer.emit(json ? self.line(for: decoded) : "sent " + self.line(for: decoded))
             }
         }
-        let finished = Task { await watcher.value }
-        // What ended the serving: nil when every value was played, else the signal's name.
+        // What ended the serving: nil when every value was played, else the signal's name. The
+        // group returns only once both of its tasks have, and they wait for unstructured tasks
+        // that cancelling the group does not reach: both are cancelled by hand (the signal wait
+        // then returns at once). Before, the signal wait was left running: after the last value
+        // the command waited for a signal that never came.
         let signal = await withTaskGroup(of: String?.self) { group in
-            group.addTask { await finished.value; return nil }
+            group.addTask { await watcher.value; return nil }
             group.addTask { await stopped.value }
             let first = await group.next() ?? nil
             group.cancelAll()
-            watcher.cancel()  // else `finished` waits for a stream only stop() ends, and the first signal is lost
+            watcher.cancel()  // else the group waits for a stream only stop() ends, and the first signal is lost
+            stopped.cancel()  // else the group waits for a signal after the last value
             return first
         }
         let failure = await peripheral.failure
-        await peripheral.close()
+        // Bounded: a controller that stopped answering must not hold the command up.
+        await PromptShutdown.run({ await peripheral.stop() }, force: { await PromptShutdown.forceClose(bluetooth) })
+        await PromptShutdown.close(bluetooth)
         if let failure { throw readFailure(failure) }
         // SIGINT exits 130 through StopSignal.wasInterrupted; SIGTERM says so too (128 + 15).
         if signal == "SIGTERM" { throw ExitCode(143) }

@@ -54,6 +54,12 @@ public struct CoachSessionOutcome: Sendable, Hashable {
     public var stepCount: Int
     /// Why it ended, in words (`finished`, `stopped by the device`, `link lost: …`).
     public var reason: String
+    /// What went wrong, when the run failed rather than finished or was stopped: the storage
+    /// failed (`database or disk is full`), the trainer fell silent, the link was lost for good,
+    /// the trainer reported an error, or results never arrived. Nil for a complete session, a
+    /// stop on request (``RunStop``) and a stop from the trainer's own button. A command exits
+    /// non-zero when it is set.
+    public var failure: String?
 }
 
 /// Progress of a coached session, in order, for a live display.

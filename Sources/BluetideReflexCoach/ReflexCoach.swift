@@ -2,6 +2,7 @@ import Bluetide
 import BluetideCore
 import BluetideProfiles
 import BluetideReflex
+import BluetideSupport
 import Foundation
 
 /// The coach side of the reflex trainer over BLE: finds a trainer, writes a saved sequence,
@@ -36,6 +37,11 @@ public struct ReflexCoach: Sendable {
     public var quietTimeout: Duration?
     /// Source of the dates stored (session start and end).
     public var clock: @Sendable () -> Date = { Date() }
+    /// At the end of a run that the trainer did not end itself: how long telling it `stop`, and
+    /// then disconnecting, may each take before the session's end is stored anyway. A trainer or
+    /// controller that stopped answering must not hold up the stored end (a stop signal leaves
+    /// the process about two seconds in all).
+    public var farewellLimit: Duration = .milliseconds(500)
 
     /// A coach using `central` and `store`; adjust the other properties as needed.
     public init(central: Central, store: CoachStore) {
@@ -280,18 +286,30 @@ public struct ReflexCoach: Sendable {
             || reason.hasPrefix("trainer error") || reason.hasPrefix("link lost")
         if cancelled || !trainerEnded {
             // A fresh task: the run's own task is cancelled, and the stop must still go out.
-            await Task { try? await connection.write(PunchControlCommand.stop, to: PunchUUID.control) }.value
+            // Bounded: a silent trainer or controller must not hold up the stored end.
+            await Task { [farewellLimit] in
+                _ = try? await withTimeLimit(farewellLimit, onTimeout: { CancellationError() }) {
+                    try await connection.write(PunchControlCommand.stop, to: PunchUUID.control)
+                }
+            }.value
         }
         // The link goes first: a storage failure below must never leave the trainer connected
         // (the next run would find "connection already exists").
-        await connection.disconnect()
+        await Task { [farewellLimit] in
+            _ = try? await withTimeLimit(farewellLimit, onTimeout: { CancellationError() }) { await connection.disconnect() }
+        }.value
         do {
             try store.finishSession(id: sessionID, ended: clock(), complete: complete, reason: reason)
         } catch {
             throw CoachError.storage("\(error) (the run ended: \(reason); \(stored.count) of \(program.sequence.count) step results were stored)")
         }
+        // A stop on request, or from the trainer's own button, is no failure; any other end
+        // short of a complete session is.
+        let requested = cancelled && stop.reason != nil
+        let failure = complete || requested || reason.hasPrefix("stopped by the trainer") ? nil : reason
         emit(.ended(CoachSessionOutcome(
-            sessionID: sessionID, complete: complete, stepsStored: stored.count, stepCount: program.sequence.count, reason: reason)))
+            sessionID: sessionID, complete: complete, stepsStored: stored.count, stepCount: program.sequence.count, reason: reason,
+            failure: failure)))
     }
 
     static func isStorageFailure(_ error: any Error) -> Bool {

@@ -105,14 +105,21 @@ final class ChannelBatchWriter: Sendable {
     /// Flushes done so far.
     var flushCount: Int { state.withLock { $0.flushes } }
 
-    /// Refuses further packets and waits until what was queued has been written (or has failed).
-    func drain() async {
+    /// Refuses further packets and waits until what was queued has been written (or has failed),
+    /// at most `limit`: a peer that stopped reading (a stalled controller) must not hold a close
+    /// up for ever; closing the channel then fails what is still queued.
+    func drain(within limit: TimeAmount = .seconds(1)) async {
         let closed: TransportError = .closed(name)
         state.withLock { state in
             if state.failure == nil { state.failure = closed }
         }
         // The scheduled flush (if any) runs before this on the loop; then its write is the last.
-        let last = try? await channel.eventLoop.submit { self.state.withLock { $0.lastWrite } }.get()
-        _ = try? await last?.get()
+        guard let last = try? await channel.eventLoop.submit({ self.state.withLock { $0.lastWrite } }).get() else { return }
+        // Both callbacks run on the channel's loop; a promise completed twice keeps the first.
+        let done = channel.eventLoop.makePromise(of: Void.self)
+        last.whenComplete { _ in done.succeed(()) }
+        let timer = channel.eventLoop.scheduleTask(in: limit) { done.succeed(()) }
+        _ = try? await done.futureResult.get()
+        timer.cancel()
     }
 }

@@ -4,7 +4,7 @@ import Testing
 /// `bluetide reflex coach run` stopped by SIGINT or SIGTERM: the session is ended and stored
 /// with the signal as its reason, the summary is printed, and the status says it was interrupted.
 @Suite struct ReflexCoachSignalTests {
-    @Test(arguments: [(SIGINT, "SIGINT", Int32(130)), (SIGTERM, "SIGTERM", Int32(143))])
+    @Test(arguments: [(SIGINT, "SIGINT", Int32(130)), (SIGTERM, "SIGTERM", Int32(143)), (SIGHUP, "SIGHUP", Int32(129))])
     func aSignalEndsTheSessionAndSaysSo(signal: Int32, name: String, status: Int32) async throws {
         let db = FileManager.default.temporaryDirectory.appendingPathComponent("coach-signal-\(UUID().uuidString).sqlite").path
         defer { try? FileManager.default.removeItem(atPath: db) }

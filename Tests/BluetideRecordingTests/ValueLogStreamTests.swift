@@ -1,5 +1,6 @@
 import BluetideRecording
 import Foundation
+import Synchronization
 import Testing
 
 /// ``ValueLogStream``: records one at a time in bounded memory, warnings naming the line,
@@ -35,6 +36,47 @@ import Testing
         #expect(read.warnings.first?.problem.line == 3)
         #expect(read.warnings.first?.description.hasPrefix("line 3") == true, "\(read.warnings)")
         #expect(throws: ValueLogError.self, "--strict: an error") { try Self.drain(path, strict: true) }
+    }
+
+    /// A line longer than the limit is passed over with a warning naming it (it said "line -1"
+    /// and ended the replay), without being held in memory; the records after it still play.
+    @Test func anOverlongLineIsAWarningNamingItsLineAndIsNotHeld() throws {
+        let long = [UInt8](repeating: UInt8(ascii: "x"), count: 3 * ValueLogStream.maximumLineLength)
+        let path = try Self.file(lines(headerLine, recordLine("0.5")) + long + [0x0A] + lines(recordLine("1.25")) + long)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var warnings: [ValueLogWarning] = []
+        let stream = try ValueLogStream(path: path) { warnings.append($0) }
+        var times: [Double] = []
+        while let record = try stream.next() { times.append(record.timestamp) }
+        #expect(times == [0.5, 1.25])
+        #expect(warnings.map(\.kind) == [.overlongLine, .overlongLine])
+        #expect(warnings.map(\.problem.line) == [3, 5], "\(warnings)")
+        #expect(warnings.first?.description.contains("line 3") == true && warnings.first?.description.contains("\(long.count) bytes") == true,
+                "\(warnings)")
+        #expect(warnings.last?.description.contains("without a line feed") == true, "\(warnings)")
+        #expect(stream.peakBufferedBytes < 2 * ValueLogStream.maximumLineLength + 4 * ValueLogStream.chunkSize,
+                "held \(stream.peakBufferedBytes) bytes")
+        #expect(throws: ValueLogError.self, "--strict: an error") { try Self.drain(path, strict: true) }
+        do {
+            _ = try Self.drain(path, strict: true)
+        } catch let error as ValueLogError {
+            #expect("\(error)".contains("line 3"), "\(error)")
+        }
+    }
+
+    /// A garbage body: the first few warnings are passed on, the rest only counted.
+    @Test func warningsPastTheLimitAreOnlyCounted() throws {
+        let garbage = (0..<1000).map { "garbage \($0)" }
+        let path = try Self.file(Array(([headerLine] + garbage).joined(separator: "\n").utf8) + [0x0A])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let shown = Mutex<[ValueLogWarning]>([])
+        let limit = ValueLogWarningLimit(limit: 5) { warning in shown.withLock { $0.append(warning) } }
+        let stream = try ValueLogStream(path: path) { limit.warn($0) }
+        while try stream.next() != nil {}
+        #expect(shown.withLock { $0.map(\.problem.line) } == [2, 3, 4, 5, 6])
+        #expect(limit.count == 1000 && limit.suppressed == 995)
+        #expect(limit.summary == "1000 damaged lines in all; only the first 5 were shown")
+        #expect(ValueLogWarningLimit(limit: 5) { _ in }.summary == nil)
     }
 
     @Test func recordsOutOfOrderAreKeptAndWarnedAbout() throws {

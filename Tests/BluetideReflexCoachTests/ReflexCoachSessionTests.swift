@@ -78,6 +78,7 @@ struct CoachRig {
 
         guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
         #expect(outcome.complete, "\(outcome.reason)")
+        #expect(outcome.failure == nil, "a complete session is no failure")
         #expect(outcome.stepsStored == targets.count)
         let live = events.compactMap { event -> PunchResponse? in if case let .step(r, _) = event { return r } else { return nil } }
         #expect(live.map(\.target) == targets)
@@ -126,6 +127,7 @@ struct CoachRig {
         guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
         #expect(!outcome.complete)
         #expect(outcome.reason.contains("link lost"), "\(outcome.reason)")
+        #expect(outcome.failure == outcome.reason, "a link lost for good is a failure (the command exits 1)")
         #expect(outcome.stepsStored >= 3 && outcome.stepsStored < steps)
         let stored = try rig.store.steps(sessionID: outcome.sessionID)
         let live = events.filter { if case .step = $0 { return true } else { return false } }.count
@@ -227,6 +229,7 @@ struct CoachRig {
         await rig.close()
         guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
         #expect(outcome.reason == "no word from the trainer for 2.0 s", "\(outcome.reason)")
+        #expect(outcome.failure == outcome.reason, "a silent trainer is a failure (the command exits 1)")
         #expect(!outcome.complete && outcome.stepsStored == 0)
         var defaults = rig.coach()
         defaults.countdownSeconds = 3

@@ -2,6 +2,7 @@ import Bluetide
 import BluetideProfiles
 import BluetideReflex
 import Foundation
+import GRDB
 import Synchronization
 import Testing
 @testable import BluetideReflexCoach
@@ -41,6 +42,7 @@ import Testing
         guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
         #expect(outcome.reason == "stopped: SIGINT")
         #expect(!outcome.complete)
+        #expect(outcome.failure == nil, "a stop on request is no failure")
         let session = try #require(try rig.store.session(id: outcome.sessionID))
         #expect(session.ended != nil)
         #expect(session.endReason == "stopped: SIGINT")
@@ -61,6 +63,33 @@ import Testing
         }
         await rig.close()
         #expect(try rig.store.sessions().isEmpty)
+    }
+
+    /// Storage fails in the middle of a run (injected: a trigger makes the database refuse every
+    /// further step, as a full disk does): the session is ended with the store's words as its
+    /// reason, and the outcome says the run failed, so `reflex coach run` exits 1 instead of 0.
+    @Test func aStorageFailureInTheMiddleOfARunIsAFailure() async throws {
+        let rig = try await CoachRig.start(missProbability: 0)
+        let athlete = try rig.store.addAthlete(Athlete(name: "Ana", created: Date()))
+        try rig.store.saveSequence(name: "Long", targets: (0..<20).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 400, count: 20), at: Date())
+        let athleteID = try #require(athlete.id)
+        let coach = rig.coach()
+        let store = rig.store
+        let events = try await within(40, "run on a full disk") {
+            try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Long")) { event in
+                guard case .step(_, let stored) = event, stored.stepIndex == 1 else { return }
+                try? store.database.write { db in
+                    try db.execute(sql: "CREATE TRIGGER disk_full BEFORE INSERT ON step_result BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END")
+                }
+            }
+        }
+        await rig.close()
+        guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
+        #expect(!outcome.complete)
+        #expect(outcome.failure?.contains("could not store step 3") == true, "\(String(describing: outcome.failure))")
+        #expect(outcome.stepsStored == 2)
+        let session = try #require(try store.session(id: outcome.sessionID))
+        #expect(session.ended != nil && session.endReason == outcome.failure, "\(String(describing: session.endReason))")
     }
 
     /// The wedge: a run whose storage fails must still release the trainer, so the next run

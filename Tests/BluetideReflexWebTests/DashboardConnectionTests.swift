@@ -24,18 +24,43 @@ import Glibc
         #expect(table.admit(5) == .acceptEvicting(id: 3))
     }
 
-    @Test func refusesWhenEveryHeldConnectionHasSpoken() {
+    @Test func refusesWhenEveryHeldConnectionIsInUse() {
         var table = ConnectionTable(capacity: 2)
         #expect(table.admit(1) == .accept)
         #expect(table.admit(2) == .accept)
         table.spoke(1)
         table.spoke(2)
+        table.headerComplete(1)
+        table.headerComplete(2)
         #expect(table.admit(3) == .refuse)
         #expect(table.count == 2, "a refused connection is not held")
         table.closed(1)
         #expect(table.admit(4) == .accept, "a closed connection frees its place")
         table.closed(99)
         #expect(table.count == 2, "closing an unknown (evicted) id changes nothing")
+    }
+
+    /// A connection part-way through its header gives way after the silent ones and before any
+    /// in use: clients that trickle their headers cannot fill the table.
+    @Test func aPartialHeaderGivesWayAfterSilentOnesAndBeforeOnesInUse() {
+        var table = ConnectionTable(capacity: 3)
+        #expect(table.admit(1) == .accept)
+        #expect(table.admit(2) == .accept)
+        #expect(table.admit(3) == .accept)
+        table.spoke(1)                  // trickling its header
+        table.spoke(2)
+        table.headerComplete(2)         // a request being answered
+        #expect(table.partialCount == 1 && table.silentCount == 1)
+        #expect(table.admit(4) == .acceptEvicting(id: 3), "the silent one first")
+        table.spoke(4)
+        table.headerComplete(4)
+        #expect(table.admit(5) == .acceptEvicting(id: 1), "then the oldest partial header")
+        table.spoke(5)
+        table.headerComplete(5)
+        #expect(table.admit(6) == .refuse, "never one in use")
+        table.startedHeader(2)          // its next request on the kept-alive connection
+        #expect(table.use(of: 2) == .partial)
+        #expect(table.admit(7) == .acceptEvicting(id: 2))
     }
 
     @Test func aCapacityBelowOneHoldsOne() {
@@ -88,20 +113,20 @@ import Glibc
                 #expect(answer.closed, "the connection is closed after the 400")
             }
             // A bad second request on a kept-alive connection gets Hummingbird's 400.
-            let keptAlive = try await Self.exchange(running.port, "GET /athletes HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n")
+            let keptAlive = try await Self.exchange(running.port, "GET /athletes HTTP/1.1\r\nHost: localhost\r\n\r\nGARBAGE\r\n\r\n")
             #expect(keptAlive.text.hasPrefix("HTTP/1.1 200 OK"))
             #expect(keptAlive.text.contains("HTTP/1.1 400 Bad Request"))
             #expect(keptAlive.closed)
             // The dashboard still answers.
-            let page = try await Self.exchange(running.port, "GET /athletes HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let page = try await Self.exchange(running.port, "GET /athletes HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
             #expect(page.text.hasPrefix("HTTP/1.1 200 OK"))
         }
     }
 
     @Test func headIsAnsweredWithGETsHeadersAndNoBody() async throws {
         try await Self.withDashboard { running in
-            let get = try await Self.exchange(running.port, "GET /athletes HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            let head = try await Self.exchange(running.port, "HEAD /athletes HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let get = try await Self.exchange(running.port, "GET /athletes HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            let head = try await Self.exchange(running.port, "HEAD /athletes HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
             #expect(head.text.hasPrefix("HTTP/1.1 200 OK\r\n"))
             #expect(head.text.lowercased().contains("content-type: text/html; charset=utf-8"))
             let parts = head.text.components(separatedBy: "\r\n\r\n")
@@ -109,7 +134,7 @@ import Glibc
             let getBody = try #require(get.text.components(separatedBy: "\r\n\r\n").last)
             #expect(getBody.contains("<html"))
             #expect(head.text.lowercased().contains("content-length: \(getBody.utf8.count)"), "HEAD names GET's length")
-            let wrong = try await Self.exchange(running.port, "HEAD /run/stop HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let wrong = try await Self.exchange(running.port, "HEAD /run/stop HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
             #expect(wrong.text.hasPrefix("HTTP/1.1 405"), "HEAD only where GET works")
         }
     }
@@ -124,7 +149,7 @@ import Glibc
             }
             #expect(silent.closed, "a connection that never speaks is closed")
             #expect(silent.text.isEmpty)
-            let kept = try await Self.exchange(running.port, "GET /athletes HTTP/1.1\r\nHost: x\r\n\r\n")
+            let kept = try await Self.exchange(running.port, "GET /athletes HTTP/1.1\r\nHost: localhost\r\n\r\n")
             #expect(kept.text.hasPrefix("HTTP/1.1 200 OK"))
             #expect(kept.closed, "a kept-alive connection left idle is closed")
         }
@@ -138,19 +163,19 @@ import Glibc
                 defer { close(first) }
                 let second = try RawSocket.connect(port: running.port)
                 defer { close(second) }
-                try RawSocket.send(second, "GET /athletes HTTP/1.1\r\nHost: x\r\n") // spoke, request unfinished
+                try RawSocket.send(second, "GET /athletes HTTP/1.1\r\nHost: localhost\r\n\r\n") // a whole request: in use (kept alive)
                 // The server admits sockets on several event loops, so its order of admission need not
                 // be the order of connect(2): wait until it holds both and has read the second's bytes,
                 // which leaves exactly one silent connection (the first) to give way.
                 #expect(RawSocket.waitUntil(seconds: 15) { running.connections.held == 2 && running.connections.silent == 1 })
                 let third = try RawSocket.connect(port: running.port)
                 defer { close(third) }
-                try RawSocket.send(third, "GET /athletes HTTP/1.1\r\nHost: x\r\n")
+                try RawSocket.send(third, "GET /athletes HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 let evicted = RawSocket.readUntilClosed(first, seconds: 15)
-                // Once the server has read both half requests, no held connection is silent.
+                // Once the server has read both requests, no held connection is silent.
                 #expect(RawSocket.waitUntil(seconds: 15) { running.connections.silent == 0 && running.connections.held == 2 })
                 #expect(evicted.closed && evicted.text.isEmpty, "the silent connection gave way")
-                // Both held connections have spoken: the next one is refused, in words.
+                // Both held connections are in use: the next one is refused, in words.
                 let refused = try RawSocket.connect(port: running.port)
                 defer { close(refused) }
                 let answer = RawSocket.readUntilClosed(refused, seconds: 15)
@@ -158,8 +183,8 @@ import Glibc
                 #expect(answer.text.contains("Retry-After: 5"))
                 #expect(answer.text.contains("all 2 connections it serves are in use; try again in a few seconds"))
                 #expect(answer.closed)
-                // Finishing a held request still works.
-                try RawSocket.send(second, "Connection: close\r\n\r\n")
+                // The held connections are still served.
+                try RawSocket.send(second, "GET /athletes HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
                 #expect(RawSocket.readUntilClosed(second, seconds: 15).text.hasPrefix("HTTP/1.1 200 OK"))
             }
             #expect(running.connections.refused == 1)
@@ -223,13 +248,13 @@ import Glibc
                     #expect(RawSocket.waitUntil(seconds: 60) { running.connections.accepted - start >= flood },
                             "accepted \(running.connections.accepted - start) of \(flood)")
                 }
-                let page = try await Self.exchange(port, "GET /athletes HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                let page = try await Self.exchange(port, "GET /athletes HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
                 pageAnswers.withLock { $0.append(String(page.text.prefix(15))) }
                 try await runs.start(athlete: athlete, sequence: sequence)
                 return false
             }
             let figures = running.connections
-            let page = try await Self.exchange(port, "GET /athletes HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let page = try await Self.exchange(port, "GET /athletes HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
             let fds = held.withLock { $0 }
             let closedByServer = fds.filter(RawSocket.peerClosed).count
             for fd in fds { close(fd) }

@@ -14,6 +14,8 @@ public struct ValueLogWarning: Sendable, Hashable, CustomStringConvertible {
         case outOfOrder = "record out of order"
         /// A line that is not a valid record.
         case malformedLine = "malformed line"
+        /// A line longer than ``ValueLogStream/maximumLineLength`` (passed over without being held).
+        case overlongLine = "line too long"
     }
 
     /// Why.
@@ -62,7 +64,7 @@ public final class ValueLogStream {
         self.path = path
         self.strict = strict
         self.warn = warn
-        var headerLine: (bytes: ArraySlice<UInt8>, terminated: Bool)?
+        var headerLine: Line?
         do {
             headerLine = try Self.nextLine(fd: fd, path: path, buffer: &buffer, start: &bufferStart, endOfFile: &endOfFile,
                                            peak: &peakBufferedBytes)
@@ -71,13 +73,17 @@ public final class ValueLogStream {
             throw error
         }
         lineNumber = 1
-        guard let first = headerLine, !Self.isBlank(first.bytes) else {
+        if case let .overlong(length, terminated)? = headerLine {
+            close(fd)
+            throw .malformedLine(Self.overlong(line: 1, length: length, terminated: terminated))
+        }
+        guard case let .text(firstBytes, _)? = headerLine, !Self.isBlank(firstBytes) else {
             close(fd)
             throw .malformedLine(ValueLogLineError(
                 line: 1, field: "format", expected: "a value log header {\"format\":\"bluetide-values\",…}",
                 found: headerLine == nil ? "an empty file" : "a blank first line"))
         }
-        do { header = try ValueLogFormat.header(from: Self.trimmedCR(first.bytes), lineNumber: 1) } catch {
+        do { header = try ValueLogFormat.header(from: Self.trimmedCR(firstBytes), lineNumber: 1) } catch {
             close(fd)
             throw .malformedLine(error)
         }
@@ -90,11 +96,17 @@ public final class ValueLogStream {
         while let line = try Self.nextLine(fd: fd, path: path, buffer: &buffer, start: &bufferStart, endOfFile: &endOfFile,
                                            peak: &peakBufferedBytes) {
             lineNumber += 1
-            let text = Self.trimmedCR(line.bytes)
+            guard case let .text(bytes, terminated) = line else {
+                if case let .overlong(length, terminated) = line {
+                    try report(ValueLogWarning(kind: .overlongLine, problem: Self.overlong(line: lineNumber, length: length, terminated: terminated)))
+                }
+                continue
+            }
+            let text = Self.trimmedCR(bytes)
             if Self.isBlank(text) { continue }
             let record: ValueRecord
             do { record = try ValueLogFormat.record(from: text, lineNumber: lineNumber) } catch {
-                let kind: ValueLogWarning.Kind = line.terminated ? .malformedLine : .truncatedLastLine
+                let kind: ValueLogWarning.Kind = terminated ? .malformedLine : .truncatedLastLine
                 try report(ValueLogWarning(kind: kind, problem: error))
                 continue
             }
@@ -115,31 +127,51 @@ public final class ValueLogStream {
         warn(warning)
     }
 
-    /// The next line's bytes (without its line feed) and whether a line feed ended it; nil at the end.
+    /// One line read: its bytes (without the line feed) and whether a line feed ended it, or
+    /// only its length when it was longer than ``maximumLineLength`` (its bytes were dropped as
+    /// they came, so memory stays bounded).
+    private enum Line {
+        case text(ArraySlice<UInt8>, terminated: Bool)
+        case overlong(length: Int, terminated: Bool)
+    }
+
+    /// The problem of an overlong line `line` of `length` bytes.
+    private static func overlong(line: Int, length: Int, terminated: Bool) -> ValueLogLineError {
+        ValueLogLineError(
+            line: line, field: "record", expected: "a line of at most \(maximumLineLength) bytes",
+            found: "a line of \(terminated ? "" : "at least ")\(length) bytes\(terminated ? "" : " without a line feed")")
+    }
+
+    /// The next line; nil at the end.
     private static func nextLine(
         fd: Int32, path: String, buffer: inout [UInt8], start: inout Int, endOfFile: inout Bool, peak: inout Int
-    ) throws(ValueLogError) -> (bytes: ArraySlice<UInt8>, terminated: Bool)? {
+    ) throws(ValueLogError) -> Line? {
         var searchFrom = start
+        /// Bytes of an overlong line dropped so far (nil while the line fits).
+        var dropped: Int?
         while true {
             if let newline = buffer[searchFrom...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = buffer[start..<newline]
                 start = newline + 1
-                return (line, true)
+                if let dropped { return .overlong(length: dropped + line.count, terminated: true) }
+                return .text(line, terminated: true)
             }
             if endOfFile {
-                guard start < buffer.count else { return nil }
+                guard start < buffer.count || dropped != nil else { return nil }
                 let line = buffer[start...]
                 start = buffer.count
-                return (line, false)
+                if let dropped { return .overlong(length: dropped + line.count, terminated: false) }
+                return .text(line, terminated: false)
             }
             // Keep only the unfinished line, then read another chunk after it.
             if start > 0 {
                 buffer.removeFirst(start)
                 start = 0
             }
-            guard buffer.count <= maximumLineLength else {
-                throw .malformedLine(ValueLogLineError(line: -1, field: "record", expected: "a line shorter than \(maximumLineLength) bytes",
-                                                       found: "a line of more than \(buffer.count) bytes without a line feed"))
+            if buffer.count > maximumLineLength {
+                // Too long to hold: count it and drop its bytes until its line feed.
+                dropped = (dropped ?? 0) + buffer.count
+                buffer.removeAll(keepingCapacity: true)
             }
             searchFrom = buffer.count
             let old = buffer.count

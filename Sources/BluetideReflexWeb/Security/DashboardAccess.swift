@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Synchronization
 
@@ -6,6 +7,10 @@ import Synchronization
 ///
 /// Without a password (the default, loopback only) a session is opened for any browser that
 /// asks, so that every form still carries a CSRF token; with one, only after a correct login.
+/// Without a password nothing is stored: a session's CSRF token is its cookie signed with a key
+/// of this process (HMAC-SHA256), so requests without a cookie, however many, cannot push a
+/// browser's session out (1,100 of them evicted the coach's, and the next form got 403). With a
+/// password only logins store sessions, so unauthenticated traffic stores nothing either.
 public final class DashboardAccess: Sendable {
     /// One browser's session.
     struct Session: Sendable {
@@ -15,6 +20,11 @@ public final class DashboardAccess: Sendable {
         var loggedIn: Bool
         /// When it stops being accepted.
         var expires: Date
+        /// True once a request came back with the session's cookie: a browser that keeps it (the
+        /// coach's), not a client that asked once and threw the cookie away.
+        var returned = false
+        /// When a request last came with the cookie (or when it was opened).
+        var lastUsed: Date
     }
 
     /// The session cookie's name.
@@ -26,11 +36,58 @@ public final class DashboardAccess: Sendable {
 
     /// The password hash (see ``PasswordHash``), or nil when no login is asked for.
     public let passwordHash: String?
+    /// The host names requests may be addressed to (``allowsHost(_:)``), besides IP addresses and
+    /// `localhost`: a page of another site whose name was made to point at this computer (DNS
+    /// rebinding) names its own host and is refused.
+    public let hostNames: Set<String>
     private let sessions = Mutex<[String: Session]>([:])
+    /// Signs the cookies of the sessions kept without storage (no password).
+    private let signingKey = SymmetricKey(size: .bits256)
 
-    /// Access with a login when `passwordHash` is given, open (loopback use) when nil.
-    public init(passwordHash: String? = nil) {
+    /// Access with a login when `passwordHash` is given, open (loopback use) when nil; requests
+    /// may name `hostNames` (lower case, without a port; e.g. this computer's name with `--lan`)
+    /// besides IP addresses and `localhost`.
+    public init(passwordHash: String? = nil, hostNames: Set<String> = []) {
         self.passwordHash = passwordHash
+        self.hostNames = Set(hostNames.map { Self.normalised($0) })
+    }
+
+    /// Whether a request with this `Host` (or HTTP/2 authority) may be answered: an IP address
+    /// (v4, or v6 in brackets), `localhost` or a name under it, or one of ``hostNames``; a port is
+    /// ignored. A request without one is let through (browsers always send it; a client that
+    /// does not is no browser page). Anything else is refused, whatever its Origin says.
+    public func allowsHost(_ host: String?) -> Bool {
+        guard let host else { return true }
+        var name = host.trimmingCharacters(in: .whitespaces)
+        if name.hasPrefix("[") {
+            // [v6] or [v6]:port
+            guard let close = name.firstIndex(of: "]") else { return false }
+            let rest = name[name.index(after: close)...]
+            guard rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isNumber)) else { return false }
+            return name[name.index(after: name.startIndex)..<close].allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+        }
+        if let colon = name.lastIndex(of: ":") {
+            guard name[name.index(after: colon)...].allSatisfy(\.isNumber) else { return false }
+            name = String(name[..<colon])
+        }
+        name = Self.normalised(name)
+        if name.isEmpty { return false }
+        if Self.isIPv4(name) { return true }
+        if name == "localhost" || name.hasSuffix(".localhost") { return true }
+        return hostNames.contains(name)
+    }
+
+    private static func normalised(_ name: String) -> String {
+        var name = name.lowercased()
+        while name.hasSuffix(".") { name.removeLast() }
+        return name
+    }
+
+    private static func isIPv4(_ text: String) -> Bool {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { part in
+            !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isNumber) && (Int(part) ?? 256) <= 255
+        }
     }
 
     /// True when a login is required.
@@ -42,33 +99,66 @@ public final class DashboardAccess: Sendable {
         return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 
-    /// The live session for a cookie value, if any.
+    /// The CSRF token of a session kept without storage: `cookie` signed.
+    private func signed(_ cookie: String) -> String {
+        HMAC<SHA256>.authenticationCode(for: Data(cookie.utf8), using: signingKey).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// True for a cookie value this class hands out (64 hex digits).
+    private static func isToken(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    /// The live session for a cookie value, if any (the session is marked as returned and used now).
     func session(_ cookie: String?, now: Date = Date()) -> Session? {
         guard let cookie else { return nil }
+        if !requiresLogin {
+            guard Self.isToken(cookie) else { return nil }
+            return Session(csrf: signed(cookie), loggedIn: true, expires: now.addingTimeInterval(Self.sessionLifetime), returned: true,
+                           lastUsed: now)
+        }
         return sessions.withLock { all in
-            guard let session = all[cookie] else { return nil }
+            guard var session = all[cookie] else { return nil }
             if session.expires <= now {
                 all[cookie] = nil
                 return nil
             }
+            session.returned = true
+            session.lastUsed = now
+            all[cookie] = session
             return session
         }
     }
 
     /// Opens a session (logged in when no password is needed); returns its cookie value.
+    ///
+    /// Past ``maximumSessions`` one session gives way: the oldest one whose cookie never came
+    /// back (a client that asked once), and only when there is none, the one unused longest. So
+    /// requests without a cookie, however many, never push out a session a browser is using —
+    /// the coach's forms keep working (it was: 1,100 requests evicted it, and the next form got 403).
     func open(loggedIn: Bool, now: Date = Date()) -> (cookie: String, session: Session) {
         let cookie = Self.token()
-        let session = Session(csrf: Self.token(), loggedIn: loggedIn || !requiresLogin, expires: now.addingTimeInterval(Self.sessionLifetime))
+        if !requiresLogin {
+            return (cookie, Session(csrf: signed(cookie), loggedIn: true, expires: now.addingTimeInterval(Self.sessionLifetime), lastUsed: now))
+        }
+        let session = Session(csrf: Self.token(), loggedIn: loggedIn, expires: now.addingTimeInterval(Self.sessionLifetime), lastUsed: now)
         sessions.withLock { all in
             if all.count >= Self.maximumSessions {
-                for key in all.sorted(by: { $0.value.expires < $1.value.expires }).prefix(all.count - Self.maximumSessions + 1).map(\.key) {
-                    all[key] = nil
-                }
+                for (key, old) in all where old.expires <= now { all[key] = nil }
+            }
+            while all.count >= Self.maximumSessions {
+                let victim = all.filter { !$0.value.returned }.min { $0.value.lastUsed < $1.value.lastUsed }?.key
+                    ?? all.min { $0.value.lastUsed < $1.value.lastUsed }?.key
+                guard let victim else { break }
+                all[victim] = nil
             }
             all[cookie] = session
         }
         return (cookie, session)
     }
+
+    /// Sessions stored now (for tests; none without a password).
+    var sessionCount: Int { sessions.withLock { $0.count } }
 
     /// Checks a password; on success opens a logged-in session.
     func logIn(password: String, now: Date = Date()) -> (cookie: String, session: Session)? {

@@ -33,6 +33,9 @@ struct DashboardGuard<Context: RequestContext>: RouterMiddleware {
     }
 
     private func guarded(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if let refusal = Self.foreignHost(request, access: access) {
+            return Self.refusal(.misdirectedRequest, "refused: \(refusal)")
+        }
         let path = request.uri.path
         let changes = request.method != .get && request.method != .head
         if changes || webSocket, let refusal = Self.crossOrigin(request) {
@@ -86,6 +89,17 @@ struct DashboardGuard<Context: RequestContext>: RouterMiddleware {
         }
         if origin == "http://\(host)" || origin == "https://\(host)" { return nil }
         return "a request from another site (Origin \(origin)) cannot change anything here"
+    }
+
+    /// Why a request addressed to another host is refused (DNS rebinding: a page of another site
+    /// whose name was made to point at this computer names that site in `Host`), or nil when it
+    /// names one the dashboard answers to (``DashboardAccess/allowsHost(_:)``).
+    static func foreignHost(_ request: Request, access: DashboardAccess) -> String? {
+        let host = request.head.authority ?? request.headers[HTTPFields.Element.Name("Host")!]
+        guard !access.allowsHost(host) else { return nil }
+        let names = (["localhost"] + access.hostNames.sorted()).joined(separator: ", ")
+        return "this dashboard answers to its IP addresses and \(names), not to \(host ?? "?") "
+            + "(a page of another site whose name points at this computer looks like this); open it by one of those"
     }
 
     /// A short plain-text refusal.

@@ -50,6 +50,16 @@ final class ConnectionGate: Sendable {
         state.withLock { $0.table.spoke(id) }
     }
 
+    /// Connection `id` started another request's header (kept alive).
+    func startedHeader(_ id: Int) {
+        state.withLock { $0.table.startedHeader(id) }
+    }
+
+    /// Connection `id` sent a whole request header.
+    func headerComplete(_ id: Int) {
+        state.withLock { $0.table.headerComplete(id) }
+    }
+
     /// Connection `id` closed.
     func closed(_ id: Int) {
         state.withLock { state in
@@ -62,8 +72,8 @@ final class ConnectionGate: Sendable {
     /// refused and evicted since the start.
     var figures: ConnectionFigures {
         state.withLock {
-            ConnectionFigures(held: $0.table.count, silent: $0.table.silentCount, accepted: $0.accepted, refused: $0.refused,
-                              evicted: $0.evicted)
+            ConnectionFigures(held: $0.table.count, silent: $0.table.silentCount, partial: $0.table.partialCount, accepted: $0.accepted,
+                              refused: $0.refused, evicted: $0.evicted)
         }
     }
 }
@@ -74,10 +84,12 @@ public struct ConnectionFigures: Sendable, Hashable {
     public var held: Int
     /// Held connections that have not sent a byte.
     public var silent: Int
+    /// Held connections part-way through a request's header.
+    public var partial: Int = 0
     /// Connections accepted from the listen queue since the start.
     public var accepted: Int
     /// Connections refused with `503` since the start.
     public var refused: Int
-    /// Silent connections closed to make room for a newer one since the start.
+    /// Silent or partial connections closed to make room for a newer one since the start.
     public var evicted: Int
 }

@@ -10,6 +10,7 @@ extension DashboardServer {
         let access = self.access
         router.ws("/live", shouldUpgrade: { request, _ in
             // Only the dashboard's own pages (same Origin), and with a password only after login.
+            if DashboardGuard<BasicRequestContext>.foreignHost(request, access: access) != nil { return .dontUpgrade }
             if DashboardGuard<BasicRequestContext>.crossOrigin(request) != nil { return .dontUpgrade }
             if access.requiresLogin, access.session(request.cookies[DashboardAccess.cookieName]?.value)?.loggedIn != true {
                 return .dontUpgrade
