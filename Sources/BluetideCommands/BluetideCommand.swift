@@ -10,7 +10,7 @@ public struct BluetideCommand: AsyncParsableCommand {
             Examples (no hardware needed: `virtual` is an in-process radio, --emulate starts devices on it):
               bluetide demo
               bluetide scan --emulate heart-rate,csc
-              bluetide subscribe "Bluetide HR" heart-rate --emulate heart-rate --count 5
+              bluetide subscribe "Bluetide HRM" heart-rate --emulate heart-rate --count 5
               bluetide decode --list
               bluetide decode heart-rate 164E1C03F402
               bluetide decode csc 03A25E01006D0E4B63967F 03A45E0100D7124B63967F \\

@@ -49,7 +49,7 @@ public enum BluetideMain {
     /// parsed again with the number as a value (``NegativeNumberArguments``).
     static func parse(_ arguments: [String]) throws -> any ParsableCommand {
         do { return try BluetideCommand.parseAsRoot(arguments) } catch {
-            guard let repaired = NegativeNumberArguments.repaired(arguments),
+            guard let repaired = NegativeNumberArguments.repaired(arguments, after: error),
                   let command = try? BluetideCommand.parseAsRoot(repaired) else { throw error }
             return command
         }

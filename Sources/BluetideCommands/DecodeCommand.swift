@@ -17,7 +17,7 @@ struct DecodeCommand: ParsableCommand {
 
             Examples:
               bluetide decode heart-rate 164E1C03F402
-              bluetide decode csc 0302000000000004@0 0306000000000008@1 \\
+              bluetide decode csc 01020000000004@0 01060000000008@1 \\
                   --circumference 2.096
               printf '00 48\\n00 4A\\n' | bluetide decode heart-rate --json
             """)

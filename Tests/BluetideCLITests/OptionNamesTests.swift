@@ -83,6 +83,8 @@ import Testing
         }
         // Not a negative number: the parser's error stands.
         #expect(NegativeNumberArguments.repaired(["ride", "--grade", "--erg"]) == nil)
+        struct Other: Error {}
+        #expect(NegativeNumberArguments.repaired(["decode", "heart-rate", "-16"], after: Other()) == nil, "only a missing value or argument")
         #expect(NegativeNumberArguments.repaired(["w", "Ana", "-3", "--db", "x"]) == ["w", "Ana", "--db", "x", "--", "-3"])
         #expect(NegativeNumberArguments.repaired(["ride", "--grade", "-2", "--json"]) == ["ride", "--grade=-2", "--json"])
         #expect(NegativeNumberArguments.isNegativeNumber("-2.5") && !NegativeNumberArguments.isNegativeNumber("-v")

@@ -186,7 +186,7 @@ import Testing
         textSink.yield(Array("pair\n".utf8))
         textSink.finish()
         try await withGuard(60) { try await readable.execute(input: text, interactive: false, output: lines.output) }
-        #expect(lines.lines.contains { $0.hasPrefix("paired with Bluetide HRM (") && $0.hasSuffix("): encrypted (unauthenticated), bonded") }, "\(lines.lines)")
+        #expect(lines.lines.contains { $0.hasPrefix("paired with Bluetide HRM (") && $0.hasSuffix("): encrypted (unauthenticated), bonded for this run only (bonds with emulated devices are not kept)") }, "\(lines.lines)")
     }
 
     @Test func theExecutableRunsAScriptFromStandardInputAndExitsOneWhenALineFailed() async throws {

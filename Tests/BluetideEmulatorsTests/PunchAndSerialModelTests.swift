@@ -76,10 +76,12 @@ import Testing
         options.missProbability = 0
         options.wrongTargetProbability = 0
         var model = PunchTrainerModel(seed: 9, options: options)
-        load(&model, targets: Array(repeating: 2, count: 500), milliseconds: Array(repeating: 5000, count: 500))
+        // The longest program a trainer holds (PunchSequence.maxSteps, 256 steps).
+        let count = PunchSequence.maxSteps
+        load(&model, targets: Array(repeating: 2, count: count), milliseconds: Array(repeating: 5000, count: count))
         _ = model.write(PunchUUID.control, [0x01], now: 0)
         let steps = try responses(drive(&model, to: 600, step: 0.05))
-        #expect(steps.count == 500)
+        #expect(steps.count == count)
         let times = steps.map { Double($0.reactionTimeMilliseconds) }
         let mean = times.reduce(0, +) / Double(times.count)
         let sd = (times.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(times.count)).squareRoot()

@@ -73,7 +73,8 @@ import BluetideReflexWeb
             Issue.record("a port in use was accepted")
         } catch let failure as CommandFailure {
             #expect(failure.message.hasPrefix("cannot listen on 127.0.0.1:\(first.dashboard.port): "))
-            #expect(failure.message.hasSuffix("(try another --port, or --port 0)"))
+            #expect(failure.message.contains(": the port is in use") && failure.message.hasSuffix("or --port 0 for any free one"))
+            #expect(failure.status == .failure && failure.field == "--port")
         }
         await first.stop()
     }

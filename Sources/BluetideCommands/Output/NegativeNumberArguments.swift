@@ -15,10 +15,20 @@ enum NegativeNumberArguments {
         return digits.first?.isNumber == true && digits.allSatisfy { $0.isNumber || $0 == "." || $0 == "," }
     }
 
-    /// The arguments with each negative number made a value: joined to the option before it
-    /// (`--grade=-2`), or, after anything else, moved behind `--` at the end (positional
-    /// arguments after it keep their order; those before it come first). Nil when there is no
-    /// negative number to place, or a `--` already ends the options.
+    /// The arguments rewritten for the parser's `error`: a value missing after an option
+    /// (`Missing value for '--grade …'`) or a missing argument (`Missing expected argument`)
+    /// while negative numbers stand in the line. Each negative number is joined to the option
+    /// before it (`--grade=-2`) or, after anything else, moved behind `--` at the end
+    /// (positional arguments after it keep their order; those before it come first). Nil for
+    /// any other error (`decode heart-rate -16` keeps its "not an option" line), when there is
+    /// no negative number, or when a `--` already ends the options.
+    static func repaired(_ arguments: [String], after error: any Error) -> [String]? {
+        let message = BluetideCommand.message(for: error)
+        guard message.hasPrefix("Missing value for '") || message.hasPrefix("Missing expected argument") else { return nil }
+        return repaired(arguments)
+    }
+
+    /// ``repaired(_:after:)`` whatever the error was.
     static func repaired(_ arguments: [String]) -> [String]? {
         guard !arguments.contains("--"), arguments.contains(where: isNegativeNumber) else { return nil }
         var kept: [String] = []
