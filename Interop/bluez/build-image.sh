@@ -22,7 +22,8 @@
 #
 # Output (in $BLUETIDE_BLUEZ_CACHE, default /var/cache/bluetide-bluez):
 #   vmlinuz, initrd.img, rootfs.ext4, and stamp (the inputs' hash; a matching stamp skips the build).
-# Usage: Interop/bluez/build-image.sh [--force]
+# Usage: Interop/bluez/build-image.sh [--force | --print-mirror]
+#   --print-mirror: print the Debian mirror it would use and exit (BLUETIDE_APT_ETC stands for /etc/apt).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${BLUETIDE_BLUEZ_CACHE:-/var/cache/bluetide-bluez}"
@@ -43,9 +44,13 @@ client_envs=(
 
 # The mirror: BLUETIDE_BLUEZ_MIRROR, else the first Debian "deb" source of this machine's apt.
 apt_mirror() {
-    python3 - /etc/apt/sources.list /etc/apt/sources.list.d/* <<'PY'
+    local etc="${BLUETIDE_APT_ETC:-/etc/apt}"
+    python3 - "$etc/sources.list" "$etc"/sources.list.d/* <<'PY'
 import os, sys
-known = set(os.listdir("/usr/share/debootstrap/scripts")) if os.path.isdir("/usr/share/debootstrap/scripts") else set()
+# Suites debootstrap knows (a vendor's "nodistro" or "cloud-sdk-bookworm" is no Debian suite).
+scripts = "/usr/share/debootstrap/scripts"
+known = set(os.listdir(scripts)) if os.path.isdir(scripts) else {
+    "bullseye", "bookworm", "trixie", "forky", "sid", "oldstable", "stable", "testing", "unstable"}
 def entries(path):
     text = open(path, errors="replace").read()
     if path.endswith(".sources"):  # deb822: paragraphs of "Field: value"
@@ -91,6 +96,10 @@ if [[ -n "${BLUETIDE_BLUEZ_MIRROR:-}" ]]; then
 elif ! mirror="$(apt_mirror)"; then
     echo "build-image: no Debian \"deb\" source in /etc/apt/sources.list or /etc/apt/sources.list.d/; set BLUETIDE_BLUEZ_MIRROR to a Debian mirror's URL (the folder with dists/ and pool/)" >&2
     exit 2
+fi
+if [[ "${1:-}" == "--print-mirror" ]]; then
+    echo "$mirror"
+    exit 0
 fi
 
 # The stamp covers everything that goes into the image, so editing the guest files rebuilds it.

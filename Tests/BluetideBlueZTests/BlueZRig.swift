@@ -104,14 +104,16 @@ final class BlueZRig: Sendable {
         return share
     }
 
-    /// Starts `bluetide emulate PROFILE` on emulator port `index` at `address` (random static);
-    /// returns once it printed its start line.
-    func emulate(_ profile: String, on index: Int, address: String, name: String? = nil) async throws -> BumbleProcess {
+    /// Starts `bluetide emulate PROFILE` on emulator port `index` at `address` (random static),
+    /// with model settings `options` (`key=value`, as `--option` takes them); returns once it
+    /// printed its start line.
+    func emulate(_ profile: String, on index: Int, address: String, name: String? = nil, options: [String] = []) async throws -> BumbleProcess {
         var arguments = [
             "emulate", profile, "--transport", "tcp-client:127.0.0.1:\(emulatorPorts[index])", "--address", address,
             "--json", "--duration", "900",
         ]
         if let name { arguments += ["--name", name] }
+        for option in options { arguments += ["--option", option] }
         let process = try BumbleProcess.launch(name: profile, executable: bluetide, arguments: arguments)
         do {
             _ = try await process.firstLine(timeout: .seconds(60), describing: "\(profile) started") { $0.contains("\"started\"") }

@@ -2,7 +2,7 @@
 
 Runs in the guest with pycycling's own environment (/opt/pycycling/bin/python, Bleak 3.1):
 
-  /opt/pycycling/bin/python pycycling_ftms.py --address C1:B1:7E:00:03:00 --erg 200 --grade 8
+  /opt/pycycling/bin/python pycycling_ftms.py --address C1:B1:7E:00:03:00 --erg 150 --grade 8
   /opt/pycycling/bin/python pycycling_ftms.py --name "Bluetide Bridge"     (found by name: Bleak's scan)
 
 Steps, one JSON line each ({"step": ..., ...}): connect (Bleak finds the address by scanning, as
@@ -94,7 +94,7 @@ def main() -> None:
     device = parser.add_mutually_exclusive_group(required=True)
     device.add_argument("--address")
     device.add_argument("--name")
-    parser.add_argument("--erg", type=int, default=200, help="ERG target, W")
+    parser.add_argument("--erg", type=int, default=150, help="ERG target, W")
     parser.add_argument("--grade", type=float, default=8.0, help="simulated grade, %%")
     parser.add_argument("--settle", type=float, default=30.0, help="seconds to watch power or speed move")
     args = parser.parse_args()

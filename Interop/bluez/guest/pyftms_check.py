@@ -2,7 +2,7 @@
 
 pyftms 0.4 needs Python >= 3.12, so it lives in the guest's Debian 13 root (Python 3.13); run it as
 
-  sh /share/guest/in-trixie.sh /opt/pyftms/bin/python /share/guest/pyftms_check.py --address C1:B1:7E:00:03:00
+  sh /share/guest/in-trixie.sh /opt/pyftms/bin/python /share/guest/pyftms_check.py --address C1:B1:7E:00:03:00 --erg 150
   ... pyftms_check.py --name "Bluetide Bridge"     (picked by name from pyftms's FTMS discovery)
 
 Steps, one JSON line each ({"step": ..., ...}), the way Home Assistant uses the library: find
@@ -57,21 +57,25 @@ async def run(args) -> None:
         async def next_update() -> dict:
             return await asyncio.wait_for(updates.get(), timeout=10)
 
+        # Update events carry only what changed; the machine's properties hold the latest values.
+        def sample() -> dict:
+            return {name: getattr(machine, name) for name in
+                    ("speed_instant", "cadence_instant", "power_instant", "distance_total", "time_elapsed")}
+
         samples = []
         while len(samples) < 3:
-            update = await next_update()
-            if "power_instant" in update:
-                samples.append({k: update.get(k) for k in ("speed_instant", "cadence_instant", "power_instant", "distance_total", "time_elapsed")})
+            await next_update()
+            if machine.power_instant is not None:  # the first events can come before any Indoor Bike Data
+                samples.append(sample())
         emit("data", samples=samples)
 
         result = await machine.set_target_power(args.erg)
         powers, deadline = [], time.monotonic() + args.settle
         while time.monotonic() < deadline:
-            update = await next_update()
-            if "power_instant" in update:
-                powers.append(update["power_instant"])
-                if len(powers) >= 2 and all(abs(p - args.erg) <= 5 for p in powers[-2:]):
-                    break
+            await next_update()
+            powers.append(machine.power_instant)
+            if len(powers) >= 2 and all(abs(p - args.erg) <= 5 for p in powers[-2:]):
+                break
         emit("erg", target=args.erg, result=result.name, powers=powers)
 
         result = await machine.set_indoor_bike_simulation(IndoorBikeSimulationParameters(
@@ -88,7 +92,7 @@ def main() -> None:
     device = parser.add_mutually_exclusive_group(required=True)
     device.add_argument("--address")
     device.add_argument("--name")
-    parser.add_argument("--erg", type=int, default=200, help="ERG target, W")
+    parser.add_argument("--erg", type=int, default=150, help="ERG target, W")
     parser.add_argument("--grade", type=float, default=8.0, help="simulated grade, %%")
     parser.add_argument("--settle", type=float, default=30.0, help="seconds to watch the power move")
     args = parser.parse_args()
