@@ -146,6 +146,9 @@ public actor HostStack {
     /// Writes the round's packets (one batch), resumes waiters and feeds streams, then arms
     /// the timer for the core's next deadline.
     private func carryOut() {
+        // Whatever the core handed out is written below (or queued for the writer, in order,
+        // ahead of anything a later answer could cause).
+        core.outputsSent()
         if !outputs.packets.isEmpty {
             if sendsDirectly {
                 do {
