@@ -88,6 +88,8 @@ struct GATTCommand: AsyncParsableCommand {
                             if PairingFailureLine.isPairingFailure(error) {
                                 throw CommandFailure(session.explain(error, address: connection.address))
                             }
+                            // So does a protocol error: nothing the device answers can be trusted.
+                            if case .protocolError? = error as? BluetideError { throw CommandFailure("\(label): \(error)") }
                             reads.failed += 1
                             let reason = session.explain(error, address: connection.address, level: await connection.securityLevel)
                             valueText = "  (read failed: \(reason))"
@@ -116,6 +118,7 @@ struct GATTCommand: AsyncParsableCommand {
                             if PairingFailureLine.isPairingFailure(error) {
                                 throw CommandFailure(session.explain(error, address: connection.address))
                             }
+                            if case .protocolError? = error as? BluetideError { throw CommandFailure("\(label): \(error)") }
                             reads.failed += 1
                             item["readError"] = "\(error)"
                             text += "  (read failed: \(error))"

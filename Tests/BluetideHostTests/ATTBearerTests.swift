@@ -14,23 +14,24 @@ import Testing
         let (second, e2) = bearer.enqueue(request: .readRequest(handle: 5), now: 1)
         #expect(e2.isEmpty, "queued behind the outstanding request")
         #expect(bearer.queuedRequestCount == 1)
-        // A response of another kind does not match the outstanding Read Request.
-        #expect(bearer.receive(gattHex("13"), now: 2) == [.ignored(gattHex("13"), reason: .unexpected)])
+        // (A response of another kind, or one when nothing is outstanding, is a protocol
+        // violation that closes the bearer: GATTResponseMatchingTests.)
         let e3 = bearer.receive(gattHex("0B 64"), now: 2)
         #expect(e3 == [.response(first, .readResponse(value: [100])), .send(gattHex("0A 05 00"))])
         // An Error Response matches by its request opcode field.
         let e4 = bearer.receive(gattHex("01 0A 05 00 02"), now: 3)
         #expect(e4 == [.response(second, .errorResponse(requestOpcode: .readRequest, handle: 5, error: .readNotPermitted))])
-        // Nothing outstanding now: further responses are reported, not delivered.
-        #expect(bearer.receive(gattHex("0B 01"), now: 4) == [.ignored(gattHex("0B 01"), reason: .unexpected)])
-        #expect(bearer.receive(gattHex("01 12 05 00 02"), now: 4) == [.ignored(gattHex("01 12 05 00 02"), reason: .unexpected)])
+        // Nothing outstanding now: a further response is not delivered; it closes the bearer.
+        let text = "the device sent a Read Response (0x0B) that answers no request"
+        #expect(bearer.receive(gattHex("0B 01"), now: 4) == [.closed(.protocolViolation(text))])
     }
 
-    @Test func errorResponseForAnotherOpcodeIsIgnored() {
+    @Test func errorResponseForAnotherOpcodeFailsTheRequest() {
         var bearer = ATTBearer()
-        _ = bearer.enqueue(request: .readRequest(handle: 3), now: 0)
+        let (id, _) = bearer.enqueue(request: .readRequest(handle: 3), now: 0)
         let bytes = gattHex("01 12 03 00 03")
-        #expect(bearer.receive(bytes, now: 1) == [.ignored(bytes, reason: .unexpected)])
+        let text = "the device answered a Read Request (0x0A) with an Error Response (0x01) for a Write Request (0x12)"
+        #expect(bearer.receive(bytes, now: 1) == [.failed(id, .protocolViolation(text)), .closed(.protocolViolation(text))])
     }
 
     @Test func transactionTimeoutClosesTheBearer() throws {
@@ -139,8 +140,8 @@ import Testing
             return
         }
         #expect(failed == id2 && opcode == .writeResponse && problem.contains("does not decode"))
-        // A response to nothing we asked is still only ignored.
-        #expect(bearer.receive(long, now: 4) == [.ignored(long, reason: .tooLong(mtu: 23))])
+        // A response to nothing we asked is a protocol violation, whatever its size.
+        #expect(bearer.receive(long, now: 4) == [.closed(.protocolViolation("the device sent a Read Response (0x0B) that answers no request"))])
     }
 
     @Test func oversizedPDUs() throws {

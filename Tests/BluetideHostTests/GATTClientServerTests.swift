@@ -236,9 +236,16 @@ import Testing
         let channel = ScriptedATTChannel { _ in .writeResponse }
         let client = GATTClient(channel: channel)
         await #expect(throws: GATTClientError.unexpectedResponse(.writeResponse, request: .readRequest)) { try await client.read(handle: 3) }
-        // A server that never advances cannot make discovery loop forever.
+        // A server that never advances cannot make discovery loop forever: a backwards range,
+        // or the same answer again, is a protocol error.
         let stuck = ScriptedATTChannel { _ in .readByGroupTypeResponse([ATTGroupValue(handle: 1, endGroupHandle: 0, value: [0x00, 0x18])]) }
-        #expect(try await GATTClient(channel: stuck).discoverPrimaryServices().count == 1)
+        await #expect(throws: GATTClientError.protocolViolation("Read By Group Type Response (0x11) lists the backwards handle range 1–0")) {
+            try await GATTClient(channel: stuck).discoverPrimaryServices()
+        }
+        let repeating = ScriptedATTChannel { _ in .readByGroupTypeResponse([ATTGroupValue(handle: 1, endGroupHandle: 5, value: [0x00, 0x18])]) }
+        await #expect(throws: GATTClientError.protocolViolation("Read By Group Type Response (0x11) lists handles 1–5, outside the range 6–65535 asked for")) {
+            try await GATTClient(channel: repeating).discoverPrimaryServices()
+        }
         let malformed = ScriptedATTChannel { _ in .readByGroupTypeResponse([ATTGroupValue(handle: 1, endGroupHandle: 5, value: [0x00])]) }
         await #expect(throws: GATTClientError.self) { try await GATTClient(channel: malformed).discoverPrimaryServices() }
     }

@@ -22,13 +22,16 @@ import Testing
         mutating func feed(_ input: HostInput) -> HostOutputs {
             var outputs = HostOutputs()
             core.handle(input, now: now, into: &outputs)
+            core.outputsSent()
             return outputs
         }
 
-        /// Feeds packets from the controller.
+        /// Feeds packets from the controller, as one batch (the outputs are written after the
+        /// last one, as the stack's driver does).
         mutating func receive(_ packets: HCIPacket...) -> HostOutputs {
             var outputs = HostOutputs()
             for packet in packets { core.handle(.received(packet), now: now, into: &outputs) }
+            core.outputsSent()
             return outputs
         }
 

@@ -222,26 +222,41 @@ import Testing
         #expect(await fake.attFromHost(on: h).count == 2)
     }
 
-    @Test func unexpectedATTResponsesAreIgnoredAndAnUnansweredRequestTimesOut() async throws {
+    @Test func aResponseToAnotherRequestIsAProtocolErrorThatClosesTheBearer() async throws {
+        let (stack, fake) = try await Self.started()
+        defer { Task { await stack.close() } }
+        let link = try await Self.incomingLink(stack, fake)
+        let h = link.handle
+        try await fake.injectATT([0x1D, 0x03, 0x00, 0x01], on: h)  // indication: confirmed even unasked
+        #expect(try await fake.nextATT(on: h, "Handle Value Confirmation") == [0x1E])
+        // A read in flight answered with a Write Response: the read fails saying so, and the
+        // bearer closes (no later response could be trusted to answer what it seems to).
+        let read = Task { try await link.gatt.read(handle: 3) }
+        #expect(try await fake.nextATT(on: h, "Read Request") == [0x0A, 0x03, 0x00])
+        try await fake.injectATT([0x13], on: h)
+        let violation = ATTBearerError.protocolViolation("the device answered a Read Request (0x0A) with a Write Response (0x13)")
+        await #expect(throws: violation) { try await within(Self.bound, "read") { try await read.value } }
+        await #expect(throws: violation) { try await within(Self.bound, "read after it") { try await link.gatt.read(handle: 5) } }
+        #expect(await fake.attFromHost(on: h).count == 2, "nothing more was sent")
+    }
+
+    @Test func aResponseNobodyAskedForIsAProtocolError() async throws {
+        let (stack, fake) = try await Self.started()
+        defer { Task { await stack.close() } }
+        let link = try await Self.incomingLink(stack, fake)
+        try await fake.injectATT([0x0B, 0x01, 0x02], on: link.handle)
+        await #expect(throws: ATTBearerError.protocolViolation("the device sent a Read Response (0x0B) that answers no request")) {
+            try await within(Self.bound, "read") { try await link.gatt.read(handle: 3) }
+        }
+    }
+
+    @Test func anUnansweredRequestTimesOutAndTheBearerCloses() async throws {
         let clock = ManualClock()
         let (stack, fake) = try await Self.started(
             configuration: .init(randomAddress: .randomStatic(0x1111_2222_3333), attTransactionTimeout: 2), clock: clock)
         defer { Task { await stack.close() } }
         let link = try await Self.incomingLink(stack, fake)
         let h = link.handle
-        // Responses nobody asked for.
-        try await fake.injectATT([0x0B, 0x01, 0x02], on: h)
-        try await fake.injectATT([0x01, 0x0A, 0x03, 0x00, 0x0A], on: h)
-        try await fake.injectATT([0x1D, 0x03, 0x00, 0x01], on: h)  // indication: confirmed even unasked
-        #expect(try await fake.nextATT(on: h, "Handle Value Confirmation") == [0x1E])
-        // A read in flight: a wrong response, an error for another request, then the right one.
-        let read = Task { try await link.gatt.read(handle: 3) }
-        #expect(try await fake.nextATT(on: h, "Read Request") == [0x0A, 0x03, 0x00])
-        try await fake.injectATT([0x13], on: h)  // Write Response
-        try await fake.injectATT([0x01, 0x12, 0x03, 0x00, 0x03], on: h)  // error for a Write Request
-        try await fake.injectATT([0x0B, 0xCA, 0xFE], on: h)
-        #expect(try await within(Self.bound, "read") { try await read.value } == [0xCA, 0xFE])
-        // A request the peer never answers fails at the transaction timeout; the bearer is then closed.
         let unanswered = Task { try await link.gatt.read(handle: 5) }
         #expect(try await fake.nextATT(on: h, "Read Request") == [0x0A, 0x05, 0x00])
         clock.advance(by: .seconds(2))

@@ -42,6 +42,11 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidNamePattern(String, reason: String)
     /// A value given to the API is out of range.
     case invalidArgument(String)
+    /// The device broke the ATT protocol: a response that answers no request, or not the one
+    /// outstanding, or does not fit it (handles outside the range asked for, backwards ranges,
+    /// a value handle that is not the characteristic's). The text says what came. Nothing more
+    /// is exchanged with the device on this connection, since no later answer could be trusted.
+    case protocolError(String)
     /// The host stack failed; the text is its error.
     case host(String)
     /// Pairing (or encrypting with a bond) failed: wrong passkey, timeout, refused by the device.
@@ -80,6 +85,8 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
             "the ATT MTU was already exchanged on this connection (it is \(current)); it can be exchanged once per connection"
         case let .invalidNamePattern(pattern, reason): "invalid name pattern \"\(pattern)\": \(reason)"
         case let .invalidArgument(text): text
+        case let .protocolError(text):
+            "protocol error: \(text); the device's answers cannot be trusted, so nothing more is asked on this connection"
         case let .host(text): text
         case let .pairingFailed(error): error.description
         }
@@ -102,8 +109,12 @@ public enum BluetideError: Error, Sendable, Equatable, CustomStringConvertible {
             default: return .host(error.description)
             }
         }
+        if case let .protocolViolation(text)? = error as? ATTBearerError { return .protocolError(text) }
         if let error = error as? GATTClientError {
             switch error {
+            case let .protocolViolation(text): return .protocolError(text)
+            case let .unexpectedResponse(pdu, request):
+                return .protocolError("the device answered \(request.aName) with \(pdu.opcode.aName) that does not fit it")
             case let .att(code, _, _): return .attError(code, characteristic: characteristic ?? BluetoothUUID(0), operation: operation)
             case let .valueTooLong(length, maximum):
                 return .valueTooLong(characteristic ?? BluetoothUUID(0), length: length, maximum: maximum)

@@ -24,6 +24,10 @@ public enum ATTBearerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The peer answered our request, but with a response we cannot use (longer than the MTU,
     /// or not decodable): the request fails saying what came, rather than timing out.
     case invalidResponse(ATTOpcode, length: Int, problem: String)
+    /// The peer broke the request/response sequence: a response that answers no request of
+    /// ours, or answers a different one. The bearer closes (as BlueZ does), since no later
+    /// response could be trusted to answer the request it seems to; the text says what came.
+    case protocolViolation(String)
 
     /// A sentence for logs and CLI output.
     public var description: String {
@@ -33,6 +37,7 @@ public enum ATTBearerError: Error, Hashable, Sendable, CustomStringConvertible {
         case let .pduTooLong(length, mtu): "ATT PDU of \(length) bytes exceeds the MTU of \(mtu)"
         case let .wrongKind(op): "ATT opcode \(op) cannot be sent this way"
         case let .invalidResponse(op, length, problem): "the device answered with \(op) of \(length) bytes, \(problem)"
+        case let .protocolViolation(text): "protocol error: \(text)"
         }
     }
 }
@@ -107,7 +112,16 @@ public struct ATTBearer: Sendable {
         var id: ATTTransactionID
         var pdu: ATTPDU
         var deadline: Double
+        /// Whether the request's bytes have left this host (see ``tracksSending``): a response
+        /// read before then cannot be its answer.
+        var sent: Bool
     }
+
+    /// Whether the owner reports when its outputs have been written (``outputsSent()``). When
+    /// it does, a response that comes before the outstanding request has left (one read in
+    /// the same batch as the answer that released the request: a second answer to an earlier
+    /// request) is a protocol violation; otherwise every request counts as sent at once.
+    public let tracksSending: Bool
 
     private var nextID: UInt64 = 1
     private var requestQueue: [(ATTTransactionID, ATTPDU)] = []
@@ -122,9 +136,17 @@ public struct ATTBearer: Sendable {
     /// - Parameters:
     ///   - localMTU: our receive MTU, clamped to 23...517.
     ///   - transactionTimeout: seconds to wait for a response or confirmation (30 in the spec).
-    public init(localMTU: Int = ATTBearer.maximumMTU, transactionTimeout: Double = 30) {
+    ///   - tracksSending: the owner calls ``outputsSent()`` once the PDUs it was given are written.
+    public init(localMTU: Int = ATTBearer.maximumMTU, transactionTimeout: Double = 30, tracksSending: Bool = false) {
         self.localMTU = min(max(localMTU, Self.defaultMTU), Self.maximumMTU)
         self.transactionTimeout = transactionTimeout
+        self.tracksSending = tracksSending
+    }
+
+    /// The PDUs handed out so far have been written to the link: the outstanding request can
+    /// now be answered.
+    public mutating func outputsSent() {
+        if outstandingRequest?.sent == false { outstandingRequest?.sent = true }
     }
 
     /// True once the bearer has closed.
@@ -188,7 +210,7 @@ public struct ATTBearer: Sendable {
     private mutating func pumpRequests(now: Double) -> [ATTBearerEvent] {
         guard outstandingRequest == nil, !requestQueue.isEmpty else { return [] }
         let (id, pdu) = requestQueue.removeFirst()
-        outstandingRequest = Pending(id: id, pdu: pdu, deadline: now + transactionTimeout)
+        outstandingRequest = Pending(id: id, pdu: pdu, deadline: now + transactionTimeout, sent: !tracksSending)
         return [.send(pdu.bytes)]
     }
 
@@ -226,7 +248,7 @@ public struct ATTBearer: Sendable {
     private mutating func pumpIndications(now: Double) -> [ATTBearerEvent] {
         guard outstandingIndication == nil, !indicationQueue.isEmpty else { return [] }
         let (id, pdu) = indicationQueue.removeFirst()
-        outstandingIndication = Pending(id: id, pdu: pdu, deadline: now + transactionTimeout)
+        outstandingIndication = Pending(id: id, pdu: pdu, deadline: now + transactionTimeout, sent: true)
         return [.send(pdu.bytes)]
     }
 
@@ -242,6 +264,7 @@ public struct ATTBearer: Sendable {
         if bytes.count > mtu {
             if opcode.kind == .request { return [.send(ATTPDU.errorResponse(requestOpcode: opcode, handle: 0, error: .invalidPDU).bytes)] }
             if let failed = failRequest(answeredBy: opcode, bytes, "longer than the ATT MTU of \(mtu)", now: now) { return failed }
+            if opcode.kind == .response { return violated(by: opcode, bytes, now: now) }
             return [.ignored(bytes, reason: .tooLong(mtu: mtu))]
         }
         let pdu: ATTPDU
@@ -252,6 +275,7 @@ public struct ATTBearer: Sendable {
                 return [.send(ATTPDU.errorResponse(requestOpcode: opcode, handle: 0, error: .invalidPDU).bytes)]
             }
             if let failed = failRequest(answeredBy: opcode, bytes, "which does not decode: \(error)", now: now) { return failed }
+            if opcode.kind == .response { return violated(by: opcode, bytes, now: now) }
             return [.ignored(bytes, reason: .malformed(error))]
         }
         switch opcode.kind {
@@ -312,14 +336,17 @@ public struct ATTBearer: Sendable {
     }
 
     private mutating func receiveResponse(_ pdu: ATTPDU, _ bytes: [UInt8], now: Double) -> [ATTBearerEvent] {
-        guard let pending = outstandingRequest else { return [.ignored(bytes, reason: .unexpected)] }
+        guard let pending = outstandingRequest else { return violated(by: pdu.opcode, bytes, now: now) }
         let matches: Bool
         if case let .errorResponse(requestOpcode, _, _) = pdu {
             matches = requestOpcode == pending.pdu.opcode
         } else {
             matches = pending.pdu.opcode.responseOpcode == pdu.opcode
         }
-        guard matches else { return [.ignored(bytes, reason: .unexpected)] }
+        guard matches else { return violated(by: pdu.opcode, bytes, now: now) }
+        guard pending.sent else {
+            return close(violation: "the device sent \(pdu.opcode.aName) before our \(pending.pdu.opcode.name) had left: a second answer to an earlier request")
+        }
         outstandingRequest = nil
         var events: [ATTBearerEvent] = []
         if case let .exchangeMTUResponse(serverMTU) = pdu, !mtuExchanged {
@@ -332,6 +359,38 @@ public struct ATTBearer: Sendable {
         }
         events.append(.response(pending.id, pdu))
         return events + pumpRequests(now: now)
+    }
+
+    /// A response (`opcode`, in `bytes`) that answers nothing outstanding, or not the request
+    /// that is: the outstanding request fails and the bearer closes with
+    /// ``ATTBearerError/protocolViolation(_:)`` saying what came.
+    private mutating func violated(by opcode: ATTOpcode, _ bytes: [UInt8], now: Double) -> [ATTBearerEvent] {
+        var what = opcode.name
+        if opcode == .errorResponse, bytes.count >= 2 { what += " for \(ATTOpcode(bytes[1]).aName)" }
+        let text = if let pending = outstandingRequest {
+            "the device answered \(pending.pdu.opcode.aName) with \(ATTOpcode.article(what)) \(what)"
+        } else {
+            "the device sent \(ATTOpcode.article(what)) \(what) that answers no request"
+        }
+        return close(violation: text)
+    }
+
+    /// Closes the bearer because the peer broke the protocol (``ATTBearerError/protocolViolation(_:)``
+    /// with `text`): every transaction fails with it and nothing more is sent or accepted. The
+    /// GATT client calls this too when a response does not fit the request it answers (handles
+    /// outside the range asked for, backwards ranges).
+    public mutating func close(violation text: String) -> [ATTBearerEvent] {
+        guard closedReason == nil else { return [] }
+        let error = ATTBearerError.protocolViolation(text)
+        var events: [ATTBearerEvent] = []
+        if let r = outstandingRequest { events.append(.failed(r.id, error)) }
+        if let i = outstandingIndication { events.append(.failed(i.id, error)) }
+        outstandingRequest = nil
+        outstandingIndication = nil
+        events += failQueued(error)
+        closedReason = error
+        events.append(.closed(error))
+        return events
     }
 
     // MARK: Time and teardown

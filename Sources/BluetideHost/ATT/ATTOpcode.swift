@@ -123,6 +123,35 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
         }
     }
 
+    /// The PDU's name in the specification with its opcode ("Read By Type Response (0x09)"),
+    /// or "ATT opcode 0xNN" for one Bluetide has no name for.
+    public var name: String {
+        guard let name = Self.names[rawValue] else { return "ATT opcode \(description)" }
+        return "\(name) (\(description))"
+    }
+
+    /// ``name`` with its article ("an Error Response (0x01)", "a Read Response (0x0B)").
+    public var aName: String { "\(Self.article(name)) \(name)" }
+
+    /// "an" before a word that starts with a vowel, else "a".
+    public static func article(_ text: String) -> String {
+        text.first.map { "AEIOU".contains($0) } == true ? "an" : "a"
+    }
+
+    private static let names: [UInt8: String] = [
+        0x01: "Error Response", 0x02: "Exchange MTU Request", 0x03: "Exchange MTU Response",
+        0x04: "Find Information Request", 0x05: "Find Information Response",
+        0x06: "Find By Type Value Request", 0x07: "Find By Type Value Response",
+        0x08: "Read By Type Request", 0x09: "Read By Type Response", 0x0A: "Read Request", 0x0B: "Read Response",
+        0x0C: "Read Blob Request", 0x0D: "Read Blob Response", 0x0E: "Read Multiple Request",
+        0x0F: "Read Multiple Response", 0x10: "Read By Group Type Request", 0x11: "Read By Group Type Response",
+        0x12: "Write Request", 0x13: "Write Response", 0x16: "Prepare Write Request", 0x17: "Prepare Write Response",
+        0x18: "Execute Write Request", 0x19: "Execute Write Response", 0x1B: "Handle Value Notification",
+        0x1D: "Handle Value Indication", 0x1E: "Handle Value Confirmation", 0x20: "Read Multiple Variable Request",
+        0x21: "Read Multiple Variable Response", 0x23: "Multiple Handle Value Notification", 0x52: "Write Command",
+        0xD2: "Signed Write Command",
+    ]
+
     /// `0x0A` style hex.
     public var description: String {
         let hex = String(rawValue, radix: 16, uppercase: true)

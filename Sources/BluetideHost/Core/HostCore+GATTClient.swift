@@ -102,6 +102,13 @@ extension HostCore {
                 }
             case let .finished(outcome):
                 endGATTProcedure(id, abandoned: abandoned, on: handle, outcome, into: &outputs)
+                if case let .failure(error) = outcome, let text = Self.violation(error), let index = links.index(forKey: handle) {
+                    // A response that did not fit its request (a duplicate of an earlier one, a
+                    // made-up range): later responses on this bearer cannot be trusted to answer
+                    // the requests they seem to, so it closes as for an unmatched response.
+                    let events = links.values[index].bearer.close(violation: text)
+                    handleBearerEvents(events, on: handle, now: t, into: &outputs)
+                }
                 if let error = closed[handle] ?? (links[handle] == nil ? HostError.noSuchConnection(handle) : nil) {
                     // The link is gone: the procedures waiting on it fail as the running one did.
                     failGATTProcedures(waitingOn: handle, error, into: &outputs)
@@ -145,6 +152,15 @@ extension HostCore {
         gattClient.runningOn[id] = nil
         gattClient.links[handle]?.running = nil
         if !abandoned { finish(id, outcome.map(HostReply.gatt), into: &outputs) }
+    }
+
+    /// What a procedure's failure says the peer did wrong, when it is a protocol violation.
+    private static func violation(_ error: any Error) -> String? {
+        switch error as? GATTClientError {
+        case let .protocolViolation(text)?: text
+        case let .unexpectedResponse(pdu, request)?: "the device answered \(request.aName) with \(pdu.opcode.aName) that does not fit it"
+        default: nil
+        }
     }
 
     /// Whether `error` says link `handle` closed.

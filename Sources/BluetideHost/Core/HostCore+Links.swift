@@ -115,7 +115,8 @@ extension HostCore {
             // Complete was lost): close it, or its waiters would hang on a link that no longer exists.
             tearDown(info.handle, reason: .unspecifiedError, error: .disconnected(info.handle, reason: .unspecifiedError), into: &outputs)
         }
-        let bearer = ATTBearer(localMTU: configuration.localMTU, transactionTimeout: configuration.attTransactionTimeout)
+        let bearer = ATTBearer(
+            localMTU: configuration.localMTU, transactionTimeout: configuration.attTransactionTimeout, tracksSending: true)
         links[info.handle] = HostLink(info: info, router: L2CAPRouter(role: info.role), bearer: bearer)
         server.connect(info.handle)
         var actions = HostSecurity.Actions()
@@ -186,6 +187,7 @@ extension HostCore {
             switch event {
             case let .send(bytes):
                 sendFrame(L2CAPRouter.attFrame(bytes), on: handle, into: &outputs)
+                attAwaitsSending = true
             case let .response(id, pdu):
                 if let request = links[handle]?.attRequests.removeValue(forKey: id) {
                     finish(request, .success(.att(pdu)), into: &outputs)

@@ -35,6 +35,8 @@ public struct HostCore: Sendable {
     var scanners: Set<Int> = []
     /// The GATT client procedures running and waiting on each link.
     var gattClient = GATTClientProcedures()
+    /// ATT PDUs were handed out since the driver last said it wrote its outputs.
+    var attAwaitsSending = false
     var scanning = false
     /// Per-link security: where SMP, Encryption Change, Key Refresh and LTK Requests go.
     public internal(set) var security: HostSecurity
@@ -103,6 +105,17 @@ public struct HostCore: Sendable {
             stop(error, into: &outputs)
         }
         if !gattClient.arrived.isEmpty { settleGATTProcedures(now: t, into: &outputs) }
+    }
+
+    /// The driver wrote the packets handed out so far (call it once per batch of inputs, after
+    /// writing, not between the inputs of a batch): the ATT requests among them are on their
+    /// way, so responses read from now on can answer them. A response read in the same batch
+    /// as the answer that released a request cannot be that request's answer: it is a second
+    /// answer to an earlier one, and ends the bearer as a protocol violation.
+    public mutating func outputsSent() {
+        guard attAwaitsSending else { return }
+        attAwaitsSending = false
+        for index in links.values.indices { links.values[index].bearer.outputsSent() }
     }
 
     /// The earliest time at which a ``HostInput/tick`` has something to do (a command, ATT

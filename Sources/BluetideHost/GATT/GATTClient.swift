@@ -82,6 +82,10 @@ public enum GATTClientError: Error, Equatable, Sendable, CustomStringConvertible
     case unexpectedResponse(ATTPDU, request: ATTOpcode)
     /// A response could not be understood.
     case malformedResponse(DecodingError)
+    /// A response that does not fit the request it answers: handles outside the range asked
+    /// for or not rising (a response to an earlier request, sent twice), a backwards range, a
+    /// value handle that is not its characteristic's. The text says what came and what was asked.
+    case protocolViolation(String)
     /// A Prepare Write Response did not echo the data we sent (long write cancelled).
     case writeVerificationFailed(handle: UInt16, offset: UInt16)
     /// The value does not fit (Write Command is limited to MTU − 3 octets).
@@ -95,7 +99,9 @@ public enum GATTClientError: Error, Equatable, Sendable, CustomStringConvertible
     public var description: String {
         switch self {
         case let .att(code, handle, request): "ATT error \(code) on handle \(handle) for request \(request)"
-        case let .unexpectedResponse(pdu, request): "unexpected response \(pdu.opcode) to request \(request)"
+        case let .unexpectedResponse(pdu, request):
+            "protocol error: the device answered \(request.aName) with \(pdu.opcode.aName) that does not fit it"
+        case let .protocolViolation(text): "protocol error: \(text)"
         case let .malformedResponse(e): "malformed response: \(e)"
         case let .writeVerificationFailed(handle, offset): "prepared write echo mismatch on handle \(handle) at offset \(offset)"
         case let .valueTooLong(length, maximum): "value of \(length) bytes exceeds \(maximum)"

@@ -27,6 +27,7 @@ public struct CharacteristicDiscovery: GATTProcedure {
             guard case let .readByTypeResponse(entries) = response, let last = entries.last else {
                 throw GATTClientError.unexpectedResponse(response, request: .readByTypeRequest)
             }
+            try GATTResponse.checkHandles(entries.map(\.handle), from: walk.start, to: walk.end, in: response.opcode)
             for e in entries {
                 var r = ByteReader(e.value)
                 let properties: GATTCharacteristicProperties
@@ -38,6 +39,12 @@ public struct CharacteristicDiscovery: GATTProcedure {
                     throw GATTClientError.malformedResponse(error)
                 }
                 let uuid = try GATTResponse.uuid(r.readRemaining(), "characteristic UUID")
+                // The value's attribute is the one right after the declaration (Core Vol 3
+                // Part G 3.3.2); anything else (0, 0xFFFF, another characteristic's) is not it.
+                guard e.handle < 0xFFFF, valueHandle == e.handle + 1 else {
+                    throw GATTClientError.protocolViolation(
+                        "the characteristic declared at handle \(e.handle) gives value handle \(valueHandle); it must be \(UInt32(e.handle) + 1), the next one")
+                }
                 found.append(GATTCharacteristic(
                     uuid: uuid, declarationHandle: e.handle, valueHandle: valueHandle, endHandle: service.endHandle,
                     properties: properties))
@@ -87,6 +94,7 @@ public struct DescriptorDiscovery: GATTProcedure {
             guard case let .findInformationResponse(entries) = response, let last = entries.last else {
                 throw GATTClientError.unexpectedResponse(response, request: .findInformationRequest)
             }
+            try GATTResponse.checkHandles(entries.map(\.handle), from: walk.start, to: walk.end, in: response.opcode)
             for e in entries { found.append(GATTDescriptor(uuid: e.uuid, handle: e.handle)) }
             return walk.advance(past: last.handle) ? .send(request) : .finished(.success(found))
         } catch {

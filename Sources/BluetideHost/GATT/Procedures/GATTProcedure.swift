@@ -79,6 +79,45 @@ enum GATTResponse {
         return try check(response, answering: request)
     }
 
+    /// Checks the handles a discovery response lists (in its order) against the request's
+    /// range `start...end`: each inside it and each after the one before. A response to an
+    /// earlier request (a server that sent it twice) starts before `start` and fails here.
+    static func checkHandles(
+        _ handles: [UInt16], from start: UInt16, to end: UInt16, in response: ATTOpcode
+    ) throws(GATTClientError) {
+        var previous: UInt16?
+        for handle in handles {
+            guard handle >= start, handle <= end else {
+                throw .protocolViolation("\(response.name) lists handle \(handle), outside the range \(start)–\(end) asked for")
+            }
+            if let previous, handle <= previous {
+                throw .protocolViolation("\(response.name) lists handle \(handle) after handle \(previous) (handles must rise)")
+            }
+            previous = handle
+        }
+    }
+
+    /// Checks the handle ranges (first…last) a discovery response lists against the request's
+    /// range `start...end`: none backwards, each inside the request's range, each after the one
+    /// before.
+    static func checkRanges(
+        _ ranges: [(first: UInt16, last: UInt16)], from start: UInt16, to end: UInt16, in response: ATTOpcode
+    ) throws(GATTClientError) {
+        var previousLast: UInt16?
+        for range in ranges {
+            guard range.first <= range.last else {
+                throw .protocolViolation("\(response.name) lists the backwards handle range \(range.first)–\(range.last)")
+            }
+            guard range.first >= start, range.last <= end else {
+                throw .protocolViolation("\(response.name) lists handles \(range.first)–\(range.last), outside the range \(start)–\(end) asked for")
+            }
+            if let previousLast, range.first <= previousLast {
+                throw .protocolViolation("\(response.name) lists handles \(range.first)–\(range.last), overlapping or before the range ending at \(previousLast)")
+            }
+            previousLast = range.last
+        }
+    }
+
     /// A UUID from a response, or ``GATTClientError/malformedResponse(_:)`` naming `what`.
     static func uuid(_ bytes: [UInt8], _ what: String) throws(GATTClientError) -> BluetoothUUID {
         do { return try BluetoothUUID(littleEndian: bytes) } catch { throw .malformedResponse(error.within(what)) }

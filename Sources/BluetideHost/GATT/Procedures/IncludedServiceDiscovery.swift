@@ -38,6 +38,7 @@ public struct IncludedServiceDiscovery: GATTProcedure {
             guard case let .readByTypeResponse(entries) = response, let lastEntry = entries.last else {
                 throw GATTClientError.unexpectedResponse(response, request: .readByTypeRequest)
             }
+            try GATTResponse.checkHandles(entries.map(\.handle), from: walk.start, to: walk.end, in: response.opcode)
             pending = entries[...]
             last = lastEntry.handle
             return try next()
@@ -59,6 +60,7 @@ public struct IncludedServiceDiscovery: GATTProcedure {
             } catch {
                 throw GATTClientError.malformedResponse(error)
             }
+            try GATTResponse.checkRanges([(first, end)], from: 1, to: 0xFFFF, in: .readByTypeResponse)
             if r.isAtEnd {
                 var read = ReadValue(handle: first, mtu: mtu)
                 let step = read.start()

@@ -31,6 +31,8 @@ public struct PrimaryServiceDiscovery: GATTProcedure {
             let last: UInt16
             switch response {
             case let .readByGroupTypeResponse(entries) where uuid == nil && !entries.isEmpty:
+                try GATTResponse.checkRanges(
+                    entries.map { ($0.handle, $0.endGroupHandle) }, from: walk.start, to: walk.end, in: response.opcode)
                 for e in entries {
                     found.append(GATTServiceRange(
                         uuid: try GATTResponse.uuid(e.value, "service UUID"), startHandle: e.handle, endHandle: e.endGroupHandle))
@@ -38,6 +40,7 @@ public struct PrimaryServiceDiscovery: GATTProcedure {
                 last = entries[entries.count - 1].endGroupHandle
             case let .findByTypeValueResponse(ranges) where !ranges.isEmpty:
                 guard let uuid else { throw GATTClientError.unexpectedResponse(response, request: opcode) }
+                try GATTResponse.checkRanges(ranges.map { ($0.start, $0.end) }, from: walk.start, to: walk.end, in: response.opcode)
                 for r in ranges { found.append(GATTServiceRange(uuid: uuid, startHandle: r.start, endHandle: r.end)) }
                 last = ranges[ranges.count - 1].end
             default:
