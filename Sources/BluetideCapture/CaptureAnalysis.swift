@@ -385,7 +385,10 @@ struct CaptureAnalyzer {
         server.used.insert(handle)
         if server.isConfiguration(handle, value) {
             server.configurations[handle] = value
-            if value.contains(where: { $0 != 0 }), server.firstSubscription == nil { server.firstSubscription = t }
+            if value.contains(where: { $0 != 0 }) {
+                if server.firstSubscription == nil { server.firstSubscription = t }
+                if server.subscriptionTimes[handle] == nil { server.subscriptionTimes[handle] = t }
+            }
             return
         }
         if operation == .write { server.counts[handle, default: CloneCounts()].writes += 1 } else {

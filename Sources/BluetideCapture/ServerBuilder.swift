@@ -27,6 +27,8 @@ struct ServerBuilder {
     /// Client configuration writes (CCCD handle → last value).
     var configurations: [UInt16: [UInt8]] = [:]
     var firstSubscription: Double?
+    /// When each CCCD was first turned on.
+    var subscriptionTimes: [UInt16: Double] = [:]
     /// Every handle the client or server touched.
     var used: Set<UInt16> = []
     var timeline: [TimelineEvent] = []
@@ -191,8 +193,14 @@ struct ServerBuilder {
             address: label, addressType: (side == "local" ? localAddress : address).map { $0.type == .random ? "random" : "public" },
             name: name, side: side, role: role, advertising: advertising, connections: connections, mtu: mtu,
             services: builtServices, exchanges: exchanges, notifications: timed,
-            playbackOrigin: firstSubscription ?? timed.first?.t)
+            playbackOrigin: Self.origin(timed: timed, subscriptions: subscriptionTimes, owners: cccdOwner) ?? firstSubscription ?? timed.first?.t)
         return (device, notes)
+    }
+
+    /// When the first subscription to a characteristic with timed notifications was made.
+    private static func origin(timed: [CloneNotification], subscriptions: [UInt16: Double], owners: [UInt16: UInt16]) -> Double? {
+        let handles = Set(timed.map(\.handle))
+        return subscriptions.filter { owners[$0.key].map { handles.contains(Int($0)) } ?? false }.values.min()
     }
 
     private static func isDescriptorType(_ type: BluetoothUUID) -> Bool {
@@ -207,12 +215,25 @@ struct ServerBuilder {
 
     /// Splits notifications into answers to writes and timed ones.
     ///
-    /// A notification answers the write before it on its connection when it comes before the
-    /// next write and within `replyWindow` seconds of the write or of the previous answer. A
-    /// characteristic is a reply channel when at least half its notifications answer writes;
-    /// notifications on other characteristics (a measurement stream) stay timed even when they
-    /// happen to follow a write.
+    /// A characteristic notified at least twice on a connection before that connection's first
+    /// write is a stream (a measurement): its notifications stay timed. Of the others, a
+    /// notification answers the write before it on its connection when it comes before the
+    /// next write and within `replyWindow` seconds of the write or of the previous answer; a
+    /// characteristic is a reply channel when at least half its notifications answer writes,
+    /// and its answering notifications become the write's replies.
     func pairReplies(replyWindow: Double) -> ([CloneExchange], [CloneNotification]) {
+        // Streams: notified twice or more before the first write of their connection.
+        var wrote: Set<Int> = []
+        var early: [Int: Int] = [:]
+        for event in timeline {
+            switch event {
+            case let .write(_, connection, _, _, _): wrote.insert(connection)
+            case let .notify(_, connection, handle, _, _):
+                if !wrote.contains(connection) { early[Int(handle), default: 0] += 1 }
+            }
+        }
+        let streams = Set(early.filter { $0.value >= 2 }.keys)
+
         struct Open { var index: Int; var last: Double }
         var exchanges: [CloneExchange] = []
         var candidates: [(exchange: Int, notification: CloneNotification, t: Double)] = []
@@ -227,6 +248,10 @@ struct ServerBuilder {
                 open[connection] = Open(index: exchanges.count - 1, last: t)
             case let .notify(t, connection, handle, value, indication):
                 let notification = CloneNotification(t: t, connection: connection, handle: Int(handle), value: value.hexString, indication: indication)
+                if streams.contains(Int(handle)) {
+                    timed.append(notification)
+                    continue
+                }
                 total[Int(handle), default: 0] += 1
                 if var current = open[connection], t - current.last <= replyWindow {
                     current.last = t

@@ -140,6 +140,39 @@ import Testing
         #expect(analysis.document.devices.isEmpty)
     }
 
+    @Test func twoConnectionsAndAPhoneServingGATTGiveADeviceEach() throws {
+        // Connection 1: the strap session (we are central). Connection 2 (handle 0x41): we
+        // advertise and are connected to as peripheral; the central reads our value at 0x0003.
+        var entries = CaptureVectors.session
+        let later = CaptureVectors.start + 5_000_000
+        var advertising = [UInt8(11), 0x0A, 0x09] + Array("My Phone!".utf8)
+        advertising += [UInt8](repeating: 0, count: 32 - advertising.count)
+        entries.append(.init(direction: .sent, packet: .command(opcode: HCIOpcode(rawValue: 0x2008), parameters: advertising), micros: later))
+        let central = BluetoothAddress(value: 0x1122_3344_5566, type: .public)
+        let complete = LEConnectionComplete(handle: 0x41, role: .peripheral, peerAddress: central, interval: 24, latency: 0, supervisionTimeout: 72)
+        entries.append(.init(direction: .received, packet: complete.packet, micros: later + 1000))
+        func att(_ pdu: ATTPDU, _ direction: SnoopDirection, _ ms: Int64) -> CaptureVectors.Entry {
+            let l2cap = L2CAPFrame(channelID: .att, payload: pdu.bytes).bytes
+            return .init(direction: direction, packet: .acl(handle: 0x41, boundary: .firstFlushable, broadcast: 0, data: l2cap), micros: later + ms * 1000)
+        }
+        entries.append(att(.readRequest(handle: 0x03), .received, 2))
+        entries.append(att(.readResponse(value: Array("Phone".utf8)), .sent, 3))
+        let analysis = try Self.analyze(CaptureVectors.h4File(entries))
+        let document = analysis.document
+        #expect(document.connections.map(\.localRole) == ["central", "peripheral"])
+        #expect(document.connections.map(\.peer) == ["C6:C5:C4:C3:C2:C1", "11:22:33:44:55:66"])
+        #expect(document.devices.count == 2)
+        let phone = try #require(document.devices.first { $0.side == "local" })
+        #expect(phone.role == "peripheral")
+        #expect(phone.name == "My Phone!")
+        #expect(phone.connections == [2])
+        #expect(phone.characteristics.map(\.valueHandle) == [3])
+        #expect(phone.characteristics.first?.value == "50686f6e65")
+        #expect(document.devices.first?.side == "remote", "the strap, with more content, comes first")
+        #expect(analysis.valueRecords[1]?.count == 6)
+        #expect(analysis.valueRecords[2]?.count == 1)
+    }
+
     @Test func handlesUsedWithoutDiscoveryAreInferred() throws {
         let session = CaptureVectors.session
         // Drop discovery (MTU exchange to the Find Information response): keep the rest.

@@ -234,8 +234,12 @@ public actor ClonePeripheral {
         tasks.append(Task { [weak self] in
             for await central in connections { await self?.connected(central) }
         })
+        // Timed notifications start when a central subscribes to one of their characteristics.
+        let timedValues = Set(device.notifications.compactMap { served[$0.handle] })
         tasks.append(Task { [weak self] in
-            for await change in subscriptions where !change.configuration.isEmpty { await self?.beginPlayback() }
+            for await change in subscriptions where !change.configuration.isEmpty && timedValues.contains(change.value) {
+                await self?.beginPlayback()
+            }
         })
     }
 
