@@ -23,8 +23,8 @@ enum BluetideExecutable {
     }
 
     /// Starts `bluetide <arguments>`; the caller waits for and stops it.
-    /// `environment` is added to the test's (where `XDG_CONFIG_HOME` is already a private
-    /// folder: `BumbleProcess.privateConfigHome`); `workingDirectory` defaults to the test's.
+    /// `environment` is added to the test's (where `XDG_CONFIG_HOME` is already a new private
+    /// folder per launch: `BumbleProcess.privateConfigHome()`); `workingDirectory` defaults to the test's.
     static func launch(
         _ arguments: [String], name: String = "bluetide", stderrLog: URL? = nil,
         environment: [String: String] = [:], workingDirectory: URL? = nil

@@ -173,8 +173,11 @@ struct Tmux: Sendable {
         return await process.output(.stdout).joined(separator: "\n")
     }
 
-    /// Starts the session running `command`; the pane stays after it exits, showing its status.
+    /// Starts the session running `command` (with a new private `XDG_CONFIG_HOME`, as every
+    /// child of the tests has, so the user's bond file is never read or written); the pane stays
+    /// after it exits, showing its status.
     func start(_ command: String) throws {
+        let command = "XDG_CONFIG_HOME='\(BumbleProcess.privateConfigHome())' " + command
         let process = Process()
         process.executableURL = executable
         process.arguments = ["-L", socket, "new-session", "-d", "-s", session, "-x", "160", "-y", "40",

@@ -78,18 +78,19 @@ public final class BumbleProcess: Sendable {
         self.stdinQueue = DispatchQueue(label: "\(name) stdin writer")
     }
 
-    /// A configuration folder of this test process's own (in the temporary directory), given
-    /// to every child as `XDG_CONFIG_HOME`, so no test reads or writes the user's real
-    /// configuration (bluetide's bond file above all); a test that needs its own passes
-    /// `XDG_CONFIG_HOME` in `environment`.
-    public static let privateConfigHome: String = {
-        let path = NSTemporaryDirectory() + "bluetide-tests-config-\(getpid())"
+    /// A new, empty configuration folder (in the temporary directory) for one child, given to
+    /// it as `XDG_CONFIG_HOME`, so no test reads or writes the user's real configuration
+    /// (bluetide's bond file above all) and no child sees the bonds another test's child kept
+    /// (tests pair with peers that share an address); a test whose children must share bonds
+    /// passes its own `XDG_CONFIG_HOME` in `environment`.
+    public static func privateConfigHome() -> String {
+        let path = NSTemporaryDirectory() + "bluetide-tests-config-\(getpid())-\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
-    }()
+    }
 
     /// Starts `executable` with `arguments` (the environment is this process's, plus
-    /// `PYTHONUNBUFFERED=1` and ``privateConfigHome`` as `XDG_CONFIG_HOME`, plus `environment`).
+    /// `PYTHONUNBUFFERED=1` and a new ``privateConfigHome()`` as `XDG_CONFIG_HOME`, plus `environment`).
     /// Stderr is also copied to `stderrLog` when given.
     public static func launch(
         name: String, executable: URL, arguments: [String], stderrLog: URL? = nil,
@@ -101,7 +102,7 @@ public final class BumbleProcess: Sendable {
         if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         var childEnvironment = ProcessInfo.processInfo.environment
         childEnvironment["PYTHONUNBUFFERED"] = "1"
-        childEnvironment["XDG_CONFIG_HOME"] = privateConfigHome
+        if environment["XDG_CONFIG_HOME"] == nil { childEnvironment["XDG_CONFIG_HOME"] = privateConfigHome() }
         for (key, value) in environment { childEnvironment[key] = value }
         process.environment = childEnvironment
 
