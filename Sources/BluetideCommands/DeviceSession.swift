@@ -178,19 +178,25 @@ final class DeviceSession: Sendable {
         await world?.close()
     }
 
+    /// The address `target` gives with its type (`ADDRESS/P` or `ADDRESS/R`): connected to
+    /// directly, without a scan. Nil for a name or an address without its type.
+    static func typedAddress(_ target: String) -> BluetoothAddress? {
+        let trimmed = target.trimmingCharacters(in: .whitespaces)
+        let upper = trimmed.uppercased()
+        guard upper.hasSuffix("/P") || upper.hasSuffix("/R") else { return nil }
+        return try? BluetoothAddress(String(trimmed.dropLast(2)), type: upper.hasSuffix("/P") ? .public : .random)
+    }
+
     /// Finds the device `target` names: an address (with /P or /R, connected directly; without,
     /// looked for in a scan) or an advertised name, within `timeout` seconds.
     func resolve(_ target: String, timeout: Double) async throws -> (address: BluetoothAddress, name: String?) {
         let trimmed = target.trimmingCharacters(in: .whitespaces)
-        let upper = trimmed.uppercased()
-        if upper.hasSuffix("/P") || upper.hasSuffix("/R") {
-            let type: BluetoothAddress.AddressType = upper.hasSuffix("/P") ? .public : .random
-            if let address = try? BluetoothAddress(String(trimmed.dropLast(2)), type: type) {
-                labels.remember(address, name: nil)
-                return (address, nil)
-            }
+        if let address = Self.typedAddress(trimmed) {
+            labels.remember(address, name: nil)
+            return (address, nil)
         }
         let asAddress = try? BluetoothAddress(trimmed, type: .random)
+        appLogger.debug("looking for \(trimmed) in a scan on \(transportText) for up to \(Self.format(timeout)) s (--timeout)")
         let stream: AsyncStream<Advertisement>
         do { stream = try await central.scan(timeout: .seconds(timeout)) } catch {
             throw CommandFailure("cannot scan on \(transportText): \(error)")
@@ -209,12 +215,22 @@ final class DeviceSession: Sendable {
         throw CommandFailure("no device named \(trimmed) seen within \(seconds) s; try `bluetide scan`")
     }
 
-    /// Resolves `target` and connects with `policy`.
+    /// Resolves `target` and connects with `policy`, all within `timeout` seconds (the user's
+    /// `--timeout`): an address with /P or /R gets the whole limit for the connection; a
+    /// device looked for in a scan first gets what the scan left. The link and its set-up
+    /// (MTU exchange, service discovery) share that limit, and a failure names it.
     func connect(_ target: String, timeout: Double, policy: ConnectionPolicy = .default) async throws -> (Connection, String) {
+        let started = ContinuousClock.now
         let (address, name) = try await resolve(target, timeout: timeout)
         let label = name.map { "\($0) (\(address))" } ?? "\(address)"
+        let limit = Self.typedAddress(target) != nil ? timeout : max(timeout - SubscribeCommand.seconds(since: started), 0.001)
+        appLogger.debug("connecting to \(label) on \(transportText): waiting up to \(Self.format(limit)) s for it to answer, then for the MTU exchange and service discovery (--timeout \(Self.format(timeout)))")
         do {
-            return (try await central.connect(to: address, timeout: .seconds(max(timeout, 5)), policy: policy), label)
+            return (try await central.connect(to: address, timeout: .seconds(limit), policy: policy, within: .seconds(limit)), label)
+        } catch let BluetideError.connectTimedOut(address, _) {
+            throw CommandFailure("cannot connect to \(label): \(BluetideError.connectTimedOut(address, seconds: timeout))")
+        } catch BluetideError.timedOut(let operation, _) {
+            throw CommandFailure("cannot connect to \(label): \(operation) did not finish within \(Self.format(timeout)) s (--timeout); try a longer --timeout")
         } catch {
             throw CommandFailure("cannot connect to \(label): \(explain(error, address: address))")
         }

@@ -101,22 +101,39 @@ public final class Central: Sendable {
 
     /// Connects to the device at `address` (its type matters: /P public, /R random), trying
     /// `policy.retry.attempts` times, each limited to `timeout` (default
-    /// ``defaultConnectTimeout``), then asks for the policy's MTU and discovers the services.
+    /// ``defaultConnectTimeout``), then asks for the policy's MTU and discovers the services
+    /// (within ``ConnectionPolicy/setupTimeout``).
+    ///
+    /// With `total`, the whole call — every attempt, the waits between them and the set-up —
+    /// ends within it: each attempt and the set-up get at most what is left, and a device that
+    /// does not answer in time fails with `total` as the time limit. A command that promises
+    /// its user a time limit passes it here.
     ///
     /// Throws ``BluetideError/tooManyConnections(limit:)`` when ``maximumConnections`` are
     /// open, ``BluetideError/connectTimedOut(_:seconds:)`` when the device does not answer.
     public func connect(
-        to address: BluetoothAddress, timeout: Duration? = nil, policy: ConnectionPolicy = .default
+        to address: BluetoothAddress, timeout: Duration? = nil, policy: ConnectionPolicy = .default, within total: Duration? = nil
     ) async throws -> Connection {
         let slot = try await registry.reserve()
         do {
             let limit = timeout ?? defaultConnectTimeout
+            let deadline = total.map { ContinuousClock.now + $0 }
+            /// What is left of `total` (nil without one).
+            func left() -> Duration? { deadline.map { ContinuousClock.now.duration(to: $0) } }
             var lastError: (any Error)?
             var established: HostConnection?
             for attempt in 1...policy.retry.attempts {
-                if attempt > 1 { try await Task.sleep(for: policy.retry.delay) }
+                if attempt > 1 {
+                    if let left = left(), left <= policy.retry.delay { break }
+                    try await Task.sleep(for: policy.retry.delay)
+                }
+                var attemptLimit = limit
+                if let left = left() {
+                    guard left > .zero else { break }
+                    attemptLimit = min(limit, left)
+                }
                 do {
-                    established = try await establishLink(to: address, timeout: limit)
+                    established = try await establishLink(to: address, timeout: attemptLimit)
                     break
                 } catch {
                     lastError = error
@@ -124,11 +141,14 @@ public final class Central: Sendable {
                 }
             }
             guard let link = established else {
-                throw BluetideError.from(lastError ?? BluetideError.connectTimedOut(address, seconds: limit.seconds))
+                let error = BluetideError.from(lastError ?? BluetideError.connectTimedOut(address, seconds: (total ?? limit).seconds))
+                // An attempt cut short by `total` timed out at what was left; the limit is `total`.
+                if let total, case .connectTimedOut = error { throw BluetideError.connectTimedOut(address, seconds: total.seconds) }
+                throw error
             }
             let connection = Connection(central: self, address: address, policy: policy, slot: slot)
             do {
-                try await connection.core.start(with: link)
+                try await connection.core.start(with: link, within: left().map { max($0, .zero) })
             } catch {
                 _ = try? await link.disconnect()
                 throw BluetideError.from(error, operation: "connection set-up")

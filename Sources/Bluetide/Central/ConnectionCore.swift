@@ -47,15 +47,17 @@ actor ConnectionCore {
 
     // MARK: Life cycle
 
-    /// Sets the first link up: MTU, discovery, link-loss watch.
-    func start(with link: HostConnection) async throws {
-        try await attach(link)
+    /// Sets the first link up: MTU, discovery, link-loss watch; within `limit` when given (and
+    /// never longer than the policy's set-up time limit).
+    func start(with link: HostConnection, within limit: Duration? = nil) async throws {
+        try await attach(link, within: limit)
         hub.emit(.connected)
     }
 
-    /// Prepares `link` (MTU exchange, discovery, subscriptions restored) and makes it current.
-    private func attach(_ link: HostConnection) async throws {
-        let limit = policy.setupTimeout
+    /// Prepares `link` (MTU exchange, discovery, subscriptions restored) and makes it current,
+    /// each step within the policy's set-up time limit or `cap` when shorter.
+    private func attach(_ link: HostConnection, within cap: Duration? = nil) async throws {
+        let limit = cap.map { min($0, policy.setupTimeout) } ?? policy.setupTimeout
         let mtu = requestedMTU
         let discovered = try await withTimeLimit(limit, onTimeout: { BluetideError.timedOut(operation: "MTU exchange and service discovery", seconds: limit.seconds) }) {
             if let mtu { _ = try? await link.gatt.exchangeMTU(clientMTU: mtu) }

@@ -40,6 +40,8 @@ extension HostCore {
         // The attempt is recorded before the command goes out: a controller may report the
         // connection right after its Command Status.
         connectAttempt = .connecting(request, deadline: t + request.timeout)
+        HostLog.gap.debug("LE Create Connection: waiting for the device to answer", metadata: [
+            "address": "\(request.address)", "timeout": "\((request.timeout * 10).rounded() / 10) s"])
         let command = LECreateConnection(
             peerAddress: request.address, ownAddressType: configuration.ownAddressType, connection: request.parameters)
         enqueue(LECreateConnection.opcode, command.parameterBytes, purpose: .createConnection(request.id), now: t, into: &outputs)
@@ -58,11 +60,14 @@ extension HostCore {
     mutating func expireConnectAttempt(now t: Double, into outputs: inout HostOutputs) {
         switch connectAttempt {
         case let .connecting(request, deadline) where t >= deadline:
+            HostLog.gap.debug("no answer to LE Create Connection: cancelling the attempt", metadata: [
+                "address": "\(request.address)", "timeout": "\((request.timeout * 10).rounded() / 10) s"])
             finish(request.id, .failure(HostError.connectTimedOut(request.address, seconds: request.timeout)), into: &outputs)
             // Ask the controller to stop, and wait (bounded) for the Connection Complete that ends it.
             connectAttempt = .cancelling(deadline: nil)
             enqueue(LECreateConnectionCancel.opcode, [], timeout: Self.cancelSettleTime, purpose: .cancelConnection, now: t, into: &outputs)
         case let .cancelling(deadline?) where t >= deadline:
+            HostLog.gap.debug("the controller did not end the cancelled connection attempt; going on without it")
             // A controller that never answers the cancel (Bumble, with stale state) is tolerated.
             connectAttempt = .idle
             startQueuedConnect(now: t, into: &outputs)

@@ -13,6 +13,8 @@ enum HostLog {
     static let att = Logger(label: "bluetide.att")
     /// GATT client and server (label `bluetide.gatt`).
     static let gatt = Logger(label: "bluetide.gatt")
+    /// Connecting, scanning and advertising: what a connect waits for (label `bluetide.gap`).
+    static let gap = Logger(label: "bluetide.gap")
 }
 
 extension Array where Element == UInt8 {

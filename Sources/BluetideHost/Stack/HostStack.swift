@@ -91,12 +91,16 @@ public actor HostStack {
     private var lastWallTime: Duration = .zero
     private var timer: Task<Void, Never>?
     private var timerDeadline: Duration?
+    /// The clock reading the timer sleeps until: that sleep was the stack's own choice, so the
+    /// reading it wakes to counts in full (only the overshoot is clamped).
+    private var timerWake: Duration?
 
     /// A stack on `transport` with the monotonic clock; nothing is sent until ``start()``.
     ///
-    /// Stack time follows the clock but advances at most 0.5 s per reading, so when the whole
-    /// process is starved (a loaded machine, a debugger) answers already queued are handled
-    /// before any timeout can fire: timeouts measure time the stack could have run.
+    /// Stack time follows the clock but advances at most 0.5 s per reading beyond the sleeps
+    /// the stack itself chose (its timer), so when the whole process is starved (a loaded
+    /// machine, a debugger) answers already queued are handled before any timeout can fire:
+    /// timeouts measure time the stack could have run, and a timeout of T seconds fires after T.
     public init(transport: any HCITransport, configuration: Configuration = Configuration()) {
         self.init(transport: transport, configuration: configuration, clock: ContinuousClock(), maximumStep: .milliseconds(500))
     }
@@ -124,12 +128,16 @@ public actor HostStack {
         (outboxStream, outbox) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
-    /// Stack time: the clock's reading, each step clamped to ``maximumStep`` when set.
-    private func now() -> Duration {
+    /// Stack time: the clock's reading, each step clamped to ``maximumStep`` when set — beyond
+    /// the timer's own sleep when the timer woke it (`woken`: the reading it slept until).
+    private func now(woken: Duration? = nil) -> Duration {
         let wall = readClock()
         var step = wall - lastWallTime
         if step < .zero { step = .zero }
-        if let maximumStep, step > maximumStep { step = maximumStep }
+        if let maximumStep {
+            let chosen = woken.map { max($0 - lastWallTime, .zero) } ?? .zero
+            if step > chosen + maximumStep { step = chosen + maximumStep }
+        }
         stackTime += step
         lastWallTime = wall
         return stackTime
@@ -213,6 +221,7 @@ public actor HostStack {
         timer?.cancel()
         timerDeadline = deadline
         let wake = lastWallTime + (deadline - stackTime)
+        timerWake = wake
         let sleep = sleepUntil
         timer = Task { [weak self] in
             do { try await sleep(wake) } catch { return }
@@ -223,8 +232,13 @@ public actor HostStack {
     private func timerFired() {
         timer = nil
         timerDeadline = nil
+        let wake = timerWake
+        timerWake = nil
         guard case .running = state else { return }
-        feed(.tick)
+        // The sleep to `wake` counts in full: a 5 s timeout fires after 5 s, not after the
+        // 27.5 s that ten 0.5 s readings spread over shrinking sleeps took.
+        core.handle(.tick, now: now(woken: wake), into: &outputs)
+        carryOut()
     }
 
     /// Sends a request to the core and waits for its reply.
