@@ -145,6 +145,9 @@ import Glibc
         if text == "bluetide ring pair" || text == "bluetide ring pair --first" || text.hasPrefix("bluetide ring pair --address C0:12:34") {
             return "scans the radio for a real ring (on plain virtual there is none; the emulated one is `ring pair --first --emulate colmi-r02`)"
         }
+        if text.hasPrefix("bluetide clone ") || text.contains("ring-clone/") {
+            return "needs a capture a phone or btmon wrote (btsnoop_hci.log, session.btsnoop) and the clone made from it; CloneCommandTests snoops an emulated session, clones it and serves the clone"
+        }
         if text.hasPrefix("python3 -c 'import pandas") { return "needs pandas, a Python library the reader installs" }
         if text.contains("Interop/json/check_json_output.py") {
             return "needs the Python venv with jsonschema; JSONOutputSchemaTests runs this check"

@@ -36,15 +36,16 @@ final class PeripheralTestLogService: GATTService {
         let status = try Kit.characteristic(PeripheralTestLogService.status, in: logService).characteristic
         let targets = try await Kit.characteristic(PunchUUID.sequence, in: Kit.discoverPunch(on: link)).characteristic
 
-        // A 300-step sequence needs prepared writes at the default MTU: applied once, whole.
-        let long = (0..<300).map { UInt8($0 % 6) }
+        // The longest sequence a trainer holds (256 steps) needs prepared writes at the default
+        // MTU: applied once, whole.
+        let long = (0..<PunchSequence.maxSteps).map { UInt8($0 % 6) }
         let targetWrites = punch.$targets.writes
         try await link.gatt.writeLong(handle: targets.valueHandle, value: long)
         #expect(punch.targets == long)
         #expect(try await Kit.within(20, "long write") { try await Kit.collect(1, from: targetWrites) }.map(\.value) == [long])
         // An invalid long write is refused as a whole (target 6 in the last part).
         await #expect(throws: GATTClientError.att(ATTErrorCode(0x80), handle: targets.valueHandle, request: .executeWriteRequest)) {
-            try await link.gatt.writeLong(handle: targets.valueHandle, value: long + [6])
+            try await link.gatt.writeLong(handle: targets.valueHandle, value: long.dropLast() + [6])
         }
         #expect(punch.targets == long)
 

@@ -1,4 +1,5 @@
 import BluetideHCI
+import Glibc
 import Testing
 @testable import BluetideTransport
 
@@ -117,9 +118,12 @@ import Testing
     }
 
     @Test func connectionRefusedNamesTheAddress() async throws {
-        let server = try await TCPServerTransport.listen(host: "127.0.0.1", port: 0)
-        let port = server.localPort
-        await server.close()
+        // A port held by a socket that is bound but not listening refuses connections, and no
+        // other test can take it meanwhile (a listener closed first let a parallel test's
+        // server take its port, and the connection then succeeded).
+        let held = try #require(BoundPort())
+        defer { held.close() }
+        let port = held.port
         do {
             _ = try await Transport.open("tcp-client:127.0.0.1:\(port)")
             Issue.record("connected to a closed port")
@@ -177,4 +181,31 @@ import Testing
         await connected.close()
         await server.close()
     }
+}
+
+/// A TCP socket bound to a free port on 127.0.0.1 that never listens: connecting to it is
+/// refused, and the port stays taken until ``close()``.
+private struct BoundPort {
+    let descriptor: Int32
+    let port: Int
+
+    init?() {
+        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketDescriptor >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(socketDescriptor, socketAddress, length) == 0 && getsockname(socketDescriptor, socketAddress, &length) == 0
+            }
+        }
+        guard bound else { Glibc.close(socketDescriptor); return nil }
+        descriptor = socketDescriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() { Glibc.close(descriptor) }
 }
