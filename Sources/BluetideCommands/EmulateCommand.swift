@@ -81,6 +81,10 @@ struct EmulateCommand: AsyncParsableCommand {
         }
         if let from { return try await serveClone(from) }
         let plan = try makePlan()
+        // Signals are caught from before the first "advertising as" line, so one sent right after
+        // it is not lost (a signal ignored by inheritance, as in a shell's background job, was
+        // dropped, and one at its default action killed the process without its clean-up).
+        let stopSignal = StopSignal.install(duration: duration)
         let output = LinePrinter()
         var peripherals: [EmulatedPeripheral] = []
         // On a virtual link every device has a controller of its own in one world; each
@@ -124,7 +128,6 @@ struct EmulateCommand: AsyncParsableCommand {
         }
         // Until Ctrl-C or --duration, unless a controller goes away first (its process killed,
         // its TCP peer closed, an H4 framing error): then exit 2 with one line, like subscribe.
-        let stopSignal = StopSignal.install(duration: duration)
         let gone = ControllerLoss()
         let watchers = peripherals.enumerated().map { index, peripheral in
             Task { [stopper = stopSignal.stopper, name = plan.descriptors[index].name] in

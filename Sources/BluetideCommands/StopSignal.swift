@@ -25,32 +25,31 @@ final class StopSignal {
     static var wasInterrupted: Bool { interrupted.withLock { $0 } }
 
     private let reasons: AsyncStream<String>
-    private let sources: [any DispatchSourceSignal]
+    /// This wait's entry in ``SignalPipe/listeners``.
+    private let listener: UUID
     /// Ends the wait from anywhere (e.g. when the controller goes away), with this reason.
     let stopper: AsyncStream<String>.Continuation
 
-    private init(reasons: AsyncStream<String>, sink: AsyncStream<String>.Continuation, sources: [any DispatchSourceSignal]) {
+    private init(reasons: AsyncStream<String>, sink: AsyncStream<String>.Continuation, listener: UUID) {
         self.reasons = reasons
         self.stopper = sink
-        self.sources = sources
+        self.listener = listener
     }
 
     /// Starts catching SIGINT, SIGTERM and SIGHUP (and watching stdin when `onStdinEOF`; and a timer of
     /// `duration` seconds when given).
     static func install(onStdinEOF: Bool = false, duration: Double? = nil) -> StopSignal {
         let (reasons, sink) = AsyncStream<String>.makeStream()
-        var sources: [any DispatchSourceSignal] = []
-        for (number, name) in StopSignal.signals {
-            signal(number, SIG_IGN)  // delivered to the dispatch source instead
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
+        let listener = UUID()
+        SignalPipe.listeners.withLock { listeners in
+            listeners[listener] = { number in
+                guard let name = StopSignal.signals.first(where: { $0.number == number })?.name else { return }
                 if number == SIGINT { StopSignal.interrupted.withLock { $0 = true } }
                 StopSignal.armStopLimit(signal: number, name: name)
                 sink.yield(name)
             }
-            source.resume()
-            sources.append(source)
         }
+        for (number, _) in StopSignal.signals { SignalPipe.catchSignal(number) }
         // Nobody reads the output any more (`… | head -1`): end the orderly way, quietly.
         StandardStreams.output.onClose { sink.yield("standard output closed") }
         if onStdinEOF {
@@ -67,7 +66,7 @@ final class StopSignal {
                 sink.yield("end of --duration")
             }
         }
-        return StopSignal(reasons: reasons, sink: sink, sources: sources)
+        return StopSignal(reasons: reasons, sink: sink, listener: listener)
     }
 
     /// Returns what stopped the wait: "SIGINT", "SIGTERM", "SIGHUP", "standard output closed",
@@ -76,8 +75,11 @@ final class StopSignal {
     func wait() async -> String {
         var iterator = reasons.makeAsyncIterator()
         let reason = await iterator.next() ?? "stopped"
-        for source in sources { source.cancel() }
-        for (number, _) in Self.signals { signal(number, SIG_DFL) }
+        let nobodyWaits = SignalPipe.listeners.withLock { listeners in
+            listeners[listener] = nil
+            return listeners.isEmpty
+        }
+        if nobodyWaits { for (number, _) in Self.signals { signal(number, SIG_DFL) } }
         return reason
     }
 
@@ -99,6 +101,62 @@ final class StopSignal {
                 "bluetide: stopped by \(name) before the clean-up finished (the controller or transport did not answer within \(Double(nanoseconds) / 1e9) s)")
             _exit(128 + number)
         }
+    }
+}
+
+/// Stop signals reach the waiting commands through a pipe that a plain C signal handler writes
+/// (the self-pipe pattern), read by one thread that calls the listeners. The handler is set with
+/// `sigaction`, synchronously, so a signal sent the moment ``StopSignal/install(onStdinEOF:duration:)``
+/// returns is caught. (A dispatch signal source registers itself later, on libdispatch's manager
+/// thread, while the disposition is already `SIG_IGN`: a signal sent right after a command's
+/// "advertising as" line was dropped and the command ran on, seen under a busy test run.)
+private enum SignalPipe {
+    /// The pipe's write end, for the handler. Safe without a lock: it is written once, inside
+    /// ``started``'s one-time initialisation, before any handler that reads it is installed, and
+    /// never changed after.
+    nonisolated(unsafe) static var writeEnd: Int32 = -1
+
+    /// What each installed ``StopSignal`` does with a signal number.
+    static let listeners = Mutex<[UUID: @Sendable (Int32) -> Void]>([:])
+
+    /// Creates the pipe and starts its reader thread, once per process.
+    private static let started: Void = {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        // A full pipe (a flood of signals nobody reads yet) drops the extra bytes instead of
+        // blocking the handler.
+        _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
+        writeEnd = ends[1]
+        let readEnd = ends[0]
+        Thread.detachNewThread {
+            var byte: UInt8 = 0
+            while true {
+                let count = read(readEnd, &byte, 1)
+                if count == 1 {
+                    let number = Int32(byte)
+                    for listener in listeners.withLock({ Array($0.values) }) { listener(number) }
+                } else if count < 0, errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
+    }()
+
+    /// Catches `number` from now on: the handler only writes its number to the pipe
+    /// (async-signal-safe).
+    static func catchSignal(_ number: Int32) {
+        _ = started
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { number in
+            var byte = UInt8(truncatingIfNeeded: number)
+            _ = write(SignalPipe.writeEnd, &byte, 1)
+        }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = Int32(SA_RESTART)
+        sigaction(number, &action, nil)
     }
 }
 
