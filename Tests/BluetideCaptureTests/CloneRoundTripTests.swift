@@ -151,20 +151,20 @@ struct CloneTestTimeout: Error, CustomStringConvertible {
         var answers: [[UInt8]]
     }
 
-    static func ergSession(_ bluetooth: Bluetooth, name: String, streaming: Bool) async throws -> (ERGSession, bikeData: Int) {
+    static func ergSession(_ bluetooth: Bluetooth, name: String) async throws -> (ERGSession, bikeData: [[UInt8]]) {
         let found = try await find(name, on: bluetooth)
         let connection = try await bluetooth.central.connect(to: found)
         let outline = Self.outline(try await connection.services())
-        var bike = streaming ? try await connection.notifications(of: .indoorBikeData).makeAsyncIterator() : nil
+        var bike = try await connection.notifications(of: .indoorBikeData).makeAsyncIterator()
         var control = try await connection.notifications(of: .fitnessMachineControlPoint).makeAsyncIterator()
-        var bikeData = 0
-        for _ in 0..<2 { if try await bike?.next() != nil { bikeData += 1 } }
+        var bikeData: [[UInt8]] = []
+        for _ in 0..<2 { if let value = try await bike.next() { bikeData.append(value) } }
         var answers: [[UInt8]] = []
         for request: [UInt8] in [[0x00], [0x05, 0xC8, 0x00], [0x05, 0x2C, 0x01]] {
             try await connection.write(request, to: .fitnessMachineControlPoint)
             if let answer = try await control.next() { answers.append(answer) }
         }
-        for _ in 0..<2 { if try await bike?.next() != nil { bikeData += 1 } }
+        for _ in 0..<2 { if let value = try await bike.next() { bikeData.append(value) } }
         await connection.disconnect()
         return (ERGSession(outline: outline, answers: answers), bikeData)
     }
@@ -176,10 +176,10 @@ struct CloneTestTimeout: Error, CustomStringConvertible {
             let world = VirtualWorld()
             _ = try await world.emulate([FTMSBikeModel(seed: 5)], name: "Clone Bike", address: .randomStatic(0x00C0_0000_E260))
             let host = try await world.openHost(snoop: capture)
-            let (original, originalBikeData) = try await Self.ergSession(host, name: "Clone Bike", streaming: true)
+            let (original, originalBikeData) = try await Self.ergSession(host, name: "Clone Bike")
             await world.close()
             #expect(original.answers == [[0x80, 0x00, 0x01], [0x80, 0x05, 0x01], [0x80, 0x05, 0x01]])
-            #expect(originalBikeData == 4)
+            #expect(originalBikeData.count == 4)
 
             let analysis = CaptureAnalysis.analyze(try CaptureFile.read(path: capture), captureName: "erg.btsnoop")
             let device = try #require(analysis.document.devices.first)
@@ -190,15 +190,20 @@ struct CloneTestTimeout: Error, CustomStringConvertible {
             #expect(device.exchanges.allSatisfy { $0.replies.allSatisfy { $0.handle == controlHandle } }, "\(device.exchanges)")
             #expect(device.exchanges.map(\.replies.count) == [1, 1, 1])
 
+            let capturedBikeData = try device.notifications.filter { $0.handle == bikeHandle }.map { try Hex.parse($0.value) }
+            #expect(Array(capturedBikeData.prefix(4)) == originalBikeData)
+
             let second = VirtualWorld()
-            // The clone's client subscribes to the control point only: with the bike data stream
-            // subscribed too, the client's sequence of it sometimes ends early against the clone
-            // (not understood yet; see the report), so the timed stream is checked by the strap test.
+            // The clone is deliberately not kept: it serves (timed stream included) for as long
+            // as its host does, whoever holds it.
             _ = try await second.serveClone(device, pace: .asFastAsPossible)
             let client = try await second.openHost()
-            let (replayed, _) = try await Self.ergSession(client, name: "Clone Bike", streaming: false)
+            let (replayed, replayedBikeData) = try await Self.ergSession(client, name: "Clone Bike")
             await second.close()
             #expect(replayed == original)
+            // The timed stream is played from the subscription in captured order, beside the
+            // control point's answers: the client gets the captured bike data values.
+            #expect(replayedBikeData == originalBikeData, "\(replayedBikeData)")
         }
     }
 }

@@ -80,7 +80,8 @@ public actor ClonePeripheral {
     private let originalHandles: [Int]
     private var served: [Int: ServedValue] = [:]
     private var tasks: [Task<Void, Never>] = []
-    private var playback: Task<Void, Never>?
+    /// The timed playback, started by the subscription task (which does not hold the actor).
+    private let playback = ClonePlayback()
     private let table: CloneReplyTable
 
     /// Prepares `device` for `bluetooth`'s peripheral role. `pace` scales the captured timing
@@ -200,7 +201,8 @@ public actor ClonePeripheral {
     }
 
     /// Installs the services, advertises, and starts the reply sender and the timed replay
-    /// (which begins at the first subscription).
+    /// (which begins at the first subscription). Serving goes on until ``stop()``, ``close()``
+    /// or the host closing, whether or not the caller keeps this object.
     public func start() async throws {
         let peripheral = bluetooth.peripheral
         peripheral.maximumCentrals = 8
@@ -231,24 +233,31 @@ public actor ClonePeripheral {
                 }
             }
         })
-        tasks.append(Task { [weak self] in
-            for await central in connections { await self?.connected(central) }
+        // These tasks hold what they use, not the actor: the clone serves for as long as the
+        // host does (until ``stop()``), also when the caller keeps no reference to it.
+        tasks.append(Task {
+            for await central in connections { events.yield(.connected(connection: central.handle, peer: central.address)) }
         })
         // Timed notifications start when a central subscribes to one of their characteristics.
         let timedValues = Set(device.notifications.compactMap { served[$0.handle] })
-        tasks.append(Task { [weak self] in
+        let playback = self.playback
+        tasks.append(Task {
             for await change in subscriptions where !change.configuration.isEmpty && timedValues.contains(change.value) {
-                await self?.beginPlayback()
+                playback.startOnce {
+                    Self.play(
+                        device: device, served: served, table: table, events: events, peripheral: peripheral,
+                        factor: factor, sleep: sleep)
+                }
             }
         })
     }
 
     /// Waits until every timed notification has been sent (at once if playback never began).
-    public func waitUntilPlayed() async { await playback?.value }
+    public func waitUntilPlayed() async { await playback.task?.value }
 
     /// Stops serving and advertising; the host stays up.
     public func stop() async {
-        playback?.cancel()
+        playback.cancel()
         for task in tasks { task.cancel() }
         tasks.removeAll()
         replySink.finish()
@@ -262,21 +271,14 @@ public actor ClonePeripheral {
         await bluetooth.close()
     }
 
-    private func connected(_ central: ConnectedCentral) {
-        eventSink.yield(.connected(connection: central.handle, peer: central.address))
-    }
-
-    private func beginPlayback() {
-        guard playback == nil else { return }
-        let peripheral = bluetooth.peripheral
-        let served = served
-        let table = table
-        let events = eventSink
-        let device = device
-        let factor = Self.factor(pace)
-        let sleep = self.sleep
+    /// Sends the timed notifications in captured order, `factor` times the captured pace (nil:
+    /// at once), from the playback origin.
+    private static func play(
+        device: ClonedDevice, served: [Int: ServedValue], table: CloneReplyTable, events: AsyncStream<Event>.Continuation,
+        peripheral: Peripheral, factor: Double?, sleep: @escaping @Sendable (Duration) async throws -> Void
+    ) -> Task<Void, Never> {
         let origin = device.playbackOrigin ?? device.notifications.first?.t ?? 0
-        playback = Task {
+        return Task {
             var position = origin
             for notification in device.notifications {
                 if Task.isCancelled { return }
@@ -298,6 +300,31 @@ public actor ClonePeripheral {
         case .original: 1
         case let .speed(value): value.isFinite && value > 0 ? value : nil
         case .asFastAsPossible: nil
+        }
+    }
+}
+
+/// The clone's timed playback task, made at most once; shared by the actor (waits, stops) and
+/// the subscription task that starts it (one lock, never held across an `await`).
+final class ClonePlayback: Sendable {
+    private let state = Mutex<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
+
+    /// The playback, nil until it began.
+    var task: Task<Void, Never>? { state.withLock { $0.task } }
+
+    /// Starts the playback with `make` unless it already began or was cancelled.
+    func startOnce(_ make: () -> Task<Void, Never>) {
+        state.withLock { s in
+            guard s.task == nil, !s.cancelled else { return }
+            s.task = make()
+        }
+    }
+
+    /// Cancels the playback and keeps it from starting later.
+    func cancel() {
+        state.withLock { s in
+            s.cancelled = true
+            s.task?.cancel()
         }
     }
 }
