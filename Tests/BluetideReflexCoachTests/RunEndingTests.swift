@@ -86,8 +86,12 @@ import Testing
         await rig.close()
         guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
         #expect(!outcome.complete)
-        #expect(outcome.failure?.contains("could not store step 3") == true, "\(String(describing: outcome.failure))")
-        #expect(outcome.stepsStored == 2)
+        // The trigger lands while the run goes on, so a few more steps may be stored before it
+        // (the event for step 2 reaches the test after the run has moved on); the first step it
+        // refuses is the one the failure names, and the ones before it are kept.
+        let failure = try #require(outcome.failure)
+        #expect(outcome.stepsStored >= 2 && outcome.stepsStored < 20, "\(outcome.stepsStored)")
+        #expect(failure.contains("could not store step \(outcome.stepsStored + 1)"), "\(failure)")
         let session = try #require(try store.session(id: outcome.sessionID))
         #expect(session.ended != nil && session.endReason == outcome.failure, "\(String(describing: session.endReason))")
     }

@@ -123,8 +123,14 @@ struct Scratch {
             let lines = RingLines()
             // A timer, not --duration: that installs signal handlers, and children of the test process
             // would inherit SIGTERM as ignored.
+            // Ends once a measurement has run to its end (three readings, one of them the last),
+            // or after 60 s; a fixed 5 s window gave 2 readings on a busy machine.
             try await RingWatchCommand.parse(["--pairing-file", scratch.pairing, "--json"]).execute(lines.output) {
-                try? await Task.sleep(for: .seconds(5))
+                for _ in 0..<600 {
+                    let readings = lines.lines.filter { $0.contains("\"kind\":\"heart-rate\"") }
+                    if readings.count >= 3, readings.contains(where: { $0.contains("\"measuring\":false") }) { break }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
                 return "end of test"
             }
             let readings = lines.lines.filter { $0.contains("\"kind\":\"heart-rate\"") }
