@@ -9,8 +9,8 @@ struct UARTCommand: AsyncParsableCommand {
         commandName: "uart",
         abstract: "BLE serial (HM-10, Nordic UART): talk to devices, or be one.",
         discussion: """
-            bluetide uart [DEVICE…] (connect, the default) talks to HM-10 and Nordic UART devices as a terminal, a pipe, \
-            a pty or a TCP port; bluetide uart serve makes this computer such a device. See bluetide uart connect --help.
+            Without a subcommand it is `connect`: it talks to HM-10 and Nordic UART devices as a terminal, a pipe, \
+            a pty or a TCP port (see uart connect --help). `serve` makes this computer such a device.
 
             Examples:
               bluetide uart --emulate hm10              # type AT+NAME?, Enter
@@ -60,7 +60,7 @@ struct UARTConnectCommand: AsyncParsableCommand {
               bluetide uart --list --scan-time 10 --transport hci-socket:0
               bluetide uart Sensor --service 1234 --write 1235 --notify 1236
               bluetide uart Robot1 --log robot.log --permit ro
-              bluetide uart serve --name PC --pty /tmp/ttyPC   # the computer as the serial device
+              bluetide uart serve --name PC --pty /tmp/ttyPC   # be the device
             """)
 
     @Argument(help: "Devices by advertised name or address (AA:BB:CC:DD:EE:FF[/P|/R]); none: search and pick.")

@@ -21,9 +21,10 @@ struct UARTServeCommand: AsyncParsableCommand {
             sent, and no central wrote for --idle-timeout seconds; otherwise on Ctrl-C or SIGTERM.
 
             Examples:
-              bluetide uart serve --name PC                 # then, in another terminal: bluetide uart PC
+              bluetide uart serve --name PC       # then elsewhere: bluetide uart PC
               bluetide uart serve --profile hm10 --name Robot --pty /tmp/ttyPC
-              bluetide uart serve --name PC --tcp 127.0.0.1:7001 --log pc.jsonl --log-format jsonl --transport hci-socket:0
+              bluetide uart serve --name PC --tcp 7001 --transport hci-socket:0
+              bluetide uart serve --log pc.log --log-format hex --transport hci-socket:0
             """)
 
     @Option(name: .long, help: "The service to serve: nus (Nordic UART) or hm10.")
