@@ -149,3 +149,34 @@ import Testing
         await rig.close()
     }
 }
+
+/// `SerialLinkOptions.writeWithResponse`: a device that refuses every write (ATT 0x80) shows
+/// which kind of write went out — a refused Write Request fails the link ("write failed"), a
+/// Write Command is never answered, so its refusal goes unseen.
+@Suite struct SerialWriteWithResponseTests {
+    @Test(arguments: [true, false])
+    func writeRequestsAreUsedWhenAskedFor(withResponse: Bool) async throws {
+        let world = try await SerialWorld()
+        let device = try await Bluetooth.open(transport: "virtual:\(world.linkName)", configuration: .init(address: .randomStatic(0xC0DE_0000_0002)))
+        await device.peripheral.add(definitions: [GATTServiceDefinition(uuid: SerialProfile.nordicUART.service, characteristics: [
+            GATTCharacteristicDefinition(
+                uuid: SerialProfile.nordicUART.write, properties: [.write, .writeWithoutResponse],
+                validateWrite: { _ in ATTErrorCode(rawValue: 0x80) }),
+            GATTCharacteristicDefinition(uuid: SerialProfile.nordicUART.notify, properties: [.notify]),
+        ])])
+        try await device.peripheral.startAdvertising(name: "Refuser", serviceUUIDs: [SerialProfile.nordicUART.service])
+        let link = try await world.connect("Refuser", options: SerialLinkOptions(reconnectTries: 0, writeWithResponse: withResponse))
+        try await link.send(Array("refused?".utf8))
+        if withResponse {
+            let reason = try await within(30, "the refusal") { await link.waitForClose() }
+            #expect(reason?.contains("write failed") == true, "\(reason ?? "nil")")
+        } else {
+            try await within(30, "drain") { try await link.drain() }
+            #expect(await link.isConnected, "Write Commands are not answered, so nothing failed")
+            #expect(await link.writtenBytes == 8)
+        }
+        await link.close()
+        await device.close()
+        await world.close()
+    }
+}
