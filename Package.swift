@@ -121,6 +121,18 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
+        // `uart plot`: the numbers a serial device prints, charted live (the ride page's shape).
+        .target(
+            name: "BluetideSerialWeb",
+            dependencies: [
+                "BluetideSerial",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
         .target(
             name: "BluetideRing",
             dependencies: ["BluetideCore", "BluetideProfiles", "Bluetide", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
@@ -145,7 +157,7 @@ let package = Package(
             dependencies: [
                 "BluetideCore", "BluetideProfiles", "BluetideTransport", "BluetideBench",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
-                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial", "BluetideRide", "BluetideRideWeb",
+                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial", "BluetideSerialWeb", "BluetideRide", "BluetideRideWeb",
                 "BluetideCapture",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -182,7 +194,14 @@ let package = Package(
         .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideCommands", "BluetideBench", "BluetideProfiles", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideHCI", "BluetideCore", "BluetideHost", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(name: "BluetideBlueZTests", dependencies: ["BluetideTestSupport", "Bluetide", "BluetideCore", "BluetideEmulators", "BluetideProfiles", "BluetideSupport", "bluetide"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideCommands", "BluetideCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
-        .testTarget(name: "BluetideSerialTests", dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport", "BluetideTestSupport", "BluetideSerial", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideTransport"], swiftSettings: strict),
+        .testTarget(
+            name: "BluetideSerialTests",
+            dependencies: [
+                "BluetideCore", "BluetideProfiles", "BluetideSupport", "BluetideTestSupport", "BluetideSerial", "BluetideSerialWeb", "Bluetide",
+                "BluetideEmulation", "BluetideEmulators", "BluetideTransport",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: strict),
         .testTarget(
             name: "BluetideRingTests",
             dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport", 

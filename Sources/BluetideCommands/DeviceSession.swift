@@ -33,7 +33,6 @@ struct DeviceSessionOptions: ParsableArguments {
             "Bond file, so a bonded device re-encrypts without pairing (see bluetide bonds); it also fixes this computer's address, so the device recognises it. Default: $XDG_CONFIG_HOME/bluetide/bonds.json, else ~/.config/bluetide/bonds.json; with --emulate, none (emulated devices are new each run).",
             valueName: "path"))
     var bondsFile: String?
-
     /// The bond file this command reads and writes: `--bonds-file`, else the user's
     /// (``BondsOptions/defaultPath``), the one `bluetide bonds` lists; none with `--emulate`
     /// unless given, because emulated devices get new keys each run and a kept bond would
@@ -113,21 +112,23 @@ final class DeviceSession: Sendable {
     static func open(
         _ options: DeviceSessionOptions, snoop: String? = nil,
         conversation: PairingConversation? = TerminalPairingConversation.make(),
-        hint: PairingPrompter.PairingHint = .option
+        hint: PairingPrompter.PairingHint = .option, emulatorOptions: EmulatorOptions = EmulatorOptions()
     ) async throws -> DeviceSession {
         let mode = try options.pairingMode(canAsk: conversation != nil)
         let labels = DeviceLabels()
         let prompter = PairingPrompter(
             mode: mode, hint: hint, conversation: conversation ?? TerminalPairingConversation.tellOnly,
             label: { labels.label($0) })
-        let session = try await openSession(options, snoop: snoop, policy: mode.policy, prompter: prompter, labels: labels)
+        let session = try await openSession(
+            options, snoop: snoop, policy: mode.policy, prompter: prompter, labels: labels, emulatorOptions: emulatorOptions)
         let prompts = session.bluetooth.pairingPrompts
         Task { await prompter.answer(prompts) }
         return session
     }
 
     private static func openSession(
-        _ options: DeviceSessionOptions, snoop: String?, policy: PairingPolicy, prompter: PairingPrompter, labels: DeviceLabels
+        _ options: DeviceSessionOptions, snoop: String?, policy: PairingPolicy, prompter: PairingPrompter, labels: DeviceLabels,
+        emulatorOptions: EmulatorOptions
     ) async throws -> DeviceSession {
         let plan = try options.emulationPlan()
         let spec: TransportSpec
@@ -160,7 +161,7 @@ final class DeviceSession: Sendable {
         let world = VirtualWorld(linkName: name)
         var peripherals: [EmulatedPeripheral] = []
         for (index, item) in plan.enumerated() {
-            let model = item.descriptor.make(UInt64(index), EmulatorOptions())
+            let model = item.descriptor.make(UInt64(index), emulatorOptions)
             do {
                 peripherals.append(try await world.emulate(
                     [model], address: .randomStatic(0xB1DE_0000_0000 &+ UInt64(index) &+ 1), rssi: item.rssi))

@@ -173,11 +173,12 @@ import Glibc
         let longRunning = [
             "^bluetide reflex device --gpio sim$", "^bluetide ring watch", " serve( |$)",
             "^bluetide emulate heart-rate csc punch$", "--loop", "^bluetide ride --emulate", "^bluetide ride --replay",
-            "^bluetide uart --emulate hm10( |$)",
+            "^bluetide uart --emulate hm10( |$)", "^bluetide uart plot ",
         ]
         if longRunning.contains(where: { text.range(of: $0, options: .regularExpression) != nil }) && !text.contains("|") {
             // uart with its stdin ended is a pipe: it finishes.
-            if text.hasPrefix("bluetide uart") { return .finishes }
+            // `uart serve` waits for a central to send its input to, so it runs until stopped.
+            if text.hasPrefix("bluetide uart") && !text.hasPrefix("bluetide uart serve") && !text.hasPrefix("bluetide uart plot") { return .finishes }
             return .keepsRunning
         }
         // A --duration longer than the wait: the start is what is checked.
@@ -192,7 +193,10 @@ import Glibc
     /// last value of an option wins), so a busy 8080 on the test machine changes nothing.
     static func runnable(_ text: String) -> String {
         var text = text
-        if text.range(of: #"^bluetide [a-z ]*serve( |$)"#, options: .regularExpression) != nil { text += " --port 0" }
+        if text.range(of: #"^bluetide [a-z ]*serve( |$)"#, options: .regularExpression) != nil && !text.hasPrefix("bluetide uart serve")
+            || text.hasPrefix("bluetide uart plot ") {
+            text += " --port 0"
+        }
         // One command: exec it, so Ctrl-C reaches bluetide itself.
         if !text.contains("|") && !text.contains("&&") && !text.contains(">") && !text.contains(";") { text = "exec " + text }
         return text

@@ -268,4 +268,6 @@ struct PeripheralValueSink: Sendable {
 struct PeripheralValueUpdate: Sendable {
     let valueHandle: UInt16
     let bytes: [UInt8]
+    /// Resumed once the host has taken the value (``Peripheral/notify(_:of:)``).
+    var handed: CheckedContinuation<Void, Never>? = nil
 }

@@ -63,6 +63,16 @@ public struct ConnectedCentral: Sendable, Hashable, CustomStringConvertible {
         await stack.authorize(.allowAll(connection: handle))
     }
 
+    /// Waits until the link's queue of data for the controller is short again (the host's ACL
+    /// flow control), so a peripheral notifying in a loop (``Peripheral/notify(_:of:)``) goes at
+    /// the link's pace. Throws when the link is closed, or when the controller returns no buffers
+    /// within the ATT transaction timeout (30 s).
+    public func waitForRoom() async throws {
+        do { try await stack.waitForBuffers(on: handle) } catch {
+            throw BluetideError.from(error, operation: "notify")
+        }
+    }
+
     /// Whether the link is still open.
     public func isConnected() async -> Bool { await connection.isOpen() }
 

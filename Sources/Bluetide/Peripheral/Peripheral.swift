@@ -84,7 +84,10 @@ public final class Peripheral: Sendable {
 
         // New values go to the server in the order they were assigned: one task, awaiting each.
         let valueTask = Task {
-            for await update in updateStream { await stack.updateValue(update.bytes, at: update.valueHandle) }
+            for await update in updateStream {
+                await stack.updateValue(update.bytes, at: update.valueHandle)
+                update.handed?.resume()
+            }
         }
         let controlTask = Task { [weak self] in
             var registered: [RegisteredService] = []
@@ -199,6 +202,17 @@ public final class Peripheral: Sendable {
     /// subscribed to it; values are sent in the order they were given.
     public func updateValue(_ bytes: [UInt8], of value: ServedValue) {
         updates.yield(PeripheralValueUpdate(valueHandle: value.valueHandle, bytes: bytes))
+    }
+
+    /// Sets a value and notifies subscribers as ``updateValue(_:of:)`` does, in order with it,
+    /// and returns once the host has queued the notifications for the controller: a stream sent
+    /// value by value, each after ``ConnectedCentral/waitForRoom()``, then goes at the links'
+    /// pace instead of piling up in memory (the UART server does this).
+    public func notify(_ bytes: [UInt8], of value: ServedValue) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let update = PeripheralValueUpdate(valueHandle: value.valueHandle, bytes: bytes, handed: continuation)
+            if case .terminated = updates.yield(update) { continuation.resume() }
+        }
     }
 
     /// Value handles of every characteristic of `services` in a server built from them, in

@@ -3,11 +3,42 @@ import Bluetide
 import BluetideSerial
 import Foundation
 
-/// `bluetide uart [DEVICE…]`: a terminal, a pipe or a serial-port bridge to HM-10 and Nordic
-/// UART devices.
+/// `bluetide uart`: the client (`connect`, the default) and the server (`serve`) of BLE serial.
 struct UARTCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "uart",
+        abstract: "BLE serial (HM-10, Nordic UART): talk to devices, or be one.",
+        discussion: """
+            Without a subcommand it is `connect`: it talks to HM-10 and Nordic UART devices as a terminal, a pipe, \
+            a pty or a TCP port (see uart connect --help). `serve` makes this computer such a device.
+
+            Examples:
+              bluetide uart --emulate hm10              # type AT+NAME?, Enter
+              bluetide uart Robot1 --pty /tmp/ttyBLE    # screen /tmp/ttyBLE
+              bluetide uart serve --name PC --pty /tmp/ttyPC
+            """,
+        subcommands: [UARTConnectCommand.self, UARTServeCommand.self, UARTPlotCommand.self],
+        defaultSubcommand: UARTConnectCommand.self)
+
+    static func parseTCP(_ text: String) throws -> (host: String, port: UInt16) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let hostPart: String
+        let portPart: String
+        switch parts.count {
+        case 1: (hostPart, portPart) = ("127.0.0.1", parts[0])
+        case 2: (hostPart, portPart) = (parts[0].isEmpty ? "127.0.0.1" : parts[0], parts[1])
+        default: throw CommandFailure("--tcp \(text): expected HOST:PORT or PORT, e.g. 127.0.0.1:7000")
+        }
+        guard let port = UInt16(portPart) else { throw CommandFailure("--tcp \(text): \(portPart) is not a port number (0–65535)") }
+        return (hostPart, port)
+    }
+}
+
+/// `bluetide uart [connect] [DEVICE…]`: a terminal, a pipe or a serial-port bridge to HM-10 and
+/// Nordic UART devices.
+struct UARTConnectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "connect",
         abstract: "Talk to BLE serial devices (HM-10, Nordic UART) as text: a terminal, a pipe, a pty or a TCP port.",
         discussion: """
             With no DEVICE it searches for --scan-time seconds and lists UART devices strongest first (coloured \
@@ -28,6 +59,8 @@ struct UARTCommand: AsyncParsableCommand {
               bluetide uart Robot1 Robot2 --broadcast --timestamps
               bluetide uart --list --scan-time 10 --transport hci-socket:0
               bluetide uart Sensor --service 1234 --write 1235 --notify 1236
+              bluetide uart Robot1 --log robot.log --permit ro
+              bluetide uart serve --name PC --pty /tmp/ttyPC   # be the device
             """)
 
     @Argument(help: "Devices by advertised name or address (AA:BB:CC:DD:EE:FF[/P|/R]); none: search and pick.")
@@ -98,6 +131,11 @@ struct UARTCommand: AsyncParsableCommand {
     @Option(name: .customLong("notify"), help: "Characteristic that notifies incoming bytes (with --service).")
     var notifyCharacteristic: String?
 
+    @Flag(name: .long, help: "Send with Write Requests (each acknowledged by the device) instead of Write Commands.")
+    var writeWithResponse = false
+
+    @OptionGroup var traffic: UARTTrafficOptions
+
     @Flag(name: .long, help: "Status lines (and received data, device lists) as JSON lines.")
     var json = false
 
@@ -129,7 +167,7 @@ struct UARTCommand: AsyncParsableCommand {
         return SerialLinkOptions(
             reconnectTries: reconnectTries, reconnectInterval: .milliseconds(Int64(reconnectInterval * 1000)),
             connectRetries: connectRetries, outageBufferLimit: outageBuffer, profile: profile,
-            rssiInterval: rssiInterval.map { .milliseconds(Int64($0 * 1000)) })
+            rssiInterval: rssiInterval.map { .milliseconds(Int64($0 * 1000)) }, writeWithResponse: writeWithResponse)
     }
 
     /// Checks the flags that do not need a device.
@@ -153,7 +191,10 @@ struct UARTCommand: AsyncParsableCommand {
     func execute(io: UARTConsole) async throws {
         let ending = try validate(io: io)
         let options = try linkOptions()
-        let tcpAddress = try tcp.map(Self.parseTCP)
+        let tcpAddress = try tcp.map(UARTCommand.parseTCP)
+        let permit = try traffic.permission()
+        let log = try traffic.openLog()
+        defer { log?.close() }
         // The UART console owns standard input: pairing is answered by --pairing (or Just Works).
         let deviceSession = try await DeviceSession.open(session, conversation: nil)
         await deviceSession.central.setMaximumConnections(maxConnections)
@@ -178,7 +219,7 @@ struct UARTCommand: AsyncParsableCommand {
             let runner = UARTRunner(
                 links: links, io: io, reporter: reporter,
                 formatter: UARTOutputFormatter(hex: hex, prefixNames: links.count > 1, timestamps: timestamps),
-                json: json, broadcast: broadcast)
+                json: json, broadcast: broadcast, permit: permit, log: log)
             if let pty {
                 try await runner.bridgePTY(path: pty)
             } else if let tcpAddress {
@@ -236,18 +277,5 @@ struct UARTCommand: AsyncParsableCommand {
             throw CommandFailure("\"\(trimmed)\" is not a number from 1 to \(found.count)")
         }
         return [found[index - 1]]
-    }
-
-    static func parseTCP(_ text: String) throws -> (host: String, port: UInt16) {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        let hostPart: String
-        let portPart: String
-        switch parts.count {
-        case 1: (hostPart, portPart) = ("127.0.0.1", parts[0])
-        case 2: (hostPart, portPart) = (parts[0].isEmpty ? "127.0.0.1" : parts[0], parts[1])
-        default: throw CommandFailure("--tcp \(text): expected HOST:PORT or PORT, e.g. 127.0.0.1:7000")
-        }
-        guard let port = UInt16(portPart) else { throw CommandFailure("--tcp \(text): \(portPart) is not a port number (0–65535)") }
-        return (hostPart, port)
     }
 }

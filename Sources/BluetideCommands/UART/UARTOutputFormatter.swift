@@ -44,6 +44,9 @@ struct UARTOutputFormatter {
         return out
     }
 
+    /// Whether bytes are shown with anything added (hex, names, times).
+    var decorates: Bool { hex || prefixNames || timestamps }
+
     /// Ends an unfinished line (before a status message or at exit); empty when at a line start.
     mutating func endLine() -> [UInt8] {
         guard !atLineStart else { return [] }

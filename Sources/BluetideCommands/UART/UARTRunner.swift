@@ -10,6 +10,10 @@ final class UARTRunner: Sendable {
     let reporter: UARTStatusReporter
     let json: Bool
     let broadcast: Bool
+    /// `--permit`: whether input is sent and received bytes shown.
+    let permit: UARTPermission
+    /// `--log`: every chunk sent and received.
+    let log: UARTTrafficLog?
     private let state: Mutex<State>
 
     struct State {
@@ -18,7 +22,12 @@ final class UARTRunner: Sendable {
         var lastReceived = ContinuousClock.now
     }
 
-    init(links: [SerialLink], io: UARTConsole, reporter: UARTStatusReporter, formatter: UARTOutputFormatter, json: Bool, broadcast: Bool) {
+    init(
+        links: [SerialLink], io: UARTConsole, reporter: UARTStatusReporter, formatter: UARTOutputFormatter, json: Bool, broadcast: Bool,
+        permit: UARTPermission = .rw, log: UARTTrafficLog? = nil
+    ) {
+        self.permit = permit
+        self.log = log
         self.links = links
         self.io = io
         self.reporter = reporter
@@ -44,6 +53,7 @@ final class UARTRunner: Sendable {
     /// Writes a received chunk: formatted text, or with --json a `received` record (`device`,
     /// `value.hex`, `text` as UTF-8 with invalid bytes replaced, `time`).
     private func show(_ chunk: [UInt8], from link: SerialLink) async {
+        guard received(chunk, from: link) else { return }
         let bytes: [UInt8] = state.withLock { s in
             s.lastReceived = .now
             if json {
@@ -58,6 +68,17 @@ final class UARTRunner: Sendable {
         await io.writeData(bytes)
     }
 
+    /// Logs a received chunk (`--log`); whether it is to be shown (`--permit`).
+    func received(_ chunk: [UInt8], from link: SerialLink) -> Bool {
+        log?.record(.received, device: link.name, address: link.address, bytes: chunk)
+        return permit.receives
+    }
+
+    /// Logs bytes the link took for writing (`--log`).
+    func sent(_ bytes: [UInt8], to link: SerialLink) {
+        log?.record(.sent, device: link.name, address: link.address, bytes: bytes)
+    }
+
     /// The links input goes to: all with --broadcast, else the selected one.
     var targets: [SerialLink] {
         broadcast ? links : [links[state.withLock { $0.selected }]]
@@ -68,8 +89,12 @@ final class UARTRunner: Sendable {
     @discardableResult
     func send(_ bytes: [UInt8], endingWrite: Bool = false) async -> Bool {
         var open = true
+        guard permit.sends else { return true }
         for link in targets {
-            do { try await link.send(bytes, endingWrite: endingWrite) } catch let error as SerialLinkError {
+            do {
+                try await link.send(bytes, endingWrite: endingWrite)
+                sent(bytes, to: link)
+            } catch let error as SerialLinkError {
                 if case .closed = error { open = false }
                 reporter.message("\(error)", link: link)
             } catch {
@@ -81,9 +106,11 @@ final class UARTRunner: Sendable {
 
     /// Sends `bytes`, waiting out an outage rather than refusing (bridges hold their input instead).
     func sendPatiently(_ bytes: [UInt8], to link: SerialLink, endingWrite: Bool = false) async throws {
+        guard permit.sends else { return }
         while true {
             do {
                 try await link.send(bytes, endingWrite: endingWrite)
+                sent(bytes, to: link)
                 return
             } catch SerialLinkError.linkDown {
                 try await link.waitForLink()
@@ -160,7 +187,8 @@ final class UARTRunner: Sendable {
             if !open { break }
             try? await Task.sleep(until: deadline, clock: .continuous)
         }
-        try? await io.output.write(state.withLock { $0.formatter.endLine() })
+        // A decorated output (hex, names, times) ends its last line; raw bytes stay as they came.
+        try? await io.output.write(state.withLock { $0.formatter.decorates ? $0.formatter.endLine() : [] })
         for link in links where link.droppedBytes > 0 {
             reporter.message("\(link.droppedBytes) received bytes dropped: the output was not read in time", link: link)
         }
@@ -183,7 +211,7 @@ final class UARTRunner: Sendable {
         reporter.message("serial port ready: \(path) → \(terminal.slavePath)", link: link)
         try await bridge(link: link, stop: { port.stop() }) { [self] in
             let fromDevice = Task {
-                for await chunk in link.bytes { try? await port.write(chunk) }
+                for await chunk in link.bytes where self.received(chunk, from: link) { try? await port.write(chunk) }
             }
             defer { fromDevice.cancel() }
             while let chunk = await port.read() {
@@ -204,7 +232,7 @@ final class UARTRunner: Sendable {
         try await bridge(link: link, stop: { listener.stop(); client.port?.stop() }) { [self] in
             let fromDevice = Task {
                 // Bytes that arrive with no client connected are dropped (as a serial line would).
-                for await chunk in link.bytes {
+                for await chunk in link.bytes where self.received(chunk, from: link) {
                     if let port = client.port { try? await port.write(chunk) }
                 }
             }

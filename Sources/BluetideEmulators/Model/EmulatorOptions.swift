@@ -28,6 +28,12 @@ public struct EmulatorOptions: Hashable, Sendable {
     /// nil (the default) = the current time, UTC, when the model is made.
     public var clockStartSeconds: Int64?
 
+    /// Numeric lines the serial devices (hm10, nus) print by themselves: sine, counter or both;
+    /// nil: none (they only echo).
+    public var serialStream: NumericLineStream.Series?
+    /// Lines a second of ``serialStream``.
+    public var serialStreamRate: Double = 10
+
     /// Memberwise initialiser.
     public init() {}
 }
@@ -58,6 +64,8 @@ extension EmulatorOptions {
         ("miss", "probability of a missed step, 0...1 (punch)"),
         ("wrong", "probability of a wrong target first, 0...1 (punch)"),
         ("clock", "ring clock at start, seconds since 1970 (colmi-r02; default now)"),
+        ("stream", "numeric lines printed by itself: sine, counter or both (hm10, nus)"),
+        ("stream-rate", "lines a second of stream, 0.1...1000 (hm10, nus; default 10)"),
     ]
 
     /// Sets one option from text, e.g. `set("power", to: "250")` (for `--option power=250`).
@@ -82,6 +90,12 @@ extension EmulatorOptions {
         case "miss": missProbability = try number(0...1)
         case "wrong": wrongTargetProbability = try number(0...1)
         case "clock": clockStartSeconds = Int64(try number(946_684_800...4_102_444_799))
+        case "stream":
+            guard let series = NumericLineStream.Series(rawValue: text.lowercased()) else {
+                throw EmulatorOptionError(key: key, problem: "expected sine, counter or both, found \"\(text)\"")
+            }
+            serialStream = series
+        case "stream-rate": serialStreamRate = try number(0.1...1000)
         default:
             throw EmulatorOptionError(key: key, problem: "unknown option; known: \(Self.keys.map(\.key).joined(separator: ", "))")
         }

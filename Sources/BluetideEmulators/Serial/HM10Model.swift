@@ -36,6 +36,7 @@ public struct HM10Model: DeviceModel {
     /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
     public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions()) {
         moduleName = options.localName ?? SerialUUID.hm10DefaultName
+        stream = options.serialStream.map { NumericLineStream(series: $0, rate: options.serialStreamRate) }
         var g = SeededGenerator(seed: seed)
         let bits = g.next() & 0xFFFF_FFFF_FFFF
         address = (0..<6).map { i in
@@ -54,7 +55,10 @@ public struct HM10Model: DeviceModel {
         ])]
     }
 
-    public var tickInterval: Double { 1 }
+    /// Numeric lines it prints by itself (``EmulatorOptions/serialStream``); nil: it only echoes.
+    public var stream: NumericLineStream?
+
+    public var tickInterval: Double { stream.map { 1 / $0.rate } ?? 1 }
 
     public func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? {
         characteristic == SerialUUID.hm10Data ? lastValue : nil
@@ -70,7 +74,11 @@ public struct HM10Model: DeviceModel {
         return .accepted(chunker.chunks(reply).map { EmulatedOutput(SerialUUID.hm10Data, $0) })
     }
 
-    public mutating func tick(now: Double) -> [EmulatedOutput] { [] }
+    public mutating func tick(now: Double) -> [EmulatedOutput] {
+        guard let lines = stream?.lines(now: now), !lines.isEmpty else { return [] }
+        let chunker = self.chunker
+        return chunker.chunks(Array(lines.joined().utf8)).map { EmulatedOutput(SerialUUID.hm10Data, $0) }
+    }
 
     /// The module's answer to an AT command arriving on its UART, or nil when it is not an AT
     /// command it knows. While `connected`, `AT` drops the link and answers `OK+LOST`.

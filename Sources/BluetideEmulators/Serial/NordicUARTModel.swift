@@ -19,6 +19,7 @@ public struct NordicUARTModel: DeviceModel, NotificationLengthAdjustable {
     /// Builds the model; `options.localName` replaces the advertised name.
     public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions()) {
         localName = options.localName ?? Self.defaultName
+        stream = options.serialStream.map { NumericLineStream(series: $0, rate: options.serialStreamRate) }
     }
 
     public var advertising: AdvertisingHints {
@@ -32,7 +33,10 @@ public struct NordicUARTModel: DeviceModel, NotificationLengthAdjustable {
         ])]
     }
 
-    public var tickInterval: Double { 1 }
+    /// Numeric lines it prints by itself (``EmulatorOptions/serialStream``); nil: it only echoes.
+    public var stream: NumericLineStream?
+
+    public var tickInterval: Double { stream.map { 1 / $0.rate } ?? 1 }
 
     public func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? { nil }
 
@@ -42,7 +46,11 @@ public struct NordicUARTModel: DeviceModel, NotificationLengthAdjustable {
         return .accepted(chunker.chunks(bytes).map { EmulatedOutput(SerialUUID.nordicUARTTX, $0) })
     }
 
-    public mutating func tick(now: Double) -> [EmulatedOutput] { [] }
+    public mutating func tick(now: Double) -> [EmulatedOutput] {
+        guard let lines = stream?.lines(now: now), !lines.isEmpty else { return [] }
+        let chunker = SerialChunker(maxChunkSize: maximumNotificationLength)
+        return chunker.chunks(Array(lines.joined().utf8)).map { EmulatedOutput(SerialUUID.nordicUARTTX, $0) }
+    }
 
     public mutating func setMaximumNotificationLength(_ length: Int) {
         maximumNotificationLength = max(20, min(length, SerialChunker.maximumAttributeLength))

@@ -132,7 +132,7 @@ public actor SerialLink {
             let services = try await connection.services()
             let profile = try SerialProfile.detect(in: services, explicit: options.profile, device: label)
             let properties = services.flatMap(\.characteristics).first { $0.characteristic.uuid == profile.write }?.characteristic.properties ?? []
-            let withResponse = !properties.contains(.writeWithoutResponse)
+            let withResponse = !properties.contains(.writeWithoutResponse) || (options.writeWithResponse && properties.contains(.write))
             let notifications = try await connection.notifications(of: profile.notify)
             let chunk = profile.chunkSize(mtu: await connection.mtu)
             return (connection, profile, withResponse, chunk, notifications)

@@ -24,13 +24,18 @@ public struct SerialLinkOptions: Sendable, Equatable {
     /// half of it the link stops writing until the reader catches up; a full buffer drops what
     /// the device sends on its own.
     public var receiveBufferLimit: Int
+    /// Send with Write Requests (each answered by the device before the next) even when the
+    /// characteristic takes Write Commands: slower, but the device acknowledges every chunk.
+    /// Ignored when the characteristic takes only Write Commands.
+    public var writeWithResponse: Bool
 
     /// Options; see each property.
     public init(
         reconnectTries: Int = 3, reconnectInterval: Duration = .seconds(1), connectRetries: Int = 3,
         connectTimeout: Duration = .seconds(10), outageBufferLimit: Int = 16_384, profile: SerialProfile? = nil,
-        rssiInterval: Duration? = nil, preferredMTU: Int? = 247, receiveBufferLimit: Int = 65_536
+        rssiInterval: Duration? = nil, preferredMTU: Int? = 247, receiveBufferLimit: Int = 65_536, writeWithResponse: Bool = false
     ) {
+        self.writeWithResponse = writeWithResponse
         self.receiveBufferLimit = max(receiveBufferLimit, 1024)
         self.reconnectTries = max(reconnectTries, 0)
         self.reconnectInterval = reconnectInterval

@@ -1,0 +1,299 @@
+import ArgumentParser
+import Bluetide
+import BluetideSerial
+import BluetideTransport
+import Foundation
+import Synchronization
+
+/// `bluetide uart serve`: the computer as a BLE serial device (Nordic UART or HM-10 peripheral),
+/// bridged to stdin/stdout, a pty or a TCP port.
+struct UARTServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Be a BLE serial device (Nordic UART or HM-10) that phones, microcontrollers and bluetide uart connect to.",
+        discussion: """
+            Advertises --name with the --profile's service and bridges it to stdin/stdout (a pipe), a pseudo-terminal \
+            (--pty PATH) or one TCP client at a time (--tcp HOST:PORT). What centrals write comes out; what goes in is \
+            notified to every subscribed central in chunks of ATT MTU − 3 bytes (HM-10: 20), at the link's pace; nothing is \
+            sent while no central is subscribed (input waits). Nordic UART takes up to --max-centrals centrals, HM-10 one, as \
+            the module does. Status lines (advertising, central connected, subscribed, left) go to stderr; --json makes them \
+            JSON and prints received data as `received` records. As a pipe it exits once stdin has ended, everything was \
+            sent, and no central wrote for --idle-timeout seconds; otherwise on Ctrl-C or SIGTERM.
+
+            Examples:
+              bluetide uart serve --name PC       # then elsewhere: bluetide uart PC
+              bluetide uart serve --profile hm10 --name Robot --pty /tmp/ttyPC
+              bluetide uart serve --name PC --tcp 7001 --transport hci-socket:0
+              bluetide uart serve --log pc.log --log-format hex --transport hci-socket:0
+            """)
+
+    @Option(name: .long, help: "The service to serve: nus (Nordic UART) or hm10.")
+    var profile: String = "nus"
+
+    @Option(name: .long, help: "The name to advertise (default: Bluetide UART for nus, HMSoft for hm10).")
+    var name: String?
+
+    @Option(name: .long, help: "Controller transport: \(TransportSpec.syntaxSummary)")
+    var transport: String = "virtual"
+
+    @Option(name: .long, help: "Most centrals connected at once (Nordic UART only; HM-10 takes one).")
+    var maxCentrals = 4
+
+    @Option(name: .long, help: "Create a pseudo-terminal and a symlink at PATH to it (e.g. /tmp/ttyPC).")
+    var pty: String?
+
+    @Option(name: .long, help: "Serve one TCP client at a time on HOST:PORT (HOST defaults to 127.0.0.1).")
+    var tcp: String?
+
+    @Option(name: .long, help: "Pipe mode: seconds without a write from a central, after stdin ended and was sent, before exiting.")
+    var idleTimeout: Double = 1
+
+    @OptionGroup var traffic: UARTTrafficOptions
+
+    @Flag(name: .long, help: "Status lines and received data as JSON lines.")
+    var json = false
+
+    func run() async throws {
+        try await execute(io: .standard())
+    }
+
+    /// The server options the flags ask for.
+    func serverOptions() throws -> SerialServerOptions {
+        let kind: SerialProfile
+        switch profile.lowercased() {
+        case "nus", "nordic", "nordic-uart": kind = .nordicUART
+        case "hm10", "hm-10": kind = .hm10
+        default: throw CommandFailure("--profile \(profile): expected nus or hm10")
+        }
+        guard maxCentrals >= 1 else { throw CommandFailure("--max-centrals \(maxCentrals): expected at least 1") }
+        let label = name ?? (kind.kind == .hm10 ? "HMSoft" : "Bluetide UART")
+        guard !label.isEmpty, label.utf8.count <= 29 else {
+            throw CommandFailure("--name \(label): expected 1 to 29 bytes (it must fit in an advertisement)")
+        }
+        return SerialServerOptions(name: label, profile: kind, maximumCentrals: kind.kind == .hm10 ? 1 : maxCentrals)
+    }
+
+    /// Runs the command with `io` as its terminal (tests pass pipes).
+    func execute(io: UARTConsole) async throws {
+        let options = try serverOptions()
+        guard idleTimeout.isFinite, idleTimeout >= 0 else { throw CommandFailure("--idle-timeout \(idleTimeout): expected seconds ≥ 0") }
+        if pty != nil, tcp != nil { throw CommandFailure("--pty and --tcp: choose one bridge") }
+        let tcpAddress = try tcp.map(UARTCommand.parseTCP)
+        let permit = try traffic.permission()
+        let log = try traffic.openLog()
+        defer { log?.close() }
+        do { _ = try TransportSpec(parsing: transport) } catch { throw CommandFailure("--transport: \(error)") }
+        let bluetooth: Bluetooth
+        do {
+            bluetooth = try await Bluetooth.open(transport: transport, configuration: .init(deviceName: options.name))
+        } catch {
+            throw CommandFailure("cannot open transport \(transport): \(error)")
+        }
+        // Caught from here, so a stop right after the "advertising" line is not lost.
+        let signal = StopSignal.install()
+        let stop = Task { await signal.wait() }
+        defer { stop.cancel() }
+        let server: SerialServer
+        do { server = try await SerialServer.start(on: bluetooth.peripheral, options: options) } catch {
+            await PromptShutdown.close(bluetooth)
+            throw CommandFailure("\(error)")
+        }
+        let reporter = UARTServeReporter(io: io, json: json, name: options.name)
+        let watcher = Task { for await event in server.events { reporter.report(event) } }
+        let runner = UARTServeRunner(server: server, io: io, reporter: reporter, json: json, permit: permit, log: log, name: options.name)
+        do {
+            if let pty {
+                try await runner.bridgePTY(path: pty, stop: stop)
+            } else if let tcpAddress {
+                try await runner.bridgeTCP(host: tcpAddress.host, port: tcpAddress.port, stop: stop)
+            } else {
+                try await runner.pipe(idleTimeout: idleTimeout, stop: stop)
+            }
+        } catch {
+            await server.close()
+            watcher.cancel()
+            await PromptShutdown.close(bluetooth)
+            throw error
+        }
+        await server.close()
+        await watcher.value
+        await PromptShutdown.close(bluetooth)
+    }
+}
+
+/// Server events as status lines on stderr ("PC: central F1:…/R connected"), or with --json as
+/// records of docs/json-output.md: `advertising` (`name`, `profile`), `connected`, `subscribed`
+/// (`chunkBytes`), `unsubscribed`, `disconnected` (`reason`), `refused` (`maximum`), each with
+/// the central as `device`; `closed`; `message` (`text`).
+struct UARTServeReporter: Sendable {
+    let io: UARTConsole
+    let json: Bool
+    let name: String
+    let start = ContinuousClock.now
+
+    func report(_ event: SerialServerEvent) {
+        guard json else { return io.status("\(name): \(event)") }
+        var fields: [String: JSONOutputValue] = [:]
+        switch event {
+        case let .advertising(name, profile):
+            fields["name"] = .string(name)
+            fields["profile"] = .string(profile.kind.rawValue)
+        case let .connected(central), let .unsubscribed(central):
+            fields["device"] = JSONOutput.device(central)
+        case let .subscribed(central, chunk):
+            fields["device"] = JSONOutput.device(central)
+            fields["chunkBytes"] = .integer(Int64(chunk))
+        case let .disconnected(central, reason):
+            fields["device"] = JSONOutput.device(central)
+            fields["reason"] = .string(reason)
+        case let .refused(central, maximum):
+            fields["device"] = JSONOutput.device(central)
+            fields["maximum"] = .integer(Int64(maximum))
+        case .closed: break
+        }
+        io.status(line(event.name, fields))
+    }
+
+    func message(_ text: String) {
+        io.status(json ? line("message", ["text": .string(text)]) : "\(name): \(text)")
+    }
+
+    /// One record: `fields`, the `type` and the `time`.
+    func line(_ type: String, _ fields: [String: JSONOutputValue]) -> String {
+        let elapsed = ContinuousClock.now - start
+        var fields = fields
+        fields["time"] = JSONOutput.time(
+            monotonic: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return JSONOutput.line(type, fields)
+    }
+}
+
+/// Runs a ``SerialServer`` as a pipe, a pty bridge or a TCP bridge.
+final class UARTServeRunner: Sendable {
+    let server: SerialServer
+    let io: UARTConsole
+    let reporter: UARTServeReporter
+    let json: Bool
+    let permit: UARTPermission
+    let log: UARTTrafficLog?
+    let name: String
+    private let lastReceived = Mutex(ContinuousClock.now)
+
+    init(server: SerialServer, io: UARTConsole, reporter: UARTServeReporter, json: Bool, permit: UARTPermission, log: UARTTrafficLog?, name: String) {
+        self.server = server
+        self.io = io
+        self.reporter = reporter
+        self.json = json
+        self.permit = permit
+        self.log = log
+        self.name = name
+    }
+
+    /// Copies what centrals write to `write` (logged; dropped with --permit wo) until the server closes.
+    private func forwardReceived(_ write: @escaping @Sendable ([UInt8], SerialServerChunk) async -> Void) async {
+        for await chunk in server.received {
+            lastReceived.withLock { $0 = .now }
+            log?.record(.received, device: chunk.central.map { "\($0)" } ?? "?", bytes: chunk.bytes)
+            guard permit.receives else { continue }
+            await write(chunk.bytes, chunk)
+        }
+    }
+
+    /// Sends input to the centrals (logged), unless --permit ro.
+    private func send(_ bytes: [UInt8]) async throws {
+        guard permit.sends else { return }
+        try await server.send(bytes)
+        log?.record(.sent, device: name, bytes: bytes)
+    }
+
+    /// Stdin to the centrals, their writes to stdout; ends once stdin has ended, was sent, and
+    /// no central wrote for `idleTimeout` seconds, or on a stop signal.
+    func pipe(idleTimeout: Double, stop: Task<String, Never>) async throws {
+        let io = io, json = json, reporter = reporter, server = server
+        let printer = Task {
+            await forwardReceived { bytes, chunk in
+                if json {
+                    var fields: [String: JSONOutputValue] = ["value": JSONOutput.value(bytes), "text": .string(String(decoding: bytes, as: UTF8.self))]
+                    if let central = chunk.central { fields["device"] = JSONOutput.device(central) }
+                    await io.writeData(Array((reporter.line("received", fields) + "\n").utf8))
+                } else {
+                    await io.writeData(bytes)
+                }
+            }
+        }
+        defer { printer.cancel() }
+        let stopped = Mutex(false)
+        let stopper = Task {
+            _ = await stop.value
+            stopped.withLock { $0 = true }
+            io.input.stop()
+            await server.close()
+        }
+        defer { stopper.cancel() }
+        while let chunk = await io.input.read() {
+            do { try await send(chunk) } catch { return }
+        }
+        // Everything read goes out once a central has taken it; then wait for writes to stop.
+        do { try await server.drain() } catch { return }
+        lastReceived.withLock { $0 = .now }
+        let idle = Duration.milliseconds(Int64(idleTimeout * 1000))
+        while !stopped.withLock({ $0 }) {
+            let deadline = lastReceived.withLock { $0 } + idle
+            if ContinuousClock.now >= deadline { break }
+            try? await Task.sleep(until: min(deadline, .now + .milliseconds(200)), clock: .continuous)
+        }
+        if server.droppedBytes > 0 { reporter.message("\(server.droppedBytes) received bytes dropped: the output was not read in time") }
+    }
+
+    /// Bridges a pseudo-terminal linked at `path` to the server until Ctrl-C or SIGTERM.
+    func bridgePTY(path: String, stop: Task<String, Never>) async throws {
+        let terminal: PseudoTerminal
+        let port: FileDescriptorPort
+        do {
+            terminal = try PseudoTerminal(linkPath: path)
+            port = try terminal.port()
+        } catch { throw CommandFailure("\(error)") }
+        defer { port.close(); terminal.close() }
+        reporter.message("serial port ready: \(path) → \(terminal.slavePath)")
+        let fromCentrals = Task { await forwardReceived { bytes, _ in try? await port.write(bytes) } }
+        defer { fromCentrals.cancel() }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                while let chunk = await port.read() { do { try await send(chunk) } catch { return } }
+            }
+            group.addTask { _ = await stop.value }
+            _ = await group.next()
+            port.stop()
+            group.cancelAll()
+        }
+    }
+
+    /// Bridges one TCP client at a time on `host:port` to the server until Ctrl-C or SIGTERM.
+    func bridgeTCP(host: String, port number: UInt16, stop: Task<String, Never>) async throws {
+        let listener: TCPListener
+        do { listener = try TCPListener(host: host, port: number) } catch { throw CommandFailure("\(error)") }
+        defer { listener.close() }
+        reporter.message("listening on \(host):\(listener.port)")
+        let client = CurrentClient()
+        // Bytes that arrive with no client connected are dropped (as a serial line would).
+        let fromCentrals = Task { await forwardReceived { bytes, _ in if let port = client.port { try? await port.write(bytes) } } }
+        defer { fromCentrals.cancel() }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                while let port = await listener.accept() {
+                    client.port = port
+                    reporter.message("TCP client connected")
+                    while let chunk = await port.read() { do { try await send(chunk) } catch { break } }
+                    client.port = nil
+                    port.close()
+                    reporter.message("TCP client left; waiting for the next")
+                }
+            }
+            group.addTask { _ = await stop.value }
+            _ = await group.next()
+            listener.stop()
+            client.port?.stop()
+            group.cancelAll()
+        }
+    }
+}
