@@ -67,6 +67,18 @@ import FoundationNetworking
         #expect(document.components(separatedBy: "<Trackpoint>").count - 1 >= 3)
         #expect(document.contains("<ns3:Watts>15"))
 
+        // FIT: a whole file (the header's data size plus header and CRC is the file's size).
+        let fit = Self.temporary("ride.fit")
+        defer { try? FileManager.default.removeItem(atPath: fit) }
+        let fitLines = LineCollector()
+        let fitExport = try #require(try RideCommand.parseAsRoot(["export", log, "--format", "fit", "--output", fit]) as? RideExportCommand)
+        try await withGuard { try await fitExport.execute(fitLines.output) }
+        #expect(fitLines.lines == ["wrote \(fit)"])
+        let fitBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fit)))
+        #expect(Array(fitBytes.prefix(12).suffix(4)) == Array(".FIT".utf8))
+        let dataSize = fitBytes[4..<8].reversed().reduce(0) { $0 << 8 | Int($1) }
+        #expect(dataSize + 16 == fitBytes.count)
+
         let csv = LineCollector()
         let csvExport = try #require(try RideCommand.parseAsRoot(["export", log, "--format", "csv"]) as? RideExportCommand)
         try await withGuard { try await csvExport.execute(csv.output) }
@@ -77,6 +89,24 @@ import FoundationNetworking
         try await withGuard { try await replay.execute(replayed.output) }
         #expect(replayed.lines.contains { $0.contains(" W ") || $0.contains(" W") }, "\(replayed.lines)")
         #expect(replayed.lines.filter { $0.contains("km/h") }.count >= samples.count - 2)
+    }
+
+    /// FIT is binary: it needs --output; laps from --workout are FIT's only; each refusal names the option.
+    @Test func fitExportRefusesStandardOutputAndWorkoutLapsElsewhere() async throws {
+        for (arguments, field) in [
+            (["export", "ride.jsonl", "--format", "fit"], "--output"),
+            (["export", "ride.jsonl", "--format", "csv", "--workout", "w.zwo"], "--workout"),
+            (["export", "ride.jsonl", "--format", "gpx"], "--format"),
+        ] {
+            let command = try #require(try RideCommand.parseAsRoot(arguments) as? RideExportCommand)
+            do {
+                try await command.execute(LineCollector().output)
+                Issue.record("\(arguments) was accepted")
+            } catch let failure as CommandFailure {
+                #expect(failure.status == .usage, "\(arguments): \(failure)")
+                #expect(failure.field == field, "\(failure.message)")
+            }
+        }
     }
 
     /// Issue 21 item 8: typed commands change the target mid-ride; the ride ends with a summary
