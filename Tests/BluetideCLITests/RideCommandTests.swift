@@ -1,5 +1,7 @@
 import BluetideTestSupport
 import Foundation
+import HummingbirdWSClient
+import Logging
 import Synchronization
 import Testing
 @testable import BluetideCommands
@@ -194,10 +196,34 @@ import FoundationNetworking
         #expect(latest["trigger"] as? String == "tick")
         #expect((latest["target"] as? [String: Any])?["powerWatts"] as? Int == 150)
         #expect((latest["time"] as? [String: Any])?["utc"] as? String != nil)
-        try await withGuard(60) { try await riding.value }
+        // The page's controls reach the ride: its token opens /control, and `erg 180` sets the trainer.
         let bound = try #require(port.withLock { $0 })
+        let (pageData, _) = try await URLSession.shared.data(from: try #require(URL(string: "http://127.0.0.1:\(bound)/")))
+        let page = String(decoding: pageData, as: UTF8.self)
+        let token = try #require(page.range(of: #"data-token="[0-9a-f]{64}""#, options: .regularExpression).map { String(page[$0].dropFirst(12).dropLast()) })
+        let replies = Mutex<[String]>([])
+        try await withGuard(30) {
+            var logger = Logger(label: "ride-serve-test")
+            logger.logLevel = .warning
+            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(bound)/control?token=\(token)", logger: logger) { inbound, outbound, _ in
+                try await outbound.write(.text(#"{"id":7,"command":"erg 180"}"#))
+                for try await message in inbound.messages(maxSize: 1 << 16) {
+                    if case let .text(text) = message { replies.withLock { $0.append(text) } }
+                    break
+                }
+                try await outbound.close(.normalClosure, reason: nil)
+            }
+        }
+        let replyText = try #require(replies.withLock { $0.first })
+        let answer = try #require(Self.json(replyText))
+        #expect(answer["ok"] as? Bool == true, "\(replyText)")
+        #expect(answer["id"] as? Int == 7)
+        #expect(answer["text"] as? String == "target 180 W")
+        try await withGuard(60) { try await riding.value }
         #expect(collector.lines.first == "# live page: http://127.0.0.1:\(bound)/")
         #expect(collector.lines.compactMap(Self.json).contains { $0["trigger"] as? String == "tick" }, "the terminal shows the ride too")
+        let after = collector.lines.compactMap(Self.json).filter { $0["trigger"] as? String == "tick" }.last
+        #expect((after?["target"] as? [String: Any])?["powerWatts"] as? Int == 180, "the ride took the page's target")
         let busy = try #require(try RideCommand.parseAsRoot(["serve", "--port", "70000"]) as? RideServeCommand)
         #expect(try await failureMessage { try await busy.execute(LineCollector().output) } == "--port 70000: expected 0…65535")
     }
