@@ -162,7 +162,7 @@ struct FITDecoderTests {
                 process.arguments = arguments
                 // Standard error goes to a file, so a chatty child never blocks on a full pipe.
                 let errorPath = FileManager.default.temporaryDirectory.appendingPathComponent("fit-\(UUID().uuidString.prefix(8)).err").path
-                FileManager.default.createFile(atPath: errorPath, contents: nil)
+                _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
                 defer { try? FileManager.default.removeItem(atPath: errorPath) }
                 let out = Pipe()
                 process.standardOutput = out
