@@ -271,4 +271,67 @@ import FoundationNetworking
         }
         #expect(JSONValue(line: page49)?["target_power_w"]?.double == 180)
     }
+
+    /// Issue 29 item 2: a DIRCON app (Interop/dircon/dircon_app.py, written from the protocol
+    /// description) reaches the bridge over TCP on loopback, discovers it, subscribes, requests
+    /// control and rides the emulated Tacx at 180 W.
+    @Test(.needs("python3", install: "apt-get install python3"), .timeLimit(.minutes(3)))
+    func dirconLetsANetworkAppRideAnEmulatedTacx() async throws {
+        let bridge = try #require(try RideCommand.parseAsRoot([
+            "bridge", "--emulate", "tacx-fec,heart-rate", "--transport", privateLink(), "--timeout", "2",
+            "--dircon", "--dircon-host", "127.0.0.1", "--dircon-port", "0", "--duration", "25", "--json",
+        ]) as? RideBridgeCommand)
+        let collector = LineCollector()
+        let bridging = Task { try await bridge.execute(collector.output) }
+        let port = try await withGuard(30) { () -> Int in
+            while true {
+                for line in collector.lines {
+                    guard let text = Self.json(line)?["text"] as? String,
+                          let range = text.range(of: #"DIRCON on 127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
+                          let port = Int(text[range].split(separator: ":").last ?? "") else { continue }
+                    return port
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let script = BumbleEnvironment.repositoryRoot.appendingPathComponent("Interop/dircon/dircon_app.py")
+        let python = try #require(OptionalTool.executable("python3"))
+        let (status, appOutput) = try await withGuard(90) {
+            try await Self.run(python, [script.path, "--port", "\(port)", "--erg", "180", "--timeout", "40"])
+        }
+        #expect(status == 0, "\(appOutput.joined(separator: "\n"))")
+        #expect(appOutput.contains("control success") && appOutput.contains("erg success"), "\(appOutput)")
+        #expect(appOutput.contains { $0.hasPrefix("settled ") }, "\(appOutput)")
+        try await withGuard(60) { try await bridging.value }
+        let objects = collector.lines.compactMap(Self.json)
+        let requests = objects.filter { $0["type"] as? String == "bridge-request" }
+        #expect(requests.compactMap { $0["result"] as? Int } == [1, 1], "\(collector.lines)")
+        #expect(requests.last?["text"] as? String == "app DIRCON #1: set target power 180 W → trainer confirmed → success")
+        #expect(objects.contains { $0["type"] as? String == "bridge-disconnected" })
+        try await Self.expectSchemaValid(collector.lines)
+    }
+
+    /// Runs `executable` to its end (on a thread of its own): its exit status and its output lines
+    /// (standard output and error together).
+    static func run(_ executable: URL, _ arguments: [String]) async throws -> (Int32, [String]) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                let process = Process()
+                process.executableURL = executable
+                process.arguments = arguments
+                let pipe = Pipe()
+                process.standardOutput = pipe
+                process.standardError = pipe
+                do {
+                    try process.run()
+                    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+                    continuation.resume(returning: (process.terminationStatus, lines))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }.start()
+        }
+    }
 }

@@ -119,7 +119,7 @@ import Testing
             await bridge.finish()
             var events: [String] = []
             for await event in bridge.events { events.append(event.text) }
-            #expect(events.contains { $0.contains("set target power") || $0.contains("setTargetPower") }, "\(events)")
+            #expect(events.contains("app 127.0.0.1:50000: set target power 180 W → trainer confirmed → success"), "\(events)")
             #expect(events.last == "app 127.0.0.1:50000 disconnected; control released")
         }
     }

@@ -53,7 +53,7 @@ public actor DirconBridge {
             }
             await send(outputs)
             if let request, let response = outputs.lazy.compactMap(Self.controlPointResponse).first {
-                let what = (try? FitnessMachineControlPointRequest(bytes: request)).map { "\($0)" } ?? "control point write \(request.hexString)"
+                let what = (try? FitnessMachineControlPointRequest(bytes: request)).map(RideBridge.describe) ?? "control point write \(request.hexString)"
                 eventContinuation.yield(RideBridgeEvent(
                     kind: .request, text: "app \(connection.name): \(what)\(via) → \(response.result)", result: response.result))
             }
