@@ -2,10 +2,26 @@
 /// workout progress) and a rolling five-minute chart of power, heart rate and cadence drawn on a
 /// canvas, fed by the `/live` WebSocket. One self-contained document (no external scripts), laid
 /// out for a tablet in landscape or portrait; it reconnects by itself when the socket drops.
+/// With a control token it also has the controls (target power and grade with their buttons,
+/// pause, start, lap, workout, free), sent over the `/control` WebSocket with the token, each
+/// answer shown under them.
 public enum RidePage {
-    /// The page, titled `title` (escaped).
-    public static func html(title: String) -> String {
+    /// The page, titled `title` (escaped), with controls when `controlToken` is given.
+    public static func html(title: String, controlToken: String? = nil) -> String {
         let safe = escape(title)
+        let controls = controlToken.map { token in
+            """
+            <section id="controls" data-token="\(escape(token))">
+              <label>Power <input id="watts" type="number" min="0" max="4000" step="5" value="200"> W</label>
+              <button id="erg">Set ERG</button>
+              <label>Grade <input id="grade" type="number" min="-40" max="40" step="0.5" value="2"> %</label>
+              <button id="slope">Set grade</button>
+              <button id="pause">Pause</button><button id="start">Start</button><button id="lap">Lap</button>
+              <button id="workout">Start workout</button><button id="free">Free ride</button>
+              <div id="reply" class="label"></div>
+            </section>
+            """
+        } ?? ""
         return """
             <!doctype html>
             <html lang="en">
@@ -26,6 +42,11 @@ public enum RidePage {
             #bar { height: 100%; width: 0; background: #4caf50; border-radius: 0.3rem; }
             canvas { display: block; width: calc(100% - 2rem); height: 40vh; margin: 0.5rem 1rem; background: #1c1c1c; border-radius: 0.5rem; }
             .legend span { margin-right: 1rem; }
+            #controls { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; padding: 0.5rem 1rem; }
+            #controls button { font-size: 1.2rem; padding: 0.6rem 1rem; border-radius: 0.4rem; border: 0; background: #2e7d32; color: #fff; }
+            #controls input { font-size: 1.2rem; width: 5rem; }
+            #reply { width: 100%; min-height: 1.2rem; }
+            #reply.refused { color: #f66; }
             </style>
             </head>
             <body>
@@ -40,6 +61,7 @@ public enum RidePage {
               <div class="metric"><div class="label">Target</div><span class="value" id="target">–</span>
                 <div id="workout" class="label"></div><div id="progress"><div id="bar"></div></div></div>
             </main>
+            \(controls)
             <canvas id="chart"></canvas>
             <div class="legend" style="padding: 0 1rem; color: #999">
               <span style="color: #ffb300">■ power (W)</span><span style="color: #ef5350">■ heart rate (bpm)</span><span style="color: #42a5f5">■ cadence (rpm)</span>
@@ -107,6 +129,29 @@ public enum RidePage {
             }
             window.addEventListener("resize", draw);
             connect();
+            const panel = $("controls");
+            if (panel) {
+              let control = null, next = 1;
+              const pending = [];
+              const answer = (text, ok) => { $("reply").textContent = text; $("reply").className = ok ? "label" : "label refused"; };
+              function openControl() {
+                control = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host
+                  + "/control?token=" + encodeURIComponent(panel.dataset.token));
+                control.onopen = () => { while (pending.length) control.send(pending.shift()); };
+                control.onmessage = (event) => { const r = JSON.parse(event.data); answer(r.text, r.ok); };
+                control.onclose = () => { control = null; };
+              }
+              function send(command) {
+                const message = JSON.stringify({ id: next++, command: command });
+                answer("…", true);
+                if (control && control.readyState === WebSocket.OPEN) control.send(message);
+                else { pending.push(message); if (!control) openControl(); }
+              }
+              $("erg").onclick = () => send("erg " + $("watts").value);
+              $("slope").onclick = () => send("grade " + $("grade").value);
+              for (const id of ["pause", "start", "lap", "workout", "free"]) $(id).onclick = () => send(id);
+              openControl();
+            }
             </script>
             </body>
             </html>

@@ -1,5 +1,7 @@
 import BluetideTestSupport
 import Foundation
+import HummingbirdWSClient
+import Logging
 import Synchronization
 import Testing
 @testable import BluetideCommands
@@ -67,6 +69,18 @@ import FoundationNetworking
         #expect(document.components(separatedBy: "<Trackpoint>").count - 1 >= 3)
         #expect(document.contains("<ns3:Watts>15"))
 
+        // FIT: a whole file (the header's data size plus header and CRC is the file's size).
+        let fit = Self.temporary("ride.fit")
+        defer { try? FileManager.default.removeItem(atPath: fit) }
+        let fitLines = LineCollector()
+        let fitExport = try #require(try RideCommand.parseAsRoot(["export", log, "--format", "fit", "--output", fit]) as? RideExportCommand)
+        try await withGuard { try await fitExport.execute(fitLines.output) }
+        #expect(fitLines.lines == ["wrote \(fit)"])
+        let fitBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fit)))
+        #expect(Array(fitBytes.prefix(12).suffix(4)) == Array(".FIT".utf8))
+        let dataSize = fitBytes[4..<8].reversed().reduce(0) { $0 << 8 | Int($1) }
+        #expect(dataSize + 16 == fitBytes.count)
+
         let csv = LineCollector()
         let csvExport = try #require(try RideCommand.parseAsRoot(["export", log, "--format", "csv"]) as? RideExportCommand)
         try await withGuard { try await csvExport.execute(csv.output) }
@@ -77,6 +91,24 @@ import FoundationNetworking
         try await withGuard { try await replay.execute(replayed.output) }
         #expect(replayed.lines.contains { $0.contains(" W ") || $0.contains(" W") }, "\(replayed.lines)")
         #expect(replayed.lines.filter { $0.contains("km/h") }.count >= samples.count - 2)
+    }
+
+    /// FIT is binary: it needs --output; laps from --workout are FIT's only; each refusal names the option.
+    @Test func fitExportRefusesStandardOutputAndWorkoutLapsElsewhere() async throws {
+        for (arguments, field) in [
+            (["export", "ride.jsonl", "--format", "fit"], "--output"),
+            (["export", "ride.jsonl", "--format", "csv", "--workout", "w.zwo"], "--workout"),
+            (["export", "ride.jsonl", "--format", "gpx"], "--format"),
+        ] {
+            let command = try #require(try RideCommand.parseAsRoot(arguments) as? RideExportCommand)
+            do {
+                try await command.execute(LineCollector().output)
+                Issue.record("\(arguments) was accepted")
+            } catch let failure as CommandFailure {
+                #expect(failure.status == .usage, "\(arguments): \(failure)")
+                #expect(failure.field == field, "\(failure.message)")
+            }
+        }
     }
 
     /// Issue 21 item 8: typed commands change the target mid-ride; the ride ends with a summary
@@ -164,10 +196,34 @@ import FoundationNetworking
         #expect(latest["trigger"] as? String == "tick")
         #expect((latest["target"] as? [String: Any])?["powerWatts"] as? Int == 150)
         #expect((latest["time"] as? [String: Any])?["utc"] as? String != nil)
-        try await withGuard(60) { try await riding.value }
+        // The page's controls reach the ride: its token opens /control, and `erg 180` sets the trainer.
         let bound = try #require(port.withLock { $0 })
+        let (pageData, _) = try await URLSession.shared.data(from: try #require(URL(string: "http://127.0.0.1:\(bound)/")))
+        let page = String(decoding: pageData, as: UTF8.self)
+        let token = try #require(page.range(of: #"data-token="[0-9a-f]{64}""#, options: .regularExpression).map { String(page[$0].dropFirst(12).dropLast()) })
+        let replies = Mutex<[String]>([])
+        try await withGuard(30) {
+            var logger = Logger(label: "ride-serve-test")
+            logger.logLevel = .warning
+            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(bound)/control?token=\(token)", logger: logger) { inbound, outbound, _ in
+                try await outbound.write(.text(#"{"id":7,"command":"erg 180"}"#))
+                for try await message in inbound.messages(maxSize: 1 << 16) {
+                    if case let .text(text) = message { replies.withLock { $0.append(text) } }
+                    break
+                }
+                try await outbound.close(.normalClosure, reason: nil)
+            }
+        }
+        let replyText = try #require(replies.withLock { $0.first })
+        let answer = try #require(Self.json(replyText))
+        #expect(answer["ok"] as? Bool == true, "\(replyText)")
+        #expect(answer["id"] as? Int == 7)
+        #expect(answer["text"] as? String == "target 180 W")
+        try await withGuard(60) { try await riding.value }
         #expect(collector.lines.first == "# live page: http://127.0.0.1:\(bound)/")
         #expect(collector.lines.compactMap(Self.json).contains { $0["trigger"] as? String == "tick" }, "the terminal shows the ride too")
+        let after = collector.lines.compactMap(Self.json).filter { $0["trigger"] as? String == "tick" }.last
+        #expect((after?["target"] as? [String: Any])?["powerWatts"] as? Int == 180, "the ride took the page's target")
         let busy = try #require(try RideCommand.parseAsRoot(["serve", "--port", "70000"]) as? RideServeCommand)
         #expect(try await failureMessage { try await busy.execute(LineCollector().output) } == "--port 70000: expected 0…65535")
     }
@@ -214,5 +270,68 @@ import FoundationNetworking
             JSONValue(line: $0)?["page"]?.int == 49
         }
         #expect(JSONValue(line: page49)?["target_power_w"]?.double == 180)
+    }
+
+    /// Issue 29 item 2: a DIRCON app (Interop/dircon/dircon_app.py, written from the protocol
+    /// description) reaches the bridge over TCP on loopback, discovers it, subscribes, requests
+    /// control and rides the emulated Tacx at 180 W.
+    @Test(.needs("python3", install: "apt-get install python3"), .timeLimit(.minutes(3)))
+    func dirconLetsANetworkAppRideAnEmulatedTacx() async throws {
+        let bridge = try #require(try RideCommand.parseAsRoot([
+            "bridge", "--emulate", "tacx-fec,heart-rate", "--transport", privateLink(), "--timeout", "2",
+            "--dircon", "--dircon-host", "127.0.0.1", "--dircon-port", "0", "--duration", "25", "--json",
+        ]) as? RideBridgeCommand)
+        let collector = LineCollector()
+        let bridging = Task { try await bridge.execute(collector.output) }
+        let port = try await withGuard(30) { () -> Int in
+            while true {
+                for line in collector.lines {
+                    guard let text = Self.json(line)?["text"] as? String,
+                          let range = text.range(of: #"DIRCON on 127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
+                          let port = Int(text[range].split(separator: ":").last ?? "") else { continue }
+                    return port
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let script = BumbleEnvironment.repositoryRoot.appendingPathComponent("Interop/dircon/dircon_app.py")
+        let python = try #require(OptionalTool.executable("python3"))
+        let (status, appOutput) = try await withGuard(90) {
+            try await Self.run(python, [script.path, "--port", "\(port)", "--erg", "180", "--timeout", "40"])
+        }
+        #expect(status == 0, "\(appOutput.joined(separator: "\n"))")
+        #expect(appOutput.contains("control success") && appOutput.contains("erg success"), "\(appOutput)")
+        #expect(appOutput.contains { $0.hasPrefix("settled ") }, "\(appOutput)")
+        try await withGuard(60) { try await bridging.value }
+        let objects = collector.lines.compactMap(Self.json)
+        let requests = objects.filter { $0["type"] as? String == "bridge-request" }
+        #expect(requests.compactMap { $0["result"] as? Int } == [1, 1], "\(collector.lines)")
+        #expect(requests.last?["text"] as? String == "app DIRCON #1: set target power 180 W → trainer confirmed → success")
+        #expect(objects.contains { $0["type"] as? String == "bridge-disconnected" })
+        try await Self.expectSchemaValid(collector.lines)
+    }
+
+    /// Runs `executable` to its end (on a thread of its own): its exit status and its output lines
+    /// (standard output and error together).
+    static func run(_ executable: URL, _ arguments: [String]) async throws -> (Int32, [String]) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                let process = Process()
+                process.executableURL = executable
+                process.arguments = arguments
+                let pipe = Pipe()
+                process.standardOutput = pipe
+                process.standardError = pipe
+                do {
+                    try process.run()
+                    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+                    continuation.resume(returning: (process.terminationStatus, lines))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }.start()
+        }
     }
 }

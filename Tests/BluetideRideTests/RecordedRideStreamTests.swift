@@ -161,8 +161,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: clean) }
         let log = ValueLog(header: ValueLogHeader(startedAt: WallClockTime(Self.start)), records: records)
         for format in RideExport.Format.allCases {
-            let streamed = try await RideExport.document(ofLogAt: clean, format: format)
-            #expect(streamed == (try await RideExport.document(of: log, format: format)), "\(format)")
+            let streamed = try await RideExport.file(ofLogAt: clean, format: format)
+            #expect(streamed == (try await RideExport.file(of: log, format: format)), "\(format)")
         }
         #expect(try await RideExport.document(ofLogAt: clean, format: .csv).contains("1.000,2026-11-18T11:06:41.000Z,,,,101,0.00,"))
 

@@ -184,4 +184,51 @@ func riding(_ session: RideSession, _ rig: EmulatedRig, _ body: () async throws 
             #expect(last.workout?.stepCount == 2)
         }
     }
+
+    /// Issue 29 item 3: the page's commands. A pause frees the trainer and stops the workout's
+    /// clock; start goes on where it stopped; lap answers with the lap's summary; workout starts
+    /// the ride's workout again from its first step.
+    @Test func pauseStartLapAndWorkoutFromTheCommands() async throws {
+        let rig = try await EmulatedRig.start(["ftms-bike"])
+        let source = LiveRideSource(central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)])
+        let session = RideSession(source: source, configuration: .init(ftpWatts: 200))
+        try await riding(session, rig) {
+            let stream = try await session.start()
+            await #expect(throws: RideError("no workout in this ride: start it with --workout FILE")) {
+                _ = try await session.perform(.startWorkout)
+            }
+            await #expect(throws: RideError("not paused; `pause` first")) { _ = try await session.perform(.resume) }
+            let workout = Workout(name: "long", steps: [WorkoutStep(kind: "steady", durationSeconds: 600, startPower: .watts(150))])
+            try await session.ride(workout)
+            _ = try await guarded("two workout ticks") { try await samples(stream) { $0.filter { $0.trigger == .tick }.count >= 2 } }
+            #expect(await session.currentTarget == .power(watts: 150))
+
+            #expect(try await session.perform(.pause) == "paused")
+            #expect(await session.isPaused)
+            #expect(await session.currentTarget == nil)
+            await #expect(throws: RideError("already paused; `start` goes on")) { _ = try await session.perform(.pause) }
+            // (A tick made before the pause may still be waiting in the stream: the paused ones have no target.)
+            let paused = try await guarded("three paused ticks") {
+                try await samples(stream) { $0.filter { $0.trigger == .tick && $0.target == nil }.count >= 3 }
+            }
+            let positions = paused.filter { $0.trigger == .tick && $0.target == nil }.compactMap { $0.workout?.elapsedSeconds }
+            #expect(positions.count == 3 && Set(positions).count == 1, "the workout's clock stands still: \(positions)")
+
+            #expect(try await session.perform(.resume) == "riding on (workout)")
+            let after = try await guarded("two ticks after the pause") { try await samples(stream) { $0.filter { $0.trigger == .tick }.count >= 2 } }
+            #expect(after.last?.target == .power(watts: 150))
+            let elapsed = try #require(after.last?.workout?.elapsedSeconds)
+            #expect(elapsed > positions[0] && elapsed < (after.last?.time ?? 0) - 1.5, "the pause is not counted: \(elapsed)")
+
+            let lap = try await session.perform(.lap)
+            #expect(lap.hasPrefix("lap 1: "), "\(lap)")
+            #expect(lap.contains(" W average"), "\(lap)")
+            #expect(try await session.perform(.lap).hasPrefix("lap 2: "))
+            #expect(try await session.perform(.startWorkout) == "workout long started")
+            let again = try await guarded("a tick of the restarted workout") {
+                try await samples(stream) { $0.contains { $0.trigger == .tick && ($0.workout?.elapsedSeconds ?? 99) < 2 } }
+            }
+            #expect(again.last?.workout?.stepIndex == 0)
+        }
+    }
 }

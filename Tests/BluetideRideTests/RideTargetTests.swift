@@ -58,6 +58,12 @@ import Testing
         #expect(try RideControlCommand.parse("resistance 30") == .target(.resistance(percent: 30)))
         #expect(try RideControlCommand.parse("free") == .free)
         #expect(try RideControlCommand.parse("help") == .help)
+        #expect(try RideControlCommand.parse("pause") == .pause)
+        #expect(try RideControlCommand.parse("Start") == .resume)
+        #expect(try RideControlCommand.parse("resume") == .resume)
+        #expect(try RideControlCommand.parse("lap") == .lap)
+        #expect(try RideControlCommand.parse("workout") == .startWorkout)
+        #expect(throws: RideError("lap takes no value; \(RideControlCommand.usage)")) { try RideControlCommand.parse("lap 2") }
         #expect(throws: RideError("erg: expected watts in 0…4000, found \"lots\"")) { try RideControlCommand.parse("erg lots") }
         #expect(throws: RideError("grade: expected percent in -40…40, found \"45\"")) { try RideControlCommand.parse("grade 45") }
         #expect(throws: RideError.self) { try RideControlCommand.parse("erg") }

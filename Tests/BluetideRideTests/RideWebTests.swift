@@ -77,4 +77,94 @@ import FoundationNetworking
         }
         await first.stop()
     }
+
+    /// Issue 29 item 3: the page's controls. With a control the page has its buttons and token;
+    /// `/control` carries commands out and answers each; a wrong token or another site's page
+    /// gets no socket.
+    @Test func thePageControlsTheRideOverItsGuardedSocket() async throws {
+        let done = Mutex<[String]>([])
+        let control = RideWebControl { line in
+            done.withLock { $0.append(line) }
+            return "\(try RideControlCommand.parse(line))"
+        }
+        let access = RideWebAccess(token: String(repeating: "ab", count: 32))
+        let running = try await RideWebServer(feed: RideLiveFeed(), control: control, access: access).start(host: "127.0.0.1", port: 0)
+        let viewOnly = try await RideWebServer(feed: RideLiveFeed()).start(host: "127.0.0.1", port: 0)
+        do {
+            let page = try await Self.get("\(running.localURL)/")
+            #expect(page.body.contains("data-token=\"\(access.token)\""))
+            for button in ["erg", "slope", "pause", "start", "lap", "workout", "free"] { #expect(page.body.contains("<button id=\"\(button)\">")) }
+            #expect(page.body.contains("\"/control?token=\""))
+            let plain = try await Self.get("\(viewOnly.localURL)/")
+            #expect(!plain.body.contains("data-token"), "no controls without a control")
+
+            let logger = { var logger = Logger(label: "ride-web-test"); logger.logLevel = .warning; return logger }()
+            let replies = Mutex<[String]>([])
+            try await guarded("three replies", seconds: 30) {
+                try await WebSocketClient.connect(url: "ws://127.0.0.1:\(running.port)/control?token=\(access.token)", logger: logger) { inbound, outbound, _ in
+                    try await outbound.write(.text(#"{"id":1,"command":"erg 200"}"#))
+                    try await outbound.write(.text("faster"))
+                    try await outbound.write(.text(#"{"id":"x"}"#))
+                    var count = 0
+                    for try await message in inbound.messages(maxSize: 1 << 16) {
+                        guard case let .text(text) = message else { continue }
+                        replies.withLock { $0.append(text) }
+                        count += 1
+                        if count == 3 { break }
+                    }
+                    try await outbound.close(.normalClosure, reason: nil)
+                }
+            }
+            let answers = replies.withLock { $0 }.map { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:] }
+            #expect(answers.map { $0["type"] as? String } == ["reply", "reply", "reply"])
+            #expect(answers.map { $0["ok"] as? Bool } == [true, false, false])
+            #expect(answers.first?["id"] as? Int == 1)
+            #expect(answers.first?["text"] as? String == "\(RideControlCommand.target(.power(watts: 200)))")
+            #expect((answers.dropFirst().first?["text"] as? String)?.hasPrefix("unknown command \"faster\"") == true)
+            #expect(answers.last?["id"] as? String == "x")
+            #expect(done.withLock { $0 } == ["erg 200", "faster"])
+
+            // No socket for a wrong token, for another site's page, nor on a server without controls.
+            for (url, origin) in [
+                ("ws://127.0.0.1:\(running.port)/control?token=\(String(repeating: "cd", count: 32))", nil),
+                ("ws://127.0.0.1:\(running.port)/control", nil),
+                ("ws://127.0.0.1:\(running.port)/control?token=\(access.token)", "http://evil.example"),
+                ("ws://127.0.0.1:\(viewOnly.port)/control?token=\(access.token)", nil),
+            ] as [(String, String?)] {
+                var configuration = WebSocketClientConfiguration()
+                if let origin { configuration.additionalHeaders[.origin] = origin }
+                let opened = Mutex(false)
+                _ = try? await guarded("a refused socket", seconds: 30) { [configuration] in
+                    try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { _, outbound, _ in
+                        opened.withLock { $0 = true }
+                        try await outbound.close(.normalClosure, reason: nil)
+                    }
+                }
+                #expect(!opened.withLock { $0 }, "\(url) \(origin ?? "")")
+            }
+            #expect(done.withLock { $0 }.count == 2)
+        } catch {
+            await running.stop()
+            await viewOnly.stop()
+            throw error
+        }
+        await running.stop()
+        await viewOnly.stop()
+    }
+
+    @Test func onlyThePagesOwnOriginAndAddressesMayControl() {
+        #expect(RideWebAccess.refusal(host: "127.0.0.1:8088", origin: "http://127.0.0.1:8088") == nil)
+        #expect(RideWebAccess.refusal(host: "localhost:8088", origin: nil) == nil)
+        #expect(RideWebAccess.refusal(host: "[::1]:8088", origin: "http://[::1]:8088") == nil)
+        #expect(RideWebAccess.refusal(host: "192.168.1.20:8088", origin: "ws://192.168.1.20:8088") == nil)
+        #expect(RideWebAccess.refusal(host: "127.0.0.1:8088", origin: "http://evil.example") != nil)
+        #expect(RideWebAccess.refusal(host: "evil.example:8088", origin: "http://evil.example:8088") != nil, "DNS rebinding")
+        #expect(RideWebAccess.refusal(host: "300.1.1.1", origin: nil) != nil)
+        let access = RideWebAccess()
+        #expect(access.token.count == 64)
+        #expect(access.accepts(token: access.token))
+        #expect(!access.accepts(token: String(access.token.dropLast()) + "x"))
+        #expect(!access.accepts(token: nil))
+        #expect(RideWebAccess().token != access.token)
+    }
 }

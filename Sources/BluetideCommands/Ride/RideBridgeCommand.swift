@@ -19,7 +19,9 @@ struct RideBridgeCommand: AsyncParsableCommand {
             "operation failed" (04) when it refused. Each request and its answer is printed.
 
             The bridge serves on the same controller it reads with (central and peripheral at once), or on a \
-            second one with --serve-transport.
+            second one with --serve-transport. With --dircon it also serves the same services over Wi-Fi as Wahoo \
+            Direct Connect (DIRCON: TCP, port 36866 by default), advertised over mDNS as _wahoo-fitness-tnp._tcp \
+            when Avahi's avahi-publish-service is installed, for apps on a TV or tablet out of Bluetooth range.
 
             Examples:
               bluetide ride bridge --trainer "Tacx Neo 2T" --transport hci-socket:0
@@ -42,6 +44,12 @@ struct RideBridgeCommand: AsyncParsableCommand {
     var serveTransport: String?
     @Flag(name: .long, help: "Serve only the Fitness Machine service (no Cycling Power, no Heart Rate).")
     var ftmsOnly = false
+    @Flag(name: .long, help: "Also serve over the network as Wahoo Direct Connect (DIRCON), advertised over mDNS.")
+    var dircon = false
+    @Option(name: .long, help: "The DIRCON TCP port (0: any free port, printed).")
+    var dirconPort: Int = 36866
+    @Option(name: .long, help: "The interface DIRCON listens on: 0.0.0.0 (every interface), 127.0.0.1 or an IPv4 address.")
+    var dirconHost: String = "0.0.0.0"
     @Option(name: .long, help: "Record every device's values to this value log.")
     var record: String?
     @OptionGroup var stop: DurationOption
@@ -59,7 +67,7 @@ struct RideBridgeCommand: AsyncParsableCommand {
         guard !name.isEmpty, name.utf8.count <= 29 else {
             throw CommandFailure("--name \(name): expected 1…29 bytes (it must fit in an advertisement)")
         }
-        if serveTransport == nil, session.emulate != nil {
+        if serveTransport == nil, session.emulate != nil, !dircon {
             appLogger.warning("the emulated devices are on a private link no app can reach: add --serve-transport (e.g. hci-socket:0 or tcp-client:HOST:PORT) to serve the bridge where an app can see it")
         }
         let live = try await DeviceSession.open(session)
@@ -83,22 +91,35 @@ struct RideBridgeCommand: AsyncParsableCommand {
         let bridge = RideBridge(
             session: ride, peripheral: peripheral,
             configuration: .init(name: name, servesCyclingPower: !ftmsOnly, servesHeartRate: !ftmsOnly))
+        var network: DirconServing?
+        if dircon {
+            do {
+                network = try DirconServing(
+                    bridge: DirconBridge(session: ride, cyclingPower: !ftmsOnly, heartRate: !ftmsOnly), host: dirconHost, port: dirconPort)
+            } catch {
+                await serving?.close()
+                await live.close()
+                throw error
+            }
+        }
         do {
-            try await run(ride, bridge: bridge, output: output, stopOnSignals: stopOnSignals)
+            try await run(ride, bridge: bridge, dircon: network, output: output, stopOnSignals: stopOnSignals)
         } catch {
+            await network?.stop()
             await bridge.stop()
             await ride.stop()
             await serving?.close()
             await live.close()
             throw error
         }
+        await network?.stop()
         await bridge.stop()
         await ride.stop()
         await serving?.close()
         await live.close()
     }
 
-    private func run(_ ride: RideSession, bridge: RideBridge, output: CommandOutput, stopOnSignals: Bool) async throws {
+    private func run(_ ride: RideSession, bridge: RideBridge, dircon: DirconServing?, output: CommandOutput, stopOnSignals: Bool) async throws {
         let samples = try await RideRunning.start(ride)
         let startedAt = Date()
         let json = json
@@ -108,12 +129,22 @@ struct RideBridgeCommand: AsyncParsableCommand {
         do { try await bridge.start() } catch {
             throw CommandFailure("cannot serve the bridge: \(error)")
         }
-        let events = Task {
-            for await event in bridge.events {
-                var fields: [String: JSONOutputValue] = ["text": .string(event.text)]
-                if let result = event.result { fields["result"] = .integer(Int64(result.rawValue)) }
-                output.emit(json ? JSONOutput.line("bridge-\(event.kind.rawValue)", fields) : "# \(event.text)")
+        let show = { @Sendable (event: RideBridgeEvent) in
+            var fields: [String: JSONOutputValue] = ["text": .string(event.text)]
+            if let result = event.result { fields["result"] = .integer(Int64(result.rawValue)) }
+            output.emit(json ? JSONOutput.line("bridge-\(event.kind.rawValue)", fields) : "# \(event.text)")
+        }
+        let events = Task { for await event in bridge.events { show(event) } }
+        let networkEvents = Task { if let dircon { for await event in dircon.bridge.events { show(event) } } }
+        if let dircon {
+            await dircon.start()
+            let services = ["0x1826"] + (ftmsOnly ? [] : ["0x1818", "0x180D"])
+            let problem = await dircon.advertise(name: name, serviceUUIDs: services, identity: name) { reason in
+                show(RideBridgeEvent(kind: .advertising, text: reason))
             }
+            let address = "\(dirconHost):\(dircon.listener.port)"
+            show(RideBridgeEvent(kind: .advertising, text: problem.map { "DIRCON on \(address), not advertised over mDNS: \($0)" }
+                ?? "DIRCON on \(address), advertising over mDNS as \"\(name)\" (\(DirconServing.serviceType), with avahi-publish-service)"))
         }
         let notices = Task {
             for await notice in ride.notices {
@@ -122,11 +153,13 @@ struct RideBridgeCommand: AsyncParsableCommand {
         }
         defer {
             events.cancel()
+            networkEvents.cancel()
             notices.cancel()
         }
         let pump = Task {
             for await sample in samples {
                 await bridge.publish(sample)
+                await dircon?.bridge.publish(sample)
                 guard sample.trigger == .tick else { continue }
                 output.emit(json ? RideRunning.sampleLine(sample, startedAt: startedAt) : RideView.line(sample))
             }

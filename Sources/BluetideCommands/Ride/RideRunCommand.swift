@@ -19,7 +19,8 @@ struct RideRunCommand: AsyncParsableCommand {
 
             During a live ride, type a command and Enter on standard input to change the target: \
             `erg 220` (watts), `grade 3.5` (percent; negative downhill), `resistance 30` (percent), \
-            `free` (back to free riding) or `help`; a command ends a running workout. When a --workout \
+            `free` (back to free riding), `pause`, `start` (go on), `lap`, `workout` (start it again) or `help`; \
+            a target command ends a running workout. When a --workout \
             finishes the ride ends with a summary, unless --keep-riding.
 
             Examples:
@@ -124,7 +125,7 @@ struct RideRunOptions: ParsableArguments {
     /// with it); `commands` are typed lines that change the target (``RideControlCommand``).
     func execute(
         _ output: CommandOutput, stopOnSignals: Bool = false, commands: AsyncStream<String>? = nil,
-        observe: (@Sendable (RideSample) async -> Void)? = nil
+        observe: (@Sendable (RideSample) async -> Void)? = nil, onSession: (@Sendable (RideSession) async -> Void)? = nil
     ) async throws {
         try stop.validated()
         try devices.validated()
@@ -158,7 +159,8 @@ struct RideRunOptions: ParsableArguments {
         let ride = RideSession(source: source, configuration: configuration)
         do {
             try await run(
-                ride, target: target, workout: plan, output: output, stopOnSignals: stopOnSignals, commands: commands, observe: observe)
+                ride, target: target, workout: plan, output: output, stopOnSignals: stopOnSignals, commands: commands, observe: observe,
+                onSession: onSession)
         } catch {
             await ride.stop()
             await opened?.close()
@@ -170,7 +172,8 @@ struct RideRunOptions: ParsableArguments {
 
     private func run(
         _ ride: RideSession, target: RideTarget?, workout: Workout?, output: CommandOutput, stopOnSignals: Bool,
-        commands: AsyncStream<String>?, observe: (@Sendable (RideSample) async -> Void)?
+        commands: AsyncStream<String>?, observe: (@Sendable (RideSample) async -> Void)?,
+        onSession: (@Sendable (RideSession) async -> Void)?
     ) async throws {
         let samples = try await RideRunning.start(ride)
         let recorded = ride.source as? RecordedRideSource<ContinuousClock>
@@ -189,6 +192,7 @@ struct RideRunOptions: ParsableArguments {
                 throw CommandFailure("\(error)")
             }
         }
+        await onSession?(ride)
         let recent = NoticeBuffer()
         let noticeTask = Task {
             for await notice in ride.notices {

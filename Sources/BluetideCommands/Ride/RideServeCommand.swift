@@ -1,6 +1,7 @@
 import ArgumentParser
 import BluetideRide
 import BluetideRideWeb
+import Synchronization
 
 /// `bluetide ride serve`: the ride (live devices or a replay) on a web page, for a tablet on the
 /// handlebars, while the terminal shows it as `bluetide ride` does.
@@ -15,6 +16,11 @@ struct RideServeCommand: AsyncParsableCommand {
             /latest.json is the last sample. It listens on this computer only unless --host names an interface \
             (0.0.0.0: every interface, so a tablet on the same Wi-Fi can open it).
 
+            The page also controls the ride: target power and grade, pause, start, lap, the workout's start and \
+            free riding, as buttons and over a WebSocket (/control, see docs/ride.md). Only the page itself may: \
+            its own origin, addressed by IP address or localhost, with the token it carries. Whoever can open the \
+            page can use them: --view-only leaves them out.
+
             Examples:
               bluetide ride serve --emulate tacx-fec,heart-rate --erg 200
               bluetide ride serve --trainer "Tacx Neo 2T" --transport hci-socket:0 \\
@@ -28,6 +34,8 @@ struct RideServeCommand: AsyncParsableCommand {
     var host: String = "127.0.0.1"
     @Option(name: .long, help: "Port to listen on (0: any free port, printed).")
     var port: Int = 8088
+    @Flag(name: .long, help: "Numbers only: no controls on the page and no /control socket.")
+    var viewOnly = false
 
     func run() async throws {
         try await execute(CommandOutput.standardOutput(), stopOnSignals: true)
@@ -37,8 +45,16 @@ struct RideServeCommand: AsyncParsableCommand {
     func execute(_ output: CommandOutput, stopOnSignals: Bool = false, onListening: (@Sendable (Int) -> Void)? = nil) async throws {
         guard (0...65_535).contains(port) else { throw CommandFailure("--port \(port): expected 0…65535") }
         let feed = RideLiveFeed()
+        // The page's commands go to the ride's session once it started.
+        let session = Mutex<RideSession?>(nil)
+        let control = viewOnly ? nil : RideWebControl { line in
+            guard let ride = session.withLock({ $0 }) else { throw RideError("the ride has not started yet; try again in a moment") }
+            let answer = try await ride.perform(try RideControlCommand.parse(line))
+            appLogger.notice("page: \(line) → \(answer)")
+            return answer
+        }
         let running: RunningRideWeb
-        do { running = try await RideWebServer(feed: feed).start(host: host, port: port) } catch {
+        do { running = try await RideWebServer(feed: feed, control: control).start(host: host, port: port) } catch {
             throw ListenFailure.failure(host: host, port: port, error)
         }
         let shown = host == "0.0.0.0" ? "THIS-COMPUTER'S-ADDRESS" : host
@@ -46,7 +62,9 @@ struct RideServeCommand: AsyncParsableCommand {
         if !output.isTerminal { output.emit("# live page: http://\(shown):\(running.port)/") }
         onListening?(running.port)
         do {
-            try await ride.execute(output, stopOnSignals: stopOnSignals) { await feed.publish($0) }
+            try await ride.execute(
+                output, stopOnSignals: stopOnSignals, observe: { await feed.publish($0) },
+                onSession: { ride in session.withLock { $0 = ride } })
         } catch {
             await running.stop()
             throw error

@@ -194,7 +194,7 @@ public actor RideBridge {
 
     private func handle(_ bytes: [UInt8], from handle: UInt16, central: ConnectedCentral?) async {
         let who = central.map { "app \($0.address)" } ?? "app 0x\(String(handle, radix: 16))"
-        let request = (try? FitnessMachineControlPointRequest(bytes: bytes)).map(describe) ?? "control point write \(bytes.hexString)"
+        let request = (try? FitnessMachineControlPointRequest(bytes: bytes)).map(Self.describe) ?? "control point write \(bytes.hexString)"
         var decision = core.receive(bytes, from: handle)
         var via = ""
         if case let .forward(command, forwarded) = decision {
@@ -227,7 +227,8 @@ public actor RideBridge {
         }
     }
 
-    private nonisolated func describe(_ request: FitnessMachineControlPointRequest) -> String {
+    /// `set target power 180 W`: a control point request in words.
+    static func describe(_ request: FitnessMachineControlPointRequest) -> String {
         switch request {
         case .requestControl: "request control"
         case .reset: "reset"

@@ -45,6 +45,15 @@ public actor RideSession {
     private var workoutStart: Double?
     private var lastWorkoutWatts: Int?
     private var lastStep: Int?
+    /// The workout the ride was given (``ride(_:)``), which `workout` starts again.
+    private var plannedWorkout: Workout?
+    /// Ride time the ride was paused at, while paused.
+    private var pausedAt: Double?
+    /// The target before the pause, asked again when the ride goes on.
+    private var pausedTarget: RideTarget?
+    /// The current lap: its number and what it came to so far.
+    private var lapNumber = 1
+    private var lapSummary = RideSummary()
     private var now = 0.0
     private var runner: Task<Void, Never>?
     private var statusWatcher: Task<Void, Never>?
@@ -97,6 +106,7 @@ public actor RideSession {
         let trainer = try await requireTrainer()
         workout = nil
         workoutStart = nil
+        pausedAt = nil
         try await trainer.apply(target)
         self.target = target
         await record(target, trainer: trainer)
@@ -134,6 +144,7 @@ public actor RideSession {
         let trainer = try await requireTrainer()
         workout = nil
         workoutStart = nil
+        pausedAt = nil
         try await trainer.setSimulation(parameters)
         target = .grade(percent: parameters.gradePercent)
         await record(target, trainer: trainer, parameters: parameters)
@@ -145,6 +156,7 @@ public actor RideSession {
         let trainer = try await requireTrainer()
         workout = nil
         workoutStart = nil
+        pausedAt = nil
         try await trainer.reset()
         target = nil
         await record(nil, trainer: trainer)
@@ -165,7 +177,65 @@ public actor RideSession {
             let endsWorkout = workout != nil
             try await resetTrainer()
             return "free riding" + (endsWorkout ? " (workout ended)" : "")
+        case .pause:
+            return try await pause()
+        case .resume:
+            return try await resume()
+        case .lap:
+            return markLap()
+        case .startWorkout:
+            guard let plannedWorkout else { throw RideError("no workout in this ride: start it with --workout FILE") }
+            try await ride(plannedWorkout)
+            return "workout \(plannedWorkout.name) started"
         }
+    }
+
+    /// Whether the ride is paused (``pause()``).
+    public var isPaused: Bool { pausedAt != nil }
+
+    /// Pauses the ride: the trainer rides free (FTMS Reset; FE-C a flat road) and a workout's
+    /// clock stops until ``resume()``. Returns `paused`; throws without a trainer, when already
+    /// paused, or when the trainer refuses.
+    public func pause() async throws -> String {
+        let trainer = try await requireTrainer()
+        guard pausedAt == nil else { throw RideError("already paused; `start` goes on") }
+        pausedAt = now
+        pausedTarget = target
+        try await trainer.reset()
+        target = nil
+        await record(nil, trainer: trainer)
+        return "paused"
+    }
+
+    /// Goes on after ``pause()``: a workout from where it stopped (its step's target again),
+    /// else the target the ride had. Throws when not paused or when the trainer refuses.
+    public func resume() async throws -> String {
+        let trainer = try await requireTrainer()
+        guard let pausedAt else { throw RideError("not paused; `pause` first") }
+        self.pausedAt = nil
+        if workout != nil, let start = workoutStart {
+            workoutStart = start + (now - pausedAt)
+            lastWorkoutWatts = nil
+            stepWorkout(at: now)
+            return "riding on (workout)"
+        }
+        if let again = pausedTarget {
+            try await trainer.apply(again)
+            target = again
+            await record(again, trainer: trainer)
+            return "riding on (target \(again))"
+        }
+        return "riding on"
+    }
+
+    /// Ends the current lap: `lap 2: 5:00, 3.10 km, 201 W average, …` (its summary), and starts
+    /// the next one now.
+    public func markLap() -> String {
+        let text = "lap \(lapNumber): \(lapSummary.text)"
+        noticeContinuation.yield(text)
+        lapNumber += 1
+        lapSummary = RideSummary()
+        return text
     }
 
     /// Rides `workout` from now: its target power is sent at each step and, on ramps, each time it
@@ -173,6 +243,8 @@ public actor RideSession {
     public func ride(_ workout: Workout) async throws {
         _ = try await requireTrainer()
         self.workout = workout
+        plannedWorkout = workout
+        pausedAt = nil
         workoutStart = now
         lastWorkoutWatts = nil
         lastStep = nil
@@ -201,14 +273,16 @@ public actor RideSession {
         }
         guard var sample = merger.receive(event) else { return nil }
         sample.target = target
-        if let workout, let workoutStart { sample.workout = workout.position(at: sample.time - workoutStart) }
+        // A paused workout stays where the pause found it.
+        if let workout, let workoutStart { sample.workout = workout.position(at: (pausedAt ?? sample.time) - workoutStart) }
+        lapSummary.add(sample)
         latest = sample
         return sample
     }
 
     /// Sends the workout's target for `time` when it changed.
     private func stepWorkout(at time: Double) {
-        guard let workout, let workoutStart else { return }
+        guard let workout, let workoutStart, pausedAt == nil else { return }
         let elapsed = time - workoutStart
         let position = workout.position(at: elapsed)
         if position.stepIndex != lastStep || position.isFinished != (lastStep == -1) {
