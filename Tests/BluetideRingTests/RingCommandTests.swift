@@ -98,6 +98,9 @@ struct Scratch {
             ("ring sync", { try await RingExportCommand.parse(["--db", scratch.db, "--out", scratch.out]).execute(RingLines().output) }),
             ("--yes", { try await RingResetCommand.parse(["--pairing-file", scratch.pairing]).execute(RingLines().output) }),
             ("--yes", { try await RingPowerOffCommand.parse(["--pairing-file", scratch.pairing]).execute(RingLines().output) }),
+            ("--set age=300: expected years 1 to 120 for age", {
+                try await RingSettingsCommand.parse(["--pairing-file", scratch.pairing, "--set", "age=300"]).execute(RingLines().output)
+            }),
             ("steps of 5", { try await RingHeartRateSettingsCommand.parse(["--pairing-file", scratch.pairing, "--interval", "7"]).execute(RingLines().output) }),
             ("no ring found", {
                 try await RingPairCommand.parse(["--first", "--emulate", "heart-rate", "--pairing-file", scratch.pairing, "--scan-time", "1"])
@@ -108,6 +111,37 @@ struct Scratch {
             let text = try #require(try await message(body), "no failure for \(expected)")
             #expect(text.contains(expected), "\(text)")
             #expect(!text.contains("\n"), "\(text)")
+        }
+    }
+}
+
+/// `bluetide ring settings` against the emulated ring.
+@Suite(.timeLimit(.minutes(2))) struct RingSettingsCommandTests {
+    @Test func settingsAreListedAsKeysTheSetOptionTakesAndChangedWithAReadBack() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        try await guarded(90, "ring settings") {
+            try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "2"])
+                .execute(RingLines().output, input: { nil })
+            // The emulated ring lives in this process: one --emulate per command, like the CLI.
+            let read = RingLines()
+            try await RingSettingsCommand.parse(["--pairing-file", scratch.pairing]).execute(read.output)
+            #expect(read.lines.first?.hasSuffix(": settings") == true, "\(read.lines)")
+            #expect(read.lines.contains("  hr-interval      30 min"), "\(read.lines)")
+            #expect(read.lines.contains("  steps-goal       8000 steps"), "\(read.lines)")
+            #expect(read.lines.contains("  time-format      24h"), "\(read.lines)")
+            #expect(!read.lines.contains { $0.contains("brightness") }, "no screen, no display keys: \(read.lines)")
+
+            let change = RingLines()
+            try await RingSettingsCommand.parse([
+                "--pairing-file", scratch.pairing, "--set", "steps-goal=12000", "--set", "units=imperial", "--set", "stress=off", "--json",
+            ]).execute(change.output)
+            let record = try #require(change.lines.first.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+            #expect(record["type"] as? String == "ring-settings")
+            #expect(record["stepsGoal"] as? Int == 12000 && record["units"] as? String == "imperial")
+            #expect(record["stressMonitoring"] as? Bool == false && record["spo2Monitoring"] as? Bool == true)
+            #expect(record["changed"] as? [String] == ["steps-goal", "stress", "units"])
+            #expect(record["device"] != nil)
         }
     }
 }

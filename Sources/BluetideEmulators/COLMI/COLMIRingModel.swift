@@ -54,6 +54,10 @@ public struct COLMIRingModel: DeviceModel {
     public private(set) var autoMeasurements: [COLMIAutoMeasurementKind: Bool] = Self.defaultAutoMeasurements
     /// User preferences.
     public private(set) var preferences = COLMIUserPreferences(ageYears: 35, heightCentimeters: 175, weightKilograms: 72)
+    /// Daily goals (`21`), changed by a goals write.
+    public private(set) var goals = Self.defaultGoals
+    /// Display settings last written (`05`), nil until one is.
+    public private(set) var display: COLMIDisplaySettings?
     /// First day (days since 1970) with stored history.
     public let firstDay: Int
     private var realTime: [UInt8: Stream] = [:]
@@ -70,8 +74,8 @@ public struct COLMIRingModel: DeviceModel {
     public static let capabilities = COLMICapabilities(
         temperatureRaw: 1, flags1: 0x22, newSleepProtocolRaw: 1, flags3: 0x01, flags4: 0x30)
 
-    /// Goals the ring reports.
-    public static let goals = COLMIGoals(steps: 8000, calories: 300, distanceMeters: 6000, sportMinutes: 60, sleepMinutes: 480)
+    /// Goals the ring reports until they are written.
+    public static let defaultGoals = COLMIGoals(steps: 8000, calories: 300, distanceMeters: 6000, sportMinutes: 60, sleepMinutes: 480)
 
     private struct Stream: Hashable, Sendable {
         var keepAliveUntil: Double
@@ -207,7 +211,16 @@ public struct COLMIRingModel: DeviceModel {
             }
             return []
         case .readGoals:
-            return [COLMIResponse.goals(Self.goals).packet]
+            return [COLMIResponse.goals(goals).packet]
+        case let .writeGoals(g):
+            goals = g
+            goals.action = 1
+            var echo = g
+            echo.action = 2
+            return [COLMIResponse.goals(echo).packet]
+        case let .writeDisplay(d):
+            display = d
+            return self.echo(packet)
         case let .readAutoMeasurement(kind):
             return [COLMIAutoMeasurementSetting(kind: kind, action: 1, enabled: autoMeasurements[kind] ?? false).packet]
         case let .writeAutoMeasurement(kind, enabled):
@@ -246,6 +259,8 @@ public struct COLMIRingModel: DeviceModel {
             heartRateLogIntervalMinutes = 30
             autoMeasurements = Self.defaultAutoMeasurements
             preferences = COLMIUserPreferences(ageYears: 35, heightCentimeters: 175, weightKilograms: 72)
+            goals = Self.defaultGoals
+            display = nil
             return echo(packet)
         case .other:
             return echo(packet)

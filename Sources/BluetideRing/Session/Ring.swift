@@ -55,6 +55,10 @@ public actor Ring {
     public private(set) var capabilities: COLMICapabilities?
     /// Corrupt packets received (bad checksum or CRC), for diagnostics.
     public private(set) var corruptPackets = 0
+    /// Display settings this session wrote (the protocol has no command to read them).
+    public private(set) var lastDisplay: COLMIDisplaySettings?
+
+    func rememberDisplay(_ display: COLMIDisplaySettings) { lastDisplay = display }
 
     private struct Pending {
         let id: Int
@@ -269,7 +273,7 @@ public actor Ring {
     }
 
     /// Writes a request that has no reply.
-    private func send(_ bytes: [UInt8], _ name: String) async throws {
+    func send(_ bytes: [UInt8], _ name: String) async throws {
         try await serialized { try await self.write(bytes, bigData: false, name) }
     }
 

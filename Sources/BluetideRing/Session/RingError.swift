@@ -10,6 +10,10 @@ public enum RingError: Error, Sendable, Equatable, CustomStringConvertible {
     case notARing(String)
     /// A reply arrived but says something the session cannot use.
     case unexpectedReply(command: String, detail: String)
+    /// The ring does not have what was asked for (a setting, a sensor, a command).
+    case unsupported(String)
+    /// A setting read back after a write is not what was written.
+    case settingNotKept(key: String, wanted: String, found: String)
 
     public var description: String {
         switch self {
@@ -21,6 +25,10 @@ public enum RingError: Error, Sendable, Equatable, CustomStringConvertible {
             "not a COLMI ring: \(detail); pick another device with `bluetide ring pair`"
         case let .unexpectedReply(command, detail):
             "unexpected reply to \(command): \(detail)"
+        case let .unsupported(detail):
+            detail
+        case let .settingNotKept(key, wanted, found):
+            "the ring did not keep \(key)=\(wanted) (it reads \(found) after the write); its firmware may not support that value"
         }
     }
 }
