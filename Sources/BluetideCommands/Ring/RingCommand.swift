@@ -23,7 +23,7 @@ struct RingCommand: AsyncParsableCommand {
             """,
         subcommands: [
             RingPairCommand.self, RingForgetCommand.self, RingBatteryCommand.self, RingInfoCommand.self,
-            RingSyncCommand.self, RingExportCommand.self, RingWatchCommand.self, RingSettingsCommand.self, RingHeartRateSettingsCommand.self,
+            RingSyncCommand.self, RingExportCommand.self, RingWatchCommand.self, RingRawCommand.self, RingSettingsCommand.self, RingHeartRateSettingsCommand.self,
             RingFindCommand.self, RingPowerOffCommand.self, RingResetCommand.self, RingServeCommand.self,
         ])
 }

@@ -21,7 +21,8 @@ import BluetideProfiles
 ///   is recorded.
 /// - `69`/`6A` real-time HR, SpO2 (and the other types) at 1 Hz after start (value 0 "measuring"
 ///   for the first two), until stop, action 4, or 60 s without a continue; `1E` continuous HR
-///   likewise; `A1` raw sensor stream at 4 Hz.
+///   likewise; `A1` raw sensor stream: PPG and accelerometer at 4 Hz, SpO2 at 1 Hz, with a
+///   pulse wave at the synthetic heart rate and gravity on a resting hand.
 /// - V2: `BC 27` sleep, `BC 2A` SpO2, `BC 25` temperature, seven days each; OTA ids answer
 ///   status 2 (failure). Frames are cut into notifications of ``maximumNotificationLength``.
 ///
@@ -249,7 +250,7 @@ public struct COLMIRingModel: DeviceModel {
             realTime[type.rawValue] = nil
             return []
         case .rawSensorStart:
-            rawSensor = Stream(keepAliveUntil: .infinity, next: now + 0.25)
+            rawSensor = Stream(keepAliveUntil: .infinity, next: now + Self.rawInterval)
             return []
         case .rawSensorStop:
             rawSensor = nil
@@ -422,24 +423,58 @@ public struct COLMIRingModel: DeviceModel {
         }
         if var stream = rawSensor {
             while now >= stream.next {
-                stream.next += 0.25
+                let t = stream.next
+                stream.next += Self.rawInterval
                 rawSensorCount += 1
-                let sample: COLMIRawSensorSample
-                switch rawSensorCount % 3 {
-                case 0:
-                    sample = .spo2(raw: UInt16(9000 + Int(random.unit() * 400)), max: 120, min: 80, diff: 40)
-                case 1:
-                    let raw = UInt16(12000 + Int(random.unit() * 2000))
-                    sample = .ppg(raw: raw, max: 14500, min: 11800, diff: 2700)
-                default:
-                    sample = .accelerometer(
-                        first: UInt16(Int(random.unit() * 64)), second: UInt16(Int(random.unit() * 64)), third: 0x400)
-                }
-                out.append(COLMIResponse.rawSensor(sample).packet)
+                let bpm = Double(data.heartRate(day: day, minute: minute))
+                out.append(COLMIResponse.rawSensor(rawPPG(at: t, bpm: bpm)).packet)
+                out.append(COLMIResponse.rawSensor(rawAccelerometer(at: t)).packet)
+                if rawSensorCount % 4 == 0 { out.append(COLMIResponse.rawSensor(rawSpO2(at: t, bpm: bpm)).packet) }
                 rawSensor = stream
             }
         }
         return out
+    }
+
+    // MARK: Raw sensor stream
+
+    /// Seconds between raw samples: about 4 Hz per sensor, as atc1441's FasterRawValues firmware
+    /// mod reports (stock firmware is slower); SpO2 once a second.
+    public static let rawInterval = 0.25
+
+    /// The pulse wave at model time `t`, 0...1: a systolic peak and a smaller dicrotic wave per beat.
+    static func pulseShape(_ t: Double, bpm: Double) -> Double {
+        let phase = (t * max(bpm, 30) / 60).truncatingRemainder(dividingBy: 1)
+        func bump(_ centre: Double, _ width: Double) -> Double { exp(-((phase - centre) / width) * ((phase - centre) / width)) }
+        return min(1, bump(0.15, 0.08) + 0.35 * bump(0.45, 0.1))
+    }
+
+    /// Green-light PPG: a baseline of about 12000 counts drifting with breathing (15 a minute),
+    /// a pulse of about 900 counts at the heart rate, and a little noise; max/min/diff over a beat.
+    private mutating func rawPPG(at t: Double, bpm: Double) -> COLMIRawSensorSample {
+        let baseline = 12_000 + 150 * sin(2 * .pi * t / 4)
+        let value = baseline + 900 * Self.pulseShape(t, bpm: bpm) + (random.unit() - 0.5) * 80
+        let high = UInt16(clamping: Int(baseline + 900)), low = UInt16(clamping: Int(baseline - 40))
+        return .ppg(raw: UInt16(clamping: Int(value)), max: high, min: low, diff: high - low)
+    }
+
+    /// Red-light SpO2 channel: a smaller pulse on a lower baseline; max/min/diff as single bytes.
+    private mutating func rawSpO2(at t: Double, bpm: Double) -> COLMIRawSensorSample {
+        let value = 9000 + 300 * Self.pulseShape(t, bpm: bpm) + (random.unit() - 0.5) * 40
+        let diff = UInt8(clamping: 38 + Int(random.unit() * 5))
+        return .spo2(raw: UInt16(clamping: Int(value)), max: 120, min: 120 - diff, diff: diff)
+    }
+
+    /// Accelerometer (12-bit two's complement, 512 counts per g as on a ±4 g range): gravity on a
+    /// hand at rest, turning slowly over 20 s, with tremor noise.
+    private mutating func rawAccelerometer(at t: Double) -> COLMIRawSensorSample {
+        let tilt = 0.35 * sin(2 * .pi * t / 20)
+        let g = (x: sin(tilt) * 0.3, y: -0.3 + 0.1 * cos(2 * .pi * t / 20), z: cos(tilt) * 0.9)
+        func counts(_ v: Double) -> UInt16 {
+            let n = max(-2048, min(2047, Int((v * 512 + (random.unit() - 0.5) * 12).rounded())))
+            return UInt16(bitPattern: Int16(n)) & 0x0FFF
+        }
+        return .accelerometer(first: counts(g.x), second: counts(g.y), third: counts(g.z))
     }
 
     private mutating func realTimeValue(type: UInt8, day: Int, minute: Int) -> UInt8 {

@@ -47,6 +47,10 @@ public actor Ring {
     public nonisolated let batteryUpdates: AsyncStream<COLMIBattery>
     /// Real-time readings (`69`) alone, including the "measuring" (value 0) and error ones.
     public nonisolated let readings: AsyncStream<COLMIRealTimeReading>
+    /// Raw sensor samples (`A1`) after ``startRawStream(mode:)``, oldest kept when nobody reads
+    /// (up to 16384; the rest is counted in ``rawDropped``).
+    public nonisolated let rawSamples: AsyncStream<RingRawSample>
+    private let rawSink: AsyncStream<RingRawSample>.Continuation
     private let eventSink: AsyncStream<RingEvent>.Continuation
     private let batterySink: AsyncStream<COLMIBattery>.Continuation
     private let readingSink: AsyncStream<COLMIRealTimeReading>.Continuation
@@ -59,6 +63,14 @@ public actor Ring {
     public private(set) var lastDisplay: COLMIDisplaySettings?
 
     func rememberDisplay(_ display: COLMIDisplaySettings) { lastDisplay = display }
+
+    /// Raw packets discarded by the session since the raw stream started: corrupt ones and
+    /// those not taken from a full ``rawSamples`` buffer.
+    public private(set) var rawDropped = 0
+    /// When the raw stream started (monotonic); nil while none runs.
+    private var rawStart: ContinuousClock.Instant?
+    /// Whether this session started the continuous heart-rate stream (`1E`).
+    private var continuousHeartRate = false
 
     private struct Pending {
         let id: Int
@@ -78,6 +90,7 @@ public actor Ring {
         (events, eventSink) = AsyncStream<RingEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
         (batteryUpdates, batterySink) = AsyncStream<COLMIBattery>.makeStream(bufferingPolicy: .bufferingNewest(16))
         (readings, readingSink) = AsyncStream<COLMIRealTimeReading>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        (rawSamples, rawSink) = AsyncStream<RingRawSample>.makeStream(bufferingPolicy: .bufferingOldest(16384))
     }
 
     /// Starts a session on `connection`: checks for the COLMI service, subscribes, sets the clock.
@@ -239,10 +252,46 @@ public actor Ring {
         try await send(COLMIRequest.realTimeStop(type).packet.bytes, "stop \(type)")
     }
 
-    /// Stops every measurement this session started, ends the event stream and disconnects.
+    /// Starts the raw sensor stream (`A1 04 <mode>`: mode 0 as colmi_r02_client's firehose
+    /// branch sends it, 4 as atc1441's tool does); samples arrive on ``rawSamples`` with their
+    /// arrival time. ``close()`` stops it.
+    public func startRawStream(mode: UInt8 = 0) async throws {
+        rawStart = .now
+        rawDropped = 0
+        try await send(COLMIRequest.rawSensorStart(mode: mode).packet.bytes, "start raw stream")
+    }
+
+    /// Stops the raw sensor stream (`A1 02`).
+    public func stopRawStream() async throws {
+        rawStart = nil
+        try await send(COLMIRequest.rawSensorStop.packet.bytes, "stop raw stream")
+    }
+
+    /// Starts the continuous heart-rate stream (`1E 01`): about one `1E <bpm>` a second on
+    /// ``events`` as ``RingEvent/continuousHeartRate(_:)``. Keep it going with
+    /// ``continueContinuousHeartRate()`` (the ring stops after about a minute); ``close()`` stops it.
+    public func startContinuousHeartRate() async throws {
+        continuousHeartRate = true
+        try await send(COLMIRequest.continuousHeartRate(action: 1).packet.bytes, "start continuous HR")
+    }
+
+    /// Keeps the continuous heart-rate stream going (`1E 03`; Gadgetbridge sends it every 30 readings).
+    public func continueContinuousHeartRate() async throws {
+        try await send(COLMIRequest.continuousHeartRate(action: 3).packet.bytes, "continue continuous HR")
+    }
+
+    /// Stops the continuous heart-rate stream (`1E 02`).
+    public func stopContinuousHeartRate() async throws {
+        continuousHeartRate = false
+        try await send(COLMIRequest.continuousHeartRate(action: 2).packet.bytes, "stop continuous HR")
+    }
+
+    /// Stops every measurement and stream this session started, ends the event streams and disconnects.
     public func close() async {
         Self.logger.debug("ring \(connection.address): closing (stopping \(measuring.count) measurement(s))")
         for type in measuring.sorted() { try? await stopMeasurement(COLMIRealTimeType(rawValue: type)) }
+        if rawStart != nil { try? await stopRawStream() }
+        if continuousHeartRate { try? await stopContinuousHeartRate() }
         for task in readers { task.cancel() }
         readers.removeAll()
         finishStreams()
@@ -350,6 +399,7 @@ public actor Ring {
         eventSink.finish()
         batterySink.finish()
         readingSink.finish()
+        rawSink.finish()
     }
 
     // MARK: Incoming
@@ -359,6 +409,7 @@ public actor Ring {
         let packet: COLMIPacket
         do { packet = try COLMIPacket(bytes: bytes) } catch {
             corruptPackets += 1
+            if bytes[0] == COLMIOpcode.rawSensor, rawStart != nil { rawDropped += 1 }
             if let p = pending, p.collector.kind.opcode == bytes[0] {
                 fail(p.id, AttemptFailure(problem: "corrupt packet \(bytes.spacedHex): \(error)"))
             }
@@ -405,6 +456,11 @@ public actor Ring {
             eventSink.yield(.reading(r))
             readingSink.yield(r)
         case let .continuousHeartRate(bpm): eventSink.yield(.continuousHeartRate(bpm))
+        case let .rawSensor(sample):
+            guard let rawStart else { return }
+            let elapsed = ContinuousClock.now - rawStart
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            if case .dropped = rawSink.yield(RingRawSample(seconds: seconds, sample: sample, packet: packet.bytes)) { rawDropped += 1 }
         case let .deviceNotification(n):
             switch n {
             case let .battery(b):
