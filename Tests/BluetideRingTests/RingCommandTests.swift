@@ -1,3 +1,4 @@
+import Bluetide
 import BluetideTestSupport
 import Foundation
 import Synchronization
@@ -148,6 +149,45 @@ struct Scratch {
 
 /// `bluetide ring watch` against the emulated ring.
 @Suite(.timeLimit(.minutes(2))) struct RingWatchCommandTests {
+    @Test func watchContinuousUsesThe1EStreamAndStopsItOnTheRing() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        try await guarded(90, "watch --continuous") {
+            try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "1"])
+                .execute(RingLines().output, input: { nil })
+            let lines = RingLines()
+            try await RingWatchCommand.parse(["--pairing-file", scratch.pairing, "--continuous"]).execute(lines.output) {
+                for _ in 0..<600 {
+                    if lines.lines.filter({ $0.hasPrefix("heart rate ") }).count >= 3 { break }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+                return "end of test"
+            }
+            #expect(lines.lines.first?.contains("watching heart rate (continuous stream)") == true, "\(lines.lines)")
+            let values = lines.lines.filter { $0.hasPrefix("heart rate ") }.compactMap { Int($0.split(separator: " ")[2]) }
+            // The 1E stream has no "measuring" phase: every line is a value.
+            #expect(values.count >= 3 && values.allSatisfy { (40...200).contains($0) }, "\(lines.lines)")
+            #expect(lines.lines.last == "stopped (end of test); measurement ended on the ring")
+        }
+    }
+
+    @Test func stepTotalsAreLinesAndReadingRecords() throws {
+        let totals = COLMILiveActivity(steps: 4321, caloriesRaw: 1800, distanceMeters: 3105)
+        #expect(RingWatchCommand.line(.activity(totals), json: nil) == "today 4321 steps, 3105 m")
+        let record = try #require(RingWatchCommand.line(.activity(totals), json: RingWatchClock(device: .string("ring"))))
+        #expect(record.contains("\"kind\":\"steps\"") && record.contains("\"steps\":4321") && record.contains("\"distanceMetres\":3105"))
+        #expect(record.contains("\"type\":\"reading\"") && record.contains("\"caloriesRaw\":1800"))
+    }
+
+    @Test func spo2AndContinuousTogetherAreRefused() async throws {
+        do {
+            try await RingWatchCommand.parse(["--spo2", "--continuous"]).execute(RingLines().output) { "never" }
+            Issue.record("accepted")
+        } catch let failure as CommandFailure {
+            #expect(failure.status == .usage && failure.message.contains("--spo2 or --continuous"))
+        }
+    }
+
     @Test func watchPrintsHeartRateReadingsAsJSONUntilTheDurationEnds() async throws {
         let scratch = Scratch()
         defer { scratch.remove() }

@@ -17,7 +17,8 @@ import BluetideProfiles
 /// - `2C`/`36`/`38`/`3A` auto SpO2/stress/HRV/temperature toggles (persisted); `37` stress and
 ///   `39` HRV half-hour histories (`FF` when the toggle is off).
 /// - `43` steps/sport detail per quarter hour for day 0...6 back; `73 12` live totals of today
-///   agree with it and are pushed every 5 minutes of ring time; `73 01` when a new HR-log value
+///   agree with it (plus the current quarter so far) and are pushed each minute of ring time they
+///   changed, and every 5 minutes; `73 01` when a new HR-log value
 ///   is recorded.
 /// - `69`/`6A` real-time HR, SpO2 (and the other types) at 1 Hz after start (value 0 "measuring"
 ///   for the first two), until stop, action 4, or 60 s without a continue; `1E` continuous HR
@@ -66,6 +67,7 @@ public struct COLMIRingModel: DeviceModel {
     private var rawSensor: Stream?
     private var rawSensorCount = 0
     private var lastRingMinute: Int64?
+    private var lastLiveActivity: COLMILiveActivity?
 
     /// Default toggles: everything on.
     public static let defaultAutoMeasurements: [COLMIAutoMeasurementKind: Bool] = [.spo2: true, .stress: true, .hrv: true, .temperature: true]
@@ -320,14 +322,18 @@ public struct COLMIRingModel: DeviceModel {
         return COLMISportDetail(newCalorieProtocol: true, records: records)
     }
 
-    /// Today's totals as the `73 12` notification reports them (same numbers as the sport detail).
+    /// Today's totals as the `73 12` notification reports them: the sport detail's completed
+    /// quarter hours plus the share of the current one walked so far (whole minutes), so the
+    /// totals grow minute by minute while the synthetic person walks.
     public func liveActivity(now: Double) -> COLMILiveActivity {
-        let detail = sportDetail(day: today(now), now: now)
-        let records = detail?.records ?? []
+        let day = today(now), minute = minuteOfDay(now)
+        let records = sportDetail(day: day, now: now)?.records ?? []
+        let current = Int(data.steps(day: day, quarter: minute / 15)) * (minute % 15) / 15
+        let partial = UInt16(clamping: current)
         return COLMILiveActivity(
-            steps: UInt32(records.reduce(0) { $0 + Int($1.steps) }),
-            caloriesRaw: UInt32(records.reduce(0) { $0 + Int($1.caloriesRaw) }),
-            distanceMeters: UInt32(records.reduce(0) { $0 + Int($1.distanceMeters) }))
+            steps: UInt32(records.reduce(0) { $0 + Int($1.steps) } + current),
+            caloriesRaw: UInt32(records.reduce(0) { $0 + Int($1.caloriesRaw) } + Int(current > 0 ? COLMISyntheticData.caloriesRaw(steps: partial) : 0)),
+            distanceMeters: UInt32(records.reduce(0) { $0 + Int($1.distanceMeters) } + Int(current > 0 ? COLMISyntheticData.distanceMeters(steps: partial) : 0)))
     }
 
     // MARK: V2 big data
@@ -382,8 +388,12 @@ public struct COLMIRingModel: DeviceModel {
                 if heartRateLogEnabled, interval > 0, minuteOfDay % interval == 0, minuteOfDay % 5 == 0 {
                     packets.append(COLMIResponse.deviceNotification(.event(subtype: 0x01, data: [])).packet)
                 }
-                if minuteOfDay % 5 == 0 {
-                    packets.append(COLMIResponse.deviceNotification(.liveActivity(liveActivity(now: now))).packet)
+                // Today's totals: every 5 minutes, and each minute they changed (Gadgetbridge's
+                // live steps are these pushes).
+                let totals = liveActivity(now: now)
+                if minuteOfDay % 5 == 0 || totals != lastLiveActivity {
+                    packets.append(COLMIResponse.deviceNotification(.liveActivity(totals)).packet)
+                    lastLiveActivity = totals
                 }
             }
         }
