@@ -30,8 +30,12 @@ import BluetideProfiles
 /// Unknown V1 opcodes are acknowledged by echoing the packet; packets with a bad checksum are
 /// ignored like the ring does.
 public struct COLMIRingModel: DeviceModel {
-    /// Catalog name.
-    public let name = "colmi-r02"
+    /// Catalog name: `colmi-<id>` of ``info``.
+    public let name: String
+    /// Which family member this ring plays (name, screen, temperature sensor, quirks).
+    public let info: COLMIRingModelInfo
+    /// Capability map sent after set time.
+    public let capabilities: COLMICapabilities
     /// A real ring takes one phone at a time.
     public var acceptsOneCentralAtATime: Bool { true }
     /// Days of history held, today included.
@@ -72,10 +76,30 @@ public struct COLMIRingModel: DeviceModel {
     /// Default toggles: everything on.
     public static let defaultAutoMeasurements: [COLMIAutoMeasurementKind: Bool] = [.spo2: true, .stress: true, .hrv: true, .temperature: true]
 
-    /// Capability map sent after set time: temperature, SpO2, weather, new sleep protocol,
-    /// manual HR, stress and HRV.
+    /// Capability map of the emulated R02: temperature, SpO2, weather, new sleep protocol,
+    /// manual HR, stress and HRV (every sensor, so every sync path runs; a real R02's map, in
+    /// colmi_r02_client's tests, has no temperature and no HRV).
     public static let capabilities = COLMICapabilities(
         temperatureRaw: 1, flags1: 0x22, newSleepProtocolRaw: 1, flags3: 0x01, flags4: 0x30)
+
+    /// The capability map of a family member: the R02's, with the temperature sensor as the
+    /// model has it and, for a ring with a screen, a screen size (made up: no source gives one).
+    public static func capabilities(of info: COLMIRingModelInfo) -> COLMICapabilities {
+        guard info.id != "r02" else { return capabilities }
+        var c = capabilities
+        c.temperatureRaw = info.hasTemperatureSensor ? 1 : 0
+        if info.hasScreen {
+            c.screenWidth = 128
+            c.screenHeight = 32
+        }
+        return c
+    }
+
+    /// Firmware revision string: the R02's real one (from colmi_r02_client #6); a marked
+    /// emulated one for the others.
+    public var firmwareRevision: String { info.id == "r02" ? "R02_3.00.06_240523" : "\(info.id.uppercased())_emulated" }
+    /// Hardware revision string.
+    public var hardwareRevision: String { info.id == "r02" ? "R02_V3.0" : "\(info.id.uppercased())_emulated" }
 
     /// Goals the ring reports until they are written.
     public static let defaultGoals = COLMIGoals(steps: 8000, calories: 300, distanceMeters: 6000, sportMinutes: 60, sleepMinutes: 480)
@@ -87,12 +111,15 @@ public struct COLMIRingModel: DeviceModel {
     }
 
     /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
-    public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions()) {
+    public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions(), model: COLMIRingModelInfo = COLMIRingModelInfo.family[0]) {
+        info = model
+        name = "colmi-\(model.id)"
+        capabilities = Self.capabilities(of: model)
         random = SeededGenerator(seed: seed)
         data = COLMISyntheticData(seed: seed)
         var naming = SeededGenerator(seed: seed ^ 0xC011)
         let suffix = [UInt8(truncatingIfNeeded: naming.next()), UInt8(truncatingIfNeeded: naming.next())].hexString.uppercased()
-        localName = options.localName ?? "R02_\(suffix)"
+        localName = options.localName ?? "\(model.namePrefix)\(suffix)"
         battery = BatteryDrain(percent: options.batteryPercent, secondsPerPercent: options.batterySecondsPerPercent)
         let start = options.clockStartSeconds ?? Int64(Date().timeIntervalSince1970)
         clockBase = start
@@ -101,7 +128,9 @@ public struct COLMIRingModel: DeviceModel {
 
     public var advertising: AdvertisingHints {
         AdvertisingHints(
-            localName: localName, serviceUUIDs: [COLMIUUID.service, COLMIUUID.bigDataService],
+            // Two 128-bit UUIDs and a long name (`COLMI R10_…`) do not fit 31 bytes: those list the
+            // UART service alone (the big-data service is found by discovery).
+            localName: localName, serviceUUIDs: localName.utf8.count > 8 ? [COLMIUUID.service] : [COLMIUUID.service, COLMIUUID.bigDataService],
             manufacturerData: .init(companyID: COLMIUUID.manufacturerCompanyID, data: [0x00, 0x00]))
     }
 
@@ -116,8 +145,8 @@ public struct COLMIRingModel: DeviceModel {
                 EmulatedCharacteristic(COLMIUUID.bigDataNotify, [.notify]),
             ]),
             EmulatedService(.deviceInformation, [
-                EmulatedCharacteristic(.firmwareRevision, [.read], initialValue: Array("R02_3.00.06_240523".utf8)),
-                EmulatedCharacteristic(.hardwareRevision, [.read], initialValue: Array("R02_V3.0".utf8)),
+                EmulatedCharacteristic(.firmwareRevision, [.read], initialValue: Array(firmwareRevision.utf8)),
+                EmulatedCharacteristic(.hardwareRevision, [.read], initialValue: Array(hardwareRevision.utf8)),
             ]),
         ]
     }
@@ -136,8 +165,8 @@ public struct COLMIRingModel: DeviceModel {
 
     public func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? {
         switch characteristic {
-        case .firmwareRevision: return Array("R02_3.00.06_240523".utf8)
-        case .hardwareRevision: return Array("R02_V3.0".utf8)
+        case .firmwareRevision: return Array(firmwareRevision.utf8)
+        case .hardwareRevision: return Array(hardwareRevision.utf8)
         default: return nil
         }
     }
@@ -171,7 +200,7 @@ public struct COLMIRingModel: DeviceModel {
             clockBase = setTime.dateTime.secondsSince1970
             clockSetAt = now
             lastRingMinute = nil
-            return [COLMIResponse.capabilities(Self.capabilities).packet, COLMIResponse.packetSize(bytes: 0xF1).packet]
+            return [COLMIResponse.capabilities(capabilities).packet, COLMIResponse.packetSize(bytes: 0xF1).packet]
         case let .camera(mode):
             switch mode {
             case 4: return [COLMIResponse.camera(.entered).packet]
@@ -234,7 +263,8 @@ public struct COLMIRingModel: DeviceModel {
         case let .hrvHistory(daysAgo):
             return halfHourHistory(opcode: COLMIOpcode.hrvHistory, kind: .hrv, daysAgo: Int(min(daysAgo, 1000)), now: now)
         case .deviceSupport:
-            return [COLMIResponse.deviceSupport(flags: 0).packet]
+            // Newer R09 firmware asks the host to bond (flag 0x08).
+            return [COLMIResponse.deviceSupport(flags: info.mayAskForBond ? 0x08 : 0).packet]
         case let .sportDetail(dayOffset):
             return sportDetail(day: today(now) - Int(dayOffset), now: now).map { $0.packets }
                 ?? [COLMIResponse.sportDetail(.noData).packet]
@@ -343,6 +373,9 @@ public struct COLMIRingModel: DeviceModel {
         let days = (0...6).reversed().map { (ago: UInt8($0), day: today - $0) }.filter { $0.day >= firstDay }
         let payload: COLMIBigDataPayload
         switch frame.dataID {
+        case COLMIBigDataID.sleep where info.sleepRequest == .allProtocolV1 && frame.payload != [0xFF, 0x01]:
+            // An R10 ignored the 1-byte sleep request (PulseLoopAndroid PR #26).
+            return []
         case COLMIBigDataID.sleep:
             payload = .sleep(COLMISleepHistory(days: days.map { data.sleep(day: $0.day, daysAgo: $0.ago) }))
         case COLMIBigDataID.spo2:

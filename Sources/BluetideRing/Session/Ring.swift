@@ -59,6 +59,12 @@ public actor Ring {
     public private(set) var capabilities: COLMICapabilities?
     /// Corrupt packets received (bad checksum or CRC), for diagnostics.
     public private(set) var corruptPackets = 0
+    /// The ring's name (GAP Device Name, as it advertises), read on open; nil when unreadable.
+    public private(set) var deviceName: String?
+    /// The family member the name says this is (docs/ring.md "The family"); nil for an unknown name.
+    public var model: COLMIRingModelInfo? { deviceName.flatMap(COLMIRingModelInfo.matching(name:)) }
+    /// `COLMI R10` or, for an unknown model, `this ring`: how error messages name the ring.
+    public var modelLabel: String { model.map { "the \($0.displayName)" } ?? "this ring" }
     /// Display settings this session wrote (the protocol has no command to read them).
     public private(set) var lastDisplay: COLMIDisplaySettings?
 
@@ -104,9 +110,14 @@ public actor Ring {
         let bigData = services.contains { $0.service.uuid == COLMIUUID.bigDataService }
         logger.debug("ring \(connection.address): subscribing to notifications\(bigData ? " and big data" : "")")
         try await ring.subscribe(bigData: services.contains { $0.service.uuid == COLMIUUID.bigDataService })
+        if let name = try? await connection.read(.deviceName) {
+            await ring.setDeviceName(String(decoding: name, as: UTF8.self).trimmingCharacters(in: .controlCharacters))
+        }
         if options.setsTimeOnOpen { _ = try await ring.setTime() }
         return ring
     }
+
+    private func setDeviceName(_ name: String) { deviceName = name.isEmpty ? nil : name }
 
     private func subscribe(bigData: Bool) async throws {
         let v1: AsyncThrowingStream<[UInt8], any Error>
@@ -189,7 +200,9 @@ public actor Ring {
 
     /// Every night the ring holds (V2 big data `27`).
     public func sleep() async throws -> COLMISleepHistory {
-        guard case let .sleep(history) = try await bigData(COLMIBigDataFrame.sleepRequest(), "sleep history") else {
+        // The R10 answers only the 2-byte request (`ff 01`); the others the 1-byte one.
+        let request = COLMIBigDataFrame.sleepRequest(model?.sleepRequest ?? .all)
+        guard case let .sleep(history) = try await bigData(request, "sleep history") else {
             return COLMISleepHistory(days: [])
         }
         return history

@@ -15,8 +15,10 @@ extension Ring {
         }
     }
 
-    /// Whether the ring reports a screen (non-zero screen size in its capability map).
-    public var hasScreen: Bool { (capabilities?.screenWidth ?? 0) > 0 && (capabilities?.screenHeight ?? 0) > 0 }
+    /// Whether the ring has a screen: its model has one, or its capability map reports a screen size.
+    public var hasScreen: Bool {
+        model?.hasScreen == true || ((capabilities?.screenWidth ?? 0) > 0 && (capabilities?.screenHeight ?? 0) > 0)
+    }
 
     /// Reads every setting: heart-rate logging, the monitoring switches the ring has, the user
     /// profile and the goals (one read command each; replies matched by their `01` read action,
@@ -56,10 +58,10 @@ extension Ring {
         let kinds = monitoringKinds
         for change in changes {
             if let kind = change.key.monitoringKind, !kinds.contains(kind) {
-                throw RingError.unsupported("this ring has no all-day \(kind) monitoring (its capability map says so); leave out --set \(change.key.rawValue)")
+                throw RingError.unsupported("\(modelLabel) has no all-day \(kind) monitoring (its capability map says so); leave out --set \(change.key.rawValue)")
             }
             if change.key.group == .display, !hasScreen {
-                throw RingError.unsupported("this ring has no screen (its capability map reports none); leave out --set \(change.key.rawValue)")
+                throw RingError.unsupported("\(modelLabel) has no screen, so no display settings; leave out --set \(change.key.rawValue)")
             }
         }
         let target = current.applying(changes)
@@ -89,6 +91,11 @@ extension Ring {
             }
         }
         return readBack
+    }
+
+    /// The device-support flags (`3C`); flag 0x08 means the ring wants an OS bond.
+    public func deviceSupportFlags() async throws -> UInt8 {
+        try await read(COLMIRequest.deviceSupport, prefix: [], "device support").payload[0]
     }
 
     private func read(_ request: COLMIRequest, prefix: [UInt8], _ name: String) async throws -> COLMIPacket {
