@@ -123,6 +123,7 @@ import Testing
             ("ring settings", ["ring", "settings", "--set", "steps-goal=9000"] + ring, nil),
             ("ring raw", ["ring", "raw", "--seconds", "1.5", "--out", data.appendingPathComponent("raw.csv").path] + ring, nil),
             ("ring sync", ["ring", "sync", "--days", "1"] + ring, nil),
+            ("ring sync --every", ["ring", "sync", "--every", "1s", "--rounds", "2", "--days", "1"] + ring, nil),
             ("ring watch", ["ring", "watch", "--duration", "1.5"] + ring, nil),
             ("ring export", ["ring", "export", "--out", data.appendingPathComponent("export").path, "--json"], nil),
             ("uart", ["uart", "Bluetide UART", "--emulate", "nus", "--json"], "hi\n"),

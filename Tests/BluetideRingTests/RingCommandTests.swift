@@ -215,3 +215,64 @@ struct Scratch {
         }
     }
 }
+
+/// `bluetide ring sync --every`: two emulated rings on one radio, in turns, round after round.
+@Suite(.timeLimit(.minutes(2))) struct RingScheduledSyncTests {
+    @Test func twoRingsTakeTurnsAndOneSwitchedOffForARoundCatchesUpAfter() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+        try await guarded(100, "scheduled sync") {
+            let session = try await DeviceSession.open(try DeviceSessionOptions.parse(["--emulate", "colmi-r02,colmi-r10"]), conversation: nil)
+            let rings = session.emulated.map { ("\($0.address)", $0.advertisedName) }
+            #expect(rings.count == 2)
+            let store = try RingStore(path: scratch.db)
+            let scheduled = RingScheduledSync(session: session, rings: rings, store: store, timeout: 3, options: Ring.Options(), days: 2)
+            let outcomes = RingLinesOf<RingScheduledSync.Outcome>()
+            let off = session.emulated[1]
+            // Between rounds: the R10 goes quiet after round 1 and is back after round 2. The
+            // pause itself is not waited for (no wall-clock sleeps).
+            await scheduled.run(rounds: 3, every: .seconds(60), wait: { pause in
+                #expect(pause <= .seconds(60))
+                let finished = outcomes.items.count
+                if finished == 2 { try? await off.bluetooth.peripheral.stopAdvertising() }
+                if finished == 4 {
+                    try? await off.bluetooth.peripheral.startAdvertising(off.advertising.advertisingData, scanResponse: off.advertising.scanResponse)
+                }
+                return true
+            }, report: { outcomes.append($0) })
+            await session.close()
+            let all = outcomes.items
+            #expect(all.map(\.round) == [1, 1, 2, 2, 3, 3])
+            #expect(all.map(\.ring) == [rings[0].1, rings[1].1, rings[0].1, rings[1].1, rings[0].1, rings[1].1])
+            #expect(all[0].report.map { $0.added > 0 } == true && all[1].report.map { $0.added > 0 } == true, "\(all)")
+            // Round 2: the R02 is synced (nothing new but today's latest), the R10 is reported, not fatal.
+            #expect(all[2].report != nil && all[3].report == nil && all[3].failure?.isEmpty == false, "\(all)")
+            #expect(all[4].report != nil && all[5].report != nil, "\(all)")
+            // One database holds both rings' history.
+            for peripheral in session.emulated {
+                #expect(try store.lastSync(ring: "\(peripheral.address)") != nil, "\(peripheral.address)")
+            }
+            #expect(try store.sampleCount() == all.compactMap(\.report).reduce(0) { $0 + $1.added })
+            let line = RingSyncCommand.line(all[3], database: scratch.db, json: false)
+            #expect(line.contains("round 2: \(rings[1].1): not synced (") && line.hasSuffix("; trying again next round"), "\(line)")
+        }
+    }
+
+    @Test func everyTakesSecondsMinutesAndHoursAndRefusesTheRest() throws {
+        #expect(try RingSyncCommand.interval("90") == .seconds(90))
+        #expect(try RingSyncCommand.interval("10m") == .seconds(600))
+        #expect(try RingSyncCommand.interval("1h") == .seconds(3600))
+        #expect(try RingSyncCommand.interval("1.5s") == .milliseconds(1500))
+        for bad in ["0", "soon", "-5m", "9d", "0.5s"] {
+            #expect(throws: CommandFailure.self) { try RingSyncCommand.interval(bad) }
+        }
+    }
+}
+
+/// A thread-safe list filled from callbacks.
+final class RingLinesOf<T: Sendable>: Sendable {
+    private let storage = Mutex<[T]>([])
+    var items: [T] { storage.withLock { $0 } }
+    func append(_ item: T) { storage.withLock { $0.append(item) } }
+}
