@@ -69,6 +69,7 @@ import Testing
             let log = try String(contentsOfFile: values, encoding: .utf8).split(separator: "\n")
             #expect(log.count == data.count + 1)
             #expect(log.dropFirst().allSatisfy { $0.contains("\"operation\":\"notify\"") && $0.contains("\"value\":\"a1") })
+            #expect(log.dropFirst().allSatisfy { $0.contains("/R\",\"device_name\":\"R02_") }, "\(log.dropFirst().first ?? "")")
         }
     }
 

@@ -92,7 +92,8 @@ struct RingRawCommand: AsyncParsableCommand {
         let link = try await connection.open()
         let ring = link.ring
         let address = ring.connection.address
-        let device = DeviceIdentity(address, name: link.label)
+        // As `bluetide record` writes it: the address with its /R, the advertised name.
+        let device = DeviceIdentity(address: address.description, name: await ring.deviceName)
         let started = Date()
         let clock = ContinuousClock.now
         do { try await ring.startRawStream(mode: UInt8(mode)) } catch {
