@@ -82,3 +82,28 @@ import Testing
         }
     }
 }
+
+/// Bonding when the ring asks for it (`3C` flag 0x08).
+@Suite(.timeLimit(.minutes(2))) struct RingBondingTests {
+    @Test func anR09AskingForABondGetsAnEncryptedLinkAndAnR02IsNotAsked() async throws {
+        try await RingRig.with(model: try RingFamilySessionTests.model("r09"), 60, "R09 bond") { rig in
+            let ring = try await rig.open()
+            #expect(await ring.bondRequested)
+            #expect(await ring.connection.securityLevel > .none)
+            // Commands still work on the encrypted link.
+            #expect(try await ring.battery().levelPercent > 0)
+            await ring.close()
+        }
+        try await RingRig.with(model: try RingFamilySessionTests.model("r02"), 60, "R02 no bond") { rig in
+            let ring = try await rig.open()
+            #expect(await !ring.bondRequested)
+            #expect(await ring.connection.securityLevel == .none)
+            // Not even asked: no 3C request was written.
+            await ring.close()
+            for await event in rig.peripheral.events {
+                if case let .wrote(_, _, _, value, _) = event { #expect(value.first != COLMIOpcode.deviceSupport) }
+                if case .disconnected = event { break }
+            }
+        }
+    }
+}

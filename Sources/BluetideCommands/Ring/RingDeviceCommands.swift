@@ -79,7 +79,7 @@ struct RingInfoCommand: AsyncParsableCommand {
             if await ring.hasScreen { features.append("screen") }
             let model = await ring.model
             // Only models known to ask are asked: an R02 may never answer `3C`.
-            let bond = model?.mayAskForBond == true ? (try? await ring.deviceSupportFlags()).map { $0 & 0x08 != 0 } : nil
+            let bond: Bool? = model?.mayAskForBond == true ? await ring.bondRequested : nil
             return Info(
                 ring: link.label, firmware: device.firmware, hardware: device.hardware, batteryPercent: Int(battery.levelPercent),
                 charging: battery.isCharging, heartRateLog: settings.enabled, heartRateLogIntervalMinutes: Int(settings.intervalMinutes),
@@ -94,7 +94,7 @@ struct RingInfoCommand: AsyncParsableCommand {
         output.emit("HR log    \(info.heartRateLog ? "on, every \(info.heartRateLogIntervalMinutes) min" : "off")")
         output.emit("features  \(info.features.isEmpty ? "none reported" : info.features.joined(separator: ", "))")
         if info.bondRequested == true {
-            output.emit("bonding   the ring asks for a bond (3C flag 0x08); Bluetide does not bond with rings yet, see docs/ring.md")
+            output.emit("bonding   the ring asks for a bond (3C flag 0x08): the link was paired (and bonded when a bond file is in use)")
         }
     }
 }

@@ -32,6 +32,10 @@ public actor Ring {
         public var calendar = RingCalendar()
         /// Whether ``open(_:options:)`` sets the ring's clock.
         public var setsTimeOnOpen = true
+        /// Whether ``open(_:options:)`` asks a model known to want a bond (the R09) for its
+        /// device-support flags (`3C`) and, when flag 0x08 is set, secures the link with
+        /// ``Connection/pair(force:)`` (the host's pairing policy, prompts and bond file).
+        public var bondsWhenAsked = true
         /// The time the ring's clock is set to (the system clock; a fixed time replays a capture).
         public var clock: @Sendable () -> Date = { Date() }
         public init() {}
@@ -114,10 +118,26 @@ public actor Ring {
             await ring.setDeviceName(String(decoding: name, as: UTF8.self).trimmingCharacters(in: .controlCharacters))
         }
         if options.setsTimeOnOpen { _ = try await ring.setTime() }
+        if options.bondsWhenAsked { try await ring.bondIfAsked() }
         return ring
     }
 
     private func setDeviceName(_ name: String) { deviceName = name.isEmpty ? nil : name }
+
+    /// True when the ring asked for a bond (`3C` flag 0x08) in ``open(_:options:)``.
+    public private(set) var bondRequested = false
+
+    /// Asks a model known to want a bond for its `3C` flags (other models are not asked: an R02
+    /// may never answer); pairs when flag 0x08 is set and the link is not encrypted yet.
+    private func bondIfAsked() async throws {
+        guard model?.mayAskForBond == true, let flags = try? await deviceSupportFlags(), flags & 0x08 != 0 else { return }
+        bondRequested = true
+        guard await connection.securityLevel == .none else { return }
+        Self.logger.debug("ring \(connection.address): it asks for a bond (3C flag 0x08); pairing")
+        do { _ = try await connection.pair() } catch {
+            throw RingError.bondFailed("\(error)")
+        }
+    }
 
     private func subscribe(bigData: Bool) async throws {
         let v1: AsyncThrowingStream<[UInt8], any Error>

@@ -12,6 +12,8 @@ public enum RingError: Error, Sendable, Equatable, CustomStringConvertible {
     case unexpectedReply(command: String, detail: String)
     /// The ring does not have what was asked for (a setting, a sensor, a command).
     case unsupported(String)
+    /// The ring asked for a bond (`3C` flag 0x08) and pairing failed.
+    case bondFailed(String)
     /// A setting read back after a write is not what was written.
     case settingNotKept(key: String, wanted: String, found: String)
 
@@ -27,6 +29,8 @@ public enum RingError: Error, Sendable, Equatable, CustomStringConvertible {
             "unexpected reply to \(command): \(detail)"
         case let .unsupported(detail):
             detail
+        case let .bondFailed(detail):
+            "the ring asks to be bonded and pairing failed (\(detail)); run the command again, or remove the ring's old bond (bluetide bonds) and put it back in pairing range"
         case let .settingNotKept(key, wanted, found):
             "the ring did not keep \(key)=\(wanted) (it reads \(found) after the write); its firmware may not support that value"
         }
