@@ -17,8 +17,9 @@ struct RingRawCommand: AsyncParsableCommand {
 
             Examples:
               bluetide ring raw --seconds 10 --out raw.csv
-              bluetide ring raw --out raw.jsonl --values raw.values.jsonl
-              bluetide ring raw --seconds 30 --out raw.csv --json
+              bluetide ring raw --seconds 5 --out raw.jsonl --values raw.values.jsonl
+              bluetide ring raw --seconds 5 --out raw.csv --json
+              bluetide ring raw --out raw.csv   (until Ctrl-C)
             """)
 
     @OptionGroup var connection: RingConnectionOptions
