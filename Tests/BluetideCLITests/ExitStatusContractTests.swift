@@ -30,6 +30,8 @@ import Glibc
             (["ring", "power-off", "--emulate", "colmi-r02"], nil, "--yes"),
             (["ring", "reset", "--emulate", "colmi-r02"], nil, "--yes"),
             (["ring", "hr-log", "--on", "--off", "--emulate", "colmi-r02"], nil, "--on or --off"),
+            (["ring", "settings", "--set", "age=300", "--emulate", "colmi-r02"], nil, "--set age=300: expected years 1 to 120"),
+            (["ring", "sync", "--every", "soon", "--emulate", "colmi-r02"], nil, "--every soon: expected a duration"),
             (["reflex", "coach", "athletes", "add", " ", "--db", db], nil, "NAME"),
         ]
         for item in cases {

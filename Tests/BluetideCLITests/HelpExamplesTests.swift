@@ -173,7 +173,7 @@ import Glibc
         let longRunning = [
             "^bluetide reflex device --gpio sim$", "^bluetide ring watch", " serve( |$)",
             "^bluetide emulate heart-rate csc punch$", "--loop", "^bluetide ride --emulate", "^bluetide ride --replay",
-            "^bluetide uart --emulate hm10( |$)", "^bluetide uart plot ",
+            "^bluetide uart --emulate hm10( |$)", "^bluetide uart plot ", " --every ", "^bluetide ring raw( --out [^ ]+)?$",
         ]
         if longRunning.contains(where: { text.range(of: $0, options: .regularExpression) != nil }) && !text.contains("|") {
             // uart with its stdin ended is a pipe: it finishes.

@@ -159,7 +159,7 @@ import Testing
 @Suite struct EmulatorCatalogTests {
     @Test func everyEmulatorIsListedAndRuns() throws {
         let names = EmulatorCatalog.all.map(\.name)
-        #expect(names == ["heart-rate", "battery", "csc", "cycling-power", "ftms-bike", "tacx-fec", "colmi-r02", "hm10", "nus", "punch"])
+        #expect(names == ["heart-rate", "battery", "csc", "cycling-power", "ftms-bike", "tacx-fec", "colmi-r02", "colmi-r03", "colmi-r06", "colmi-r09", "colmi-r10", "colmi-r11", "colmi-r12", "colmi-h59", "hm10", "nus", "punch"])
         #expect(EmulatorCatalog.make(name: "nope") == nil)
         for descriptor in EmulatorCatalog.all {
             #expect(!descriptor.summary.isEmpty)

@@ -57,6 +57,35 @@ import Testing
         }
     }
 
+    @Test func rawStreamAndContinuousHeartRateAreStoppedOnClose() async throws {
+        try await RingRig.with(60, "raw stream and continuous HR") { rig in
+            let ring = try await rig.open()
+            try await ring.startRawStream()
+            try await ring.startContinuousHeartRate()
+            var kinds: Set<String> = []
+            for await sample in ring.rawSamples {
+                kinds.insert(sample.kind)
+                #expect(sample.packet.first == COLMIOpcode.rawSensor && sample.seconds >= 0)
+                if kinds == ["ppg", "accelerometer", "spo2"] { break }
+            }
+            var bpm: UInt8 = 0
+            for await event in ring.events {
+                if case let .continuousHeartRate(value) = event { bpm = value; break }
+            }
+            #expect((40...200).contains(bpm))
+            await ring.close()
+            // Both stop requests were written before the disconnect: A1 02 and 1E 02.
+            var stops: [[UInt8]] = []
+            for await event in rig.peripheral.events {
+                if case let .wrote(_, _, _, value, _) = event, [COLMIOpcode.rawSensor, COLMIOpcode.continuousHeartRate].contains(value.first) {
+                    stops.append(Array(value.prefix(2)))
+                }
+                if case .disconnected = event { break }
+            }
+            #expect(stops.contains([0xA1, 0x02]) && stops.contains([0x1E, 0x02]), "\(stops)")
+        }
+    }
+
     @Test func aCorruptReplyIsAskedForAgainThenSucceeds() async throws {
         try await RingRig.with(model: CorruptingRing(opcode: COLMIOpcode.battery, corruptions: 1), 60, "battery after a corrupt reply") { rig in
             let ring = try await rig.open()

@@ -10,7 +10,7 @@ struct RingConnectionOptions: ParsableArguments {
     @Option(name: .long, help: "Controller transport (default: the one the ring was paired on, else virtual): \(TransportSpec.syntaxSummary)")
     var transport: String?
 
-    @Option(name: .long, help: ArgumentHelp("Start an emulated ring first (colmi-r02). Remembered by `ring pair`.", valueName: "profile"))
+    @Option(name: .long, help: ArgumentHelp("Start an emulated ring first: colmi-r02, colmi-r03, colmi-r06, colmi-r09, colmi-r10, colmi-r11, colmi-r12, colmi-h59. Remembered by `ring pair`.", valueName: "profile"))
     var emulate: String?
 
     @Option(name: .long, help: ArgumentHelp("The ring to use instead of the paired one: ADDRESS/R, ADDRESS/P or its name.", valueName: "ring"))

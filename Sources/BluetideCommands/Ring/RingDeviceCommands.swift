@@ -51,10 +51,14 @@ struct RingInfoCommand: AsyncParsableCommand {
         var heartRateLog: Bool
         var heartRateLogIntervalMinutes: Int
         var features: [String]
+        /// The family member the ring's name says it is (docs/ring.md "The family").
+        var model: String?
+        /// Whether the ring asks for an OS bond (`3C` flag 0x08); asked only of models known to.
+        var bondRequested: Bool?
 
         // `ring` (the label) is the human output's; the `ring-info` record names the ring as `device`.
         enum CodingKeys: String, CodingKey {
-            case firmware, hardware, batteryPercent, charging, heartRateLog, heartRateLogIntervalMinutes, features
+            case firmware, hardware, batteryPercent, charging, heartRateLog, heartRateLogIntervalMinutes, features, model, bondRequested
         }
     }
 
@@ -72,18 +76,26 @@ struct RingInfoCommand: AsyncParsableCommand {
                 if c.supportsHRV { features.append("HRV") }
                 if c.usesNewSleepProtocol { features.append("big-data sleep") }
             }
+            if await ring.hasScreen { features.append("screen") }
+            let model = await ring.model
+            // Only models known to ask are asked: an R02 may never answer `3C`.
+            let bond: Bool? = model?.mayAskForBond == true ? await ring.bondRequested : nil
             return Info(
                 ring: link.label, firmware: device.firmware, hardware: device.hardware, batteryPercent: Int(battery.levelPercent),
                 charging: battery.isCharging, heartRateLog: settings.enabled, heartRateLogIntervalMinutes: Int(settings.intervalMinutes),
-                features: features)
+                features: features, model: model?.displayName, bondRequested: bond)
         }
         if json { output.emit(RingJSON.line("ring-info", device: link.device, info)); return }
         output.emit("ring      \(info.ring)")
+        output.emit("model     \(info.model ?? "unknown (not a name of the family in docs/ring.md)")")
         output.emit("firmware  \(info.firmware ?? "unknown")")
         output.emit("hardware  \(info.hardware ?? "unknown")")
         output.emit("battery   \(info.batteryPercent) %\(info.charging ? ", charging" : "")")
         output.emit("HR log    \(info.heartRateLog ? "on, every \(info.heartRateLogIntervalMinutes) min" : "off")")
         output.emit("features  \(info.features.isEmpty ? "none reported" : info.features.joined(separator: ", "))")
+        if info.bondRequested == true {
+            output.emit("bonding   the ring asks for a bond (3C flag 0x08): the link was paired (and bonded when a bond file is in use)")
+        }
     }
 }
 

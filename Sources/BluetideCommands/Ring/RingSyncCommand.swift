@@ -15,6 +15,10 @@ struct RingSyncCommand: AsyncParsableCommand {
               bluetide ring sync
               bluetide ring sync --days 7 --db ~/ring.sqlite
               bluetide ring sync --json
+              bluetide ring sync --every 1h   (until Ctrl-C)
+              bluetide ring sync --every 10m --ring R02_341C --ring "COLMI R10_1A2B"
+
+            With --every, the rings (--ring, repeatable; default the paired one) are synced one after another, as a ring takes one connection at a time, and again every DURATION (90, 90s, 10m, 1h) until Ctrl-C, into one database; a ring out of reach is reported and tried again next round.
             """)
 
     @OptionGroup var connection: RingConnectionOptions
@@ -27,12 +31,98 @@ struct RingSyncCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Print the result as JSON.") var json = false
 
+    @Option(name: .long, help: ArgumentHelp("Sync again every DURATION (90, 90s, 10m, 1h) until Ctrl-C.", valueName: "duration"))
+    var every: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --every: a ring to sync (repeatable; ADDRESS/R or its name; default the paired ring).", valueName: "ring"))
+    var ring: [String] = []
+
     @Option(name: .long, help: .hidden)
     var now: String?
 
-    func run() async throws { try await execute(CommandOutput.standardOutput()) }
+    @Option(name: .long, help: .hidden)
+    var rounds: Int?
+
+    func run() async throws {
+        guard every != nil else { try await execute(CommandOutput.standardOutput()); return }
+        let signal = StopSignal.install()
+        let work = Task { try await executeScheduled(CommandOutput.standardOutput()) { pause in
+            (try? await Task.sleep(for: pause)) != nil
+        } }
+        let watcher = Task {
+            _ = await signal.wait()
+            work.cancel()
+        }
+        defer { watcher.cancel() }
+        try await work.value
+    }
+
+    /// `--every`'s value as a duration: seconds, or a number with `s`, `m` or `h`.
+    static func interval(_ text: String) throws -> Duration {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let units: [(String, Double)] = [("h", 3600), ("m", 60), ("s", 1)]
+        let (number, scale) = units.first { trimmed.hasSuffix($0.0) }.map { (String(trimmed.dropLast()), $0.1) } ?? (trimmed, 1)
+        guard let value = Double(number), value.isFinite, value * scale >= 1, value * scale <= 7 * 86_400 else {
+            throw CommandFailure.usage("--every \(text): expected a duration of 1 s to 7 days like 90, 90s, 10m or 1h", field: "--every")
+        }
+        return .milliseconds(Int64(value * scale * 1000))
+    }
+
+    /// `--every`: rounds over the rings until `wait` (given the pause before the next round)
+    /// returns false. One `synced` line or record per ring per round, or one failure line
+    /// (`sync-failed` record with `--json`) saying what to try; the rings are retried next round.
+    func executeScheduled(_ output: CommandOutput, wait: (Duration) async -> Bool) async throws {
+        let interval = try Self.interval(every ?? "")
+        if let days, !(1...7).contains(days) {
+            throw CommandFailure("--days \(days): expected 1 to 7 (the ring keeps about a week), e.g. --days 7")
+        }
+        if let rounds, rounds < 1 { throw CommandFailure.usage("--rounds \(rounds): expected 1 or more", field: "--rounds") }
+        try connection.check()
+        let remembered: RingPairing?
+        do { remembered = try connection.pairing.load() } catch { throw CommandFailure("\(error)") }
+        let targets: [(target: String, label: String)] = ring.isEmpty
+            ? (remembered.map { [($0.address.description, $0.label)] } ?? [])
+            : ring.map { ($0, $0) }
+        guard !targets.isEmpty else {
+            throw CommandFailure("no ring to sync: run `bluetide ring pair` first, or name rings with --ring ADDRESS/R")
+        }
+        let path = db ?? RingStore.defaultPath()
+        let store: RingStore
+        do { store = try RingStore(path: path) } catch { throw CommandFailure("\(error)") }
+        let session = try await DeviceSession.open(try connection.sessionOptions(remembered: remembered))
+        let scheduled = RingScheduledSync(session: session, rings: targets, store: store, timeout: connection.timeout, options: Ring.Options(), days: days)
+        if !json {
+            output.emit("syncing \(targets.map(\.label).joined(separator: ", ")) into \(path) every \(every ?? ""); Ctrl-C stops")
+        }
+        var last = 0
+        await scheduled.run(rounds: rounds, every: interval, wait: wait) { outcome in
+            last = outcome.round
+            output.emit(Self.line(outcome, database: path, json: json))
+        }
+        await session.close()
+        if !json { output.emit("stopped after \(last) round\(last == 1 ? "" : "s")\(Task.isCancelled ? " (Ctrl-C)" : "")") }
+    }
+
+    /// The line for one ring's round.
+    static func line(_ o: RingScheduledSync.Outcome, database: String, json: Bool) -> String {
+        let time = RingRawFormat.timeText(Date())
+        if let report = o.report {
+            if json {
+                var fields: [String: JSONOutputValue] = [:]
+                if case let .object(members) = JSONOutputValue.encoding(Synced(report: report, database: database)) { fields = members }
+                fields["ring"] = .string(o.ring)
+                fields["round"] = .integer(Int64(o.round))
+                return JSONOutput.line("synced", fields)
+            }
+            return "\(time) round \(o.round): \(o.ring): \(report.added) new samples (\(report.days.first ?? "")…\(report.days.last ?? ""))"
+        }
+        let failure = o.failure ?? "failed"
+        if json { return JSONOutput.line("sync-failed", ["ring": .string(o.ring), "round": .integer(Int64(o.round)), "reason": .string(failure)]) }
+        return "\(time) round \(o.round): \(o.ring): not synced (\(failure)); trying again next round"
+    }
 
     func execute(_ output: CommandOutput) async throws {
+        if !ring.isEmpty { throw CommandFailure.usage("--ring needs --every: without it, sync takes the paired ring or --device", field: "--ring") }
         var options = Ring.Options()
         if let now {
             // Replaying a capture: set the ring's clock to this time and sync relative to it.

@@ -7,18 +7,22 @@ import Foundation
 struct RingWatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
-        abstract: "Measure heart rate (or SpO2) live and print each reading, and battery changes, until Ctrl-C.",
+        abstract: "Measure heart rate (or SpO2) live and print each reading, today's steps and battery changes, until Ctrl-C.",
         discussion: """
-            The ring needs 10-20 s before the first value. Ctrl-C stops the measurement on the ring before disconnecting (a measurement left running drains the battery).
+            The ring needs 10-20 s before the first value. --continuous uses the ring's continuous heart-rate stream (1E, about one value a second) instead of a measurement (69). --steps prints today's steps, distance and calories each time the ring pushes them (73 12); alone it starts no measurement (no LED), with --spo2 or --continuous it adds them. Ctrl-C stops the measurement on the ring before disconnecting (a measurement left running drains the battery).
 
             Examples:
               bluetide ring watch
               bluetide ring watch --spo2
+              bluetide ring watch --continuous
+              bluetide ring watch --steps
               bluetide ring watch --json --duration 60
             """)
 
     @OptionGroup var connection: RingConnectionOptions
     @Flag(name: .long, help: "Measure SpO2 instead of heart rate.") var spo2 = false
+    @Flag(name: .long, help: "Heart rate from the continuous stream (1E) instead of a measurement (69).") var continuous = false
+    @Flag(name: .long, help: "Print today's steps as the ring pushes them (alone: no measurement).") var steps = false
     @Option(name: .long, help: "Stop after this many seconds.") var duration: Double?
     @Flag(name: .long, help: "One JSON object per reading.") var json = false
 
@@ -30,14 +34,25 @@ struct RingWatchCommand: AsyncParsableCommand {
     /// instead of the signal handlers (which a child process would inherit as ignored signals).
     func execute(_ output: CommandOutput, until stop: @escaping @Sendable () async -> String) async throws {
         if let duration, !(duration.isFinite && duration > 0) { throw CommandFailure("--duration \(duration): expected seconds > 0") }
+        if spo2 && continuous { throw CommandFailure.usage("give --spo2 or --continuous, not both: the continuous stream is heart rate only", field: "--spo2") }
         let type: COLMIRealTimeType = spo2 ? .spo2 : .heartRate
+        // --steps alone watches the step pushes without lighting the sensor.
+        let measures = !steps || spo2 || continuous
+        let continuous = continuous
         let link = try await connection.open()
         let clock = RingWatchClock(device: link.device)
-        if !json { output.emit("\(link.label): measuring \(spo2 ? "SpO2" : "heart rate"); Ctrl-C stops") }
+        if !json {
+            var what: [String] = []
+            if measures { what.append(spo2 ? "SpO2" : continuous ? "heart rate (continuous stream)" : "heart rate") }
+            if steps { what.append("today's steps") }
+            output.emit("\(link.label): watching \(what.joined(separator: " and ")); Ctrl-C stops")
+        }
         let ring = link.ring
         do {
             if let battery = try? await ring.battery(), let line = Self.line(.battery(battery), json: json ? clock : nil) { output.emit(line) }
-            try await ring.startMeasurement(type)
+            if measures {
+                if continuous { try await ring.startContinuousHeartRate() } else { try await ring.startMeasurement(type) }
+            }
         } catch {
             await link.close()
             throw CommandFailure("\(link.label): \(error)")
@@ -45,17 +60,29 @@ struct RingWatchCommand: AsyncParsableCommand {
         // Whichever ends first: Ctrl-C / --duration, or the ring's events (the link dropped).
         // Both waits end when cancelled (AsyncStream iteration), so the group always returns.
         let jsonClock = json ? clock : nil
+        let showSteps = steps
         let reason = await withTaskGroup(of: String.self) { group in
             group.addTask { await stop() }
             group.addTask {
                 var sinceContinue = 0
                 for await event in ring.events {
+                    if case .activity = event, !showSteps { continue }
                     if let line = Self.line(event, json: jsonClock) { output.emit(line) }
-                    guard case .reading = event else { continue }
-                    sinceContinue += 1
-                    if sinceContinue >= 25 {
-                        sinceContinue = 0
-                        try? await ring.continueMeasurement(type)
+                    switch event {
+                    case .reading where !continuous:
+                        sinceContinue += 1
+                        if sinceContinue >= 25 {
+                            sinceContinue = 0
+                            try? await ring.continueMeasurement(type)
+                        }
+                    case .continuousHeartRate where continuous:
+                        // Gadgetbridge keeps the stream alive with `1E 03` every 30 readings.
+                        sinceContinue += 1
+                        if sinceContinue >= 30 {
+                            sinceContinue = 0
+                            try? await ring.continueContinuousHeartRate()
+                        }
+                    default: break
                     }
                 }
                 return Task.isCancelled ? "stopped" : "link lost"
@@ -66,12 +93,13 @@ struct RingWatchCommand: AsyncParsableCommand {
         }
         await link.close()
         if reason == "link lost" { throw CommandFailure("\(link.label): the link was lost; bring the ring closer and run watch again") }
-        if !json { output.emit("stopped (\(reason)); measurement ended on the ring") }
+        if !json { output.emit("stopped (\(reason))\(measures ? "; measurement ended on the ring" : "")") }
     }
 
     /// The line for `event`: human text, or with `json` (the clock and the ring) a `reading`
     /// record (`kind` `heart-rate` with `heartRateBPM`, or `spo2` with `spo2Percent`; `measuring`
-    /// while the ring has no value yet, `errorCode` when it reports one) or a `battery` record.
+    /// while the ring has no value yet, `errorCode` when it reports one; or `steps` with `steps`,
+    /// `distanceMetres`, `caloriesRaw` for today's totals) or a `battery` record.
     static func line(_ event: RingEvent, json: RingWatchClock?) -> String? {
         switch event {
         case let .reading(r):
@@ -91,7 +119,15 @@ struct RingWatchCommand: AsyncParsableCommand {
         case let .continuousHeartRate(bpm):
             if let json { return json.line("reading", ["kind": "heart-rate", "heartRateBPM": .integer(Int64(bpm)), "measuring": .bool(false)]) }
             return "heart rate \(bpm) bpm"
-        case .activity, .notice:
+        case let .activity(a):
+            if let json {
+                return json.line("reading", [
+                    "kind": "steps", "steps": .integer(Int64(a.steps)), "distanceMetres": .integer(Int64(a.distanceMeters)),
+                    "caloriesRaw": .integer(Int64(a.caloriesRaw)),
+                ])
+            }
+            return "today \(a.steps) steps, \(a.distanceMeters) m"
+        case .notice:
             return nil
         }
     }

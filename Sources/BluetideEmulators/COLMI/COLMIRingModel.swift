@@ -17,19 +17,25 @@ import BluetideProfiles
 /// - `2C`/`36`/`38`/`3A` auto SpO2/stress/HRV/temperature toggles (persisted); `37` stress and
 ///   `39` HRV half-hour histories (`FF` when the toggle is off).
 /// - `43` steps/sport detail per quarter hour for day 0...6 back; `73 12` live totals of today
-///   agree with it and are pushed every 5 minutes of ring time; `73 01` when a new HR-log value
+///   agree with it (plus the current quarter so far) and are pushed each minute of ring time they
+///   changed, and every 5 minutes; `73 01` when a new HR-log value
 ///   is recorded.
 /// - `69`/`6A` real-time HR, SpO2 (and the other types) at 1 Hz after start (value 0 "measuring"
 ///   for the first two), until stop, action 4, or 60 s without a continue; `1E` continuous HR
-///   likewise; `A1` raw sensor stream at 4 Hz.
+///   likewise; `A1` raw sensor stream: PPG and accelerometer at 4 Hz, SpO2 at 1 Hz, with a
+///   pulse wave at the synthetic heart rate and gravity on a resting hand.
 /// - V2: `BC 27` sleep, `BC 2A` SpO2, `BC 25` temperature, seven days each; OTA ids answer
 ///   status 2 (failure). Frames are cut into notifications of ``maximumNotificationLength``.
 ///
 /// Unknown V1 opcodes are acknowledged by echoing the packet; packets with a bad checksum are
 /// ignored like the ring does.
 public struct COLMIRingModel: DeviceModel {
-    /// Catalog name.
-    public let name = "colmi-r02"
+    /// Catalog name: `colmi-<id>` of ``info``.
+    public let name: String
+    /// Which family member this ring plays (name, screen, temperature sensor, quirks).
+    public let info: COLMIRingModelInfo
+    /// Capability map sent after set time.
+    public let capabilities: COLMICapabilities
     /// A real ring takes one phone at a time.
     public var acceptsOneCentralAtATime: Bool { true }
     /// Days of history held, today included.
@@ -54,6 +60,10 @@ public struct COLMIRingModel: DeviceModel {
     public private(set) var autoMeasurements: [COLMIAutoMeasurementKind: Bool] = Self.defaultAutoMeasurements
     /// User preferences.
     public private(set) var preferences = COLMIUserPreferences(ageYears: 35, heightCentimeters: 175, weightKilograms: 72)
+    /// Daily goals (`21`), changed by a goals write.
+    public private(set) var goals = Self.defaultGoals
+    /// Display settings last written (`05`), nil until one is.
+    public private(set) var display: COLMIDisplaySettings?
     /// First day (days since 1970) with stored history.
     public let firstDay: Int
     private var realTime: [UInt8: Stream] = [:]
@@ -61,17 +71,38 @@ public struct COLMIRingModel: DeviceModel {
     private var rawSensor: Stream?
     private var rawSensorCount = 0
     private var lastRingMinute: Int64?
+    private var lastLiveActivity: COLMILiveActivity?
 
     /// Default toggles: everything on.
     public static let defaultAutoMeasurements: [COLMIAutoMeasurementKind: Bool] = [.spo2: true, .stress: true, .hrv: true, .temperature: true]
 
-    /// Capability map sent after set time: temperature, SpO2, weather, new sleep protocol,
-    /// manual HR, stress and HRV.
+    /// Capability map of the emulated R02: temperature, SpO2, weather, new sleep protocol,
+    /// manual HR, stress and HRV (every sensor, so every sync path runs; a real R02's map, in
+    /// colmi_r02_client's tests, has no temperature and no HRV).
     public static let capabilities = COLMICapabilities(
         temperatureRaw: 1, flags1: 0x22, newSleepProtocolRaw: 1, flags3: 0x01, flags4: 0x30)
 
-    /// Goals the ring reports.
-    public static let goals = COLMIGoals(steps: 8000, calories: 300, distanceMeters: 6000, sportMinutes: 60, sleepMinutes: 480)
+    /// The capability map of a family member: the R02's, with the temperature sensor as the
+    /// model has it and, for a ring with a screen, a screen size (made up: no source gives one).
+    public static func capabilities(of info: COLMIRingModelInfo) -> COLMICapabilities {
+        guard info.id != "r02" else { return capabilities }
+        var c = capabilities
+        c.temperatureRaw = info.hasTemperatureSensor ? 1 : 0
+        if info.hasScreen {
+            c.screenWidth = 128
+            c.screenHeight = 32
+        }
+        return c
+    }
+
+    /// Firmware revision string: the R02's real one (from colmi_r02_client #6); a marked
+    /// emulated one for the others.
+    public var firmwareRevision: String { info.id == "r02" ? "R02_3.00.06_240523" : "\(info.id.uppercased())_emulated" }
+    /// Hardware revision string.
+    public var hardwareRevision: String { info.id == "r02" ? "R02_V3.0" : "\(info.id.uppercased())_emulated" }
+
+    /// Goals the ring reports until they are written.
+    public static let defaultGoals = COLMIGoals(steps: 8000, calories: 300, distanceMeters: 6000, sportMinutes: 60, sleepMinutes: 480)
 
     private struct Stream: Hashable, Sendable {
         var keepAliveUntil: Double
@@ -80,12 +111,15 @@ public struct COLMIRingModel: DeviceModel {
     }
 
     /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
-    public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions()) {
+    public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions(), model: COLMIRingModelInfo = COLMIRingModelInfo.family[0]) {
+        info = model
+        name = "colmi-\(model.id)"
+        capabilities = Self.capabilities(of: model)
         random = SeededGenerator(seed: seed)
         data = COLMISyntheticData(seed: seed)
         var naming = SeededGenerator(seed: seed ^ 0xC011)
         let suffix = [UInt8(truncatingIfNeeded: naming.next()), UInt8(truncatingIfNeeded: naming.next())].hexString.uppercased()
-        localName = options.localName ?? "R02_\(suffix)"
+        localName = options.localName ?? "\(model.namePrefix)\(suffix)"
         battery = BatteryDrain(percent: options.batteryPercent, secondsPerPercent: options.batterySecondsPerPercent)
         let start = options.clockStartSeconds ?? Int64(Date().timeIntervalSince1970)
         clockBase = start
@@ -94,7 +128,9 @@ public struct COLMIRingModel: DeviceModel {
 
     public var advertising: AdvertisingHints {
         AdvertisingHints(
-            localName: localName, serviceUUIDs: [COLMIUUID.service, COLMIUUID.bigDataService],
+            // Two 128-bit UUIDs and a long name (`COLMI R10_…`) do not fit 31 bytes: those list the
+            // UART service alone (the big-data service is found by discovery).
+            localName: localName, serviceUUIDs: localName.utf8.count > 8 ? [COLMIUUID.service] : [COLMIUUID.service, COLMIUUID.bigDataService],
             manufacturerData: .init(companyID: COLMIUUID.manufacturerCompanyID, data: [0x00, 0x00]))
     }
 
@@ -109,8 +145,8 @@ public struct COLMIRingModel: DeviceModel {
                 EmulatedCharacteristic(COLMIUUID.bigDataNotify, [.notify]),
             ]),
             EmulatedService(.deviceInformation, [
-                EmulatedCharacteristic(.firmwareRevision, [.read], initialValue: Array("R02_3.00.06_240523".utf8)),
-                EmulatedCharacteristic(.hardwareRevision, [.read], initialValue: Array("R02_V3.0".utf8)),
+                EmulatedCharacteristic(.firmwareRevision, [.read], initialValue: Array(firmwareRevision.utf8)),
+                EmulatedCharacteristic(.hardwareRevision, [.read], initialValue: Array(hardwareRevision.utf8)),
             ]),
         ]
     }
@@ -129,8 +165,8 @@ public struct COLMIRingModel: DeviceModel {
 
     public func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? {
         switch characteristic {
-        case .firmwareRevision: return Array("R02_3.00.06_240523".utf8)
-        case .hardwareRevision: return Array("R02_V3.0".utf8)
+        case .firmwareRevision: return Array(firmwareRevision.utf8)
+        case .hardwareRevision: return Array(hardwareRevision.utf8)
         default: return nil
         }
     }
@@ -164,7 +200,7 @@ public struct COLMIRingModel: DeviceModel {
             clockBase = setTime.dateTime.secondsSince1970
             clockSetAt = now
             lastRingMinute = nil
-            return [COLMIResponse.capabilities(Self.capabilities).packet, COLMIResponse.packetSize(bytes: 0xF1).packet]
+            return [COLMIResponse.capabilities(capabilities).packet, COLMIResponse.packetSize(bytes: 0xF1).packet]
         case let .camera(mode):
             switch mode {
             case 4: return [COLMIResponse.camera(.entered).packet]
@@ -207,7 +243,16 @@ public struct COLMIRingModel: DeviceModel {
             }
             return []
         case .readGoals:
-            return [COLMIResponse.goals(Self.goals).packet]
+            return [COLMIResponse.goals(goals).packet]
+        case let .writeGoals(g):
+            goals = g
+            goals.action = 1
+            var echo = g
+            echo.action = 2
+            return [COLMIResponse.goals(echo).packet]
+        case let .writeDisplay(d):
+            display = d
+            return self.echo(packet)
         case let .readAutoMeasurement(kind):
             return [COLMIAutoMeasurementSetting(kind: kind, action: 1, enabled: autoMeasurements[kind] ?? false).packet]
         case let .writeAutoMeasurement(kind, enabled):
@@ -218,7 +263,8 @@ public struct COLMIRingModel: DeviceModel {
         case let .hrvHistory(daysAgo):
             return halfHourHistory(opcode: COLMIOpcode.hrvHistory, kind: .hrv, daysAgo: Int(min(daysAgo, 1000)), now: now)
         case .deviceSupport:
-            return [COLMIResponse.deviceSupport(flags: 0).packet]
+            // Newer R09 firmware asks the host to bond (flag 0x08).
+            return [COLMIResponse.deviceSupport(flags: info.mayAskForBond ? 0x08 : 0).packet]
         case let .sportDetail(dayOffset):
             return sportDetail(day: today(now) - Int(dayOffset), now: now).map { $0.packets }
                 ?? [COLMIResponse.sportDetail(.noData).packet]
@@ -236,7 +282,7 @@ public struct COLMIRingModel: DeviceModel {
             realTime[type.rawValue] = nil
             return []
         case .rawSensorStart:
-            rawSensor = Stream(keepAliveUntil: .infinity, next: now + 0.25)
+            rawSensor = Stream(keepAliveUntil: .infinity, next: now + Self.rawInterval)
             return []
         case .rawSensorStop:
             rawSensor = nil
@@ -246,6 +292,8 @@ public struct COLMIRingModel: DeviceModel {
             heartRateLogIntervalMinutes = 30
             autoMeasurements = Self.defaultAutoMeasurements
             preferences = COLMIUserPreferences(ageYears: 35, heightCentimeters: 175, weightKilograms: 72)
+            goals = Self.defaultGoals
+            display = nil
             return echo(packet)
         case .other:
             return echo(packet)
@@ -304,14 +352,18 @@ public struct COLMIRingModel: DeviceModel {
         return COLMISportDetail(newCalorieProtocol: true, records: records)
     }
 
-    /// Today's totals as the `73 12` notification reports them (same numbers as the sport detail).
+    /// Today's totals as the `73 12` notification reports them: the sport detail's completed
+    /// quarter hours plus the share of the current one walked so far (whole minutes), so the
+    /// totals grow minute by minute while the synthetic person walks.
     public func liveActivity(now: Double) -> COLMILiveActivity {
-        let detail = sportDetail(day: today(now), now: now)
-        let records = detail?.records ?? []
+        let day = today(now), minute = minuteOfDay(now)
+        let records = sportDetail(day: day, now: now)?.records ?? []
+        let current = Int(data.steps(day: day, quarter: minute / 15)) * (minute % 15) / 15
+        let partial = UInt16(clamping: current)
         return COLMILiveActivity(
-            steps: UInt32(records.reduce(0) { $0 + Int($1.steps) }),
-            caloriesRaw: UInt32(records.reduce(0) { $0 + Int($1.caloriesRaw) }),
-            distanceMeters: UInt32(records.reduce(0) { $0 + Int($1.distanceMeters) }))
+            steps: UInt32(records.reduce(0) { $0 + Int($1.steps) } + current),
+            caloriesRaw: UInt32(records.reduce(0) { $0 + Int($1.caloriesRaw) } + Int(current > 0 ? COLMISyntheticData.caloriesRaw(steps: partial) : 0)),
+            distanceMeters: UInt32(records.reduce(0) { $0 + Int($1.distanceMeters) } + Int(current > 0 ? COLMISyntheticData.distanceMeters(steps: partial) : 0)))
     }
 
     // MARK: V2 big data
@@ -321,6 +373,9 @@ public struct COLMIRingModel: DeviceModel {
         let days = (0...6).reversed().map { (ago: UInt8($0), day: today - $0) }.filter { $0.day >= firstDay }
         let payload: COLMIBigDataPayload
         switch frame.dataID {
+        case COLMIBigDataID.sleep where info.sleepRequest == .allProtocolV1 && frame.payload != [0xFF, 0x01]:
+            // An R10 ignored the 1-byte sleep request (PulseLoopAndroid PR #26).
+            return []
         case COLMIBigDataID.sleep:
             payload = .sleep(COLMISleepHistory(days: days.map { data.sleep(day: $0.day, daysAgo: $0.ago) }))
         case COLMIBigDataID.spo2:
@@ -366,8 +421,12 @@ public struct COLMIRingModel: DeviceModel {
                 if heartRateLogEnabled, interval > 0, minuteOfDay % interval == 0, minuteOfDay % 5 == 0 {
                     packets.append(COLMIResponse.deviceNotification(.event(subtype: 0x01, data: [])).packet)
                 }
-                if minuteOfDay % 5 == 0 {
-                    packets.append(COLMIResponse.deviceNotification(.liveActivity(liveActivity(now: now))).packet)
+                // Today's totals: every 5 minutes, and each minute they changed (Gadgetbridge's
+                // live steps are these pushes).
+                let totals = liveActivity(now: now)
+                if minuteOfDay % 5 == 0 || totals != lastLiveActivity {
+                    packets.append(COLMIResponse.deviceNotification(.liveActivity(totals)).packet)
+                    lastLiveActivity = totals
                 }
             }
         }
@@ -407,24 +466,58 @@ public struct COLMIRingModel: DeviceModel {
         }
         if var stream = rawSensor {
             while now >= stream.next {
-                stream.next += 0.25
+                let t = stream.next
+                stream.next += Self.rawInterval
                 rawSensorCount += 1
-                let sample: COLMIRawSensorSample
-                switch rawSensorCount % 3 {
-                case 0:
-                    sample = .spo2(raw: UInt16(9000 + Int(random.unit() * 400)), max: 120, min: 80, diff: 40)
-                case 1:
-                    let raw = UInt16(12000 + Int(random.unit() * 2000))
-                    sample = .ppg(raw: raw, max: 14500, min: 11800, diff: 2700)
-                default:
-                    sample = .accelerometer(
-                        first: UInt16(Int(random.unit() * 64)), second: UInt16(Int(random.unit() * 64)), third: 0x400)
-                }
-                out.append(COLMIResponse.rawSensor(sample).packet)
+                let bpm = Double(data.heartRate(day: day, minute: minute))
+                out.append(COLMIResponse.rawSensor(rawPPG(at: t, bpm: bpm)).packet)
+                out.append(COLMIResponse.rawSensor(rawAccelerometer(at: t)).packet)
+                if rawSensorCount % 4 == 0 { out.append(COLMIResponse.rawSensor(rawSpO2(at: t, bpm: bpm)).packet) }
                 rawSensor = stream
             }
         }
         return out
+    }
+
+    // MARK: Raw sensor stream
+
+    /// Seconds between raw samples: about 4 Hz per sensor, as atc1441's FasterRawValues firmware
+    /// mod reports (stock firmware is slower); SpO2 once a second.
+    public static let rawInterval = 0.25
+
+    /// The pulse wave at model time `t`, 0...1: a systolic peak and a smaller dicrotic wave per beat.
+    static func pulseShape(_ t: Double, bpm: Double) -> Double {
+        let phase = (t * max(bpm, 30) / 60).truncatingRemainder(dividingBy: 1)
+        func bump(_ centre: Double, _ width: Double) -> Double { exp(-((phase - centre) / width) * ((phase - centre) / width)) }
+        return min(1, bump(0.15, 0.08) + 0.35 * bump(0.45, 0.1))
+    }
+
+    /// Green-light PPG: a baseline of about 12000 counts drifting with breathing (15 a minute),
+    /// a pulse of about 900 counts at the heart rate, and a little noise; max/min/diff over a beat.
+    private mutating func rawPPG(at t: Double, bpm: Double) -> COLMIRawSensorSample {
+        let baseline = 12_000 + 150 * sin(2 * .pi * t / 4)
+        let value = baseline + 900 * Self.pulseShape(t, bpm: bpm) + (random.unit() - 0.5) * 80
+        let high = UInt16(clamping: Int(baseline + 900)), low = UInt16(clamping: Int(baseline - 40))
+        return .ppg(raw: UInt16(clamping: Int(value)), max: high, min: low, diff: high - low)
+    }
+
+    /// Red-light SpO2 channel: a smaller pulse on a lower baseline; max/min/diff as single bytes.
+    private mutating func rawSpO2(at t: Double, bpm: Double) -> COLMIRawSensorSample {
+        let value = 9000 + 300 * Self.pulseShape(t, bpm: bpm) + (random.unit() - 0.5) * 40
+        let diff = UInt8(clamping: 38 + Int(random.unit() * 5))
+        return .spo2(raw: UInt16(clamping: Int(value)), max: 120, min: 120 - diff, diff: diff)
+    }
+
+    /// Accelerometer (12-bit two's complement, 512 counts per g as on a ±4 g range): gravity on a
+    /// hand at rest, turning slowly over 20 s, with tremor noise.
+    private mutating func rawAccelerometer(at t: Double) -> COLMIRawSensorSample {
+        let tilt = 0.35 * sin(2 * .pi * t / 20)
+        let g = (x: sin(tilt) * 0.3, y: -0.3 + 0.1 * cos(2 * .pi * t / 20), z: cos(tilt) * 0.9)
+        func counts(_ v: Double) -> UInt16 {
+            let n = max(-2048, min(2047, Int((v * 512 + (random.unit() - 0.5) * 12).rounded())))
+            return UInt16(bitPattern: Int16(n)) & 0x0FFF
+        }
+        return .accelerometer(first: counts(g.x), second: counts(g.y), third: counts(g.z))
     }
 
     private mutating func realTimeValue(type: UInt8, day: Int, minute: Int) -> UInt8 {

@@ -1,3 +1,5 @@
+import BluetideProfiles
+
 /// One emulated device the catalog can build.
 public struct EmulatorDescriptor: Sendable {
     /// Name used on the command line, e.g. `ftms-bike`.
@@ -39,6 +41,27 @@ public enum EmulatorCatalog {
         },
         EmulatorDescriptor(name: "colmi-r02", summary: "COLMI R02 ring: every documented command with consistent synthetic HR, steps, sleep, SpO2") {
             COLMIRingModel(seed: $0, options: $1)
+        },
+        EmulatorDescriptor(name: "colmi-r03", summary: "COLMI R03 ring: the R02's protocol under its own name (R03_…)") {
+            COLMIRingModel(seed: $0, options: $1, model: COLMIRingModelInfo.withID("r03") ?? COLMIRingModelInfo.family[0])
+        },
+        EmulatorDescriptor(name: "colmi-r06", summary: "COLMI R06 ring: the R02's protocol under its own name (R06_…)") {
+            COLMIRingModel(seed: $0, options: $1, model: COLMIRingModelInfo.withID("r06") ?? COLMIRingModelInfo.family[0])
+        },
+        EmulatorDescriptor(name: "colmi-r09", summary: "COLMI R09 ring: temperature sensor; asks for a bond (3C flag 0x08) like newer firmware") {
+            COLMIRingModel(seed: $0, options: $1, model: COLMIRingModelInfo.withID("r09") ?? COLMIRingModelInfo.family[0])
+        },
+        EmulatorDescriptor(name: "colmi-r10", summary: "COLMI R10 ring: temperature sensor; answers the sleep request only in its 2-byte form") {
+            COLMIRingModel(seed: $0, options: $1, model: COLMIRingModelInfo.withID("r10") ?? COLMIRingModelInfo.family[0])
+        },
+        EmulatorDescriptor(name: "colmi-r11", summary: "Yawell R11 ring with a screen (display settings)") {
+            COLMIRingModel(seed: $0, options: $1, model: COLMIRingModelInfo.withID("r11") ?? COLMIRingModelInfo.family[0])
+        },
+        EmulatorDescriptor(name: "colmi-r12", summary: "COLMI R12 ring with a screen (display settings)") {
+            COLMIRingModel(seed: $0, options: $1, model: COLMIRingModelInfo.withID("r12") ?? COLMIRingModelInfo.family[0])
+        },
+        EmulatorDescriptor(name: "colmi-h59", summary: "H59 ring: the R02's protocol under its own name (H59_…)") {
+            COLMIRingModel(seed: $0, options: $1, model: COLMIRingModelInfo.withID("h59") ?? COLMIRingModelInfo.family[0])
         },
         EmulatorDescriptor(name: "hm10", summary: "HM-10 serial module (FFE0/FFE1): echoes writes as notifications, answers AT commands") {
             HM10Model(seed: $0, options: $1)

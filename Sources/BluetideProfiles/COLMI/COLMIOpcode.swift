@@ -10,6 +10,8 @@ public enum COLMIOpcode {
     public static let battery: UInt8 = 0x03
     /// 0x04 phone name / app version.
     public static let phoneName: UInt8 = 0x04
+    /// 0x05 display settings (rings with a screen; colmi-docs calls 0x05 "palm screen").
+    public static let display: UInt8 = 0x05
     /// 0x08 power off (Gadgetbridge) or reboot (tahnok), payload `01`.
     public static let powerOff: UInt8 = 0x08
     /// 0x0A user preferences.
@@ -64,6 +66,7 @@ public enum COLMIOpcode {
         case camera: return "camera"
         case battery: return "battery"
         case phoneName: return "phone name"
+        case display: return "display"
         case powerOff: return "power off"
         case userPreferences: return "user preferences"
         case blinkTwice: return "blink twice"

@@ -117,6 +117,10 @@ public enum COLMIRequest: GATTCodable, Hashable, Sendable, Encodable {
     case continuousHeartRate(action: UInt8)
     /// `21 01`: read goals.
     case readGoals
+    /// `21 02 …`: write goals (same layout as the read reply, colmi-docs "Health Targets").
+    case writeGoals(COLMIGoals)
+    /// `05 04 …`: write the display settings of a ring with a screen (newer Gadgetbridge).
+    case writeDisplay(COLMIDisplaySettings)
     /// `op 01` (temperature `3A 03 01`): read an automatic-measurement toggle.
     case readAutoMeasurement(COLMIAutoMeasurementKind)
     /// `op 02 <0|1>` (temperature `3A 03 02 <0|1>`): write one.
@@ -169,6 +173,11 @@ public enum COLMIRequest: GATTCodable, Hashable, Sendable, Encodable {
         case let .writeHeartRateLogSettings(s): return p(COLMIOpcode.heartRateLogSettings, [0x02] + s.bytes)
         case let .continuousHeartRate(action): return p(COLMIOpcode.continuousHeartRate, [action])
         case .readGoals: return p(COLMIOpcode.goals, [0x01])
+        case let .writeGoals(g):
+            var goals = g
+            goals.action = 0x02
+            return p(COLMIOpcode.goals, goals.bytes)
+        case let .writeDisplay(d): return p(COLMIOpcode.display, d.bytes)
         case let .readAutoMeasurement(kind):
             return p(kind.rawValue, kind == .temperature ? [0x03, 0x01] : [0x01])
         case let .writeAutoMeasurement(kind, on):
@@ -210,6 +219,10 @@ public enum COLMIRequest: GATTCodable, Hashable, Sendable, Encodable {
             if let s = try? COLMIHeartRateLogSettingsWrite(bytes: b.dropFirst()) { self = .writeHeartRateLogSettings(s); return }
         case COLMIOpcode.continuousHeartRate: self = .continuousHeartRate(action: packet[1]); return
         case COLMIOpcode.goals where packet[1] == 0x01: self = .readGoals; return
+        case COLMIOpcode.goals where packet[1] == 0x02:
+            if let g = try? COLMIGoals(bytes: b) { self = .writeGoals(g); return }
+        case COLMIOpcode.display where packet[1] == COLMIDisplaySettings.writeTag:
+            if let d = try? COLMIDisplaySettings(bytes: b) { self = .writeDisplay(d); return }
         case COLMIOpcode.autoTemperature where packet[1] == 0x03 && packet[2] == 0x01: self = .readAutoMeasurement(.temperature); return
         case COLMIOpcode.autoTemperature where packet[1] == 0x03 && packet[2] == 0x02:
             self = .writeAutoMeasurement(.temperature, enabled: packet[3] != 0); return
@@ -257,6 +270,8 @@ public enum COLMIRequest: GATTCodable, Hashable, Sendable, Encodable {
         case let .writeHeartRateLogSettings(s): return "write HR-log settings \(s.enabled ? "on" : "off"), \(s.intervalMinutes) min"
         case let .continuousHeartRate(a): return "continuous HR action \(a)"
         case .readGoals: return "read goals"
+        case let .writeGoals(g): return "write goals \(g.steps) steps, \(g.calories) kcal, \(g.distanceMeters) m, \(g.sportMinutes) min sport, \(g.sleepMinutes) min sleep"
+        case let .writeDisplay(d): return "write display \(d.enabled ? "on" : "off"), brightness \(d.brightness)"
         case let .readAutoMeasurement(k): return "read auto \(k)"
         case let .writeAutoMeasurement(k, on): return "auto \(k) \(on ? "on" : "off")"
         case let .stressHistory(d): return "stress history day \(d)"

@@ -32,6 +32,10 @@ public actor Ring {
         public var calendar = RingCalendar()
         /// Whether ``open(_:options:)`` sets the ring's clock.
         public var setsTimeOnOpen = true
+        /// Whether ``open(_:options:)`` asks a model known to want a bond (the R09) for its
+        /// device-support flags (`3C`) and, when flag 0x08 is set, secures the link with
+        /// ``Connection/pair(force:)`` (the host's pairing policy, prompts and bond file).
+        public var bondsWhenAsked = true
         /// The time the ring's clock is set to (the system clock; a fixed time replays a capture).
         public var clock: @Sendable () -> Date = { Date() }
         public init() {}
@@ -47,6 +51,10 @@ public actor Ring {
     public nonisolated let batteryUpdates: AsyncStream<COLMIBattery>
     /// Real-time readings (`69`) alone, including the "measuring" (value 0) and error ones.
     public nonisolated let readings: AsyncStream<COLMIRealTimeReading>
+    /// Raw sensor samples (`A1`) after ``startRawStream(mode:)``, oldest kept when nobody reads
+    /// (up to 16384; the rest is counted in ``rawDropped``).
+    public nonisolated let rawSamples: AsyncStream<RingRawSample>
+    private let rawSink: AsyncStream<RingRawSample>.Continuation
     private let eventSink: AsyncStream<RingEvent>.Continuation
     private let batterySink: AsyncStream<COLMIBattery>.Continuation
     private let readingSink: AsyncStream<COLMIRealTimeReading>.Continuation
@@ -55,6 +63,24 @@ public actor Ring {
     public private(set) var capabilities: COLMICapabilities?
     /// Corrupt packets received (bad checksum or CRC), for diagnostics.
     public private(set) var corruptPackets = 0
+    /// The ring's name (GAP Device Name, as it advertises), read on open; nil when unreadable.
+    public private(set) var deviceName: String?
+    /// The family member the name says this is (docs/ring.md "The family"); nil for an unknown name.
+    public var model: COLMIRingModelInfo? { deviceName.flatMap(COLMIRingModelInfo.matching(name:)) }
+    /// `COLMI R10` or, for an unknown model, `this ring`: how error messages name the ring.
+    public var modelLabel: String { model.map { "the \($0.displayName)" } ?? "this ring" }
+    /// Display settings this session wrote (the protocol has no command to read them).
+    public private(set) var lastDisplay: COLMIDisplaySettings?
+
+    func rememberDisplay(_ display: COLMIDisplaySettings) { lastDisplay = display }
+
+    /// Raw packets discarded by the session since the raw stream started: corrupt ones and
+    /// those not taken from a full ``rawSamples`` buffer.
+    public private(set) var rawDropped = 0
+    /// When the raw stream started (monotonic); nil while none runs.
+    private var rawStart: ContinuousClock.Instant?
+    /// Whether this session started the continuous heart-rate stream (`1E`).
+    private var continuousHeartRate = false
 
     private struct Pending {
         let id: Int
@@ -74,6 +100,7 @@ public actor Ring {
         (events, eventSink) = AsyncStream<RingEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
         (batteryUpdates, batterySink) = AsyncStream<COLMIBattery>.makeStream(bufferingPolicy: .bufferingNewest(16))
         (readings, readingSink) = AsyncStream<COLMIRealTimeReading>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        (rawSamples, rawSink) = AsyncStream<RingRawSample>.makeStream(bufferingPolicy: .bufferingOldest(16384))
     }
 
     /// Starts a session on `connection`: checks for the COLMI service, subscribes, sets the clock.
@@ -87,8 +114,29 @@ public actor Ring {
         let bigData = services.contains { $0.service.uuid == COLMIUUID.bigDataService }
         logger.debug("ring \(connection.address): subscribing to notifications\(bigData ? " and big data" : "")")
         try await ring.subscribe(bigData: services.contains { $0.service.uuid == COLMIUUID.bigDataService })
+        if let name = try? await connection.read(.deviceName) {
+            await ring.setDeviceName(String(decoding: name, as: UTF8.self).trimmingCharacters(in: .controlCharacters))
+        }
         if options.setsTimeOnOpen { _ = try await ring.setTime() }
+        if options.bondsWhenAsked { try await ring.bondIfAsked() }
         return ring
+    }
+
+    private func setDeviceName(_ name: String) { deviceName = name.isEmpty ? nil : name }
+
+    /// True when the ring asked for a bond (`3C` flag 0x08) in ``open(_:options:)``.
+    public private(set) var bondRequested = false
+
+    /// Asks a model known to want a bond for its `3C` flags (other models are not asked: an R02
+    /// may never answer); pairs when flag 0x08 is set and the link is not encrypted yet.
+    private func bondIfAsked() async throws {
+        guard model?.mayAskForBond == true, let flags = try? await deviceSupportFlags(), flags & 0x08 != 0 else { return }
+        bondRequested = true
+        guard await connection.securityLevel == .none else { return }
+        Self.logger.debug("ring \(connection.address): it asks for a bond (3C flag 0x08); pairing")
+        do { _ = try await connection.pair() } catch {
+            throw RingError.bondFailed("\(error)")
+        }
     }
 
     private func subscribe(bigData: Bool) async throws {
@@ -172,7 +220,9 @@ public actor Ring {
 
     /// Every night the ring holds (V2 big data `27`).
     public func sleep() async throws -> COLMISleepHistory {
-        guard case let .sleep(history) = try await bigData(COLMIBigDataFrame.sleepRequest(), "sleep history") else {
+        // The R10 answers only the 2-byte request (`ff 01`); the others the 1-byte one.
+        let request = COLMIBigDataFrame.sleepRequest(model?.sleepRequest ?? .all)
+        guard case let .sleep(history) = try await bigData(request, "sleep history") else {
             return COLMISleepHistory(days: [])
         }
         return history
@@ -235,10 +285,46 @@ public actor Ring {
         try await send(COLMIRequest.realTimeStop(type).packet.bytes, "stop \(type)")
     }
 
-    /// Stops every measurement this session started, ends the event stream and disconnects.
+    /// Starts the raw sensor stream (`A1 04 <mode>`: mode 0 as colmi_r02_client's firehose
+    /// branch sends it, 4 as atc1441's tool does); samples arrive on ``rawSamples`` with their
+    /// arrival time. ``close()`` stops it.
+    public func startRawStream(mode: UInt8 = 0) async throws {
+        rawStart = .now
+        rawDropped = 0
+        try await send(COLMIRequest.rawSensorStart(mode: mode).packet.bytes, "start raw stream")
+    }
+
+    /// Stops the raw sensor stream (`A1 02`).
+    public func stopRawStream() async throws {
+        rawStart = nil
+        try await send(COLMIRequest.rawSensorStop.packet.bytes, "stop raw stream")
+    }
+
+    /// Starts the continuous heart-rate stream (`1E 01`): about one `1E <bpm>` a second on
+    /// ``events`` as ``RingEvent/continuousHeartRate(_:)``. Keep it going with
+    /// ``continueContinuousHeartRate()`` (the ring stops after about a minute); ``close()`` stops it.
+    public func startContinuousHeartRate() async throws {
+        continuousHeartRate = true
+        try await send(COLMIRequest.continuousHeartRate(action: 1).packet.bytes, "start continuous HR")
+    }
+
+    /// Keeps the continuous heart-rate stream going (`1E 03`; Gadgetbridge sends it every 30 readings).
+    public func continueContinuousHeartRate() async throws {
+        try await send(COLMIRequest.continuousHeartRate(action: 3).packet.bytes, "continue continuous HR")
+    }
+
+    /// Stops the continuous heart-rate stream (`1E 02`).
+    public func stopContinuousHeartRate() async throws {
+        continuousHeartRate = false
+        try await send(COLMIRequest.continuousHeartRate(action: 2).packet.bytes, "stop continuous HR")
+    }
+
+    /// Stops every measurement and stream this session started, ends the event streams and disconnects.
     public func close() async {
         Self.logger.debug("ring \(connection.address): closing (stopping \(measuring.count) measurement(s))")
         for type in measuring.sorted() { try? await stopMeasurement(COLMIRealTimeType(rawValue: type)) }
+        if rawStart != nil { try? await stopRawStream() }
+        if continuousHeartRate { try? await stopContinuousHeartRate() }
         for task in readers { task.cancel() }
         readers.removeAll()
         finishStreams()
@@ -269,7 +355,7 @@ public actor Ring {
     }
 
     /// Writes a request that has no reply.
-    private func send(_ bytes: [UInt8], _ name: String) async throws {
+    func send(_ bytes: [UInt8], _ name: String) async throws {
         try await serialized { try await self.write(bytes, bigData: false, name) }
     }
 
@@ -346,6 +432,7 @@ public actor Ring {
         eventSink.finish()
         batterySink.finish()
         readingSink.finish()
+        rawSink.finish()
     }
 
     // MARK: Incoming
@@ -355,6 +442,7 @@ public actor Ring {
         let packet: COLMIPacket
         do { packet = try COLMIPacket(bytes: bytes) } catch {
             corruptPackets += 1
+            if bytes[0] == COLMIOpcode.rawSensor, rawStart != nil { rawDropped += 1 }
             if let p = pending, p.collector.kind.opcode == bytes[0] {
                 fail(p.id, AttemptFailure(problem: "corrupt packet \(bytes.spacedHex): \(error)"))
             }
@@ -401,6 +489,11 @@ public actor Ring {
             eventSink.yield(.reading(r))
             readingSink.yield(r)
         case let .continuousHeartRate(bpm): eventSink.yield(.continuousHeartRate(bpm))
+        case let .rawSensor(sample):
+            guard let rawStart else { return }
+            let elapsed = ContinuousClock.now - rawStart
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            if case .dropped = rawSink.yield(RingRawSample(seconds: seconds, sample: sample, packet: packet.bytes)) { rawDropped += 1 }
         case let .deviceNotification(n):
             switch n {
             case let .battery(b):

@@ -10,6 +10,12 @@ public enum RingError: Error, Sendable, Equatable, CustomStringConvertible {
     case notARing(String)
     /// A reply arrived but says something the session cannot use.
     case unexpectedReply(command: String, detail: String)
+    /// The ring does not have what was asked for (a setting, a sensor, a command).
+    case unsupported(String)
+    /// The ring asked for a bond (`3C` flag 0x08) and pairing failed.
+    case bondFailed(String)
+    /// A setting read back after a write is not what was written.
+    case settingNotKept(key: String, wanted: String, found: String)
 
     public var description: String {
         switch self {
@@ -21,6 +27,12 @@ public enum RingError: Error, Sendable, Equatable, CustomStringConvertible {
             "not a COLMI ring: \(detail); pick another device with `bluetide ring pair`"
         case let .unexpectedReply(command, detail):
             "unexpected reply to \(command): \(detail)"
+        case let .unsupported(detail):
+            detail
+        case let .bondFailed(detail):
+            "the ring asks to be bonded and pairing failed (\(detail)); run the command again, or remove the ring's old bond (bluetide bonds) and put it back in pairing range"
+        case let .settingNotKept(key, wanted, found):
+            "the ring did not keep \(key)=\(wanted) (it reads \(found) after the write); its firmware may not support that value"
         }
     }
 }

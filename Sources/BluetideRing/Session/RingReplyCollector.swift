@@ -4,6 +4,9 @@ import Bluetide
 public enum RingReplyKind: Hashable, Sendable {
     /// The first V1 packet with this opcode (battery, settings, set time, …).
     case packet(opcode: UInt8)
+    /// The first V1 packet with this opcode whose payload starts with `prefix`: a setting's read
+    /// reply (`16 01 …`), told apart from the echo of an earlier write (`16 02 …`).
+    case reply(opcode: UInt8, prefix: [UInt8])
     /// A day's heart-rate log (`15`, header + up to 23 packets, or `15 FF`).
     case heartRateLog
     /// A day's steps (`43`, header + one packet per active quarter hour, or `43 FF`).
@@ -17,6 +20,7 @@ public enum RingReplyKind: Hashable, Sendable {
     public var opcode: UInt8 {
         switch self {
         case let .packet(opcode): opcode
+        case let .reply(opcode, _): opcode
         case .heartRateLog: COLMIOpcode.heartRateLog
         case .sportDetail: COLMIOpcode.sportDetail
         case let .halfHourHistory(opcode): opcode
@@ -82,6 +86,8 @@ public struct RingReplyCollector: Sendable {
             switch kind {
             case .packet:
                 return .done(.packet(packet))
+            case let .reply(_, prefix):
+                return packet.payload.starts(with: prefix) ? .done(.packet(packet)) : .notMine
             case .heartRateLog:
                 return Self.step(try heartRate.feed(packet)) { .heartRateLog($0) }
             case .sportDetail:
