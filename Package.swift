@@ -32,6 +32,8 @@ let package = Package(
         // What several layers share and none owns: SplitMix64, civil-date arithmetic, ManualClock,
         // AsyncLock, time limits. Depends on nothing, so any target may import it.
         .target(name: "BluetideSupport", swiftSettings: strict),
+        // MQTT client on libmosquitto, loaded at run time (dlopen): nothing to link at build time.
+        .target(name: "BluetideMQTT", dependencies: ["BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideProfiles", dependencies: ["BluetideCore", "BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideRecording", dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideEmulators", dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
@@ -155,6 +157,7 @@ let package = Package(
         // Shared by the test targets: run-time limits for hang guards, and the Bumble interop
         // harness (Bumble/: environment probe, child processes with timed line output, controllers.py).
         .target(name: "BluetideTestSupport", dependencies: ["BluetideSupport"], path: "Tests/BluetideTestSupport", swiftSettings: strict),
+        .testTarget(name: "BluetideMQTTTests", dependencies: ["BluetideMQTT", "BluetideTestSupport", "BluetideSupport"], swiftSettings: strict),
         .testTarget(name: "BluetideCoreTests", dependencies: ["BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideProfilesTests", dependencies: ["BluetideProfiles", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideRecordingTests", dependencies: ["BluetideRecording", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
