@@ -1,0 +1,440 @@
+import Bluetide
+import BluetideCore
+import BluetideMQTT
+import BluetideProfiles
+import BluetideRide
+import Foundation
+
+/// How a gateway runs: its name, which devices it connects to, and its topics.
+public struct GatewayConfiguration: Sendable {
+    /// The gateway's name in topics (`bluetide/gateway/<id>/…`): letters, digits, `-` and `_`.
+    public var id: String
+    /// Devices to connect to; the others are only reported as presence.
+    public var watch: [GatewayWatch]
+    public var topics: GatewayTopics
+    /// Shortest time between two presence messages of one device.
+    public var presenceInterval: Duration
+    /// Time between battery reads of a connected device.
+    public var batteryInterval: Duration
+    /// Wait before connecting again to a device that was lost or refused.
+    public var retryDelay: Duration
+    /// Wheel circumference, metres (speed and distance from CSC and Cycling Power).
+    public var wheelCircumference: Double
+
+    public init(id: String, watch: [GatewayWatch], prefix: String = "bluetide", discoveryPrefix: String = "homeassistant") throws(GatewayError) {
+        guard !id.isEmpty, id.count <= 64, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+            throw GatewayError(field: "--id", "\"\(id)\": expected 1…64 letters, digits, - or _ (it is part of MQTT topics)")
+        }
+        self.id = id
+        self.watch = watch
+        self.topics = GatewayTopics(prefix: prefix, discoveryPrefix: discoveryPrefix, gateway: id)
+        self.presenceInterval = .seconds(10)
+        self.batteryInterval = .seconds(300)
+        self.retryDelay = .seconds(3)
+        self.wheelCircumference = 2.105
+    }
+
+    /// The last will to give the MQTT client: the gateway's availability turns `offline`
+    /// (retained) when it vanishes without saying so.
+    public var will: MQTTMessage {
+        MQTTMessage(topic: topics.availability, text: "offline", qos: .atLeastOnce, retain: true)
+    }
+}
+
+/// What a gateway reports to its log (standard error in the CLI).
+public enum GatewayLogEvent: Sendable, CustomStringConvertible {
+    case connected(device: String, name: String?)
+    case disconnected(device: String, reason: String)
+    case connectFailed(device: String, reason: String)
+    case command(device: String, command: String, outcome: String)
+    case brokerLink(String)
+
+    public var description: String {
+        switch self {
+        case let .connected(device, name): "connected to \(device)\(name.map { " (\($0))" } ?? "")"
+        case let .disconnected(device, reason): "\(device) disconnected: \(reason)"
+        case let .connectFailed(device, reason): "could not connect to \(device): \(reason)"
+        case let .command(device, command, outcome): "command \(command) for \(device): \(outcome)"
+        case let .brokerLink(text): "broker: \(text)"
+        }
+    }
+}
+
+/// `bluetide gateway`: puts the devices one central hears on an MQTT broker. It publishes
+/// presence for every advertisement (throttled, with RSSI), connects to the watched devices,
+/// publishes each notification decoded in the one JSON schema plus a retained state object per
+/// device, announces the sensors to Home Assistant, and carries commands back to the devices
+/// with one reply each (docs/gateway.md).
+///
+/// All gateway state (devices, their values, the presence throttle) belongs to this actor;
+/// connections, readers and commands run in tasks that report into it.
+public actor Gateway {
+    public let configuration: GatewayConfiguration
+    private let central: Central
+    private let mqtt: MQTTClient
+    private let log: @Sendable (GatewayLogEvent) -> Void
+    private let start = ContinuousClock.now
+    private var topics: GatewayTopics { configuration.topics }
+
+    private struct Device {
+        var address: BluetoothAddress
+        var name: String?
+        var connection: Connection?
+        var task: Task<Void, Never>?
+        var values: [String: GatewayJSON] = [:]
+        var announced: Set<String> = []
+        var model: String = "BLE device"
+        var trainer: (any TrainerControl)?
+    }
+
+    private var devices: [String: Device] = [:]
+    /// Set at shutdown: devices are then marked offline once, by the shutdown.
+    private var stopping = false
+    private var lastPresence: [String: ContinuousClock.Instant] = [:]
+    private var retryAfter: [String: ContinuousClock.Instant] = [:]
+    /// Messages published, for the benchmark and the log.
+    public private(set) var published = 0
+
+    /// A gateway on `central` publishing through `mqtt` (made with ``GatewayConfiguration/will``
+    /// as its will and connected or started).
+    public init(configuration: GatewayConfiguration, central: Central, mqtt: MQTTClient,
+                log: @escaping @Sendable (GatewayLogEvent) -> Void = { _ in }) {
+        self.configuration = configuration
+        self.central = central
+        self.mqtt = mqtt
+        self.log = log
+    }
+
+    /// Runs until cancelled: announces the gateway `online`, listens for commands, scans and
+    /// serves devices. On cancellation it disconnects the devices, marks them and itself
+    /// `offline` and waits (bounded) for the broker to have it all; then close the MQTT client.
+    public func run() async throws {
+        publish(MQTTMessage(topic: topics.availability, text: "online", qos: .atLeastOnce, retain: true))
+        try await mqtt.subscribe(topics.commands, qos: .atLeastOnce)
+        let advertisements = try await central.scan(filter: ScanFilter(allowDuplicates: true))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                for await advertisement in advertisements { await self.heard(advertisement) }
+            }
+            group.addTask { [self] in
+                for await message in mqtt.messages { await self.received(message) }
+            }
+            group.addTask { [self] in
+                for await event in mqtt.events {
+                    switch event {
+                    case .connected:
+                        self.log(.brokerLink("connected"))
+                        // A broker restarted without persistence forgot the retained messages.
+                        await self.republishRetained()
+                    case let .disconnected(reason): self.log(.brokerLink("lost (\(reason)); reconnecting"))
+                    case let .refused(reason): self.log(.brokerLink("refused: \(reason)"))
+                    }
+                }
+            }
+            await withTaskCancellationHandler {
+                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+            } onCancel: {}
+            group.cancelAll()
+        }
+        await shutDown()
+    }
+
+    /// The devices connected now, by topic id.
+    public var connectedDevices: [String] { devices.filter { $0.value.connection != nil }.keys.sorted() }
+
+    // MARK: advertisements
+
+    private func heard(_ advertisement: Advertisement) {
+        let id = GatewayTopics.deviceID(advertisement.address)
+        let now = ContinuousClock.now
+        if lastPresence[id].map({ now - $0 >= configuration.presenceInterval }) ?? true {
+            lastPresence[id] = now
+            var device = deviceJSON(advertisement.address, name: advertisement.name)
+            if case var .object(members) = device {
+                members["rssiDbm"] = .integer(Int64(advertisement.rssi))
+                device = .object(members)
+            }
+            let record: GatewayJSON = [
+                "type": "presence", "device": device, "gateway": .string(configuration.id),
+                "rssiDbm": .integer(Int64(advertisement.rssi)), "time": time(),
+            ]
+            _ = try? mqtt.publish(MQTTMessage(topic: topics.presence(id), text: record.text, qos: .atMostOnce))
+            published += 1
+        }
+        guard devices[id] == nil, configuration.watch.contains(where: { $0.matches(advertisement) }) else { return }
+        if let until = retryAfter[id], now < until { return }
+        var device = Device(address: advertisement.address, name: advertisement.name)
+        device.model = Self.model(advertisement.serviceUUIDs)
+        devices[id] = device
+        devices[id]?.task = Task { [self] in await self.serve(id, advertisement: advertisement) }
+    }
+
+    private static func model(_ services: [BluetoothUUID]) -> String {
+        services.first.map { $0.name ?? $0.shortString } ?? "BLE device"
+    }
+
+    // MARK: one device
+
+    private func serve(_ id: String, advertisement: Advertisement) async {
+        let connection: Connection
+        do {
+            connection = try await central.connect(to: advertisement, timeout: .seconds(10))
+        } catch {
+            log(.connectFailed(device: id, reason: "\(error)"))
+            ended(id)
+            return
+        }
+        var readers: [Task<Void, Never>] = []
+        do {
+            devices[id]?.connection = connection
+            log(.connected(device: id, name: advertisement.name))
+            publish(MQTTMessage(topic: topics.deviceAvailability(id), text: "online", qos: .atLeastOnce, retain: true))
+            let services = try await connection.services()
+            let options = ProfileOptions(wheelCircumference: configuration.wheelCircumference)
+            for service in services {
+                for item in service.characteristics {
+                    let characteristic = item.characteristic
+                    guard !characteristic.properties.isDisjoint(with: [.notify, .indicate]),
+                          let profile = ProfileCatalog.forCharacteristic(characteristic.uuid) else { continue }
+                    let values = try await connection.notifications(of: characteristic.uuid)
+                    let uuid = characteristic.uuid
+                    readers.append(Task { [self] in
+                        var decoder = profile.makeDecoder(options)
+                        do {
+                            for try await bytes in values {
+                                let time = self.seconds()
+                                let packet = Result { () throws(DecodingError) -> DecodedPacket in try decoder.decode(bytes, at: time) }
+                                self.value(id, uuid: uuid, profile: profile.name, bytes: bytes, packet: packet)
+                            }
+                        } catch {}
+                    })
+                }
+            }
+            let hasBattery = services.contains { $0.characteristics.contains { $0.characteristic.uuid == .batteryLevel } }
+            if hasBattery {
+                let interval = configuration.batteryInterval
+                readers.append(Task { [self] in
+                    while !Task.isCancelled {
+                        if let bytes = try? await connection.read(.batteryLevel) {
+                            self.value(id, uuid: .batteryLevel, profile: "battery", bytes: bytes, packet: Self.decodeOnce(bytes, uuid: .batteryLevel, at: self.seconds()))
+                        }
+                        try? await Task.sleep(for: interval)
+                    }
+                })
+            }
+            var reason = "link closed"
+            for await event in connection.events {
+                if case let .disconnected(why) = event { reason = "\(why)"; break }
+                if case let .failed(error) = event { reason = "\(error)"; break }
+            }
+            log(.disconnected(device: id, reason: reason))
+        } catch {
+            log(.disconnected(device: id, reason: "\(error)"))
+        }
+        for reader in readers { reader.cancel() }
+        await connection.disconnect()
+        ended(id)
+    }
+
+    private func ended(_ id: String) {
+        if devices[id]?.connection != nil, !stopping {
+            publish(MQTTMessage(topic: topics.deviceAvailability(id), text: "offline", qos: .atLeastOnce, retain: true))
+        }
+        devices[id] = nil
+        retryAfter[id] = .now + configuration.retryDelay
+    }
+
+    /// One value from a device: the value record, sensors announced once, the state object.
+    private func value(_ id: String, uuid: BluetoothUUID, profile: String, bytes: [UInt8], packet: Result<DecodedPacket, DecodingError>) {
+        guard let device = devices[id] else { return }
+        var value: [String: GatewayJSON] = ["hex": .string(bytes.map { String(format: "%02x", $0) }.joined()), "profile": .string(profile)]
+        var decoded: GatewayJSON?
+        var derived: GatewayJSON?
+        switch packet {
+        case let .success(packet):
+            decoded = GatewayJSON.encoding(packet.value)
+            derived = packet.derived.flatMap { GatewayJSON.encoding($0) }
+            value["summary"] = .string(packet.summary)
+            if let decoded { value["decoded"] = decoded }
+            if let derived { value["derived"] = derived }
+        case let .failure(error):
+            value["decodeError"] = .string("\(error)")
+        }
+        let record: GatewayJSON = [
+            "type": "notification", "device": deviceJSON(device.address, name: device.name), "gateway": .string(configuration.id),
+            "characteristic": characteristicJSON(uuid), "time": time(), "value": .object(value),
+        ]
+        publish(MQTTMessage(topic: topics.value(id, metric: profile), text: record.text, qos: .atLeastOnce))
+        var changed = false
+        for sensor in GatewaySensor.sensors(forProfile: profile) {
+            guard let reading = sensor.read(decoded, derived), reading.isFinite else { continue }
+            devices[id]?.values[sensor.key] = .number(reading)
+            changed = true
+            if !(devices[id]?.announced.contains(sensor.key) ?? true) {
+                devices[id]?.announced.insert(sensor.key)
+                let config = sensor.discoveryPayload(device: id, address: device.address, name: device.name, model: device.model, topics: topics)
+                publish(MQTTMessage(topic: topics.discovery(id, sensor: sensor.key), text: config.text, qos: .atLeastOnce, retain: true))
+            }
+        }
+        if changed { publishState(id) }
+    }
+
+    private func publishState(_ id: String) {
+        guard let device = devices[id] else { return }
+        let state: GatewayJSON = [
+            "type": "state", "device": deviceJSON(device.address, name: device.name), "gateway": .string(configuration.id),
+            "time": time(), "values": .object(device.values),
+        ]
+        publish(MQTTMessage(topic: topics.state(id), text: state.text, qos: .atLeastOnce, retain: true))
+    }
+
+    private func republishRetained() {
+        publish(MQTTMessage(topic: topics.availability, text: "online", qos: .atLeastOnce, retain: true))
+        for (id, device) in devices where device.connection != nil {
+            publish(MQTTMessage(topic: topics.deviceAvailability(id), text: "online", qos: .atLeastOnce, retain: true))
+            devices[id]?.announced = []
+        }
+    }
+
+    // MARK: commands
+
+    private func received(_ message: MQTTMessage) {
+        guard let (id, what) = topics.command(in: message.topic) else { return }
+        let command: GatewayCommand
+        do {
+            command = try GatewayCommand.parse(what, payload: message.text)
+        } catch {
+            reply(id, command: what, error: error.description)
+            return
+        }
+        guard let device = devices[id], let connection = device.connection else {
+            reply(id, command: what, error: "no device \(id) is connected to gateway \(configuration.id)")
+            return
+        }
+        Task { [self] in
+            do {
+                let outcome = try await self.execute(command, on: connection, device: id, address: device.address, name: device.name)
+                self.reply(id, command: command.name, done: outcome)
+            } catch {
+                self.reply(id, command: command.name, error: "\(error)")
+            }
+        }
+    }
+
+    private func execute(_ command: GatewayCommand, on connection: Connection, device id: String, address: BluetoothAddress, name: String?) async throws -> String {
+        switch command {
+        case let .write(uuid, bytes):
+            try await connection.write(bytes, to: uuid)
+            return "wrote \(bytes.count) bytes to \(uuid.shortString)"
+        case let .read(uuid):
+            let bytes = try await connection.read(uuid)
+            let packet = Self.decodeOnce(bytes, uuid: uuid, at: seconds())
+            value(id, uuid: uuid, profile: ProfileCatalog.forCharacteristic(uuid)?.name ?? uuid.shortString.lowercased(), bytes: bytes, packet: packet)
+            return "read \(bytes.count) bytes from \(uuid.shortString)"
+        case let .targetPower(watts):
+            try await trainer(id, connection: connection, address: address, name: name).setTargetPower(watts: watts)
+            return "target power \(watts) W"
+        case let .grade(percent):
+            try await trainer(id, connection: connection, address: address, name: name).setSimulation(SimulationParameters(gradePercent: percent))
+            return "grade \(percent) %"
+        case let .uart(text):
+            let services = try await connection.services().map(\.service.uuid)
+            let target: BluetoothUUID
+            if services.contains(SerialUUID.nordicUARTService) { target = SerialUUID.nordicUARTRX }
+            else if services.contains(SerialUUID.hm10Service) { target = SerialUUID.hm10Data }
+            else { throw GatewayError("\(id) has no Nordic UART or HM-10 service") }
+            try await connection.send(Array((text.hasSuffix("\n") ? text : text + "\n").utf8), to: target)
+            return "sent \(text.utf8.count) bytes"
+        }
+    }
+
+    private func trainer(_ id: String, connection: Connection, address: BluetoothAddress, name: String?) async throws -> any TrainerControl {
+        if let trainer = devices[id]?.trainer { return trainer }
+        let services = try await connection.services().map(\.service.uuid)
+        let control: any TrainerControl
+        if services.contains(.fitnessMachine) {
+            let ftms = FTMSTrainerControl(connection: connection, device: RideDevice(role: .ftmsTrainer, address: address.description, name: name))
+            try await ftms.start()
+            control = ftms
+        } else if services.contains(.tacxFECService) {
+            control = FECTrainerControl(connection: connection, device: RideDevice(role: .fecTrainer, address: address.description, name: name))
+        } else {
+            throw GatewayError("\(id) is not a trainer (no Fitness Machine or Tacx FE-C service)")
+        }
+        devices[id]?.trainer = control
+        return control
+    }
+
+    private func reply(_ id: String, command: String, done: String? = nil, error: String? = nil) {
+        var record: [String: GatewayJSON] = [
+            "type": "result", "command": .string(command), "gateway": .string(configuration.id), "time": time(),
+            "ok": .bool(error == nil),
+        ]
+        if let device = devices[id] { record["device"] = deviceJSON(device.address, name: device.name) }
+        else { record["device"] = ["id": .string(id)] }
+        record["message"] = .string(error ?? done ?? "done")
+        log(.command(device: id, command: command, outcome: error ?? done ?? "done"))
+        publish(MQTTMessage(topic: topics.result(id), text: GatewayJSON.object(record).text, qos: .atLeastOnce))
+    }
+
+    // MARK: shutdown
+
+    private func shutDown() async {
+        stopping = true
+        let serving = devices
+        for (_, device) in serving {
+            device.task?.cancel()
+            await device.connection?.disconnect()
+        }
+        for (id, device) in serving where device.connection != nil {
+            publish(MQTTMessage(topic: topics.deviceAvailability(id), text: "offline", qos: .atLeastOnce, retain: true))
+        }
+        devices = [:]
+        publish(MQTTMessage(topic: topics.availability, text: "offline", qos: .atLeastOnce, retain: true))
+    }
+
+    // MARK: helpers
+
+    /// One value decoded by its characteristic's profile (a fresh decoder).
+    private nonisolated static func decodeOnce(_ bytes: [UInt8], uuid: BluetoothUUID, at time: Double) -> Result<DecodedPacket, DecodingError> {
+        guard let profile = ProfileCatalog.forCharacteristic(uuid) else {
+            return .failure(.invalid("value", expected: "a characteristic a profile decodes", found: uuid.shortString))
+        }
+        var decoder = profile.makeDecoder(ProfileOptions())
+        return Result { () throws(DecodingError) -> DecodedPacket in try decoder.decode(bytes, at: time) }
+    }
+
+    private func publish(_ message: MQTTMessage) {
+        do {
+            try mqtt.publish(message)
+            published += 1
+        } catch {}  // QoS 0 while the broker is away: dropped by design; QoS 1 waits in the outbox
+    }
+
+    private nonisolated func seconds() -> Double {
+        let parts = start.duration(to: .now).components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+
+    private nonisolated func time() -> GatewayJSON {
+        ["utc": .string(Self.utc(Date())), "monotonic": .number(seconds())]
+    }
+
+    private nonisolated static func utc(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
+    }
+
+    private nonisolated func deviceJSON(_ address: BluetoothAddress, name: String?) -> GatewayJSON {
+        var object: [String: GatewayJSON] = [
+            "address": .string(address.description), "addressType": .string(address.type == .random ? "random" : "public"),
+        ]
+        if let name { object["name"] = .string(name) }
+        return .object(object)
+    }
+
+    private nonisolated func characteristicJSON(_ uuid: BluetoothUUID) -> GatewayJSON {
+        var object: [String: GatewayJSON] = ["uuid": .string(uuid.shortString)]
+        if let name = uuid.name { object["name"] = .string(name) }
+        return .object(object)
+    }
+}
