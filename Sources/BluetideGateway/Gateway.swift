@@ -290,6 +290,11 @@ public actor Gateway {
 
     private func republishRetained() {
         publish(MQTTMessage(topic: topics.availability, text: "online", qos: .atLeastOnce, retain: true))
+        let dropped = mqtt.droppedCount
+        if dropped > 0 {
+            let record: GatewayJSON = ["type": "dropped", "gateway": .string(configuration.id), "count": .integer(Int64(dropped)), "time": time()]
+            publish(MQTTMessage(topic: topics.dropped, text: record.text, qos: .atLeastOnce, retain: true))
+        }
         for (id, device) in devices where device.connection != nil {
             publish(MQTTMessage(topic: topics.deviceAvailability(id), text: "online", qos: .atLeastOnce, retain: true))
             devices[id]?.announced = []

@@ -85,6 +85,8 @@ public struct GatewayTopics: Sendable, Equatable {
 
     /// `online`/`offline`, retained; the gateway's last will.
     public var availability: String { "\(prefix)/gateway/\(gateway)/availability" }
+    /// How many QoS 1 messages the outbox dropped (oldest first) while the broker was away, retained.
+    public var dropped: String { "\(prefix)/gateway/\(gateway)/dropped" }
     /// Advertisements heard, one topic per device, throttled.
     public func presence(_ device: String) -> String { "\(prefix)/gateway/\(gateway)/presence/\(device)" }
     /// `online`/`offline`, retained: whether a gateway is connected to the device.
