@@ -28,11 +28,14 @@ struct GatewayRunCommand: AsyncParsableCommand {
                   --password-file /etc/bluetide/mqtt-password
             """)
 
-    @Option(name: .long, help: "The gateway's name in topics (letters, digits, - and _).")
-    var id: String
+    @Option(name: .long, help: ArgumentHelp("Settings in YAML (id, mqtt, username, password-file, ca-file, transport, emulate, watch, topic-prefix, discovery-prefix, presence-interval; see docs/gateway.md); options given here win.", valueName: "path"))
+    var config: String?
 
-    @Option(name: .long, help: ArgumentHelp("Broker URL: mqtt://HOST[:PORT] or mqtts://HOST[:PORT] (TLS).", valueName: "url"))
-    var mqtt: String
+    @Option(name: .long, help: "The gateway's name in topics (letters, digits, - and _); required here or in --config.")
+    var id: String?
+
+    @Option(name: .long, help: ArgumentHelp("Broker URL: mqtt://HOST[:PORT] or mqtts://HOST[:PORT] (TLS); required here or in --config.", valueName: "url"))
+    var mqtt: String?
 
     @Option(name: .long, parsing: .singleValue,
             help: ArgumentHelp("A device to connect to: its name, its address, or service:UUID (repeatable). With --emulate and no --watch: every emulated device.", valueName: "device"))
@@ -49,14 +52,14 @@ struct GatewayRunCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("PEM file of the CA that signed the broker's certificate (mqtts://; default: the system's).", valueName: "path"))
     var caFile: String?
 
-    @Option(name: .long, help: "Topic prefix of values and commands.")
-    var topicPrefix: String = "bluetide"
+    @Option(name: .long, help: "Topic prefix of values and commands (default: bluetide).")
+    var topicPrefix: String?
 
-    @Option(name: .long, help: "Home Assistant's discovery prefix.")
-    var discoveryPrefix: String = "homeassistant"
+    @Option(name: .long, help: "Home Assistant's discovery prefix (default: homeassistant).")
+    var discoveryPrefix: String?
 
-    @Option(name: .long, help: "Seconds between two presence messages of one device.")
-    var presenceInterval: Double = 10
+    @Option(name: .long, help: "Seconds between two presence messages of one device (default: 10).")
+    var presenceInterval: Double?
 
     @Option(name: .long, help: "Stop after this many seconds (default: run until SIGTERM or Ctrl-C).")
     var duration: Double?
@@ -65,6 +68,28 @@ struct GatewayRunCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
+        var file = GatewayFileSettings()
+        if let config {
+            do { file = try GatewayFileSettings.load(path: config) } catch {
+                throw CommandFailure.usage(error.description, field: "--config")
+            }
+        }
+        guard let id = id ?? file.id else {
+            throw CommandFailure.usage("--id: give the gateway's name (letters, digits, - and _), here or as id: in --config", field: "--id")
+        }
+        guard let mqtt = mqtt ?? file.mqtt else {
+            throw CommandFailure.usage("--mqtt: give the broker's URL, e.g. mqtt://127.0.0.1:1883, here or as mqtt: in --config", field: "--mqtt")
+        }
+        let username = username ?? file.username
+        let passwordFile = passwordFile ?? file.passwordFile
+        let caFile = caFile ?? file.caFile
+        let watch = watch.isEmpty ? file.watch : watch
+        let topicPrefix = topicPrefix ?? file.topicPrefix ?? "bluetide"
+        let discoveryPrefix = discoveryPrefix ?? file.discoveryPrefix ?? "homeassistant"
+        let presenceInterval = presenceInterval ?? file.presenceInterval ?? 10
+        var session = session
+        if session.transport == "virtual", let transport = file.transport { session.transport = transport }
+        if session.emulate == nil { session.emulate = file.emulate }
         if let problem = MQTTClient.libraryProblem { throw CommandFailure(problem) }
         guard presenceInterval.isFinite, presenceInterval >= 0 else {
             throw CommandFailure.usage("--presence-interval \(presenceInterval): expected seconds ≥ 0", field: "--presence-interval")
@@ -77,7 +102,7 @@ struct GatewayRunCommand: AsyncParsableCommand {
             throw CommandFailure.usage("--mqtt \(error.message)", field: "--mqtt")
         }
         if let username { options.username = username }
-        options.password = try password()
+        options.password = try password(file: passwordFile)
         options.caFile = caFile
         var watches: [GatewayWatch] = []
         for text in watch {
@@ -127,7 +152,7 @@ struct GatewayRunCommand: AsyncParsableCommand {
     }
 
     /// The broker password: --password-file (first line), else $BLUETIDE_MQTT_PASSWORD, else none.
-    private func password() throws -> String? {
+    private func password(file passwordFile: String?) throws -> String? {
         if let passwordFile {
             guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
                 throw CommandFailure.usage("--password-file \(passwordFile): cannot be read; expected a file holding the password", field: "--password-file")

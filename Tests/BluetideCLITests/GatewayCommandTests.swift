@@ -14,7 +14,10 @@ struct GatewayCommandTests {
         let broker = try await MosquittoBroker.start()
         defer { Task { await broker.finish() } }
         let sub = try await MosquittoClients.subscribe(broker, topics: ["bluetide/#"])
-        let gateway = try BluetideExecutable.launch(["gateway", "--id", "gw1", "--emulate", "heart-rate,tacx-fec", "--mqtt", broker.url])
+        // The settings come from a YAML file; the command line adds nothing but the file.
+        let config = broker.directory.appendingPathComponent("gateway.yaml")
+        try "id: gw1\nmqtt: \(broker.url)\nemulate: [heart-rate, tacx-fec]\npresence-interval: 1\n".write(to: config, atomically: true, encoding: .utf8)
+        let gateway = try BluetideExecutable.launch(["gateway", "--config", config.path])
         do {
             // Values arrive; the trainer (second emulated device) takes an ERG target.
             try await waitFor(sub) { $0.hasPrefix("bluetide/f1de00000001/heart-rate|0|{") }
@@ -46,6 +49,16 @@ struct GatewayCommandTests {
         #expect(badID.stderr.first?.contains("--id: \"gw/1\"") == true, "\(badID.stderr)")
         let noWatch = try await BluetideExecutable.run(["gateway", "--id", "gw1", "--mqtt", "mqtt://127.0.0.1"])
         #expect(noWatch.status == 2)
+        let noID = try await BluetideExecutable.run(["gateway", "--mqtt", "mqtt://127.0.0.1", "--emulate", "heart-rate"])
+        #expect(noID.status == 2)
+        #expect(noID.stderr.first?.contains("--id: give the gateway's name") == true, "\(noID.stderr)")
+        let yaml = FileManager.default.temporaryDirectory.appendingPathComponent("bluetide-gateway-\(UUID().uuidString).yaml")
+        defer { try? FileManager.default.removeItem(at: yaml) }
+        try "id: gw1\npassword: hunter2\n".write(to: yaml, atomically: true, encoding: .utf8)
+        let password = try await BluetideExecutable.run(["gateway", "--config", yaml.path])
+        #expect(password.status == 2)
+        #expect(password.stderr.count == 1 && password.stderr[0].contains("a password is never kept in the configuration"), "\(password.stderr)")
+        #expect(!password.combined.joined().contains("hunter2"))
 
         let broker = try await MosquittoBroker.start(users: ["garage": "right"])
         defer { Task { await broker.finish() } }

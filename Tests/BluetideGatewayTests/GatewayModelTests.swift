@@ -61,4 +61,32 @@ import Testing
         #expect(Set(GatewaySensor.sensors(forProfile: "fec").map(\.key)) == ["powerWatts", "speedKilometresPerHour", "cadenceRPM", "distanceMetres"])
         #expect(GatewaySensor.sensors(forProfile: "punch-response").map(\.key) == ["reactionMilliseconds"])
     }
+
+    @Test func aYAMLFileGivesTheSettingsAndRefusesPasswordsAndUnknownKeys() throws {
+        let settings = try GatewayFileSettings(yaml: """
+            id: garage
+            mqtt: mqtts://broker.lan:8883
+            username: garage
+            password-file: /etc/bluetide/mqtt-password
+            watch: ["Tacx Neo 48110", "service:180D"]
+            emulate: [heart-rate, tacx-fec]
+            presence-interval: 2.5
+            """, file: "gw.yaml")
+        #expect(settings.id == "garage")
+        #expect(settings.mqtt == "mqtts://broker.lan:8883")
+        #expect(settings.passwordFile == "/etc/bluetide/mqtt-password")
+        #expect(settings.watch == ["Tacx Neo 48110", "service:180D"])
+        #expect(settings.emulate == "heart-rate,tacx-fec")
+        #expect(settings.presenceInterval == 2.5)
+        #expect(throws: GatewayError(field: "--config", "gw.yaml: password: a password is never kept in the configuration; name the file that holds it with password-file, or set BLUETIDE_MQTT_PASSWORD")) {
+            try GatewayFileSettings(yaml: "password: hunter2", file: "gw.yaml")
+        }
+        #expect(throws: GatewayError(field: "--config", "gw.yaml: unknown key \"mqtt-url\"; expected one of \(GatewayFileSettings.keys.joined(separator: ", "))")) {
+            try GatewayFileSettings(yaml: "mqtt-url: mqtt://x", file: "gw.yaml")
+        }
+        #expect(throws: GatewayError.self) { try GatewayFileSettings(yaml: "presence-interval: soon", file: "gw.yaml") }
+        #expect(throws: GatewayError.self) { try GatewayFileSettings(yaml: "- a\n- b", file: "gw.yaml") }
+        #expect(throws: GatewayError.self) { try GatewayFileSettings(yaml: "id: [unclosed", file: "gw.yaml") }
+        #expect(try GatewayFileSettings(yaml: "", file: "gw.yaml") == GatewayFileSettings())
+    }
 }
