@@ -121,6 +121,9 @@ struct GatewayRunCommand: AsyncParsableCommand {
             throw CommandFailure.usage("--watch: name at least one device to connect to (a name, an address or service:UUID)", field: "--watch")
         }
         options.will = gatewayConfiguration.will
+        // The broker publishes the will 1.5 keep-alives after a gateway's last word: 5 s lets
+        // another gateway take its devices over within 10 s of a crash.
+        options.keepAliveSeconds = 5
         let stop = StopSignal.install(duration: duration)
         let deviceSession = try await DeviceSession.open(session, conversation: nil)
         if watches.isEmpty {

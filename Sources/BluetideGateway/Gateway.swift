@@ -20,6 +20,9 @@ public struct GatewayConfiguration: Sendable {
     public var retryDelay: Duration
     /// Wheel circumference, metres (speed and distance from CSC and Cycling Power).
     public var wheelCircumference: Double
+    /// How long after starting a gateway only listens before it connects, so it learns from the
+    /// other gateways' presence which of them hears each device best.
+    public var settleTime: Duration
 
     public init(id: String, watch: [GatewayWatch], prefix: String = "bluetide", discoveryPrefix: String = "homeassistant") throws(GatewayError) {
         guard !id.isEmpty, id.count <= 64, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
@@ -32,7 +35,9 @@ public struct GatewayConfiguration: Sendable {
         self.batteryInterval = .seconds(300)
         self.retryDelay = .seconds(3)
         self.wheelCircumference = 2.105
+        self.settleTime = .seconds(2)
     }
+
 
     /// The last will to give the MQTT client: the gateway's availability turns `offline`
     /// (retained) when it vanishes without saying so.
@@ -88,6 +93,13 @@ public actor Gateway {
     }
 
     private var devices: [String: Device] = [:]
+    /// Who hears each device, and how well: device → gateway → (RSSI dBm, when). Our own reports included.
+    private var heardBy: [String: [String: (rssi: Int, at: ContinuousClock.Instant)]] = [:]
+    /// The gateway that claims each device (retained `claim` topics).
+    private var claims: [String: String] = [:]
+    /// Gateways whose availability is `offline` (their claims are void).
+    private var offlineGateways: Set<String> = []
+    private var startedAt = ContinuousClock.now
     /// Set at shutdown: devices are then marked offline once, by the shutdown.
     private var stopping = false
     private var lastPresence: [String: ContinuousClock.Instant] = [:]
@@ -109,8 +121,12 @@ public actor Gateway {
     /// serves devices. On cancellation it disconnects the devices, marks them and itself
     /// `offline` and waits (bounded) for the broker to have it all; then close the MQTT client.
     public func run() async throws {
+        startedAt = .now
         publish(MQTTMessage(topic: topics.availability, text: "online", qos: .atLeastOnce, retain: true))
         try await mqtt.subscribe(topics.commands, qos: .atLeastOnce)
+        try await mqtt.subscribe(topics.allAvailability, qos: .atLeastOnce)
+        try await mqtt.subscribe(topics.allClaims, qos: .atLeastOnce)
+        try await mqtt.subscribe(topics.allPresence, qos: .atMostOnce)
         let advertisements = try await central.scan(filter: ScanFilter(allowDuplicates: true))
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [self] in
@@ -161,12 +177,28 @@ public actor Gateway {
             _ = try? mqtt.publish(MQTTMessage(topic: topics.presence(id), text: record.text, qos: .atMostOnce))
             published += 1
         }
+        heardBy[id, default: [:]][configuration.id] = (advertisement.rssi, now)
         guard devices[id] == nil, configuration.watch.contains(where: { $0.matches(advertisement) }) else { return }
         if let until = retryAfter[id], now < until { return }
+        guard now - startedAt >= configuration.settleTime, isBestGateway(for: id, now: now) else { return }
         var device = Device(address: advertisement.address, name: advertisement.name)
         device.model = Self.model(advertisement.serviceUUIDs)
         devices[id] = device
         devices[id]?.task = Task { [self] in await self.serve(id, advertisement: advertisement) }
+    }
+
+    /// Whether this gateway should connect to `id`: no other live gateway claims it, and among the
+    /// live gateways that heard it lately, this one hears it best (ties: the smaller id).
+    private func isBestGateway(for id: String, now: ContinuousClock.Instant) -> Bool {
+        if let claimant = claims[id], claimant != configuration.id, !offlineGateways.contains(claimant) { return false }
+        let freshness = max(configuration.presenceInterval * 3, .seconds(5))
+        let candidates = (heardBy[id] ?? [:]).filter { gateway, report in
+            !offlineGateways.contains(gateway) && now - report.at <= freshness
+        }
+        let best = candidates.max { a, b in
+            a.value.rssi != b.value.rssi ? a.value.rssi < b.value.rssi : a.key > b.key
+        }
+        return best?.key == configuration.id
     }
 
     private static func model(_ services: [BluetoothUUID]) -> String {
@@ -189,6 +221,12 @@ public actor Gateway {
             devices[id]?.connection = connection
             log(.connected(device: id, name: advertisement.name))
             publish(MQTTMessage(topic: topics.deviceAvailability(id), text: "online", qos: .atLeastOnce, retain: true))
+            claims[id] = configuration.id
+            let claim: GatewayJSON = [
+                "type": "claim", "gateway": .string(configuration.id), "device": deviceJSON(advertisement.address, name: advertisement.name),
+                "rssiDbm": .integer(Int64(advertisement.rssi)), "time": time(),
+            ]
+            publish(MQTTMessage(topic: topics.claim(id), text: claim.text, qos: .atLeastOnce, retain: true))
             let services = try await connection.services()
             let options = ProfileOptions(wheelCircumference: configuration.wheelCircumference)
             for service in services {
@@ -239,6 +277,7 @@ public actor Gateway {
     private func ended(_ id: String) {
         if devices[id]?.connection != nil, !stopping {
             publish(MQTTMessage(topic: topics.deviceAvailability(id), text: "offline", qos: .atLeastOnce, retain: true))
+            releaseClaim(id)
         }
         devices[id] = nil
         retryAfter[id] = .now + configuration.retryDelay
@@ -279,6 +318,13 @@ public actor Gateway {
         if changed { publishState(id) }
     }
 
+    /// Clears our retained claim of `id` (an empty retained message deletes it).
+    private func releaseClaim(_ id: String) {
+        guard claims[id] == configuration.id else { return }
+        claims[id] = nil
+        publish(MQTTMessage(topic: topics.claim(id), payload: [], qos: .atLeastOnce, retain: true))
+    }
+
     private func publishState(_ id: String) {
         guard let device = devices[id] else { return }
         let state: GatewayJSON = [
@@ -304,6 +350,20 @@ public actor Gateway {
     // MARK: commands
 
     private func received(_ message: MQTTMessage) {
+        if let (gateway, device) = topics.presenceSource(in: message.topic) {
+            if gateway != configuration.id, case let .integer(rssi)? = GatewayJSON.parse(message.text)?["rssiDbm"] {
+                heardBy[device, default: [:]][gateway] = (Int(rssi), .now)
+            }
+            return
+        }
+        if let gateway = topics.availabilitySource(in: message.topic) {
+            if message.text == "offline" { offlineGateways.insert(gateway) } else { offlineGateways.remove(gateway) }
+            return
+        }
+        if let device = topics.claimSource(in: message.topic) {
+            if case let .string(gateway)? = GatewayJSON.parse(message.text)?["gateway"] { claims[device] = gateway } else { claims[device] = nil }
+            return
+        }
         guard let (id, what) = topics.command(in: message.topic) else { return }
         let command: GatewayCommand
         do {
@@ -393,6 +453,7 @@ public actor Gateway {
         }
         for (id, device) in serving where device.connection != nil {
             publish(MQTTMessage(topic: topics.deviceAvailability(id), text: "offline", qos: .atLeastOnce, retain: true))
+            releaseClaim(id)
         }
         devices = [:]
         publish(MQTTMessage(topic: topics.availability, text: "offline", qos: .atLeastOnce, retain: true))

@@ -95,6 +95,42 @@ public struct GatewayTopics: Sendable, Equatable {
     public func state(_ device: String) -> String { "\(prefix)/\(device)/state" }
     /// Every decoded value of one profile (`heart-rate`, `battery`, `fec`, …).
     public func value(_ device: String, metric: String) -> String { "\(prefix)/\(device)/\(metric)" }
+    /// The retained claim of the gateway connected to the device (empty: none).
+    public func claim(_ device: String) -> String { "\(prefix)/\(device)/claim" }
+    /// Every gateway's presence reports, to learn who hears a device best.
+    public var allPresence: String { "\(prefix)/gateway/+/presence/+" }
+    /// Every gateway's availability.
+    public var allAvailability: String { "\(prefix)/gateway/+/availability" }
+    /// Every device's claim.
+    public var allClaims: String { "\(prefix)/+/claim" }
+
+    /// (gateway, device) of a presence topic, nil when it is not one.
+    func presenceSource(in topic: String) -> (gateway: String, device: String)? {
+        let parts = topic.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let count = prefix.split(separator: "/").count
+        guard parts.count == count + 4, parts.prefix(count).joined(separator: "/") == prefix, parts[count] == "gateway",
+              parts[count + 2] == "presence" else { return nil }
+        return (parts[count + 1], parts[count + 3])
+    }
+
+    /// The gateway of an availability topic, nil when it is not one.
+    func availabilitySource(in topic: String) -> String? {
+        let parts = topic.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let count = prefix.split(separator: "/").count
+        guard parts.count == count + 3, parts.prefix(count).joined(separator: "/") == prefix, parts[count] == "gateway",
+              parts[count + 2] == "availability" else { return nil }
+        return parts[count + 1]
+    }
+
+    /// The device of a claim topic, nil when it is not one.
+    func claimSource(in topic: String) -> String? {
+        let parts = topic.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let count = prefix.split(separator: "/").count
+        guard parts.count == count + 2, parts.prefix(count).joined(separator: "/") == prefix, parts[count + 1] == "claim",
+              parts[count] != "gateway" else { return nil }
+        return parts[count]
+    }
+
     /// Commands: `<prefix>/<device>/set/<what>`.
     public var commands: String { "\(prefix)/+/set/+" }
     /// One reply per command.
