@@ -28,11 +28,13 @@ public final class MosquittoBroker: Sendable {
         self.process = Mutex(nil)
     }
 
-    /// Starts a broker; with `users`, anonymous clients are refused and these name/password pairs accepted.
-    public static func start(users: [String: String] = [:]) async throws -> MosquittoBroker {
+    /// Starts a broker; with `users`, anonymous clients are refused and these name/password pairs
+    /// accepted; `persistent` keeps retained messages and sessions across a restart (saved on stop).
+    public static func start(users: [String: String] = [:], persistent: Bool = false) async throws -> MosquittoBroker {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bluetide-mosquitto-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var config = "listener \(try freePort()) 127.0.0.1\npersistence false\nlog_type all\nlog_dest stderr\n"
+        var config = "listener \(try freePort()) 127.0.0.1\nlog_type all\nlog_dest stderr\n"
+        config += persistent ? "persistence true\npersistence_location \(directory.path)/\n" : "persistence false\n"
         let port = Int(config.split(separator: " ")[1])!
         if users.isEmpty {
             config += "allow_anonymous true\n"
