@@ -87,7 +87,7 @@ let package = Package(
         // bluetide gateway: devices on an MQTT broker (values, Home Assistant discovery, commands).
         .target(
             name: "BluetideGateway",
-            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideMQTT", "BluetideRide", .product(name: "Yams", package: "Yams")],
+            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideMQTT", "BluetideRide", "BluetideRing", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict),
         .target(name: "BluetideSerial", dependencies: ["BluetideCore", "BluetideProfiles", "Bluetide", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(

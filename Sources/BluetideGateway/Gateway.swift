@@ -3,6 +3,7 @@ import BluetideCore
 import BluetideMQTT
 import BluetideProfiles
 import BluetideRide
+import BluetideRing
 import Foundation
 
 /// How a gateway runs: its name, which devices it connects to, and its topics.
@@ -36,7 +37,12 @@ public struct GatewayConfiguration: Sendable {
         self.retryDelay = .seconds(3)
         self.wheelCircumference = 2.105
         self.settleTime = .seconds(2)
+        self.ringInterval = .seconds(60)
     }
+
+    /// Time between two polls of a COLMI ring (battery, today's steps; its real-time heart rate
+    /// and SpO2 measurements are renewed at each poll).
+    public var ringInterval: Duration
 
 
     /// The last will to give the MQTT client: the gateway's availability turns `offline`
@@ -90,6 +96,9 @@ public actor Gateway {
         var announced: Set<String> = []
         var model: String = "BLE device"
         var trainer: (any TrainerControl)?
+        var ring: Ring?
+        /// The ring's current real-time measurement gave a value.
+        var ringMeasured = false
     }
 
     private var devices: [String: Device] = [:]
@@ -248,6 +257,9 @@ public actor Gateway {
                     })
                 }
             }
+            if services.contains(where: { $0.service.uuid == COLMIUUID.service }) {
+                readers.append(Task { [self] in await self.pollRing(id, connection: connection) })
+            }
             let hasBattery = services.contains { $0.characteristics.contains { $0.characteristic.uuid == .batteryLevel } }
             if hasBattery {
                 let interval = configuration.batteryInterval
@@ -272,6 +284,62 @@ public actor Gateway {
         for reader in readers { reader.cancel() }
         await connection.disconnect()
         ended(id)
+    }
+
+    /// A COLMI ring answers requests rather than notifying: battery and today's steps each
+    /// ``GatewayConfiguration/ringInterval``, heart rate and SpO2 from real-time measurements.
+    private func pollRing(_ id: String, connection: Connection) async {
+        var options = Ring.Options()
+        options.setsTimeOnOpen = true
+        guard let ring = try? await Ring.open(connection, options: options) else { return }
+        devices[id]?.ring = ring
+        let readings = Task { [self] in
+            for await reading in ring.readings where reading.errorCode == 0 && reading.value > 0 {
+                if reading.type == .heartRate { self.ringValue(id, sensor: GatewaySensor.heartRate, Double(reading.value)) }
+                if reading.type == .spo2 { self.ringValue(id, sensor: GatewaySensor.spo2, Double(reading.value)) }
+                self.devices[id]?.ringMeasured = true
+            }
+        }
+        // One real-time measurement at a time: heart rate, then SpO2 once it gave a value (or
+        // after 30 s without one), and so on; kept going meanwhile.
+        var current = COLMIRealTimeType.heartRate
+        var startedAt = ContinuousClock.now
+        devices[id]?.ringMeasured = false
+        try? await ring.startMeasurement(current)
+        while !Task.isCancelled {
+            if let battery = try? await ring.battery() { ringValue(id, sensor: GatewaySensor.battery, Double(battery.levelPercent)) }
+            if let detail = try? await ring.steps(daysAgo: 0) {
+                ringValue(id, sensor: GatewaySensor.steps, Double(detail.records.reduce(0) { $0 + Int($1.steps) }))
+            }
+            if devices[id]?.ringMeasured == true || ContinuousClock.now - startedAt > .seconds(30) {
+                try? await ring.stopMeasurement(current)
+                current = current == .heartRate ? .spo2 : .heartRate
+                devices[id]?.ringMeasured = false
+                startedAt = .now
+                try? await ring.startMeasurement(current)
+            } else {
+                try? await ring.continueMeasurement(current)
+            }
+            try? await Task.sleep(for: configuration.ringInterval)
+        }
+        readings.cancel()
+    }
+
+    /// One value of a ring (no characteristic of its own): the state object and discovery.
+    private func ringValue(_ id: String, sensor: GatewaySensor, _ reading: Double) {
+        guard let device = devices[id] else { return }
+        devices[id]?.values[sensor.key] = .number(reading)
+        if !device.announced.contains(sensor.key) {
+            devices[id]?.announced.insert(sensor.key)
+            let config = sensor.discoveryPayload(device: id, address: device.address, name: device.name, model: "COLMI ring", topics: topics)
+            publish(MQTTMessage(topic: topics.discovery(id, sensor: sensor.key), text: config.text, qos: .atLeastOnce, retain: true))
+        }
+        let record: GatewayJSON = [
+            "type": "ring-value", "device": deviceJSON(device.address, name: device.name), "gateway": .string(configuration.id),
+            "time": time(), "values": [sensor.key: .number(reading)],
+        ]
+        publish(MQTTMessage(topic: topics.value(id, metric: "ring"), text: record.text, qos: .atLeastOnce))
+        publishState(id)
     }
 
     private func ended(_ id: String) {
@@ -402,6 +470,10 @@ public actor Gateway {
         case let .grade(percent):
             try await trainer(id, connection: connection, address: address, name: name).setSimulation(SimulationParameters(gradePercent: percent))
             return "grade \(percent) %"
+        case .find:
+            guard let ring = devices[id]?.ring else { throw GatewayError("\(id) is not a COLMI ring (or its session is not open yet)") }
+            try await ring.findDevice()
+            return "the ring vibrates"
         case let .uart(text):
             let services = try await connection.services().map(\.service.uuid)
             let target: BluetoothUUID

@@ -15,9 +15,11 @@ public enum GatewayCommand: Sendable, Equatable {
     case grade(Double)
     /// `set/uart`, payload text: one line to a Nordic UART or HM-10 device (a newline is added).
     case uart(String)
+    /// `set/find`, any payload: a COLMI ring vibrates.
+    case find
 
     /// The names `set/<what>` accepts.
-    public static let names = ["write", "read", "target-power", "grade", "uart"]
+    public static let names = ["write", "read", "target-power", "grade", "uart", "find"]
 
     /// The command's name as in its topic.
     public var name: String {
@@ -27,6 +29,7 @@ public enum GatewayCommand: Sendable, Equatable {
         case .targetPower: "target-power"
         case .grade: "grade"
         case .uart: "uart"
+        case .find: "find"
         }
     }
 
@@ -65,6 +68,8 @@ public enum GatewayCommand: Sendable, Equatable {
         case "uart":
             guard !payload.isEmpty, payload.utf8.count <= 4096 else { throw GatewayError(field: "set/uart", "expected 1…4096 bytes of text") }
             return .uart(payload)
+        case "find":
+            return .find
         default:
             throw GatewayError(field: "set/\(what)", "unknown command; expected one of \(names.joined(separator: ", "))")
         }

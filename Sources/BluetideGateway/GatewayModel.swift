@@ -195,6 +195,8 @@ public struct GatewaySensor: Sendable {
         guard case .bool(true)? = d?["hit"] else { return nil }
         return d?["reactionTimeMilliseconds"]?.double
     }
+    static let spo2 = GatewaySensor(key: "spo2Percent", name: "SpO2", deviceClass: nil, unit: "%", stateClass: "measurement") { _, _ in nil }
+    static let steps = GatewaySensor(key: "steps", name: "Steps today", deviceClass: nil, unit: "steps", stateClass: "total_increasing") { _, _ in nil }
     static func power(_ read: @escaping @Sendable (GatewayJSON?, GatewayJSON?) -> Double?) -> GatewaySensor {
         GatewaySensor(key: "powerWatts", name: "Power", deviceClass: "power", unit: "W", stateClass: "measurement", read: read)
     }

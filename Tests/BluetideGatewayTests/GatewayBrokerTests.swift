@@ -229,3 +229,62 @@ struct GatewayBrokerTests {
         await rig.finish()
     }
 }
+
+/// A COLMI ring behind a gateway: polled, not notifying.
+@Suite(.needsMosquitto, .needsLibmosquitto, .timeLimit(.minutes(2)))
+struct GatewayRingTests {
+    @Test func aRingsHeartRateSpO2StepsAndBatteryReachTheStateAndDiscoveryAndFindWorks() async throws {
+        let broker = try await MosquittoBroker.start()
+        let world = VirtualWorld()
+        let address = BluetoothAddress.randomStatic(0xF1DE_0000_0C01)
+        let model = try #require(EmulatorCatalog.named("colmi-r02")).make(5, EmulatorOptions())
+        _ = try await world.emulate([model], address: address)
+        let bluetooth = try await world.openHost()
+        var configuration = try GatewayConfiguration(id: "gw1", watch: [.address(address)])
+        configuration.ringInterval = .seconds(1)
+        var options = try MQTTOptions(url: broker.url, clientID: "bluetide-gw1")
+        options.will = configuration.will
+        let client = try MQTTClient(options)
+        try await client.connect(timeout: .seconds(20))
+        let gateway = Gateway(configuration: configuration, central: bluetooth.central, mqtt: client)
+        let running = Task { try await gateway.run() }
+        func cleanUp() async {
+            running.cancel()
+            _ = await running.result
+            await client.close()
+            await world.close()
+            await broker.finish()
+        }
+        do {
+            let sub = try await MosquittoClients.subscribe(broker, topics: ["bluetide/f1de00000c01/#", "homeassistant/#"])
+            var state: GatewayJSON?
+            var discovered: Set<String> = []
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                guard let text = try? await sub.lines.next(timeout: ContinuousClock.now.duration(to: deadline)) else { break }
+                let parts = text.split(separator: "|", maxSplits: 2).map(String.init)
+                guard parts.count == 3 else { continue }
+                if parts[0] == "bluetide/f1de00000c01/state" { state = GatewayJSON.parse(parts[2]) }
+                if parts[0].hasPrefix("homeassistant/sensor/bluetide_f1de00000c01/") { discovered.insert(parts[0]) }
+                let keys = ["heartRateBPM", "spo2Percent", "steps", "batteryPercent"]
+                if keys.allSatisfy({ state?["values", $0] != nil }) && discovered.count >= 4 { break }
+            }
+            for key in ["heartRateBPM", "spo2Percent", "steps", "batteryPercent"] {
+                #expect(state?["values", key] != nil, "\(key) missing from \(String(describing: state))")
+                #expect(discovered.contains("homeassistant/sensor/bluetide_f1de00000c01/\(key)/config"), "\(discovered)")
+            }
+            #expect((state?["values", "spo2Percent"]?.double ?? 0) > 80)
+            try await MosquittoClients.publish(broker, topic: "bluetide/f1de00000c01/set/find", message: "")
+            var result: String?
+            while let text = try await sub.lines.next(timeout: .seconds(30)) {
+                if text.hasPrefix("bluetide/f1de00000c01/result|") { result = text; break }
+            }
+            #expect(result?.contains("\"ok\":true") == true, "\(String(describing: result))")
+            await sub.stop()
+        } catch {
+            await cleanUp()
+            throw error
+        }
+        await cleanUp()
+    }
+}

@@ -10,6 +10,7 @@ import Testing
         #expect(try GatewayCommand.parse("write", payload: "2A39 01ff") == .write(BluetoothUUID(0x2A39), [0x01, 0xFF]))
         #expect(try GatewayCommand.parse("read", payload: "2A19") == .read(BluetoothUUID(0x2A19)))
         #expect(try GatewayCommand.parse("uart", payload: "AT") == .uart("AT"))
+        #expect(try GatewayCommand.parse("find", payload: "") == .find)
         #expect(throws: GatewayError(field: "set/target-power", "5000 W out of range; expected 0…4000")) {
             try GatewayCommand.parse("target-power", payload: "5000")
         }
