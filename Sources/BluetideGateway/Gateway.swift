@@ -109,6 +109,7 @@ public actor Gateway {
     /// Gateways whose availability is `offline` (their claims are void).
     private var offlineGateways: Set<String> = []
     private var startedAt = ContinuousClock.now
+    private var lastPrune = ContinuousClock.now
     /// Set at shutdown: devices are then marked offline once, by the shutdown.
     private var stopping = false
     private var lastPresence: [String: ContinuousClock.Instant] = [:]
@@ -187,6 +188,10 @@ public actor Gateway {
             published += 1
         }
         heardBy[id, default: [:]][configuration.id] = (advertisement.rssi, now)
+        if heardBy.count > 512 || lastPresence.count > 512, now - lastPrune > .seconds(60) {
+            lastPrune = now
+            prune(now: now)
+        }
         guard devices[id] == nil, configuration.watch.contains(where: { $0.matches(advertisement) }) else { return }
         if let until = retryAfter[id], now < until { return }
         guard now - startedAt >= configuration.settleTime, isBestGateway(for: id, now: now) else { return }
@@ -194,6 +199,39 @@ public actor Gateway {
         device.model = Self.model(advertisement.serviceUUIDs)
         devices[id] = device
         devices[id]?.task = Task { [self] in await self.serve(id, advertisement: advertisement) }
+    }
+
+    /// Another gateway claims a device this one is connected to (both connected in the same
+    /// instant): the one that hears it worse lets go; the other claims it again.
+    private func contest(_ id: String, claimedBy other: String) {
+        guard other != configuration.id, !offlineGateways.contains(other), let device = devices[id], let connection = device.connection else { return }
+        let mine = heardBy[id]?[configuration.id]?.rssi ?? Int.min
+        let theirs = heardBy[id]?[other]?.rssi ?? Int.min
+        if theirs > mine || (theirs == mine && other < configuration.id) {
+            log(.disconnected(device: id, reason: "gateway \(other) hears it better (\(theirs) dBm against \(mine) dBm); letting go"))
+            devices[id]?.connection = nil  // no offline, no claim release: the other gateway has it
+            device.task?.cancel()
+            Task { await connection.disconnect() }
+        } else {
+            claims[id] = configuration.id
+            let claim: GatewayJSON = [
+                "type": "claim", "gateway": .string(configuration.id), "device": deviceJSON(device.address, name: device.name),
+                "rssiDbm": .integer(Int64(mine == Int.min ? -127 : mine)), "time": time(),
+            ]
+            publish(MQTTMessage(topic: topics.claim(id), text: claim.text, qos: .atLeastOnce, retain: true))
+        }
+    }
+
+    /// Forgets presence reports and throttle entries of devices not heard for a long time (random
+    /// addresses change every few minutes, so a busy place would otherwise grow these tables forever).
+    private func prune(now: ContinuousClock.Instant) {
+        let horizon = max(configuration.presenceInterval * 30, .seconds(300))
+        for (id, reports) in heardBy {
+            let kept = reports.filter { now - $0.value.at <= horizon }
+            heardBy[id] = kept.isEmpty ? nil : kept
+        }
+        lastPresence = lastPresence.filter { now - $0.value <= horizon }
+        retryAfter = retryAfter.filter { now < $0.value }
     }
 
     /// Whether this gateway should connect to `id`: no other live gateway claims it, and among the
@@ -429,7 +467,12 @@ public actor Gateway {
             return
         }
         if let device = topics.claimSource(in: message.topic) {
-            if case let .string(gateway)? = GatewayJSON.parse(message.text)?["gateway"] { claims[device] = gateway } else { claims[device] = nil }
+            guard case let .string(gateway)? = GatewayJSON.parse(message.text)?["gateway"] else {
+                claims[device] = nil
+                return
+            }
+            claims[device] = gateway
+            contest(device, claimedBy: gateway)
             return
         }
         guard let (id, what) = topics.command(in: message.topic) else { return }

@@ -79,6 +79,48 @@ struct GatewayFleetTests {
         await cleanUp()
     }
 
+    @Test func aGatewayLetsGoOfADeviceABetterLiveGatewayClaimsAndTakesItBackWhenThatOneGoesOffline() async throws {
+        let broker = try await MosquittoBroker.start()
+        let world = VirtualWorld()
+        let strap = try await world.emulate([HeartRateModel(seed: 6)], address: Self.strap)
+        let sub = try await MosquittoClients.subscribe(broker, topics: ["bluetide/f1de00000b01/claim"])
+        let near = try await member("near", world: world, broker: broker, hears: strap, at: -50)
+        func cleanUp() async {
+            near.running.cancel()
+            _ = await near.running.result
+            await near.client.close()
+            await sub.stop()
+            await world.close()
+            await broker.finish()
+        }
+        do {
+            _ = try await next(sub) { _, text in text.contains("\"gateway\":\"near\"") }
+            // A gateway `phantom` hears the strap at -30 dBm and claims it (as if both had
+            // connected in the same instant): `near` lets go.
+            try await MosquittoClients.publish(broker, topic: "bluetide/gateway/phantom/availability", message: "online", retain: true)
+            try await MosquittoClients.publish(broker, topic: "bluetide/gateway/phantom/presence/f1de00000b01", message: #"{"type":"presence","rssiDbm":-30}"#)
+            try await MosquittoClients.publish(broker, topic: "bluetide/f1de00000b01/claim", message: #"{"type":"claim","gateway":"phantom"}"#, retain: true)
+            try await waitUntil { await near.gateway.connectedDevices.isEmpty }
+            // `phantom` goes offline: its claim is void and `near` connects again.
+            try await MosquittoClients.publish(broker, topic: "bluetide/gateway/phantom/availability", message: "offline", retain: true)
+            _ = try await next(sub) { _, text in text.contains("\"gateway\":\"near\"") }
+            try await waitUntil { await near.gateway.connectedDevices == ["f1de00000b01"] }
+        } catch {
+            await cleanUp()
+            throw error
+        }
+        await cleanUp()
+    }
+
+    /// Waits (wall time, the broker is another process) until `condition` holds, at most 30 s.
+    func waitUntil(_ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !(await condition()) {
+            guard ContinuousClock.now < deadline else { throw MosquittoBrokerError("condition not met within 30 s") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
     /// The next `TOPIC|RETAIN|PAYLOAD` line of `sub` matching `match`, with its payload parsed.
     func next(_ sub: BumbleProcess, seconds: Int = 30, _ match: (String, String) -> Bool) async throws -> (GatewayJSON?, String) {
         let deadline = ContinuousClock.now + .seconds(seconds)
