@@ -38,7 +38,11 @@ public struct GatewayConfiguration: Sendable {
         self.wheelCircumference = 2.105
         self.settleTime = .seconds(2)
         self.ringInterval = .seconds(60)
+        self.maximumConnections = 64
     }
+
+    /// The most devices this gateway keeps connected at once (the central's limit is raised to it).
+    public var maximumConnections: Int
 
     /// Time between two polls of a COLMI ring (battery, today's steps; its real-time heart rate
     /// and SpO2 measurements are renewed at each poll).
@@ -132,6 +136,9 @@ public actor Gateway {
     /// `offline` and waits (bounded) for the broker to have it all; then close the MQTT client.
     public func run() async throws {
         startedAt = .now
+        if await central.maximumConnections < configuration.maximumConnections {
+            await central.setMaximumConnections(configuration.maximumConnections)
+        }
         publish(MQTTMessage(topic: topics.availability, text: "online", qos: .atLeastOnce, retain: true))
         try await mqtt.subscribe(topics.commands, qos: .atLeastOnce)
         try await mqtt.subscribe(topics.allAvailability, qos: .atLeastOnce)
