@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // YAML for the gateway's configuration file.
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // The coach dashboard's password hash (PBKDF2 in CryptoExtras).
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
@@ -32,6 +34,8 @@ let package = Package(
         // What several layers share and none owns: SplitMix64, civil-date arithmetic, ManualClock,
         // AsyncLock, time limits. Depends on nothing, so any target may import it.
         .target(name: "BluetideSupport", swiftSettings: strict),
+        // MQTT client on libmosquitto, loaded at run time (dlopen): nothing to link at build time.
+        .target(name: "BluetideMQTT", dependencies: ["BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideProfiles", dependencies: ["BluetideCore", "BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideRecording", dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideEmulators", dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
@@ -80,6 +84,11 @@ let package = Package(
             dependencies: ["BluetideSupport"],
             swiftSettings: strict),
         // The uart app: serial links to HM-10 / Nordic UART devices, on the public API only.
+        // bluetide gateway: devices on an MQTT broker (values, Home Assistant discovery, commands).
+        .target(
+            name: "BluetideGateway",
+            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideMQTT", "BluetideRide", "BluetideRing", .product(name: "Yams", package: "Yams")],
+            swiftSettings: strict),
         .target(name: "BluetideSerial", dependencies: ["BluetideCore", "BluetideProfiles", "Bluetide", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(
             name: "BluetideReflex",
@@ -158,7 +167,7 @@ let package = Package(
                 "BluetideCore", "BluetideProfiles", "BluetideTransport", "BluetideBench",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
                 "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial", "BluetideSerialWeb", "BluetideRide", "BluetideRideWeb",
-                "BluetideCapture",
+                "BluetideCapture", "BluetideGateway", "BluetideMQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -167,6 +176,11 @@ let package = Package(
         // Shared by the test targets: run-time limits for hang guards, and the Bumble interop
         // harness (Bumble/: environment probe, child processes with timed line output, controllers.py).
         .target(name: "BluetideTestSupport", dependencies: ["BluetideSupport"], path: "Tests/BluetideTestSupport", swiftSettings: strict),
+        .testTarget(
+            name: "BluetideGatewayTests",
+            dependencies: ["BluetideGateway", "BluetideMQTT", "BluetideTestSupport", "Bluetide", "BluetideCore", "BluetideProfiles", "BluetideSupport", "BluetideEmulation", "BluetideEmulators"],
+            swiftSettings: strict),
+        .testTarget(name: "BluetideMQTTTests", dependencies: ["BluetideMQTT", "BluetideTestSupport", "BluetideSupport"], swiftSettings: strict),
         .testTarget(name: "BluetideCoreTests", dependencies: ["BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideProfilesTests", dependencies: ["BluetideProfiles", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideRecordingTests", dependencies: ["BluetideRecording", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),

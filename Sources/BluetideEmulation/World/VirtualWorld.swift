@@ -28,6 +28,7 @@ public actor VirtualWorld {
 
     /// One member's controller, for placing it relative to the others.
     private struct Member {
+        let bluetooth: Bluetooth
         let controller: VirtualTransport
         /// Signal strength the hosts see a device with, dBm; nil for hosts (and the link default).
         let rssi: Int8?
@@ -55,7 +56,7 @@ public actor VirtualWorld {
     public func openHost(configuration: Bluetooth.Configuration = .init(), snoop: String? = nil) async throws -> Bluetooth {
         let (transport, controller) = try await attach(snoop: snoop)
         let bluetooth = try await Bluetooth.start(on: transport, spec: spec(snoop: snoop), configuration: configuration)
-        let host = Member(controller: controller, rssi: nil, close: { await bluetooth.close() })
+        let host = Member(bluetooth: bluetooth, controller: controller, rssi: nil, close: { await bluetooth.close() })
         for device in devices { await place(device, from: host) }
         hosts.append(host)
         return bluetooth
@@ -112,6 +113,17 @@ public actor VirtualWorld {
         return clone
     }
 
+    /// Places one device relative to one host only: `host` hears `device` (and `device` hears
+    /// `host`) at `dBm`, whatever the other hosts hear. So one emulated device can be heard at
+    /// −50 dBm by one gateway and −80 dBm by another. Throws when either is not of this world.
+    public func setRSSI(_ dBm: Int8, between host: Bluetooth, and device: Bluetooth) async throws {
+        guard let hostMember = hosts.first(where: { $0.bluetooth.central === host.central }),
+              let deviceMember = devices.first(where: { $0.bluetooth.central === device.central }) else {
+            throw BluetideError.invalidArgument("setRSSI: the host and the device must both be members of the virtual world \(linkName)")
+        }
+        await hostMember.controller.controller.link.setRSSI(dBm, between: hostMember.controller.controller, and: deviceMember.controller.controller)
+    }
+
     /// Closes every host and device the world opened (devices first, so hosts see their links
     /// end). Idempotent.
     public func close() async {
@@ -127,7 +139,7 @@ public actor VirtualWorld {
     private func openDevice(configuration: Bluetooth.Configuration, rssi: Int8?, snoop: String?) async throws -> Bluetooth {
         let (transport, controller) = try await attach(snoop: snoop)
         let bluetooth = try await Bluetooth.start(on: transport, spec: spec(snoop: snoop), configuration: configuration)
-        let device = Member(controller: controller, rssi: rssi, close: { await bluetooth.close() })
+        let device = Member(bluetooth: bluetooth, controller: controller, rssi: rssi, close: { await bluetooth.close() })
         for host in hosts { await place(device, from: host) }
         devices.append(device)
         return bluetooth

@@ -1,0 +1,85 @@
+import BluetideTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `bluetide gateway` as a user runs it: a process with emulated devices publishing to a real
+/// Mosquitto broker on a free port; `mosquitto_sub`/`mosquitto_pub` are the user's side.
+@Suite(.needsMosquitto, .timeLimit(.minutes(3)))
+struct GatewayCommandTests {
+    @Test func publishesAnswersERGAndStopsCleanlyOnSIGTERM() async throws {
+        let broker = try await MosquittoBroker.start()
+        defer { Task { await broker.finish() } }
+        let sub = try await MosquittoClients.subscribe(broker, topics: ["bluetide/#"])
+        // The settings come from a YAML file; the command line adds nothing but the file.
+        let config = broker.directory.appendingPathComponent("gateway.yaml")
+        try "id: gw1\nmqtt: \(broker.url)\nemulate: [heart-rate, tacx-fec]\npresence-interval: 1\n".write(to: config, atomically: true, encoding: .utf8)
+        let gateway = try BluetideExecutable.launch(["gateway", "--config", config.path])
+        do {
+            // Values arrive; the trainer (second emulated device) takes an ERG target.
+            try await waitFor(sub) { $0.hasPrefix("bluetide/f1de00000001/heart-rate|0|{") }
+            try await waitFor(sub) { $0.hasPrefix("bluetide/f1de00000002/state|") && $0.contains("\"powerWatts\"") }
+            try await MosquittoClients.publish(broker, topic: "bluetide/f1de00000002/set/target-power", message: "160")
+            let result = try await waitFor(sub) { $0.hasPrefix("bluetide/f1de00000002/result|") }
+            #expect(result.contains("\"ok\":true"), "\(result)")
+            try await waitFor(sub) { $0.hasPrefix("bluetide/f1de00000002/state|") && $0.contains("\"powerWatts\":160") }
+            kill(gateway.pid, SIGTERM)
+            #expect(await gateway.waitForCompletion(timeout: .seconds(20)) == 0)
+            try await waitFor(sub) { $0 == "bluetide/gateway/gw1/availability|0|offline" }
+            let log = await gateway.output(.stderr)
+            #expect(log.contains { $0.contains("connected to f1de00000002") }, "\(log)")
+            #expect(log.last?.contains("stopped") == true, "\(log)")
+        } catch {
+            await gateway.stop()
+            await sub.stop()
+            throw error
+        }
+        await sub.stop()
+    }
+
+    @Test func badOptionsAndRefusedCredentialsGiveOneLine() async throws {
+        let badURL = try await BluetideExecutable.run(["gateway", "--id", "gw1", "--emulate", "heart-rate", "--mqtt", "http://x"])
+        #expect(badURL.status == 2)
+        #expect(badURL.stderr.count == 1 && badURL.stderr[0].contains("--mqtt http://x: unknown scheme"), "\(badURL.stderr)")
+        let badID = try await BluetideExecutable.run(["gateway", "--id", "gw/1", "--emulate", "heart-rate", "--mqtt", "mqtt://127.0.0.1"])
+        #expect(badID.status == 2)
+        #expect(badID.stderr.first?.contains("--id: \"gw/1\"") == true, "\(badID.stderr)")
+        let noWatch = try await BluetideExecutable.run(["gateway", "--id", "gw1", "--mqtt", "mqtt://127.0.0.1"])
+        #expect(noWatch.status == 2)
+        let noID = try await BluetideExecutable.run(["gateway", "--mqtt", "mqtt://127.0.0.1", "--emulate", "heart-rate"])
+        #expect(noID.status == 2)
+        #expect(noID.stderr.first?.contains("--id: give the gateway's name") == true, "\(noID.stderr)")
+        let yaml = FileManager.default.temporaryDirectory.appendingPathComponent("bluetide-gateway-\(UUID().uuidString).yaml")
+        defer { try? FileManager.default.removeItem(at: yaml) }
+        try "id: gw1\npassword: hunter2\n".write(to: yaml, atomically: true, encoding: .utf8)
+        let password = try await BluetideExecutable.run(["gateway", "--config", yaml.path])
+        #expect(password.status == 2)
+        #expect(password.stderr.count == 1 && password.stderr[0].contains("a password is never kept in the configuration"), "\(password.stderr)")
+        #expect(!password.combined.joined().contains("hunter2"))
+
+        let broker = try await MosquittoBroker.start(users: ["garage": "right"])
+        defer { Task { await broker.finish() } }
+        let refused = try await BluetideExecutable.run(
+            ["gateway", "--id", "gw1", "--emulate", "heart-rate", "--mqtt", broker.url, "--username", "garage"],
+            environment: ["BLUETIDE_MQTT_PASSWORD": "wrong"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.count == 1, "\(refused.stderr)")
+        #expect(refused.stderr.first?.contains("refused the connection") == true && refused.stderr.first?.contains("not authori") == true)
+        #expect(!refused.combined.joined().contains("wrong"))
+    }
+
+    @discardableResult
+    func waitFor(_ sub: BumbleProcess, seconds: Int = 40, _ match: (String) -> Bool) async throws -> String {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while true {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero, let line = try await sub.lines.next(timeout: left) else {
+                throw MosquittoBrokerError("no matching message within \(seconds) s")
+            }
+            if match(line) { return line }
+        }
+    }
+}

@@ -1,0 +1,290 @@
+import Bluetide
+import BluetideCore
+import BluetideEmulation
+import BluetideEmulators
+import BluetideGateway
+import BluetideMQTT
+import BluetideTestSupport
+import Foundation
+import Testing
+
+extension Trait where Self == ConditionTrait {
+    static var needsLibmosquitto: Self {
+        .enabled(if: OptionalTool.isCI || MQTTClient.libraryProblem == nil, "\(MQTTClient.libraryProblem ?? ""): skipped outside CI")
+    }
+}
+
+/// A gateway on a virtual world with emulated devices, publishing to a real Mosquitto broker;
+/// `mosquitto_sub`/`mosquitto_pub` are the other side.
+@Suite(.needsMosquitto, .needsLibmosquitto, .timeLimit(.minutes(2)))
+struct GatewayBrokerTests {
+    struct Rig {
+        let broker: MosquittoBroker
+        let world: VirtualWorld
+        let bluetooth: Bluetooth
+        let client: MQTTClient
+        let gateway: Gateway
+        let running: Task<Void, any Error>
+
+        func finish() async {
+            running.cancel()
+            _ = await running.result
+            await client.close()
+            await bluetooth.close()
+            await world.close()
+            await broker.finish()
+        }
+    }
+
+    static let strap = BluetoothAddress.randomStatic(0xF1DE_0000_0A01)
+    static let trainer = BluetoothAddress.randomStatic(0xF1DE_0000_0A02)
+
+    func rig(persistent: Bool = false) async throws -> Rig {
+        let broker = try await MosquittoBroker.start(persistent: persistent)
+        let world = VirtualWorld()
+        _ = try await world.emulate([HeartRateModel(seed: 1)], address: Self.strap, rssi: -50)
+        _ = try await world.emulate([TacxFECModel(seed: 2)], address: Self.trainer, rssi: -60)
+        let bluetooth = try await world.openHost()
+        var configuration = try GatewayConfiguration(id: "gw1", watch: [.address(Self.strap), .address(Self.trainer)])
+        configuration.presenceInterval = .seconds(1)
+        var options = try MQTTOptions(url: broker.url, clientID: "bluetide-gw1")
+        options.will = configuration.will
+        let client = try MQTTClient(options)
+        try await client.connect(timeout: .seconds(20))
+        let gateway = Gateway(configuration: configuration, central: bluetooth.central, mqtt: client)
+        let running = Task { try await gateway.run() }
+        return Rig(broker: broker, world: world, bluetooth: bluetooth, client: client, gateway: gateway, running: running)
+    }
+
+    /// The next `mosquitto_sub` line (`TOPIC|RETAIN|PAYLOAD`) that satisfies `match`.
+    func line(_ sub: BumbleProcess, within seconds: Int = 30, where match: (String, GatewayJSON?) -> Bool) async throws -> (String, GatewayJSON?) {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while true {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero, let text = try await sub.lines.next(timeout: left) else {
+                throw MosquittoBrokerError("no matching message within \(seconds) s")
+            }
+            let parts = text.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 3 else { continue }
+            let payload = GatewayJSON.parse(parts[2])
+            if match(parts[0], payload) { return (parts[0], payload) }
+        }
+    }
+
+    @Test func publishesPresenceValuesStateAndDiscoveryOfEveryWatchedDevice() async throws {
+        let rig = try await rig()
+        do {
+            let sub = try await MosquittoClients.subscribe(rig.broker, topics: ["#"])
+            let (_, hr) = try await line(sub) { topic, _ in topic == "bluetide/f1de00000a01/heart-rate" }
+            #expect(hr?["type"] == "notification")
+            #expect(hr?["device", "address"] == "F1:DE:00:00:0A:01/R")
+            #expect(hr?["characteristic", "uuid"] == "2A37")
+            #expect(hr?["value", "profile"] == "heart-rate")
+            #expect((hr?["value", "decoded", "beatsPerMinute"]?.double ?? 0) > 30)
+            #expect(hr?["gateway"] == "gw1")
+            _ = try await line(sub) { topic, json in topic == "bluetide/f1de00000a01/state" && json?["values", "heartRateBPM"] != nil }
+            _ = try await line(sub) { topic, json in
+                topic == "bluetide/f1de00000a02/state" && json?["values", "powerWatts"] != nil && json?["values", "speedKilometresPerHour"] != nil
+            }
+            let (_, presence) = try await line(sub) { topic, _ in topic.hasPrefix("bluetide/gateway/gw1/presence/") }
+            #expect(presence?["rssiDbm"] == .integer(-50) || presence?["rssiDbm"] == .integer(-60))
+            await sub.stop()
+            // A subscriber arriving now gets the retained discovery and availability.
+            let late = try await MosquittoClients.subscribe(rig.broker, topics: ["homeassistant/#", "bluetide/+/availability", "bluetide/gateway/gw1/availability"])
+            var retained: [String: GatewayJSON?] = [:]
+            let wanted: Set = [
+                "homeassistant/sensor/bluetide_f1de00000a01/heartRateBPM/config", "homeassistant/sensor/bluetide_f1de00000a02/powerWatts/config",
+                "bluetide/f1de00000a01/availability", "bluetide/gateway/gw1/availability",
+            ]
+            while !wanted.isSubset(of: retained.keys) {
+                guard let text = try await late.lines.next(timeout: .seconds(20)) else { break }
+                let parts = text.split(separator: "|", maxSplits: 2).map(String.init)
+                guard parts.count == 3, parts[1] == "1" else { continue }
+                retained[parts[0]] = GatewayJSON.parse(parts[2])
+            }
+            #expect(retained.keys.contains("homeassistant/sensor/bluetide_f1de00000a01/heartRateBPM/config"))
+            #expect(retained.keys.contains("homeassistant/sensor/bluetide_f1de00000a02/powerWatts/config"))
+            #expect(retained.keys.contains("bluetide/f1de00000a01/availability"))
+            #expect(retained.keys.contains("bluetide/gateway/gw1/availability"))
+            let power = retained["homeassistant/sensor/bluetide_f1de00000a02/powerWatts/config"] ?? nil
+            #expect(power?["device_class"] == "power")
+            #expect(power?["unit_of_measurement"] == "W")
+            await late.stop()
+        } catch {
+            await rig.finish()
+            throw error
+        }
+        await rig.finish()
+    }
+
+    @Test func ergThroughMQTTSettlesTheTrainerAndEveryCommandGetsOneReply() async throws {
+        let rig = try await rig()
+        do {
+            let sub = try await MosquittoClients.subscribe(rig.broker, topics: ["bluetide/+/result", "bluetide/f1de00000a02/state"])
+            _ = try await line(sub) { topic, json in topic == "bluetide/f1de00000a02/state" && json?["values", "powerWatts"] != nil }
+            try await MosquittoClients.publish(rig.broker, topic: "bluetide/f1de00000a02/set/target-power", message: "137")
+            let (_, done) = try await line(sub) { topic, _ in topic == "bluetide/f1de00000a02/result" }
+            #expect(done?["ok"] == .bool(true), "\(String(describing: done))")
+            #expect(done?["command"] == "target-power")
+            _ = try await line(sub) { topic, json in topic == "bluetide/f1de00000a02/state" && json?["values", "powerWatts"]?.double == 137 }
+
+            try await MosquittoClients.publish(rig.broker, topic: "bluetide/f1de00000a02/set/target-power", message: "9000")
+            let (_, range) = try await line(sub) { topic, _ in topic == "bluetide/f1de00000a02/result" }
+            #expect(range?["ok"] == .bool(false))
+            #expect(range?["message"] == "set/target-power: 9000 W out of range; expected 0…4000")
+
+            try await MosquittoClients.publish(rig.broker, topic: "bluetide/f1de00000a01/set/target-power", message: "100")
+            let (_, notTrainer) = try await line(sub) { topic, _ in topic == "bluetide/f1de00000a01/result" }
+            #expect(notTrainer?["ok"] == .bool(false))
+            #expect(notTrainer?["message"].map { if case let .string(text) = $0 { text.contains("not a trainer") } else { false } } == true)
+
+            try await MosquittoClients.publish(rig.broker, topic: "bluetide/0123456789ab/set/grade", message: "2")
+            let (_, unknown) = try await line(sub) { topic, _ in topic == "bluetide/0123456789ab/result" }
+            #expect(unknown?["message"] == "no device 0123456789ab is connected to gateway gw1")
+
+            try await MosquittoClients.publish(rig.broker, topic: "bluetide/f1de00000a01/set/launch", message: "now")
+            let (_, bad) = try await line(sub) { topic, _ in topic == "bluetide/f1de00000a01/result" }
+            #expect(bad?["ok"] == .bool(false))
+            #expect(bad?["command"] == "launch")
+            // Still running: a read is answered and its value published.
+            try await MosquittoClients.publish(rig.broker, topic: "bluetide/f1de00000a01/set/read", message: "2A19")
+            let (_, read) = try await line(sub) { topic, _ in topic == "bluetide/f1de00000a01/result" }
+            #expect(read?["ok"] == .bool(true))
+            await sub.stop()
+        } catch {
+            await rig.finish()
+            throw error
+        }
+        await rig.finish()
+    }
+
+    @Test func aCleanStopMarksTheGatewayAndItsDevicesOfflineRetained() async throws {
+        let rig = try await rig()
+        do {
+            let sub = try await MosquittoClients.subscribe(rig.broker, topics: ["bluetide/f1de00000a01/availability"])
+            #expect(try await sub.lines.next(timeout: .seconds(30))?.hasSuffix("|online") == true)
+            rig.running.cancel()
+            _ = await rig.running.result
+            await rig.client.close()
+            #expect(try await sub.lines.next(timeout: .seconds(30)) == "bluetide/f1de00000a01/availability|0|offline")
+            await sub.stop()
+            let after = try await MosquittoClients.subscribe(rig.broker, topics: ["bluetide/gateway/gw1/availability", "bluetide/f1de00000a01/availability"])
+            var seen: [String] = []
+            while seen.count < 2, let text = try await after.lines.next(timeout: .seconds(20)) { seen.append(text) }
+            #expect(Set(seen) == ["bluetide/gateway/gw1/availability|1|offline", "bluetide/f1de00000a01/availability|1|offline"])
+            await after.stop()
+        } catch {
+            await rig.finish()
+            throw error
+        }
+        await rig.finish()
+    }
+
+    @Test func theBrokerMarksAVanishedGatewayOfflineThroughItsWill() async throws {
+        let rig = try await rig()
+        do {
+            let sub = try await MosquittoClients.subscribe(rig.broker, topics: ["bluetide/gateway/gw1/availability"])
+            #expect(try await sub.lines.next(timeout: .seconds(30)) == "bluetide/gateway/gw1/availability|1|online")
+            rig.client.drop()  // as if the process were killed: no DISCONNECT
+            var line = try await sub.lines.next(timeout: .seconds(30))
+            if line == "bluetide/gateway/gw1/availability|0|online" { line = try await sub.lines.next(timeout: .seconds(30)) }
+            #expect(line == "bluetide/gateway/gw1/availability|0|offline")
+            await sub.stop()
+        } catch {
+            await rig.finish()
+            throw error
+        }
+        await rig.finish()
+    }
+
+    @Test func aBrokerRestartInTheMiddleOfAStreamLosesNothingAndKeepsTheOrder() async throws {
+        let rig = try await rig(persistent: true)
+        do {
+            // A subscriber with a persistent session at QoS 1: the broker keeps what it misses.
+            let sub = try await MosquittoClients.subscribe(rig.broker, topics: ["bluetide/f1de00000a01/heart-rate"], extra: ["-c", "-q", "1"])
+            var times: [Double] = []
+            func nextTime() async throws -> Double {
+                let (_, json) = try await line(sub) { topic, _ in topic == "bluetide/f1de00000a01/heart-rate" }
+                return try #require(json?["time", "monotonic"]?.double)
+            }
+            for _ in 0..<2 { times.append(try await nextTime()) }
+            await rig.broker.stop()
+            try await rig.client.waitUntilDisconnected(timeout: .seconds(20))
+            // Values keep coming from the strap while the broker is away: they wait in the outbox.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while rig.client.unacknowledgedCount < 3, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            let queued = rig.client.unacknowledgedCount
+            #expect(queued >= 3)
+            try await rig.broker.launch()
+            for _ in 0..<(queued + 2) { times.append(try await nextTime()) }
+            #expect(times == times.sorted() && Set(times).count == times.count, "out of order or repeated: \(times)")
+            let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
+            #expect(gaps.allSatisfy { $0 < 3 }, "a value went missing: gaps \(gaps) s with values about 1 s apart")
+            #expect(rig.client.droppedCount == 0)
+            await sub.stop()
+        } catch {
+            await rig.finish()
+            throw error
+        }
+        await rig.finish()
+    }
+}
+
+/// A COLMI ring behind a gateway: polled, not notifying.
+@Suite(.needsMosquitto, .needsLibmosquitto, .timeLimit(.minutes(2)))
+struct GatewayRingTests {
+    @Test func aRingsHeartRateSpO2StepsAndBatteryReachTheStateAndDiscoveryAndFindWorks() async throws {
+        let broker = try await MosquittoBroker.start()
+        let world = VirtualWorld()
+        let address = BluetoothAddress.randomStatic(0xF1DE_0000_0C01)
+        let model = try #require(EmulatorCatalog.named("colmi-r02")).make(5, EmulatorOptions())
+        _ = try await world.emulate([model], address: address)
+        let bluetooth = try await world.openHost()
+        var configuration = try GatewayConfiguration(id: "gw1", watch: [.address(address)])
+        configuration.ringInterval = .seconds(1)
+        var options = try MQTTOptions(url: broker.url, clientID: "bluetide-gw1")
+        options.will = configuration.will
+        let client = try MQTTClient(options)
+        try await client.connect(timeout: .seconds(20))
+        let gateway = Gateway(configuration: configuration, central: bluetooth.central, mqtt: client)
+        let running = Task { try await gateway.run() }
+        func cleanUp() async {
+            running.cancel()
+            _ = await running.result
+            await client.close()
+            await world.close()
+            await broker.finish()
+        }
+        do {
+            let sub = try await MosquittoClients.subscribe(broker, topics: ["bluetide/f1de00000c01/#", "homeassistant/#"])
+            var state: GatewayJSON?
+            var discovered: Set<String> = []
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                guard let text = try? await sub.lines.next(timeout: ContinuousClock.now.duration(to: deadline)) else { break }
+                let parts = text.split(separator: "|", maxSplits: 2).map(String.init)
+                guard parts.count == 3 else { continue }
+                if parts[0] == "bluetide/f1de00000c01/state" { state = GatewayJSON.parse(parts[2]) }
+                if parts[0].hasPrefix("homeassistant/sensor/bluetide_f1de00000c01/") { discovered.insert(parts[0]) }
+                let keys = ["heartRateBPM", "spo2Percent", "steps", "batteryPercent"]
+                if keys.allSatisfy({ state?["values", $0] != nil }) && discovered.count >= 4 { break }
+            }
+            for key in ["heartRateBPM", "spo2Percent", "steps", "batteryPercent"] {
+                #expect(state?["values", key] != nil, "\(key) missing from \(String(describing: state))")
+                #expect(discovered.contains("homeassistant/sensor/bluetide_f1de00000c01/\(key)/config"), "\(discovered)")
+            }
+            #expect((state?["values", "spo2Percent"]?.double ?? 0) > 80)
+            try await MosquittoClients.publish(broker, topic: "bluetide/f1de00000c01/set/find", message: "")
+            var result: String?
+            while let text = try await sub.lines.next(timeout: .seconds(30)) {
+                if text.hasPrefix("bluetide/f1de00000c01/result|") { result = text; break }
+            }
+            #expect(result?.contains("\"ok\":true") == true, "\(String(describing: result))")
+            await sub.stop()
+        } catch {
+            await cleanUp()
+            throw error
+        }
+        await cleanUp()
+    }
+}
