@@ -31,6 +31,7 @@ public struct ReflexCoachCommand: AsyncParsableCommand {
     static let subcommandTypes: [any ParsableCommand.Type] = [
         ReflexCoachAthletes.self, ReflexCoachSequences.self, ReflexCoachRun.self, ReflexCoachHistory.self,
         ReflexCoachExport.self, ReflexCoachChart.self, ReflexCoachServe.self, ReflexCoachPassword.self,
+        ReflexCoachSession.self, ReflexCoachBoard.self,
     ]
 
     /// For the lead: add this to `ReflexCommand`'s subcommands at merge.
@@ -621,8 +622,17 @@ struct CoachOutput: Sendable {
         self.init([line], type: type, fields)
     }
 
-    /// The JSON line (none when there is no record).
-    var records: [String] { type.map { [JSONOutput.line($0, fields)] } ?? [] }
+    /// Records already written as lines, after the typed one (a game's standings).
+    var extraRecords: [String] = []
+
+    /// Several lines and several records (no single type).
+    init(lines: [String], records: [String]) {
+        self.init(lines, type: nil)
+        extraRecords = records
+    }
+
+    /// The JSON lines (none when there is no record).
+    var records: [String] { (type.map { [JSONOutput.line($0, fields)] } ?? []) + extraRecords }
 }
 
 /// The shapes the reflex commands' records share.

@@ -144,10 +144,15 @@ public struct GymSession: Sendable {
     /// Checks a game before anything runs: athletes known and distinct, sequence saved and
     /// valid, the mode's rules satisfied. Returns the sequence's program.
     public func check(_ mode: GymMode, athleteIDs: [Int64], sequenceName: String) throws -> PunchProgram {
+        try Self.check(mode, athleteIDs: athleteIDs, sequenceName: sequenceName, store: coach.store)
+    }
+
+    /// ``check(_:athleteIDs:sequenceName:)`` against `store`, before any Bluetooth is opened.
+    public static func check(_ mode: GymMode, athleteIDs: [Int64], sequenceName: String, store: CoachStore) throws -> PunchProgram {
         guard !athleteIDs.isEmpty else { throw CoachError.device("no athletes given") }
         guard Set(athleteIDs).count == athleteIDs.count else { throw CoachError.device("an athlete is given twice") }
-        for id in athleteIDs where try coach.store.athlete(id: id) == nil { throw CoachError.athleteNotFound(id) }
-        guard let saved = try coach.store.sequence(named: sequenceName) else {
+        for id in athleteIDs where try store.athlete(id: id) == nil { throw CoachError.athleteNotFound(id) }
+        guard let saved = try store.sequence(named: sequenceName) else {
             throw CoachError.sequence(CoachStoreError.sequenceNotFound(sequenceName).description)
         }
         let program: PunchProgram
