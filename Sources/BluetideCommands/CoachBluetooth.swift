@@ -11,7 +11,7 @@ struct CoachBluetooth: Sendable {
     let bluetooth: Bluetooth
     /// The emulated trainer and the coach's host share it, with `--emulate`.
     let world: VirtualWorld?
-    /// The emulated trainers, when asked for (the first is the one a single run finds).
+    /// The emulated trainers (the first is the one a single run finds), then the emulated straps.
     let trainers: [EmulatedPeripheral]
     /// The first emulated trainer, when asked for.
     var emulated: EmulatedPeripheral? { trainers.first }
@@ -21,7 +21,7 @@ struct CoachBluetooth: Sendable {
     /// Opens `transport`; with `emulate`, first starts `count` emulated trainers on it (a plain
     /// `virtual` becomes a fresh private link; `+snoop:FILE` captures the coach's host only).
     /// `output` gets one line about the trainer.
-    static func open(transport: String, emulate: Bool, count: Int = 1, seed: UInt64 = UInt64.random(in: 0...UInt64.max),
+    static func open(transport: String, emulate: Bool, count: Int = 1, straps: Int = 0, seed: UInt64 = UInt64.random(in: 0...UInt64.max),
                      output: (String) -> Void) async throws -> CoachBluetooth {
         guard emulate else {
             do {
@@ -46,6 +46,13 @@ struct CoachBluetooth: Sendable {
                 output("emulated trainer \"\(trainer.advertisedName)\" on \(world.transportSpec)"
                        + (count <= 1 ? "" : " (simulated athlete: mean \(Int(skill(index).reactionMeanMilliseconds)) ms, misses \(Int(skill(index).missProbability * 100)) %)"))
             }
+            for index in 0..<straps {
+                var options = EmulatorOptions()
+                options.localName = Self.strapName(index)
+                let strap = try await world.emulate([HeartRateModel(seed: seed &+ 0x57AB &+ UInt64(index), options: options)])
+                trainers.append(strap)
+                output("emulated heart-rate strap \"\(strap.advertisedName)\" on \(world.transportSpec)")
+            }
         } catch {
             await world.close()
             throw CommandFailure("cannot start the emulated trainer on \(world.transportSpec): \(error)")
@@ -69,6 +76,9 @@ struct CoachBluetooth: Sendable {
         options.missProbability = 0.02 + 0.02 * Double(index % 8)
         return options
     }
+
+    /// The advertised name of emulated strap `index` (from 0): `Strap-1`, `Strap-2`, …
+    static func strapName(_ index: Int) -> String { "Strap-\(index + 1)" }
 
     /// Closes the host, then the emulated trainers.
     func close() async {

@@ -48,7 +48,7 @@ struct ReflexCoachServe: AsyncParsableCommand {
     @Option(name: .long, help: "Controller transport: \(TransportSpec.syntaxSummary)") var transport: String = "virtual"
     @Flag(name: .long, help: "Start an emulated punch trainer with simulated athletes on the same virtual link (hardware-free).")
     var emulate = false
-    @Option(name: .long, help: "With --emulate: emulated trainers to start, 1-8, for games (/tv; each with a simulated athlete of its own skill).")
+    @Option(name: .long, help: "With --emulate: emulated trainers to start, 1-8, for games (/tv; each with a simulated athlete of its own skill, and a heart-rate strap while both fit 8 links).")
     var trainers: Int = 2
     @Flag(name: .long, help: "Add three sample athletes, sequences and sessions when the database has no athletes.")
     var sampleData = false
@@ -131,12 +131,15 @@ struct ReflexCoachServe: AsyncParsableCommand {
         }
         if let warning = CoachTransportWarning.line(transport: transport, emulate: emulate) { appLogger.warning("\(warning)") }
         guard (1...8).contains(trainers) else { throw CommandFailure("--trainers \(trainers): expected 1 to 8 (a central holds 8 links)") }
-        let link = try await CoachBluetooth.open(transport: transport, emulate: emulate, count: emulate ? trainers : 1,
+        // With --emulate a strap per trainer, while trainers and straps fit the central's 8 links.
+        let straps = emulate ? min(trainers, 8 - trainers) : 0
+        let link = try await CoachBluetooth.open(transport: transport, emulate: emulate, count: emulate ? trainers : 1, straps: straps,
                                                  output: { emit(CoachJSON.message($0)) })
         var coach = ReflexCoach(central: link.bluetooth.central, store: store)
         coach.scanTimeout = .milliseconds(Int64(scanSeconds * 1000))
         coach.scanRound = .milliseconds(Int64(min(scanRoundMilliseconds, Int(scanSeconds * 1000))))
-        let runs = RunController(coach: coach, choice: TrainerChoice(parsing: device))
+        let runs = RunController(coach: coach, choice: TrainerChoice(parsing: device),
+                                 laneStraps: (0..<straps).map { .name(CoachBluetooth.strapName($0)) })
         let server = DashboardServer(runs: runs, access: access)
         let dashboard: RunningDashboard
         do {

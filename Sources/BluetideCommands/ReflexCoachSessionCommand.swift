@@ -99,11 +99,17 @@ struct ReflexCoachSession: AsyncParsableCommand {
         }
         if let warning = CoachTransportWarning.line(transport: transport, emulate: emulate) { appLogger.warning("\(warning)") }
         let signals = StopSignal.install()
+        // Emulated straps, one per athlete, while trainers and straps fit the central's 8 links
+        // (not for a chase: its players share one run).
+        let trainerCount = gameMode.trainers(for: ids.count)
+        var strapCount = 0
+        if emulate, case .chase = gameMode {} else if emulate, trainerCount * 2 <= 8 { strapCount = ids.count }
         let link = try await CoachBluetooth.open(
-            transport: transport, emulate: emulate, count: gameMode.trainers(for: ids.count), output: { emit(CoachJSON.message($0)) })
+            transport: transport, emulate: emulate, count: trainerCount, straps: strapCount, output: { emit(CoachJSON.message($0)) })
         var coach = ReflexCoach(central: link.bluetooth.central, store: store)
         coach.scanTimeout = .milliseconds(Int64(timeout * 1000))
-        let gym = GymSession(coach: coach)
+        var gym = GymSession(coach: coach)
+        for (index, id) in ids.enumerated() where index < strapCount { gym.straps[id] = .name(CoachBluetooth.strapName(index)) }
         let sides = GameJSON.sideNames(gameMode, ids: ids, athletes: byID)
         let stop = RunStop()
         let events = gym.play(gameMode, athleteIDs: ids, sequenceName: sequence, stop: stop)

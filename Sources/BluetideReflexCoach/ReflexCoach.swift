@@ -30,6 +30,10 @@ public struct ReflexCoach: Sendable {
         retry: .init(attempts: 3), reconnect: .init(maximumAttempts: 5, delay: .milliseconds(200), maximumDelay: .seconds(5)))
     /// When set, start with `03 n` (countdown of n seconds) instead of `01`.
     public var countdownSeconds: UInt8?
+    /// Longest search for an athlete's heart-rate strap before the run goes on without it.
+    public var strapScanTimeout: Duration = .seconds(10)
+    /// Longest wait for a connected strap's first heart rate before the run starts anyway.
+    public var strapFirstReadingLimit: Duration = .seconds(3)
     /// After `finished`, how long to wait for step results still in flight on punchResponse.
     public var finishGrace: Duration = .seconds(2)
     /// Longest silence from the trainer (no result, no status) while the link is up before the
@@ -89,12 +93,13 @@ public struct ReflexCoach: Sendable {
     /// scan (no scan of its own: several runs at once share one scan, see ``GymSession/findTrainers(count:)``).
     /// With `program`, that program runs under the name `sequenceName` instead of the saved one
     /// (a colour chase's targets); with `recording`, results go there instead of one session of
-    /// `athleteID`.
+    /// `athleteID`. With `strap` (or a strap paired to the athlete in the store), its heart
+    /// rate is stored beside each step; a strap that cannot be found leaves it out.
     public func run(athleteID: Int64, sequenceName: String, trainer: Advertisement, program: PunchProgram? = nil,
-                    recording: RunRecording? = nil, stop: RunStop = RunStop()) -> AsyncThrowingStream<CoachEvent, any Error> {
+                    recording: RunRecording? = nil, strap: TrainerChoice? = nil, stop: RunStop = RunStop()) -> AsyncThrowingStream<CoachEvent, any Error> {
         stream(stop: stop) { emit in
             try await perform(athleteID: athleteID, sequenceName: sequenceName, choice: .address(trainer.address.string), trainer: trainer,
-                              program: program, recording: recording, stop: stop, emit: emit)
+                              program: program, recording: recording, strap: strap, stop: stop, emit: emit)
         }
     }
 
@@ -139,7 +144,8 @@ public struct ReflexCoach: Sendable {
 
     /// The whole run; `emit` gets each event in order.
     func perform(athleteID: Int64, sequenceName: String, choice: TrainerChoice, trainer found: Advertisement? = nil,
-                 program override: PunchProgram? = nil, recording custom: RunRecording? = nil, stop: RunStop = RunStop(),
+                 program override: PunchProgram? = nil, recording custom: RunRecording? = nil, strap strapChoice: TrainerChoice? = nil,
+                 stop: RunStop = RunStop(),
                  emit: @Sendable (CoachEvent) -> Void) async throws {
         guard try store.athlete(id: athleteID) != nil else { throw CoachError.athleteNotFound(athleteID) }
         let program: PunchProgram
@@ -168,6 +174,24 @@ public struct ReflexCoach: Sendable {
         emit(.found(trainer))
         let connection = try await central.connect(to: trainer, policy: policy)
         emit(.connected(address: trainer.address.string))
+        // The athlete's strap: a failure to find or connect it never stops the run.
+        let feed = HeartRateFeed()
+        var strapConnection: Connection?
+        let pairedStrap = (try? store.strap(athleteID: athleteID)).flatMap { $0 }.map { TrainerChoice(parsing: $0) }
+        if let strap = strapChoice ?? pairedStrap {
+            do {
+                let (link, name) = try await connectStrap(strap, feed: feed)
+                strapConnection = link
+                emit(.strap("heart-rate strap \(name) connected"))
+            } catch {
+                emit(.strap("heart-rate strap not connected (\(error)); the run goes on without heart rate"))
+            }
+        }
+        defer {
+            if let strapConnection { Task { [farewellLimit] in
+                _ = try? await withTimeLimit(farewellLimit, onTimeout: { CancellationError() }) { await strapConnection.disconnect() }
+            } }
+        }
 
         let (inputs, sink) = AsyncStream<Input>.makeStream(bufferingPolicy: .unbounded)
         var pumps: [Task<Void, Never>] = []
@@ -239,7 +263,7 @@ public struct ReflexCoach: Sendable {
                         emit(.undecodable(bytes: bytes, error: "\(error)"))
                         continue
                     }
-                    let (record, step) = try recording.append(response)
+                    let (record, step) = try recording.append(response, feed.current)
                     stored.insert(step)
                     emit(.step(response, stored: record))
                     if let done = finishedAfter, stored.count >= done {
@@ -292,7 +316,7 @@ public struct ReflexCoach: Sendable {
                               Int(step) < program.sequence.count
                         else { continue }
                         if !stored.contains(Int(step)) {
-                            let (record, step) = try recording.append(response)
+                            let (record, step) = try recording.append(response, feed.current)
                             stored.insert(step)
                             emit(.step(response, stored: record))
                         }

@@ -22,13 +22,14 @@ public struct RunRecording: Sendable {
 
     /// Stores the start; returns the session id reported for the run.
     public var start: @Sendable (Start) throws -> Int64
-    /// Stores one result; returns the record and the trainer's step index it answers.
-    public var append: @Sendable (PunchResponse) throws -> (StepResult, Int)
+    /// Stores one result with the heart rate then (bpm, nil without); returns the record and the
+    /// trainer's step index it answers.
+    public var append: @Sendable (PunchResponse, Int?) throws -> (StepResult, Int)
     /// Stores the end (date, complete, reason).
     public var finish: @Sendable (Date, Bool, String) throws -> Void
 
     /// A recording from its three store calls.
-    public init(start: @escaping @Sendable (Start) throws -> Int64, append: @escaping @Sendable (PunchResponse) throws -> (StepResult, Int),
+    public init(start: @escaping @Sendable (Start) throws -> Int64, append: @escaping @Sendable (PunchResponse, Int?) throws -> (StepResult, Int),
                 finish: @escaping @Sendable (Date, Bool, String) throws -> Void) {
         self.start = start
         self.append = append
@@ -51,8 +52,8 @@ public struct RunRecording: Sendable {
                 id.set([session])
                 return session
             },
-            append: { response in
-                let record = try store.appendStep(sessionID: id.first, response: response)
+            append: { response, heartRate in
+                let record = try store.appendStep(sessionID: id.first, response: response, heartRateBpm: heartRate)
                 return (record, record.stepIndex)
             },
             finish: { ended, complete, reason in try store.finishSession(id: id.first, ended: ended, complete: complete, reason: reason) })
@@ -96,7 +97,7 @@ extension RunRecording {
                 sessions.set(ids)
                 return ids.first ?? -1
             },
-            append: { response in
+            append: { response, heartRate in
                 // The original 5-byte format has no step index: take the next in arrival order.
                 let step = response.step.map(Int.init) ?? received.withLock { count in defer { count += 1 }; return count }
                 guard let route = routes.withLock({ $0[step] }) else {
@@ -104,7 +105,7 @@ extension RunRecording {
                 }
                 var local = response
                 local.step = UInt16(route.index)
-                let record = try store.appendStep(sessionID: sessions.all[route.player], response: local)
+                let record = try store.appendStep(sessionID: sessions.all[route.player], response: local, heartRateBpm: heartRate)
                 return (record, step)
             },
             finish: { ended, complete, reason in

@@ -17,10 +17,18 @@ struct GymRig {
     let bluetooth: Bluetooth
     let store: CoachStore
 
-    static func start(trainers count: Int, missProbability: Double = 0) async throws -> GymRig {
+    static func start(trainers count: Int, straps: Int = 0, missProbability: Double = 0) async throws -> GymRig {
         let link = "gym-\(UUID().uuidString)"
         var transports: [VirtualTransport] = []
         var trainers: [EmulatedPeripheral] = []
+        for index in 0..<straps {
+            let transport = await VirtualTransport.attach(toLinkNamed: link)
+            var options = EmulatorOptions()
+            options.localName = "Strap-\(index + 1)"
+            trainers.append(try await EmulatedPeripheral.launch(
+                transport: transport, models: [HeartRateModel(seed: UInt64(500 + index), options: options)], commandTimeout: 120))
+            transports.append(transport)
+        }
         for index in 0..<count {
             let transport = await VirtualTransport.attach(toLinkNamed: link)
             var options = EmulatorOptions()
@@ -84,6 +92,39 @@ func play(_ gym: GymSession, _ mode: GymMode, _ athletes: [Int64], _ sequence: S
 }
 
 @Suite(.timeLimit(.minutes(2))) struct GymSessionTests {
+    /// The rig: four emulated trainers and four emulated straps on one virtual radio; a
+    /// head-to-head and then a relay, end to end: results and heart rates stored and on the board.
+    @Test func fourTrainersAndFourStrapsPlayAHeadToHeadAndARelayWithHeartRates() async throws {
+        let rig = try await GymRig.start(trainers: 4, straps: 4)
+        let athletes = try rig.athletes(["A", "B", "C", "D"])
+        let steps = 8
+        try rig.store.saveSequence(name: "Duel", targets: (0..<steps).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 700, count: steps), at: Date())
+        var gym = rig.gym()
+        for (index, athlete) in athletes.enumerated() { gym.straps[athlete] = .name("Strap-\(index + 1)") }
+        // The strap found and connected first, or the run goes on without it: here it is found.
+        gym.coach.strapScanTimeout = .seconds(20)
+        let (duelEvents, duel) = try await play(gym, .headToHead(.bestMean), athletes, "Duel")
+        let (_, relay) = try await play(gym, .relay(teams: 2), athletes, "Duel")
+        await rig.close()
+
+        #expect(duelEvents.filter { if case .lane(_, _, .strap(let text)) = $0 { return text.hasSuffix("connected") } else { return false } }.count == 4)
+        for run in duel.runs + relay.runs {
+            #expect(run.complete, "\(run.reason)")
+            let id = try #require(run.sessionID)
+            let stored = try rig.store.steps(sessionID: id)
+            #expect(stored.count == steps)
+            let rates = stored.compactMap(\.heartRateBpm)
+            // A strap notifies once a second: all but the steps before its first measurement carry it.
+            #expect(rates.count >= steps / 2, "heart rates \(stored.map(\.heartRateBpm))")
+            #expect(rates.allSatisfy { (40...220).contains($0) })
+        }
+        #expect(duel.runs.count == 4 && relay.runs.count == 4)
+        let results = try rig.store.results()
+        let board = Leaderboard.board(results, athletes: try rig.store.athletes(), weights: [:], sequence: "Duel", now: Date())
+        #expect(Set(board.map { $0.athlete.id }) == Set(athletes.map { Optional($0) }), "everyone is on the board")
+        #expect(results.count == 8)
+    }
+
     /// Six trainers on one adapter, six athletes at once: each lane's results are stored in its
     /// own session as a single run's are, and the fastest athlete wins on the best mean.
     @Test func sixTrainersOnOneAdapterRunAHeadToHeadOnBestMean() async throws {

@@ -52,6 +52,7 @@ import Testing
         let lines = Mutex<[String]>([])
         let serving = try await command.start { line in lines.withLock { $0.append(line) } }
         #expect(lines.withLock { $0 }.filter { $0.hasPrefix("emulated trainer") }.count == 2)
+        #expect(lines.withLock { $0 }.filter { $0.hasPrefix("emulated heart-rate strap") }.count == 2)
         do {
             let store = try CoachStore(path: db)
             let ana = try #require(try store.athletes().first { $0.name == "Ana Ruiz" })
@@ -70,6 +71,8 @@ import Testing
             #expect(steps.filter { $0.lane == 1 }.allSatisfy { $0.athlete == "Ana Ruiz" })
             #expect(steps.filter { $0.lane == 2 }.allSatisfy { $0.athlete == "Lea Schmidt" })
             #expect(steps.filter { $0.lane == 1 }.count == sequence.targets.count && steps.filter { $0.lane == 2 }.count == sequence.targets.count)
+            // Each athlete wore an emulated strap: the heart rate came with the steps.
+            #expect(steps.filter { $0.heartRateBpm != nil }.count >= steps.count / 2, "\(steps.map(\.heartRateBpm))")
             let over = try #require(messages.last)
             #expect(over.kind == .gameOver, "\(over.text ?? "")")
             #expect(over.standings?.count == 2)

@@ -96,6 +96,9 @@ public struct GymOutcome: Sendable, Hashable {
 public struct GymSession: Sendable {
     /// The coach used for every lane (central, store, policy, timeouts).
     public var coach: ReflexCoach
+    /// Heart-rate straps by athlete id, overriding the straps paired in the store (emulated
+    /// straps). The central's links are shared by trainers and straps (8 at most).
+    public var straps: [Int64: TrainerChoice] = [:]
 
     /// A session running its lanes through `coach`.
     public init(coach: ReflexCoach) { self.coach = coach }
@@ -181,6 +184,7 @@ public struct GymSession: Sendable {
         emit(.trainers(trainers))
         let runs = Shared<[GymRun]>([])
         let coach = self.coach
+        let straps = self.straps
 
         switch mode {
         case let .headToHead(rule):
@@ -191,7 +195,7 @@ public struct GymSession: Sendable {
                 for (lane, athlete) in athleteIDs.enumerated() {
                     group.addTask {
                         emit(.runStarting(lane: lane, athleteID: athlete, member: 0))
-                        let run = await Self.run(coach.run(athleteID: athlete, sequenceName: sequenceName, trainer: trainers[lane], stop: stops[lane]),
+                        let run = await Self.run(coach.run(athleteID: athlete, sequenceName: sequenceName, trainer: trainers[lane], strap: straps[athlete], stop: stops[lane]),
                                                  lane: lane, athlete: athlete, emit: emit) { response in
                             let decided = game.withLock { $0.record(lane: lane, hit: response.hit, milliseconds: Int(response.reactionTimeMilliseconds)) }
                             if let decided {
@@ -227,7 +231,7 @@ public struct GymSession: Sendable {
                                 let legStop = RunStop()
                                 stop.onRequest { legStop.request($0) }
                                 emit(.runStarting(lane: team, athleteID: athlete, member: member))
-                                run = await Self.run(coach.run(athleteID: athlete, sequenceName: sequenceName, trainer: trainers[team], stop: legStop),
+                                run = await Self.run(coach.run(athleteID: athlete, sequenceName: sequenceName, trainer: trainers[team], strap: straps[athlete], stop: legStop),
                                                      lane: team, athlete: athlete, emit: emit) { response in
                                     relay.withLock { $0.record(team: team, hit: response.hit, milliseconds: Int(response.reactionTimeMilliseconds)) }
                                 }

@@ -76,6 +76,8 @@ public struct LiveRunMessage: Sendable, Hashable, Codable {
     public var wrongTarget: Bool?
     /// Reaction time, ms; for a miss the step's whole time (step).
     public var reactionMilliseconds: Int?
+    /// The athlete's heart rate when the step's result arrived, bpm (step, with a strap).
+    public var heartRateBpm: Int?
     /// Every step reported (ended).
     public var complete: Bool?
     /// Distinct steps stored (ended).
@@ -101,7 +103,7 @@ public struct LiveRunMessage: Sendable, Hashable, Codable {
     /// The message for one coach event, or nil for events the page does not show.
     public static func from(_ event: CoachEvent, run: Int) -> LiveRunMessage? {
         switch event {
-        case .scanning, .found, .connected, .sequencesWritten, .undecodable, .link:
+        case .scanning, .found, .connected, .sequencesWritten, .undecodable, .link, .strap:
             return LiveRunMessage(kind: .progress, run: run, text: event.description)
         case let .sessionStarted(id):
             var message = LiveRunMessage(kind: .session, run: run, text: event.description)
@@ -121,6 +123,7 @@ public struct LiveRunMessage: Sendable, Hashable, Codable {
             message.hit = response.hit
             message.wrongTarget = response.wrongTargetFirst
             message.reactionMilliseconds = Int(response.reactionTimeMilliseconds)
+            message.heartRateBpm = stored.heartRateBpm
             return message
         case let .ended(outcome):
             var message = LiveRunMessage(kind: .ended, run: run, text: outcome.reason)

@@ -29,15 +29,19 @@ public actor RunController {
 
     private let coach: ReflexCoach
     private let choice: TrainerChoice
+    private let laneStraps: [TrainerChoice]
     private var runNumber = 0
     private var active: ActiveRun?
     private var log: [LiveRunMessage] = []
     private var listeners: [UUID: AsyncStream<LiveRunMessage>.Continuation] = [:]
 
-    /// A controller running sessions with `coach` on the trainer picked by `choice`.
-    public init(coach: ReflexCoach, choice: TrainerChoice = .strongest) {
+    /// A controller running sessions with `coach` on the trainer picked by `choice`. In a game,
+    /// the athlete in position i without a strap of their own in the store wears `laneStraps[i]`
+    /// (the emulated straps of `serve --emulate`).
+    public init(coach: ReflexCoach, choice: TrainerChoice = .strongest, laneStraps: [TrainerChoice] = []) {
         self.coach = coach
         self.choice = choice
+        self.laneStraps = laneStraps
     }
 
     /// The store the coach writes to.
@@ -123,7 +127,13 @@ public actor RunController {
         started.stepCount = sequence.targets.count
         publish(started)
         let stop = RunStop()
-        let events = GymSession(coach: coach).play(mode, athleteIDs: ids, sequenceName: sequence.name, stop: stop)
+        var gym = GymSession(coach: coach)
+        if case .chase = mode {} else {
+            for (index, id) in ids.enumerated() where index < laneStraps.count && (try? coach.store.strap(athleteID: id)) ?? nil == nil {
+                gym.straps[id] = laneStraps[index]
+            }
+        }
+        let events = gym.play(mode, athleteIDs: ids, sequenceName: sequence.name, stop: stop)
         func sideName(_ side: Int) -> String {
             sides.indices.contains(side) ? sides[side].joined(separator: " & ") : "side \(side + 1)"
         }
