@@ -31,7 +31,7 @@ public struct ReflexCoachCommand: AsyncParsableCommand {
     static let subcommandTypes: [any ParsableCommand.Type] = [
         ReflexCoachAthletes.self, ReflexCoachSequences.self, ReflexCoachRun.self, ReflexCoachHistory.self,
         ReflexCoachExport.self, ReflexCoachChart.self, ReflexCoachServe.self, ReflexCoachPassword.self,
-        ReflexCoachSession.self, ReflexCoachBoard.self,
+        ReflexCoachSession.self, ReflexCoachBoard.self, ReflexCoachProgress.self,
     ]
 
     /// For the lead: add this to `ReflexCommand`'s subcommands at merge.

@@ -342,3 +342,75 @@ struct ReflexCoachBoard: AsyncParsableCommand {
     func lines(now: Date = Date()) throws -> [String] { try outputs(now: now).flatMap(\.lines) }
     func run() async throws { output.emit(try outputs()) }
 }
+
+/// `progress`: an athlete's trends over sessions, overall and per target.
+struct ReflexCoachProgress: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "progress",
+        abstract: "An athlete's progress over sessions: trends of mean and best reaction time and of the miss rate, overall and per target.",
+        discussion: """
+            Slopes are least-squares lines over the sessions in order (per session; negative is
+            faster, or fewer misses). --chart draws mean, best and each target's mean per session;
+            --heart-rate-chart each hit's reaction time against the heart rate (with a strap).
+
+            Examples:
+              bluetide reflex coach progress --athlete "Ana Ruiz" --chart ana-progress.svg
+              bluetide reflex coach progress --athlete "Ana Ruiz" --json
+            """)
+    @OptionGroup var database: CoachDatabaseOptions
+    @Option(name: .long, help: "Athlete name.") var athlete: String
+    @Option(name: .long, help: "Write the progress chart (SVG) here.") var chart: String?
+    @Option(name: .long, help: "Write reaction time against heart rate (SVG) here.") var heartRateChart: String?
+    @OptionGroup var output: CoachOutputOptions
+
+    static func trendText(_ trend: ProgressTrend, unit: String, percent: Bool = false) -> String {
+        func value(_ v: Double?) -> String {
+            guard let v else { return "-" }
+            return percent ? CoachCLI.fixed(v * 100, digits: 0) + " %" : CoachCLI.fixed(v, digits: 0) + " ms"
+        }
+        let slope = trend.perSession.map { s in
+            (percent ? CoachCLI.fixed(s * 100, digits: 1) + " points" : CoachCLI.fixed(s, digits: 1) + " ms") + " per session"
+        } ?? "needs two sessions"
+        return "\(value(trend.first)) → \(value(trend.last)) (\(slope))"
+    }
+
+    static func trendJSON(_ trend: ProgressTrend) -> JSONOutputValue {
+        ["perSession": CoachJSON.optional(trend.perSession), "first": CoachJSON.optional(trend.first), "last": CoachJSON.optional(trend.last)]
+    }
+
+    func outputs() throws -> [CoachOutput] {
+        let store = try database.open()
+        let person = try CoachCLI.athlete(athlete, in: store)
+        let results = try CoachCLI.failing { try store.results(athleteID: person.id ?? -1) }
+        let progress = AthleteProgress.of(results)
+        var outputs = [CoachOutput(
+            ["\(person.name): \(progress.points.count) session\(progress.points.count == 1 ? "" : "s")",
+             "  mean \(Self.trendText(progress.mean, unit: "ms"))", "  best \(Self.trendText(progress.best, unit: "ms"))",
+             "  misses \(Self.trendText(progress.missRate, unit: "%", percent: true))"],
+            type: "progress", [
+                "athlete": CoachJSON.athlete(person), "sessions": .integer(Int64(progress.points.count)),
+                "mean": Self.trendJSON(progress.mean), "best": Self.trendJSON(progress.best), "missRate": Self.trendJSON(progress.missRate),
+            ])]
+        for target in progress.perTarget {
+            let colour = TargetPalette.colour(of: target.target)?.name
+            outputs.append(CoachOutput(
+                "  target \(target.target) (\(colour ?? "?")): mean \(Self.trendText(target.mean, unit: "ms")); misses \(Self.trendText(target.missRate, unit: "%", percent: true))",
+                type: "target-progress", [
+                    "target": .integer(Int64(target.target)), "colour": CoachJSON.optional(colour), "sessions": .integer(Int64(target.points.count)),
+                    "mean": Self.trendJSON(target.mean), "best": Self.trendJSON(target.best), "missRate": Self.trendJSON(target.missRate),
+                ]))
+        }
+        if let chart {
+            try CoachCLI.write(SVGChart.progress(progress, title: "\(person.name): progress per session"), to: chart)
+            outputs.append(CoachOutput("wrote \(chart)", type: "chart-written", ["file": .string(chart)]))
+        }
+        if let heartRateChart {
+            try CoachCLI.write(SVGChart.reactionAgainstHeartRate(results.flatMap(\.steps), title: "\(person.name): reaction time against heart rate"),
+                               to: heartRateChart)
+            outputs.append(CoachOutput("wrote \(heartRateChart)", type: "chart-written", ["file": .string(heartRateChart)]))
+        }
+        return outputs
+    }
+    func lines() throws -> [String] { try outputs().flatMap(\.lines) }
+    func run() async throws { output.emit(try outputs()) }
+}

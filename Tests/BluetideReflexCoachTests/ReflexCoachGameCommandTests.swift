@@ -44,6 +44,21 @@ import Testing
         #expect(board.count == 3 && board[1].hasPrefix("  1. ") && board[2].hasPrefix("  2. "))
         #expect(try ReflexCoachBoard.parse(["--db", db, "--sequence", "Jab", "--weight-class", "63.5"]).lines() == ["Jab (all time, up to 63.5 kg): no complete sessions"],
                 "nobody weighed in")
+
+        // Each athlete wore an emulated strap: heart rates are stored, and the progress command
+        // draws them against reaction time.
+        let svg = ReflexCoachCommandTests.temporaryPath("svg")
+        let heart = ReflexCoachCommandTests.temporaryPath("svg")
+        defer { for path in [svg, heart] { try? FileManager.default.removeItem(atPath: path) } }
+        #expect(lines.filter { $0.hasPrefix("emulated heart-rate strap") }.count == 2)
+        #expect(lines.filter { $0.contains("heart-rate strap Strap-") && $0.hasSuffix(" connected") }.count == 2)
+        let progress = try ReflexCoachProgress.parse(["--athlete", "Ana", "--db", db, "--chart", svg, "--heart-rate-chart", heart]).lines()
+        #expect(progress.first == "Ana: 1 session")
+        #expect(progress.contains { $0.hasPrefix("  mean ") && $0.hasSuffix("(needs two sessions)") })
+        #expect(progress.filter { $0.hasPrefix("  target ") }.count == 6)
+        let heartSVG = try String(contentsOfFile: heart, encoding: .utf8)
+        #expect(heartSVG.contains("hits with a heart rate from"), "the strap's heart rates were stored beside the punches")
+        #expect(try String(contentsOfFile: svg, encoding: .utf8).contains("<circle"), "one point for the one session")
     }
 
     @Test func badGameSetUpsAreUsageErrorsNamingTheOption() async throws {
