@@ -31,6 +31,7 @@ public struct ReflexCoachCommand: AsyncParsableCommand {
     static let subcommandTypes: [any ParsableCommand.Type] = [
         ReflexCoachAthletes.self, ReflexCoachSequences.self, ReflexCoachRun.self, ReflexCoachHistory.self,
         ReflexCoachExport.self, ReflexCoachChart.self, ReflexCoachServe.self, ReflexCoachPassword.self,
+        ReflexCoachSession.self, ReflexCoachBoard.self, ReflexCoachProgress.self,
     ]
 
     /// For the lead: add this to `ReflexCommand`'s subcommands at merge.
@@ -155,7 +156,7 @@ enum CoachCLI {
 struct ReflexCoachAthletes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "athletes", abstract: "Add, list and show athletes; record weigh-ins.",
-        subcommands: [Add.self, List.self, Show.self, Weight.self])
+        subcommands: [Add.self, List.self, Show.self, Weight.self, Strap.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "add", abstract: "Add an athlete.")
@@ -228,9 +229,12 @@ struct ReflexCoachAthletes: AsyncParsableCommand {
             for w in weights { lines.append("  \(w.date)  \(CoachCLI.fixed(w.kilograms, digits: 1)) kg") }
             let sessionCount = try store.sessions(athleteID: athlete.id ?? -1).count
             lines.append("sessions: \(sessionCount)")
+            let strap = try CoachCLI.failing { try store.strap(athleteID: athlete.id ?? -1) }
+            lines.append("heart-rate strap: \(strap ?? "-")")
             return [CoachOutput(lines, type: "athlete", [
                 "athlete": CoachJSON.athlete(athlete), "sessions": .integer(Int64(sessionCount)),
                 "weights": .array(weights.map { ["date": .string($0.date.iso), "weightKilograms": .number($0.kilograms)] }),
+                "strap": CoachJSON.optional(strap),
             ])]
         }
         func lines() throws -> [String] { try outputs().flatMap(\.lines) }
@@ -256,6 +260,48 @@ struct ReflexCoachAthletes: AsyncParsableCommand {
             ])]
         }
         func lines(now: Date = Date()) throws -> [String] { try outputs(now: now).flatMap(\.lines) }
+        func run() async throws { output.emit(try outputs()) }
+    }
+}
+
+extension ReflexCoachAthletes {
+    /// `athletes strap NAME DEVICE`: pairs a heart-rate strap to an athlete once.
+    struct Strap: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "strap",
+            abstract: "Pair a heart-rate strap to an athlete (by its name or address); its heart rate is then stored beside each punch.",
+            discussion: """
+                Every run of the athlete (run, session, the dashboard) connects the strap beside the
+                trainer; a strap that cannot be found leaves the heart rate out and the run goes on.
+
+                Examples:
+                  bluetide reflex coach athletes strap "Ana Ruiz" Strap-1
+                  bluetide reflex coach athletes strap "Ana Ruiz" --remove
+                """)
+        @OptionGroup var database: CoachDatabaseOptions
+        @Argument(help: "Athlete name.") var name: String
+        @Argument(help: "The strap's advertised name or address (C6:C5:C4:C3:C2:C1).") var device: String?
+        @Flag(name: .long, help: "Forget the athlete's strap.") var remove = false
+        @OptionGroup var output: CoachOutputOptions
+
+        func outputs() throws -> [CoachOutput] {
+            guard remove != (device != nil) else {
+                throw CommandFailure.usage("DEVICE: give the strap's name or address, or --remove (not both)", field: "DEVICE")
+            }
+            let store = try database.open()
+            let athlete = try CoachCLI.athlete(name, in: store)
+            let id = athlete.id ?? -1
+            if remove {
+                let removed = try CoachCLI.failing { try store.removeStrap(athleteID: id) }
+                return [CoachOutput(removed ? "\(athlete.name): strap forgotten" : "\(athlete.name) had no strap", type: "strap-removed",
+                                    ["athlete": CoachJSON.athlete(athlete), "removed": .bool(removed)])]
+            }
+            let text = try CoachCLI.checked("DEVICE") { () throws(InputProblem) in try InputRules.name(device ?? "") }
+            try CoachCLI.failing { try store.setStrap(athleteID: id, device: text) }
+            return [CoachOutput("\(athlete.name): heart-rate strap \(text)", type: "strap-paired",
+                                ["athlete": CoachJSON.athlete(athlete), "strap": .string(text)])]
+        }
+        func lines() throws -> [String] { try outputs().flatMap(\.lines) }
         func run() async throws { output.emit(try outputs()) }
     }
 }
@@ -621,8 +667,17 @@ struct CoachOutput: Sendable {
         self.init([line], type: type, fields)
     }
 
-    /// The JSON line (none when there is no record).
-    var records: [String] { type.map { [JSONOutput.line($0, fields)] } ?? [] }
+    /// Records already written as lines, after the typed one (a game's standings).
+    var extraRecords: [String] = []
+
+    /// Several lines and several records (no single type).
+    init(lines: [String], records: [String]) {
+        self.init(lines, type: nil)
+        extraRecords = records
+    }
+
+    /// The JSON lines (none when there is no record).
+    var records: [String] { (type.map { [JSONOutput.line($0, fields)] } ?? []) + extraRecords }
 }
 
 /// The shapes the reflex commands' records share.
@@ -670,10 +725,12 @@ enum CoachJSON {
                 "colour": optional(TargetPalette.colour(of: response.target)?.name), "hit": .bool(response.hit),
                 "wrongTarget": .bool(response.wrongTargetFirst),
                 "reactionMilliseconds": response.hit ? .integer(Int64(response.reactionTimeMilliseconds)) : .null,
+                "heartRateBpm": stored.heartRateBpm.map { .integer(Int64($0)) } ?? .null,
             ])
         case let .undecodable(bytes, error):
             return CoachOutput(text, type: "undecodable", ["value": JSONOutput.value(bytes, decodeError: error)])
         case let .link(connectionEvent): return CoachOutput(text, type: "link", ["event": .string("\(connectionEvent)")])
+        case let .strap(message): return CoachOutput(text, type: "strap", ["message": .string(message)])
         case let .ended(outcome):
             return CoachOutput(text, type: "ended", [
                 "sessionId": .integer(outcome.sessionID), "complete": .bool(outcome.complete),

@@ -21,11 +21,13 @@ struct ReflexCoachServe: AsyncParsableCommand {
         discussion: """
             Serves pages for a phone or laptop on the same network: the athletes and their history with \
             charts, the sequence editor (target buttons coloured like the LEDs) and a run page whose \
-            results arrive live. The server drives one trainer; one run at a time.
+            results arrive live. One run at a time: a single session on one trainer, or a game \
+            (head-to-head, relay, colour chase) on several, shown big on /tv for the gym's screen.
 
             Examples:
               bluetide reflex coach serve --emulate
-                  no hardware: an emulated trainer with simulated athletes; open http://localhost:8080
+                  no hardware: two emulated trainers with simulated athletes; open http://localhost:8080
+                  (the gym's screen: http://localhost:8080/tv)
               bluetide reflex coach password && \\
                   bluetide reflex coach serve --lan --transport hci-socket:0
                   the gym: set the coach's password once, then serve phones on the Wi-Fi (each logs in)
@@ -46,6 +48,8 @@ struct ReflexCoachServe: AsyncParsableCommand {
     @Option(name: .long, help: "Controller transport: \(TransportSpec.syntaxSummary)") var transport: String = "virtual"
     @Flag(name: .long, help: "Start an emulated punch trainer with simulated athletes on the same virtual link (hardware-free).")
     var emulate = false
+    @Option(name: .long, help: "With --emulate: emulated trainers to start, 1-8, for games (/tv; each with a simulated athlete of its own skill, and a heart-rate strap while both fit 8 links).")
+    var trainers: Int = 2
     @Flag(name: .long, help: "Add three sample athletes, sequences and sessions when the database has no athletes.")
     var sampleData = false
     @Option(name: .long, help: "Trainer name or address (default: strongest signal).") var device: String?
@@ -126,11 +130,16 @@ struct ReflexCoachServe: AsyncParsableCommand {
                                                    "sequences": .integer(Int64(summary.sequences.count)), "sessions": .integer(Int64(summary.sessions))]))
         }
         if let warning = CoachTransportWarning.line(transport: transport, emulate: emulate) { appLogger.warning("\(warning)") }
-        let link = try await CoachBluetooth.open(transport: transport, emulate: emulate, output: { emit(CoachJSON.message($0)) })
+        guard (1...8).contains(trainers) else { throw CommandFailure("--trainers \(trainers): expected 1 to 8 (a central holds 8 links)") }
+        // With --emulate a strap per trainer, while trainers and straps fit the central's 8 links.
+        let straps = emulate ? min(trainers, 8 - trainers) : 0
+        let link = try await CoachBluetooth.open(transport: transport, emulate: emulate, count: emulate ? trainers : 1, straps: straps,
+                                                 output: { emit(CoachJSON.message($0)) })
         var coach = ReflexCoach(central: link.bluetooth.central, store: store)
         coach.scanTimeout = .milliseconds(Int64(scanSeconds * 1000))
         coach.scanRound = .milliseconds(Int64(min(scanRoundMilliseconds, Int(scanSeconds * 1000))))
-        let runs = RunController(coach: coach, choice: TrainerChoice(parsing: device))
+        let runs = RunController(coach: coach, choice: TrainerChoice(parsing: device),
+                                 laneStraps: (0..<straps).map { .name(CoachBluetooth.strapName($0)) })
         let server = DashboardServer(runs: runs, access: access)
         let dashboard: RunningDashboard
         do {
@@ -152,8 +161,15 @@ struct ReflexCoachServe: AsyncParsableCommand {
 
     /// One terminal line for a live-run message (nil for the ones not worth a line).
     static func terminalLine(_ message: LiveRunMessage) -> String? {
-        let prefix = "run \(message.run): "
+        let prefix = "run \(message.run): " + (message.lane.map { "lane \($0) \(message.athlete ?? "?"): " } ?? "")
         switch message.kind {
+        case .gameStarted:
+            return message.text.map { "run \(message.run): game: " + $0 }
+        case .decided:
+            return message.text.map { "run \(message.run): decided: " + $0 }
+        case .gameOver:
+            let board = (message.standings ?? []).map { "\($0.place). \($0.athletes.joined(separator: " & ")) \($0.hits)/\($0.steps)" }
+            return "run \(message.run): game over: \(message.text ?? "")" + (board.isEmpty ? "" : " [\(board.joined(separator: ", "))]")
         case .idle, .session:
             return nil
         case .started:

@@ -82,6 +82,8 @@ public enum CoachEvent: Sendable, CustomStringConvertible {
     case undecodable(bytes: [UInt8], error: String)
     /// The link dropped, reconnect attempts and success, as the connection reports them.
     case link(ConnectionEvent)
+    /// The athlete's heart-rate strap connected, or could not be (the run goes on without it).
+    case strap(String)
     /// The session is over and marked in the store.
     case ended(CoachSessionOutcome)
 
@@ -100,9 +102,10 @@ public enum CoachEvent: Sendable, CustomStringConvertible {
             let colour = TargetPalette.colour(of: response.target).map { " (\($0.name))" } ?? ""
             let result = response.hit ? "hit \(response.reactionTimeMilliseconds) ms" : "miss"
             return "step \(stored.stepIndex + 1) target \(response.target)\(colour): \(result)"
-                + (response.wrongTargetFirst ? ", wrong target first" : "")
+                + (response.wrongTargetFirst ? ", wrong target first" : "") + (stored.heartRateBpm.map { ", heart rate \($0) bpm" } ?? "")
         case let .undecodable(bytes, error): return "skipped undecodable response \(bytes.hexString): \(error)"
         case let .link(event): return "link: \(event)"
+        case let .strap(text): return text
         case let .ended(outcome):
             return "session \(outcome.sessionID) \(outcome.complete ? "complete" : "incomplete"): \(outcome.stepsStored)/\(outcome.stepCount) steps stored (\(outcome.reason))"
         }

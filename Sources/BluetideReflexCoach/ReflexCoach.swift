@@ -30,6 +30,10 @@ public struct ReflexCoach: Sendable {
         retry: .init(attempts: 3), reconnect: .init(maximumAttempts: 5, delay: .milliseconds(200), maximumDelay: .seconds(5)))
     /// When set, start with `03 n` (countdown of n seconds) instead of `01`.
     public var countdownSeconds: UInt8?
+    /// Longest search for an athlete's heart-rate strap before the run goes on without it.
+    public var strapScanTimeout: Duration = .seconds(10)
+    /// Longest wait for a connected strap's first heart rate before the run starts anyway.
+    public var strapFirstReadingLimit: Duration = .seconds(3)
     /// After `finished`, how long to wait for step results still in flight on punchResponse.
     public var finishGrace: Duration = .seconds(2)
     /// Longest silence from the trainer (no result, no status) while the link is up before the
@@ -80,10 +84,32 @@ public struct ReflexCoach: Sendable {
     /// same way, without anyone to tell.
     public func run(athleteID: Int64, sequenceName: String, choice: TrainerChoice = .strongest,
                     stop: RunStop = RunStop()) -> AsyncThrowingStream<CoachEvent, any Error> {
+        stream(stop: stop) { emit in
+            try await perform(athleteID: athleteID, sequenceName: sequenceName, choice: choice, stop: stop, emit: emit)
+        }
+    }
+
+    /// Runs like ``run(athleteID:sequenceName:choice:stop:)`` on `trainer`, found by an earlier
+    /// scan (no scan of its own: several runs at once share one scan, see ``GymSession/findTrainers(count:)``).
+    /// With `program`, that program runs under the name `sequenceName` instead of the saved one
+    /// (a colour chase's targets); with `recording`, results go there instead of one session of
+    /// `athleteID`. With `strap` (or a strap paired to the athlete in the store), its heart
+    /// rate is stored beside each step; a strap that cannot be found leaves it out.
+    public func run(athleteID: Int64, sequenceName: String, trainer: Advertisement, program: PunchProgram? = nil,
+                    recording: RunRecording? = nil, strap: TrainerChoice? = nil, stop: RunStop = RunStop()) -> AsyncThrowingStream<CoachEvent, any Error> {
+        stream(stop: stop) { emit in
+            try await perform(athleteID: athleteID, sequenceName: sequenceName, choice: .address(trainer.address.string), trainer: trainer,
+                              program: program, recording: recording, strap: strap, stop: stop, emit: emit)
+        }
+    }
+
+    /// The run's events as a stream; a stop request or the consumer leaving cancels the run.
+    private func stream(stop: RunStop, _ body: @escaping @Sendable (@Sendable (CoachEvent) -> Void) async throws -> Void)
+        -> AsyncThrowingStream<CoachEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream<CoachEvent, any Error>.makeStream(bufferingPolicy: .unbounded)
         let task = Task {
             do {
-                try await perform(athleteID: athleteID, sequenceName: sequenceName, choice: choice, stop: stop) { continuation.yield($0) }
+                try await body { continuation.yield($0) }
                 continuation.finish()
             } catch {
                 if let reason = stop.reason, !Self.isStorageFailure(error) {
@@ -117,22 +143,55 @@ public struct ReflexCoach: Sendable {
     }
 
     /// The whole run; `emit` gets each event in order.
-    func perform(athleteID: Int64, sequenceName: String, choice: TrainerChoice, stop: RunStop = RunStop(),
+    func perform(athleteID: Int64, sequenceName: String, choice: TrainerChoice, trainer found: Advertisement? = nil,
+                 program override: PunchProgram? = nil, recording custom: RunRecording? = nil, strap strapChoice: TrainerChoice? = nil,
+                 stop: RunStop = RunStop(),
                  emit: @Sendable (CoachEvent) -> Void) async throws {
         guard try store.athlete(id: athleteID) != nil else { throw CoachError.athleteNotFound(athleteID) }
-        guard let saved = try store.sequence(named: sequenceName) else {
-            throw CoachError.sequence(CoachStoreError.sequenceNotFound(sequenceName).description)
-        }
         let program: PunchProgram
-        do { program = try saved.program() } catch {
-            throw CoachError.sequence(CoachStoreError.invalidSequence(name: sequenceName, error).description)
+        let programName: String
+        if let override {
+            program = override
+            programName = sequenceName
+        } else {
+            guard let saved = try store.sequence(named: sequenceName) else {
+                throw CoachError.sequence(CoachStoreError.sequenceNotFound(sequenceName).description)
+            }
+            do { program = try saved.program() } catch {
+                throw CoachError.sequence(CoachStoreError.invalidSequence(name: sequenceName, error).description)
+            }
+            programName = saved.name
         }
+        let recording = custom ?? RunRecording.session(of: athleteID, in: store)
 
-        emit(.scanning(seconds: Self.seconds(scanTimeout)))
-        let trainer = try await findTrainer(choice)
+        let trainer: Advertisement
+        if let found {
+            trainer = found
+        } else {
+            emit(.scanning(seconds: Self.seconds(scanTimeout)))
+            trainer = try await findTrainer(choice)
+        }
         emit(.found(trainer))
         let connection = try await central.connect(to: trainer, policy: policy)
         emit(.connected(address: trainer.address.string))
+        // The athlete's strap: a failure to find or connect it never stops the run.
+        let feed = HeartRateFeed()
+        var strapConnection: Connection?
+        let pairedStrap = (try? store.strap(athleteID: athleteID)).flatMap { $0 }.map { TrainerChoice(parsing: $0) }
+        if let strap = strapChoice ?? pairedStrap {
+            do {
+                let (link, name) = try await connectStrap(strap, feed: feed)
+                strapConnection = link
+                emit(.strap("heart-rate strap \(name) connected"))
+            } catch {
+                emit(.strap("heart-rate strap not connected (\(error)); the run goes on without heart rate"))
+            }
+        }
+        defer {
+            if let strapConnection { Task { [farewellLimit] in
+                _ = try? await withTimeLimit(farewellLimit, onTimeout: { CancellationError() }) { await strapConnection.disconnect() }
+            } }
+        }
 
         let (inputs, sink) = AsyncStream<Input>.makeStream(bufferingPolicy: .unbounded)
         var pumps: [Task<Void, Never>] = []
@@ -168,9 +227,9 @@ public struct ReflexCoach: Sendable {
                 throw CoachError.device("the trainer refused the sequences: \(error)")
             }
             emit(.sequencesWritten(steps: program.sequence.count))
-            sessionID = try store.startSession(
-                athleteID: athleteID, program: program, sequenceName: saved.name, started: clock(),
-                deviceName: trainer.name, deviceAddress: trainer.address.string)
+            sessionID = try recording.start(RunRecording.Start(
+                program: program, sequenceName: programName, started: clock(), deviceName: trainer.name,
+                deviceAddress: trainer.address.string))
             emit(.sessionStarted(id: sessionID))
         } catch {
             await connection.disconnect()
@@ -204,8 +263,8 @@ public struct ReflexCoach: Sendable {
                         emit(.undecodable(bytes: bytes, error: "\(error)"))
                         continue
                     }
-                    let record = try store.appendStep(sessionID: sessionID, response: response)
-                    stored.insert(record.stepIndex)
+                    let (record, step) = try recording.append(response, feed.current)
+                    stored.insert(step)
                     emit(.step(response, stored: record))
                     if let done = finishedAfter, stored.count >= done {
                         reason = "finished"; complete = stored.count == program.sequence.count
@@ -257,8 +316,8 @@ public struct ReflexCoach: Sendable {
                               Int(step) < program.sequence.count
                         else { continue }
                         if !stored.contains(Int(step)) {
-                            let record = try store.appendStep(sessionID: sessionID, response: response)
-                            stored.insert(record.stepIndex)
+                            let (record, step) = try recording.append(response, feed.current)
+                            stored.insert(step)
                             emit(.step(response, stored: record))
                         }
                         if Int(step) == program.sequence.count - 1 {
@@ -299,7 +358,7 @@ public struct ReflexCoach: Sendable {
             _ = try? await withTimeLimit(farewellLimit, onTimeout: { CancellationError() }) { await connection.disconnect() }
         }.value
         do {
-            try store.finishSession(id: sessionID, ended: clock(), complete: complete, reason: reason)
+            try recording.finish(clock(), complete, reason)
         } catch {
             throw CoachError.storage("\(error) (the run ended: \(reason); \(stored.count) of \(program.sequence.count) step results were stored)")
         }

@@ -74,7 +74,7 @@ struct CSVExportTests {
         #expect(rows[0] == CSVExport.stepColumns)
         #expect(rows.count == 4)
         // Steps count from 1; a missed step has no reaction time.
-        #expect(rows[2] == ["1", "1", "Smith, \"Kid\" Jr.", "2026-11-01T10:00:00.250Z", "2", "4", "white", "1500", "false", "true", ""])
+        #expect(rows[2] == ["1", "1", "Smith, \"Kid\" Jr.", "2026-11-01T10:00:00.250Z", "2", "4", "white", "1500", "false", "true", "", ""], "no strap: no heart rate")
         #expect(rows[1][4] == "1" && rows[1][10] == "412")
     }
 

@@ -8,7 +8,7 @@ import Testing
 struct CoachStoreTests {
     @Test func migratesEmptyDatabaseThroughV1ThenV2() throws {
         let store = try CoachStore.inMemory()
-        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4"])
+        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
         try store.database.read { db in
             for table in ["athlete", "weight", "sequence", "session", "step_result"] {
                 #expect(try db.tableExists(table), "missing table \(table)")
@@ -38,7 +38,7 @@ struct CoachStoreTests {
             try queue.close()
         }
         let store = try CoachStore(path: path)
-        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4"])
+        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
         let athletes = try store.athletes()
         #expect(athletes.map(\.name) == ["Ana"])
         #expect(athletes.first?.stance == .southpaw)
@@ -288,6 +288,6 @@ struct CoachStoreFileTests {
         let store = try CoachStore(path: Fixture.temporaryPath("wal.sqlite"))
         #expect(store.database is DatabasePool)
         #expect(try store.database.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
-        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4"])
+        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
     }
 }

@@ -329,7 +329,7 @@ public enum SVGChart {
 
     // MARK: Shared parts
 
-    private static func n(_ value: Double) -> String { SVGChartFrame.n(value) }
+    static func n(_ value: Double) -> String { SVGChartFrame.n(value) }
     private static func plot(for options: SVGChartOptions) -> ChartPlot { SVGChartFrame.plot(for: options) }
 
     private static func begin(_ svg: inout SVGBuilder, options: SVGChartOptions, title: String, description: String) {

@@ -16,7 +16,7 @@ public enum CSVExport {
     /// `reaction_ms` is empty for a missed step (the time the trainer reports then is only when it gave up).
     public static let stepColumns = [
         "session_id", "athlete_id", "athlete_name", "session_started", "step", "target", "target_colour",
-        "time_allowed_ms", "hit", "wrong_target_first", "reaction_ms",
+        "time_allowed_ms", "hit", "wrong_target_first", "reaction_ms", "heart_rate_bpm",
     ]
 
     /// One row per session with its summary figures. Empty fields where a figure is undefined
@@ -52,6 +52,7 @@ public enum CSVExport {
                     s.id.map { "\($0)" } ?? "", "\(s.athleteId)", names[s.athleteId] ?? "", UTCCalendar.iso8601(s.started),
                     stepNumber(step.stepIndex), "\(step.target)", TargetPalette.colour(of: step.target)?.name ?? "", allowed,
                     step.hit ? "true" : "false", step.wrongTarget ? "true" : "false", step.hit ? "\(step.reactionMilliseconds)" : "",
+                    step.heartRateBpm.map { "\($0)" } ?? "",
                 ])
             }
         }

@@ -62,6 +62,8 @@ public struct SessionStatistics: Hashable, Sendable, Codable {
     public var perTarget: [TargetSummary]
     /// Steps of the program that have no stored result (the run stopped or the link dropped).
     public var missingSteps: Int
+    /// Reaction-time drift from the start to the end of the session; nil with too few hits.
+    public var fatigue: Fatigue? = nil
 }
 
 /// A straight line y = intercept + slope · x fitted by least squares.

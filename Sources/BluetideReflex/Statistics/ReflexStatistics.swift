@@ -36,7 +36,7 @@ public enum ReflexStatistics {
         let reported = Set(results.steps.map(\.stepIndex)).count
         return SessionStatistics(
             session: results.session, overall: summary(of: results.steps), perTarget: perTarget(results.steps),
-            missingSteps: max(0, results.session.stepCount - reported))
+            missingSteps: max(0, results.session.stepCount - reported), fatigue: Fatigue.of(results.steps))
     }
 
     /// An athlete's session means over time and the least-squares trend, per session and per

@@ -4,16 +4,18 @@ import GRDB
 /// schema only by appending a new migration, never by editing an old one.
 public enum CoachSchema {
     /// Migration identifiers in the order they run.
-    public static let migrationNames = ["v1", "v2", "v3", "v4"]
+    public static let migrationNames = ["v1", "v2", "v3", "v4", "v5"]
 
     /// All migrations: `v1` creates the tables, `v2` adds `session.notes` and an index for
-    /// per-athlete history queries, `v3` adds `session.endReason`, `v4` a `setting` table.
+    /// per-athlete history queries, `v3` adds `session.endReason`, `v4` a `setting` table, `v5`
+    /// the heart rate beside each step and a `strap` table (each athlete's paired strap).
     public static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createV1)
         migrator.registerMigration("v2", migrate: migrateV2)
         migrator.registerMigration("v3", migrate: migrateV3)
         migrator.registerMigration("v4", migrate: migrateV4)
+        migrator.registerMigration("v5", migrate: migrateV5)
         return migrator
     }
 
@@ -86,6 +88,19 @@ public enum CoachSchema {
         try db.create(table: "setting") { t in
             t.primaryKey("key", .text)
             t.column("value", .text).notNull()
+        }
+    }
+
+    /// v5: `step_result.heartRateBpm` (the athlete's heart rate when the step's result arrived,
+    /// null without a strap) and `strap` (the heart-rate strap paired to an athlete: a name or
+    /// an address, as `--device` takes it).
+    static func migrateV5(_ db: Database) throws {
+        try db.alter(table: "step_result") { t in
+            t.add(column: "heartRateBpm", .integer)
+        }
+        try db.create(table: "strap") { t in
+            t.primaryKey("athleteId", .integer).references("athlete", onDelete: .cascade)
+            t.column("device", .text).notNull()
         }
     }
 }

@@ -241,7 +241,7 @@ public final class CoachStore: Sendable {
     /// (the device's original 5-byte format) takes the next index after those stored. A second
     /// result for the same step replaces the first (a repeated notification).
     @discardableResult
-    public func appendStep(sessionID: Int64, response: PunchResponse) throws -> StepResult {
+    public func appendStep(sessionID: Int64, response: PunchResponse, heartRateBpm: Int? = nil) throws -> StepResult {
         try write("store step \(response.step.map { "\(Int($0) + 1)" } ?? "result") of session \(sessionID)") { db in
             guard let session = try TrainingSession.fetchOne(db, key: sessionID) else { throw CoachStoreError.sessionNotFound(sessionID) }
             let index: Int
@@ -259,7 +259,8 @@ public final class CoachStore: Sendable {
                 throw CoachStoreError.invalidStep(sessionID: sessionID, step: index, problem: "target \(response.target) is outside 0...5")
             }
             let record = StepResult(sessionId: sessionID, stepIndex: index, target: response.target, hit: response.hit,
-                                    wrongTarget: response.wrongTargetFirst, reactionMilliseconds: Int64(response.reactionTimeMilliseconds))
+                                    wrongTarget: response.wrongTargetFirst, reactionMilliseconds: Int64(response.reactionTimeMilliseconds),
+                                    heartRateBpm: heartRateBpm.flatMap { (1...300).contains($0) ? $0 : nil })
             return try record.inserted(db, onConflict: .replace)
         }
     }
@@ -282,6 +283,32 @@ public final class CoachStore: Sendable {
             guard var session = try TrainingSession.fetchOne(db, key: id) else { throw CoachStoreError.sessionNotFound(id) }
             session.notes = notes
             try session.update(db)
+        }
+    }
+
+    /// Pairs a heart-rate strap to an athlete (replacing one paired before): `device` is its
+    /// advertised name or address, as `--device` takes it. Its heart rate is then stored beside
+    /// each of the athlete's steps.
+    public func setStrap(athleteID: Int64, device: String) throws {
+        try write("pair a strap to athlete \(athleteID)") { db in
+            guard try Athlete.exists(db, key: athleteID) else { throw CoachStoreError.athleteNotFound(athleteID) }
+            try db.execute(sql: "INSERT OR REPLACE INTO strap (athleteId, device) VALUES (?, ?)", arguments: [athleteID, device])
+        }
+    }
+
+    /// Forgets the athlete's strap; false when none was paired.
+    @discardableResult
+    public func removeStrap(athleteID: Int64) throws -> Bool {
+        try write("forget the strap of athlete \(athleteID)") { db in
+            try db.execute(sql: "DELETE FROM strap WHERE athleteId = ?", arguments: [athleteID])
+            return db.changesCount > 0
+        }
+    }
+
+    /// The strap paired to the athlete (name or address), if any.
+    public func strap(athleteID: Int64) throws -> String? {
+        try read("read the strap of athlete \(athleteID)") { db in
+            try String.fetchOne(db, sql: "SELECT device FROM strap WHERE athleteId = ?", arguments: [athleteID])
         }
     }
 

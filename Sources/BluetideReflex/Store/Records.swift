@@ -189,9 +189,13 @@ public struct StepResult: Codable, Hashable, Sendable, FetchableRecord, MutableP
     public var wrongTarget: Bool
     /// Reaction time in milliseconds (for a miss, the step's whole interval).
     public var reactionMilliseconds: Int64
+    /// The athlete's heart rate when the result arrived, bpm; nil without a strap.
+    public var heartRateBpm: Int?
 
-    /// A step result; normally created by ``CoachStore/appendStep(sessionID:response:)``.
-    public init(id: Int64? = nil, sessionId: Int64, stepIndex: Int, target: UInt8, hit: Bool, wrongTarget: Bool = false, reactionMilliseconds: Int64) {
+    /// A step result; normally created by ``CoachStore/appendStep(sessionID:response:heartRateBpm:)``.
+    public init(id: Int64? = nil, sessionId: Int64, stepIndex: Int, target: UInt8, hit: Bool, wrongTarget: Bool = false, reactionMilliseconds: Int64,
+                heartRateBpm: Int? = nil) {
+        self.heartRateBpm = heartRateBpm
         self.id = id
         self.sessionId = sessionId
         self.stepIndex = stepIndex

@@ -26,6 +26,27 @@ public struct LiveRunMessage: Sendable, Hashable, Codable {
         case ended
         /// The run could not start or broke off before a session existed.
         case failed
+        /// A game was started (`mode`, `lanes`: each lane's athletes, `sequence`, `stepCount`).
+        case gameStarted = "game-started"
+        /// A game is decided (`text`: who won and why; `winner`: the side from 1, nil for a draw).
+        case decided
+        /// A game is over (`standings`, best first; `text`: the decision).
+        case gameOver = "game-over"
+    }
+
+    /// One side at the end of a game (``Kind/gameOver``).
+    public struct Standing: Sendable, Hashable, Codable {
+        /// 1 for the best.
+        public var place: Int
+        /// Side (lane, team or chase colour) from 1.
+        public var side: Int
+        /// Its athletes' names.
+        public var athletes: [String]
+        /// Steps, hits, mean reaction time of hits (ms) and total time (ms).
+        public var steps: Int
+        public var hits: Int
+        public var meanMilliseconds: Int?
+        public var totalMilliseconds: Int
     }
 
     /// What happened.
@@ -55,10 +76,22 @@ public struct LiveRunMessage: Sendable, Hashable, Codable {
     public var wrongTarget: Bool?
     /// Reaction time, ms; for a miss the step's whole time (step).
     public var reactionMilliseconds: Int?
+    /// The athlete's heart rate when the step's result arrived, bpm (step, with a strap).
+    public var heartRateBpm: Int?
     /// Every step reported (ended).
     public var complete: Bool?
     /// Distinct steps stored (ended).
     public var stepsStored: Int?
+    /// In a game: the lane (a head-to-head athlete's or a relay team's trainer) from 1, on every
+    /// message of a lane's run; nil for a single run.
+    public var lane: Int?
+    /// A game's mode (`head-to-head`, `relay`, `chase`) and each side's athletes (game-started).
+    public var mode: String?
+    public var lanes: [[String]]?
+    /// The winning side from 1 (decided, game-over), nil for a draw or no result.
+    public var winner: Int?
+    /// Sides best first (game-over).
+    public var standings: [Standing]?
 
     /// A message of `kind` for run `run`; set the other fields as needed.
     public init(kind: Kind, run: Int, text: String? = nil) {
@@ -70,7 +103,7 @@ public struct LiveRunMessage: Sendable, Hashable, Codable {
     /// The message for one coach event, or nil for events the page does not show.
     public static func from(_ event: CoachEvent, run: Int) -> LiveRunMessage? {
         switch event {
-        case .scanning, .found, .connected, .sequencesWritten, .undecodable, .link:
+        case .scanning, .found, .connected, .sequencesWritten, .undecodable, .link, .strap:
             return LiveRunMessage(kind: .progress, run: run, text: event.description)
         case let .sessionStarted(id):
             var message = LiveRunMessage(kind: .session, run: run, text: event.description)
@@ -90,6 +123,7 @@ public struct LiveRunMessage: Sendable, Hashable, Codable {
             message.hit = response.hit
             message.wrongTarget = response.wrongTargetFirst
             message.reactionMilliseconds = Int(response.reactionTimeMilliseconds)
+            message.heartRateBpm = stored.heartRateBpm
             return message
         case let .ended(outcome):
             var message = LiveRunMessage(kind: .ended, run: run, text: outcome.reason)

@@ -7,7 +7,7 @@ extension DashboardPages {
     /// page itself carries no results, so whatever appears in its table came live.
     /// `athleteID`/`sequenceName` preselect; `errors` when a start (without script) was refused.
     public func runPage(athleteID: Int64? = nil, sequenceName: String? = nil, errors: FormErrors? = nil,
-                        refusal: String? = nil) throws -> HTML {
+                        refusal: String? = nil, gameErrors: FormErrors? = nil, gameRefusal: String? = nil) throws -> HTML {
         let athletes = try store.athletes()
         let sequences = try store.sequences()
         let athleteOptions = athletes.map { athlete -> HTML in
@@ -34,6 +34,7 @@ extension DashboardPages {
             </div>
             <p class="actions"><button type="submit" id="start-button">Start</button><button type="button" class="danger" id="stop-button" disabled>Stop</button></p>
             </form>
+            \(gameForm(athletes: athletes, sequences: sequences, errors: gameErrors, refusal: gameRefusal))
             <section class="card" id="live" data-state="idle" data-connected="no">
             <h2 id="run-heading">Live results</h2>
             <p class="run-state" id="run-state" data-state="idle">Connecting to the coach…</p>
@@ -44,5 +45,28 @@ extension DashboardPages {
             </section>
 
             """, script: true)
+    }
+
+    /// The game form: several athletes at once on several trainers (``GameForm``); the game is
+    /// watched on `/tv`.
+    func gameForm(athletes: [Athlete], sequences: [SavedSequence], errors: FormErrors?, refusal: String?) -> HTML {
+        let athleteOptions = athletes.map { athlete -> HTML in "<option value=\"\(athlete.id ?? -1)\">\(athlete.name)</option>" }
+        let sequenceOptions = sequences.map { s -> HTML in "<option value=\"\(s.name)\">\(s.name) (\(s.targets.count) steps)</option>" }
+        let refusalHTML: HTML = refusal.map { "<div class=\"errors\" role=\"alert\" id=\"game-refusal\"><p>\($0)</p></div>\n" } ?? ""
+        return """
+            <form class="card" method="post" action="/game" id="game-form">
+            <h2>Game</h2>
+            \(refusalHTML)\(PageLayout.errorSummary(errors))<div class="grid2">
+            <label class="field"><span>Game</span><select name="mode" id="game-mode">
+            <option value="head-to-head">Head-to-head: best mean</option><option value="first-to">Head-to-head: first to N hits</option>
+            <option value="relay">Relay (teams in list order)</option><option value="chase">Colour chase, 1-4 on one trainer</option></select></label>
+            <label class="field"><span>Sequence</span><select name="sequence" id="game-sequence"><option value="">Choose…</option>\(sequenceOptions)</select></label>
+            <label class="field"><span>Athletes (lanes in list order)</span><select name="athletes" id="game-athletes" multiple size="4">\(athleteOptions)</select></label>
+            <label class="field"><span>First to (hits)</span><input name="firstTo" id="game-first-to" type="number" min="1" value="10"></label>
+            <label class="field"><span>Teams (relay)</span><input name="teams" id="game-teams" type="number" min="1" max="8" value="2"></label>
+            </div>
+            <p class="actions"><button type="submit" id="game-start">Start the game</button> <a href="/tv">Open the gym screen (/tv)</a></p>
+            </form>
+            """
     }
 }

@@ -164,6 +164,30 @@ extension DashboardServer {
                 }
             }
         }
+        // Games and the gym's screen
+        router.post("/game") { request, _ in
+            let fields = try await DashboardResponses.form(request)
+            do {
+                let form = try GameForm.parse(fields, store: store)
+                try await runs.startGame(mode: form.mode, athletes: form.athletes, sequence: form.sequence)
+                return DashboardResponses.redirect("/tv")
+            } catch let errors as FormErrors {
+                return DashboardResponses.page(try pages.runPage(gameErrors: errors), status: .unprocessableContent)
+            } catch let refusal as RunRefusal {
+                if case .invalidGame = refusal {
+                    return DashboardResponses.page(try pages.runPage(gameRefusal: refusal.description), status: .unprocessableContent)
+                }
+                return DashboardResponses.page(try pages.runPage(gameRefusal: refusal.description), status: .conflict)
+            }
+        }
+        router.get("/tv") { _, _ in DashboardResponses.page(try pages.tvPage()) }
+        router.get("/tv/board") { request, _ in
+            let sequence = DashboardResponses.query(request)["sequence"].flatMap { $0.isEmpty ? nil : $0 }
+            return DashboardResponses.page(try pages.tvBoards(sequence: sequence))
+        }
+        router.get("/static/tv.js") { _, _ in
+            DashboardResponses.asset(TVScript.javaScript, contentType: "text/javascript; charset=utf-8")
+        }
         router.post("/run/stop") { _, _ in
             await runs.stop()
             return DashboardResponses.redirect("/run")

@@ -1,0 +1,256 @@
+import Bluetide
+import BluetideEmulation
+import BluetideEmulators
+import BluetideProfiles
+import BluetideReflex
+import BluetideTransport
+import Foundation
+import Synchronization
+import Testing
+@testable import BluetideReflexCoach
+
+/// N emulated punch trainers (athletes of different skill) and a coach's Bluetooth on one fresh
+/// virtual link.
+struct GymRig {
+    let transports: [VirtualTransport]
+    let trainers: [EmulatedPeripheral]
+    let bluetooth: Bluetooth
+    let store: CoachStore
+
+    static func start(trainers count: Int, straps: Int = 0, missProbability: Double = 0) async throws -> GymRig {
+        let link = "gym-\(UUID().uuidString)"
+        var transports: [VirtualTransport] = []
+        var trainers: [EmulatedPeripheral] = []
+        for index in 0..<straps {
+            let transport = await VirtualTransport.attach(toLinkNamed: link)
+            var options = EmulatorOptions()
+            options.localName = "Strap-\(index + 1)"
+            trainers.append(try await EmulatedPeripheral.launch(
+                transport: transport, models: [HeartRateModel(seed: UInt64(500 + index), options: options)], commandTimeout: 120))
+            transports.append(transport)
+        }
+        for index in 0..<count {
+            let transport = await VirtualTransport.attach(toLinkNamed: link)
+            var options = EmulatorOptions()
+            options.reactionMeanMilliseconds = 130 + 25 * Double(index)
+            options.reactionStandardDeviationMilliseconds = 5
+            options.missProbability = missProbability
+            options.wrongTargetProbability = 0
+            options.localName = "Reflex-Lane\(index)"
+            trainers.append(try await EmulatedPeripheral.launch(
+                transport: transport, models: [PunchTrainerModel(seed: UInt64(100 + index), options: options)], commandTimeout: 120))
+            transports.append(transport)
+        }
+        var configuration = Bluetooth.Configuration()
+        configuration.commandTimeout = .seconds(120)
+        configuration.connectTimeout = .seconds(60)
+        let bluetooth = try await Bluetooth.open(transport: "virtual:\(link)", configuration: configuration)
+        return GymRig(transports: transports, trainers: trainers, bluetooth: bluetooth, store: try CoachStore.inMemory())
+    }
+
+    func gym() -> GymSession {
+        var coach = ReflexCoach(central: bluetooth.central, store: store)
+        coach.scanRound = .seconds(1)
+        coach.policy = ConnectionPolicy(
+            retry: .init(attempts: 3),
+            reconnect: .init(maximumAttempts: 10, delay: .milliseconds(50), maximumDelay: .milliseconds(200), attemptTimeout: .seconds(10)))
+        return GymSession(coach: coach)
+    }
+
+    /// The emulated trainer advertising `name`.
+    func transport(named name: String?) -> VirtualTransport? {
+        trainers.firstIndex { $0.advertisedName == name }.map { transports[$0] }
+    }
+
+    func athletes(_ names: [String]) throws -> [Int64] {
+        try names.map { try #require(try store.addAthlete(Athlete(name: $0, created: Date())).id) }
+    }
+
+    func close() async {
+        await bluetooth.close()
+        for trainer in trainers {
+            await trainer.stop()
+            await trainer.close()
+        }
+    }
+}
+
+/// Collects a game's events.
+func play(_ gym: GymSession, _ mode: GymMode, _ athletes: [Int64], _ sequence: String, stop: RunStop = RunStop(),
+          onEvent: @escaping @Sendable (GymEvent) async -> Void = { _ in }) async throws -> (events: [GymEvent], outcome: GymOutcome) {
+    try await within(90, "game") {
+        var events: [GymEvent] = []
+        var outcome: GymOutcome?
+        for try await event in gym.play(mode, athleteIDs: athletes, sequenceName: sequence, stop: stop) {
+            events.append(event)
+            await onEvent(event)
+            if case let .finished(o) = event { outcome = o }
+        }
+        guard let outcome else { throw CoachError.device("no finished event: \(events)") }
+        return (events, outcome)
+    }
+}
+
+@Suite(.timeLimit(.minutes(2))) struct GymSessionTests {
+    /// The issue's rig: four emulated trainers and four emulated straps on one virtual radio; a
+    /// head-to-head and then a relay, end to end: results and heart rates stored and on the board.
+    @Test func fourTrainersAndFourStrapsPlayAHeadToHeadAndARelayWithHeartRates() async throws {
+        let rig = try await GymRig.start(trainers: 4, straps: 4)
+        let athletes = try rig.athletes(["A", "B", "C", "D"])
+        let steps = 8
+        try rig.store.saveSequence(name: "Duel", targets: (0..<steps).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 700, count: steps), at: Date())
+        var gym = rig.gym()
+        for (index, athlete) in athletes.enumerated() { gym.straps[athlete] = .name("Strap-\(index + 1)") }
+        // The strap found and connected first, or the run goes on without it: here it is found.
+        gym.coach.strapScanTimeout = .seconds(20)
+        let (duelEvents, duel) = try await play(gym, .headToHead(.bestMean), athletes, "Duel")
+        let (_, relay) = try await play(gym, .relay(teams: 2), athletes, "Duel")
+        await rig.close()
+
+        #expect(duelEvents.filter { if case .lane(_, _, .strap(let text)) = $0 { return text.hasSuffix("connected") } else { return false } }.count == 4)
+        for run in duel.runs + relay.runs {
+            #expect(run.complete, "\(run.reason)")
+            let id = try #require(run.sessionID)
+            let stored = try rig.store.steps(sessionID: id)
+            #expect(stored.count == steps)
+            let rates = stored.compactMap(\.heartRateBpm)
+            // A strap notifies once a second: all but the steps before its first measurement carry it.
+            #expect(rates.count >= steps / 2, "heart rates \(stored.map(\.heartRateBpm))")
+            #expect(rates.allSatisfy { (40...220).contains($0) })
+        }
+        #expect(duel.runs.count == 4 && relay.runs.count == 4)
+        let results = try rig.store.results()
+        let board = Leaderboard.board(results, athletes: try rig.store.athletes(), weights: [:], sequence: "Duel", now: Date())
+        #expect(Set(board.map { $0.athlete.id }) == Set(athletes.map { Optional($0) }), "everyone is on the board")
+        #expect(results.count == 8)
+    }
+
+    /// Six trainers on one adapter, six athletes at once: each lane's results are stored in its
+    /// own session as a single run's are, and the fastest athlete wins on the best mean.
+    @Test func sixTrainersOnOneAdapterRunAHeadToHeadOnBestMean() async throws {
+        let rig = try await GymRig.start(trainers: 6)
+        let athletes = try rig.athletes(["A", "B", "C", "D", "E", "F"])
+        let steps = 6
+        try rig.store.saveSequence(name: "Six", targets: (0..<steps).map { UInt8($0) }, milliseconds: Array(repeating: 600, count: steps), at: Date())
+        let (events, outcome) = try await play(rig.gym(), .headToHead(.bestMean), athletes, "Six")
+        await rig.close()
+
+        #expect(outcome.runs.count == 6)
+        #expect(outcome.runs.allSatisfy { $0.complete }, "\(outcome.runs.map { $0.reason })")
+        #expect(Set(outcome.runs.compactMap(\.sessionID)).count == 6, "one session per lane")
+        for run in outcome.runs {
+            let id = try #require(run.sessionID)
+            let session = try #require(try rig.store.session(id: id))
+            #expect(session.athleteId == run.athleteID && session.complete && session.sequenceName == "Six")
+            #expect(try rig.store.steps(sessionID: session.id!).count == steps)
+        }
+        let trainers: [Advertisement] = events.compactMap { event -> [Advertisement]? in
+            if case let .trainers(t) = event { return t } else { return nil }
+        }.first ?? []
+        #expect(Set(trainers.map(\.address)).count == 6, "six distinct trainers")
+        // Each lane's trainer has its own athlete: the winner is the lane whose emulated athlete is fastest.
+        guard case let .winner(lane, _) = outcome.decision else { Issue.record("\(outcome.decision)"); return }
+        #expect(trainers[lane].name == "Reflex-Lane0", "\(trainers.map(\.name)) \(outcome.standings)")
+        #expect(outcome.standings.map(\.place) == [1, 2, 3, 4, 5, 6])
+        #expect(outcome.standings.allSatisfy { $0.tally.hits == steps })
+    }
+
+    /// First to N hits: the game is decided by the hit that reaches N, and every lane is then
+    /// stopped the orderly way (its session stored incomplete with the reason).
+    @Test func firstToNHitsStopsTheOtherLanesOnceDecided() async throws {
+        let rig = try await GymRig.start(trainers: 2)
+        let athletes = try rig.athletes(["Ana", "Ben"])
+        let steps = 30
+        try rig.store.saveSequence(name: "Long", targets: (0..<steps).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 600, count: steps), at: Date())
+        let (events, outcome) = try await play(rig.gym(), .headToHead(.firstTo(hits: 3)), athletes, "Long")
+        await rig.close()
+        let decisions = events.compactMap { if case let .decided(d) = $0 { return d } else { return nil } }
+        #expect(decisions.count == 1)
+        guard case .winner(_, "first to 3 hits")? = decisions.first else { Issue.record("\(decisions)"); return }
+        #expect(outcome.decision == decisions.first)
+        for run in outcome.runs {
+            #expect(!run.complete && run.reason.hasPrefix("stopped: game over"), "\(run.reason)")
+            let sessionID = try #require(run.sessionID)
+            let stored = try rig.store.steps(sessionID: sessionID)
+            #expect(stored.count >= 2 && stored.count < steps)
+        }
+    }
+
+    /// A relay of two teams of two on two trainers; one trainer's link is dropped and restored in
+    /// the middle of the first leg: the coach reconnects, the leg is marked as a single run's
+    /// would be, the next member still runs, and every leg's results are stored.
+    @Test func aRelayGoesOnThroughALinkLostAndRestoredMidLeg() async throws {
+        let rig = try await GymRig.start(trainers: 2)
+        let athletes = try rig.athletes(["A1", "A2", "B1", "B2"])
+        let steps = 8
+        try rig.store.saveSequence(name: "Relay", targets: (0..<steps).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 500, count: steps), at: Date())
+        let dropped = Mutex(false)
+        let trainerNames = Mutex<[String?]>([])
+        let (events, outcome) = try await play(rig.gym(), .relay(teams: 2), athletes, "Relay") { event in
+            switch event {
+            case let .trainers(found): trainerNames.withLock { $0 = found.map(\.name) }
+            case let .lane(lane, _, .step(_, stored)) where lane == 1 && stored.stepIndex == 1:
+                let first = dropped.withLock { was in defer { was = true }; return !was }
+                if first, let transport = rig.transport(named: trainerNames.withLock({ $0[1] })) {
+                    await transport.controller.link.linkLoss(transport.controller)
+                }
+            default: break
+            }
+        }
+        await rig.close()
+
+        #expect(dropped.withLock { $0 })
+        #expect(events.contains { if case .lane(1, _, .link(.reconnected)) = $0 { return true } else { return false } })
+        #expect(outcome.runs.count == 4, "every leg ran: \(outcome.runs)")
+        // Legs in order within a team.
+        #expect(outcome.runs.filter { $0.lane == 0 }.map(\.athleteID) == [athletes[0], athletes[1]])
+        #expect(outcome.runs.filter { $0.lane == 1 }.map(\.athleteID) == [athletes[2], athletes[3]])
+        for run in outcome.runs {
+            let id = try #require(run.sessionID)
+            let session = try #require(try rig.store.session(id: id))
+            #expect(session.complete == run.complete && session.ended != nil)
+            let stored = try rig.store.steps(sessionID: id).count
+            #expect(session.complete == (stored == steps))
+        }
+        let cut = try #require(outcome.runs.first { $0.athleteID == athletes[2] })
+        #expect(cut.reason.hasPrefix("finished"), "reconnected and ran on: \(cut.reason)")
+        #expect(outcome.standings.count == 2)
+        guard case .winner = outcome.decision else { Issue.record("\(outcome.decision)"); return }
+    }
+
+    /// A colour chase of three on one trainer: one run, one session per player holding the steps
+    /// of the player's colour, renumbered from 0.
+    @Test func aChaseOfThreeOnOneTrainerStoresASessionPerPlayer() async throws {
+        let rig = try await GymRig.start(trainers: 1)
+        let athletes = try rig.athletes(["Red", "Blue", "Green"])
+        let steps = 12
+        try rig.store.saveSequence(name: "Chase", targets: Array(repeating: 0, count: steps), milliseconds: Array(repeating: 500, count: steps), at: Date())
+        let (_, outcome) = try await play(rig.gym(), .chase(seed: 9), athletes, "Chase")
+        await rig.close()
+        let expected = try ColourChase(players: 3).stepsByPlayer(of: ColourChase(players: 3).program(times: Array(repeating: 500, count: steps), seed: 9))
+        #expect(outcome.runs.count == 3)
+        for (player, run) in outcome.runs.enumerated() {
+            #expect(run.athleteID == athletes[player] && run.complete, "\(run.reason)")
+            let sessionID = try #require(run.sessionID)
+            let stored = try rig.store.steps(sessionID: sessionID)
+            #expect(stored.map(\.stepIndex) == Array(0..<expected[player].count))
+            #expect(stored.allSatisfy { $0.target == UInt8(player) })
+            #expect(try rig.store.session(id: run.sessionID!)?.sequenceName == "Chase chase")
+        }
+        #expect(outcome.standings.map(\.tally.steps).reduce(0, +) == steps)
+    }
+
+    @Test func aGameThatCannotBeSetUpThrowsBeforeAnyRun() async throws {
+        let rig = try await GymRig.start(trainers: 1)
+        let athletes = try rig.athletes(["A", "B", "C"])
+        try rig.store.saveSequence(name: "S", targets: [0, 1], milliseconds: [500, 500], at: Date())
+        let gym = rig.gym()
+        #expect(throws: CoachError.self) { try gym.check(.relay(teams: 2), athleteIDs: athletes, sequenceName: "S") }
+        #expect(throws: CoachError.self) { try gym.check(.chase(seed: 1), athleteIDs: athletes, sequenceName: "S") }
+        #expect(throws: CoachError.self) { try gym.check(.headToHead(.bestMean), athleteIDs: [athletes[0]], sequenceName: "S") }
+        #expect(throws: CoachError.self) { try gym.check(.headToHead(.bestMean), athleteIDs: [athletes[0], athletes[0]], sequenceName: "S") }
+        #expect(throws: CoachError.self) { try gym.check(.headToHead(.bestMean), athleteIDs: athletes, sequenceName: "Nope") }
+        await rig.close()
+        #expect(try rig.store.sessions().isEmpty)
+    }
+}
