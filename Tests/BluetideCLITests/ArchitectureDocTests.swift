@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+
+/// docs/ARCHITECTURE.md matches the code (issue 22 item 6): every type it names in backticks is
+/// declared in Sources, and every package it lists is a dependency in Package.swift.
+@Suite struct ArchitectureDocTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The Swift standard library's names the page uses.
+    static let standardLibrary: Set<String> = ["Sendable", "Int", "UInt32", "AsyncSequence", "Double", "String"]
+
+    /// The layers of the page's diagram, named in its text.
+    static let layers: Set<String> = ["Bluetide", "Core", "Host", "Profiles", "Transport", "Virtual", "Apps"]
+
+    /// Names declared in Sources and Tests (`struct`, `class`, `enum`, `actor`, `protocol`, `typealias`,
+    /// `func` and `case` names, so `Bluetooth.open` style references resolve on their last part).
+    static func declaredNames() throws -> Set<String> {
+        var names: Set<String> = []
+        let pattern = try NSRegularExpression(pattern: #"\b(?:struct|class|enum|actor|protocol|typealias|func|var|let|case)\s+([A-Za-z_][A-Za-z0-9_]*)"#)
+        for folder in ["Sources", "Tests"] {
+        let files = FileManager.default.enumerator(at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil)
+        while let file = files?.nextObject() as? URL {
+            guard file.pathExtension == "swift", let text = try? String(contentsOf: file, encoding: .utf8) else { continue }
+            for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                if let range = Range(match.range(at: 1), in: text) { names.insert(String(text[range])) }
+            }
+        }
+        }
+        return names.union(standardLibrary).union(layers)
+    }
+
+    @Test func everyTypeThePageNamesExists() throws {
+        let page = try String(contentsOf: Self.root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        let declared = try Self.declaredNames()
+        #expect(declared.contains("HostCore") && declared.contains("Connection"), "the scan found the sources")
+        // `Name`, `Name.member`, `Name(on:)`: identifiers that start with a capital letter.
+        let code = try NSRegularExpression(pattern: #"`([A-Z][A-Za-z0-9]*)(?:\.([A-Za-z][A-Za-z0-9]*))?(?:\([^`]*\))?`"#)
+        var missing: [String] = []
+        for match in code.matches(in: page, range: NSRange(page.startIndex..., in: page)) {
+            guard let type = Range(match.range(at: 1), in: page).map({ String(page[$0]) }) else { continue }
+            if !declared.contains(type) { missing.append(type) }
+            if let member = Range(match.range(at: 2), in: page).map({ String(page[$0]) }), !declared.contains(member) {
+                missing.append("\(type).\(member)")
+            }
+        }
+        #expect(missing.isEmpty, "docs/ARCHITECTURE.md names what Sources do not declare: \(missing)")
+    }
+
+    @Test func everyPackageThePageListsIsADependency() throws {
+        let page = try String(contentsOf: Self.root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let section = try #require(page.range(of: "## Dependencies").map { String(page[$0.upperBound...]) })
+        let listed = ["swift-nio", "swift-argument-parser", "swift-log", "swift-collections", "swift-async-algorithms",
+                      "swift-crypto", "GRDB.swift", "hummingbird", "hummingbird-websocket", "swift-service-lifecycle", "Yams"]
+            .filter { section.range(of: "\\b\($0)\\b", options: [.regularExpression, .caseInsensitive]) != nil }
+        #expect(listed.count >= 8, "the section lists the dependencies: \(listed)")
+        for package in listed {
+            #expect(manifest.contains("/\(package)\"") || manifest.contains("/\(package).git\""), "docs/ARCHITECTURE.md lists \(package), which Package.swift does not depend on")
+        }
+    }
+}
