@@ -20,6 +20,8 @@ struct ReflexCoachSession: AsyncParsableCommand {
             chase: 1-4 athletes on one trainer, each owning a colour (1 red, 2 blue, 3 green,
               4 yellow); the sequence's times with the players' targets in a random order; most
               hits wins. Each player's steps are stored as a session of their own.
+            --adaptive-rounds N (head-to-head): N rounds per athlete, each a session stored as
+              `NAME adaptive`, with one window for all steps that follows the athlete's results.
             Every run is stored as `run` stores it (a lost trainer is reconnected and its
             session marked the same way). With --emulate one emulated trainer per lane starts,
             each with a simulated athlete of a different skill.
@@ -40,6 +42,8 @@ struct ReflexCoachSession: AsyncParsableCommand {
     @Option(name: .long, help: "Athlete names, comma separated, in lane (or team, or colour) order.") var athletes: String
     @Option(name: .long, help: "Saved sequence name.") var sequence: String
     @Option(name: .long, help: "head-to-head: the first to this many hits wins (default: best mean).") var firstTo: Int?
+    @Option(name: .long, help: "head-to-head: rounds per athlete with adaptive difficulty, 2-20 (the window shortens 10 % after 3 hits in a row, lengthens 20 % after a miss).")
+    var adaptiveRounds: Int?
     @Option(name: .long, help: "relay: number of teams (default 2).") var teams: Int = 2
     @Option(name: .long, help: "chase: seed of the colour order (default random).") var seed: UInt64?
     @Option(name: .long, help: "Controller transport: \(TransportSpec.syntaxSummary)") var transport: String = "virtual"
@@ -86,6 +90,15 @@ struct ReflexCoachSession: AsyncParsableCommand {
     func play(emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Ending {
         guard timeout > 0, timeout <= 300 else { throw CommandFailure.usage("--timeout \(timeout): expected 0 < s ≤ 300", field: "--timeout") }
         let gameMode = try gameMode()
+        if let adaptiveRounds {
+            guard case .headToHead = gameMode else {
+                throw CommandFailure.usage("--adaptive-rounds: only a head-to-head adapts its windows; drop it or use --mode head-to-head",
+                                           field: "--adaptive-rounds")
+            }
+            guard (2...20).contains(adaptiveRounds) else {
+                throw CommandFailure.usage("--adaptive-rounds \(adaptiveRounds): expected 2 to 20 rounds", field: "--adaptive-rounds")
+            }
+        }
         // Commas only: names have spaces ("Ana Ruiz,Ben").
         let names = athletes.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         guard !names.isEmpty else { throw CommandFailure.usage("--athletes: empty list; give names separated by commas, e.g. Ana,Ben", field: "--athletes") }
@@ -109,6 +122,7 @@ struct ReflexCoachSession: AsyncParsableCommand {
         var coach = ReflexCoach(central: link.bluetooth.central, store: store)
         coach.scanTimeout = .milliseconds(Int64(timeout * 1000))
         var gym = GymSession(coach: coach)
+        gym.adaptiveRounds = adaptiveRounds ?? 1
         for (index, id) in ids.enumerated() where index < strapCount { gym.straps[id] = .name(CoachBluetooth.strapName(index)) }
         let sides = GameJSON.sideNames(gameMode, ids: ids, athletes: byID)
         let stop = RunStop()

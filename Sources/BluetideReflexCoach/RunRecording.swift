@@ -97,7 +97,8 @@ extension RunRecording {
                 sessions.set(ids)
                 return ids.first ?? -1
             },
-            append: { response, heartRate in
+            append: { response, _ in
+                // No heart rate: the one strap a run connects is one player's, not the step's owner's.
                 // The original 5-byte format has no step index: take the next in arrival order.
                 let step = response.step.map(Int.init) ?? received.withLock { count in defer { count += 1 }; return count }
                 guard let route = routes.withLock({ $0[step] }) else {
@@ -105,7 +106,7 @@ extension RunRecording {
                 }
                 var local = response
                 local.step = UInt16(route.index)
-                let record = try store.appendStep(sessionID: sessions.all[route.player], response: local, heartRateBpm: heartRate)
+                let record = try store.appendStep(sessionID: sessions.all[route.player], response: local)
                 return (record, step)
             },
             finish: { ended, complete, reason in

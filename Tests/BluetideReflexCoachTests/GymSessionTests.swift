@@ -240,6 +240,26 @@ func play(_ gym: GymSession, _ mode: GymMode, _ athletes: [Int64], _ sequence: S
         #expect(outcome.standings.map(\.tally.steps).reduce(0, +) == steps)
     }
 
+    /// Adaptive difficulty: three rounds per lane, each a stored session whose window follows
+    /// the lane's own results; athletes who never miss get shorter windows round after round.
+    @Test func adaptiveRoundsShortenTheWindowWhileTheAthleteKeepsUp() async throws {
+        let rig = try await GymRig.start(trainers: 2)
+        let athletes = try rig.athletes(["Ana", "Ben"])
+        try rig.store.saveSequence(name: "Adapt", targets: [0, 1, 2, 3, 4, 5], milliseconds: Array(repeating: 1000, count: 6), at: Date())
+        var gym = rig.gym()
+        gym.adaptiveRounds = 3
+        let (_, outcome) = try await play(gym, .headToHead(.bestMean), athletes, "Adapt")
+        await rig.close()
+        #expect(outcome.runs.count == 6 && outcome.runs.allSatisfy { $0.complete }, "\(outcome.runs.map { $0.reason })")
+        for athlete in athletes {
+            let sessions = try rig.store.sessions(athleteID: athlete)
+            #expect(sessions.map(\.sequenceName) == Array(repeating: "Adapt adaptive", count: 3))
+            // Six hits a round shorten the window twice: 1000, then 810, then 656 ms (10 % each time).
+            #expect(sessions.map { $0.milliseconds.first } == [1000, 810, 656], "\(sessions.map(\.milliseconds))")
+        }
+        #expect(outcome.standings.allSatisfy { $0.tally.steps == 18 })
+    }
+
     @Test func aGameThatCannotBeSetUpThrowsBeforeAnyRun() async throws {
         let rig = try await GymRig.start(trainers: 1)
         let athletes = try rig.athletes(["A", "B", "C"])

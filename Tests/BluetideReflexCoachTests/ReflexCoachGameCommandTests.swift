@@ -73,6 +73,10 @@ import Testing
         let teams = await failure(["--mode", "relay", "--athletes", "Ana,Ben,Cleo", "--teams", "2"])
         #expect(teams?.message.contains("3 athletes do not split into 2 teams") == true, "\(String(describing: teams?.message))")
         #expect(teams?.status == .usage)
+        let adaptive = await failure(["--mode", "relay", "--athletes", "Ana,Ben", "--adaptive-rounds", "3"])
+        #expect(adaptive?.message.hasPrefix("--adaptive-rounds: only a head-to-head") == true && adaptive?.status == .usage)
+        let rounds = await failure(["--mode", "head-to-head", "--athletes", "Ana,Ben", "--adaptive-rounds", "1"])
+        #expect(rounds?.message == "--adaptive-rounds 1: expected 2 to 20 rounds")
         let unknown = await failure(["--mode", "head-to-head", "--athletes", "Ana,Zed"])
         #expect(unknown?.message.contains("no athlete named \"Zed\"") == true)
         let board = ReflexCoachCommandTests.failure { try ReflexCoachBoard.parse(["--db", db, "--period", "month"]).lines() }

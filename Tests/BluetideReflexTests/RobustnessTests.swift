@@ -12,8 +12,9 @@ struct RobustnessTests {
         return (0..<Int(rng.below(12))).map { i in
             let ms = rng.below(4) == 0 ? extremes[Int(rng.below(UInt64(extremes.count)))] : Int64(rng.below(3000))
             let index = rng.below(8) == 0 ? [Int.max, Int.min, -1, 100_000][Int(rng.below(4))] : i
+            let heartRate = rng.below(3) == 0 ? nil : (rng.below(6) == 0 ? [Int.max, Int.min, 0, -5][Int(rng.below(4))] : Int(rng.below(220)))
             return StepResult(sessionId: session, stepIndex: index, target: UInt8(truncatingIfNeeded: rng.next()),
-                              hit: rng.below(3) != 0, wrongTarget: rng.below(5) == 0, reactionMilliseconds: ms)
+                              hit: rng.below(3) != 0, wrongTarget: rng.below(5) == 0, reactionMilliseconds: ms, heartRateBpm: heartRate)
         }
     }
 
@@ -41,7 +42,13 @@ struct RobustnessTests {
             let trend = ReflexStatistics.trend(of: sessions)
             let csv = CSVExport.sessions(sessions, athletes: []) + CSVExport.steps(sessions, athletes: [])
             #expect(csv.hasSuffix("\r\n"))
+            // Issue 27: fatigue, leaderboards, progress and the heart-rate chart on the same records.
+            for results in sessions { _ = ReflexStatistics.session(results).fatigue?.text }
+            _ = Leaderboard.board(sessions, athletes: [Athlete(id: 1, name: "A", created: Date(timeIntervalSince1970: 0))], weights: [:],
+                                  sequence: "Mix,\"\n\u{1}<&>", period: .week, now: Date(timeIntervalSince1970: 1e8))
+            let progress = AthleteProgress.of(sessions)
             let charts = sessions.map { SVGChart.reactionTimes(of: $0) } + [SVGChart.meansOverTime(trend), SVGChart.perTarget(ReflexStatistics.perTarget(all))]
+                + [SVGChart.progress(progress), SVGChart.reactionAgainstHeartRate(all)]
             if round % 5 == 0 {
                 for chart in charts {
                     #expect(SVGCollector.parse(chart) != nil, "not well-formed:\n\(chart)")

@@ -65,7 +65,7 @@ import Testing
                 try await HeadlessChromium.session { browser in try Self.browse(browser, base: base, screenshots: shots) }
             }
             #expect(findings.athleteNames == ["Ana Ruiz", "Lea Schmidt", "Marco Bianchi"])
-            #expect(findings.chartsOnAthletePage == 3)
+            #expect(findings.chartsOnAthletePage == 4, "trend, per target, progress (issue 27) and the latest session")
             #expect(findings.buttonColours == TargetPalette.colours.map(\.fill).map(Self.rgb))
             #expect(findings.editorStepsAfter == findings.editorStepsBefore + 2)
             #expect(findings.editorTargetsAfter == "0,1,2,3,4,5,4,3,2,1,5,0")

@@ -81,6 +81,9 @@ import Testing
             for id in sessionIDs { #expect(try store.session(id: id)?.complete == true) }
 
             let boardText = try DashboardPages(store: store).tvBoards(sequence: "Jab warm-up").description
+            // Afterwards each athlete's page shows the progress and reaction time against heart rate.
+            let anaPage = try #require(try DashboardPages(store: store).athletePage(id: ana.id ?? -1)).description
+            #expect(anaPage.contains("<figure class=\"chart\" id=\"progress\">") && anaPage.contains("<figure class=\"chart\" id=\"heart-rate\">"))
             #expect(boardText.contains("Ana Ruiz") && boardText.contains("Lea Schmidt"))
 
             if HeadlessChromium.executable() != nil {

@@ -76,7 +76,11 @@ extension SVGChart {
     /// left out.
     public static func reactionAgainstHeartRate(_ steps: [StepResult], title: String = "Reaction time against heart rate",
                                                 options: SVGChartOptions = .init(idPrefix: "reflex-heart-rate")) -> String {
-        let pairs = steps.filter(\.hit).compactMap { step in step.heartRateBpm.map { (Double($0), Double(step.reactionMilliseconds), step) } }
+        // Only heart rates a heart can have (the store keeps no others; records from elsewhere may).
+        let pairs = steps.filter(\.hit).compactMap { step -> (Double, Double, StepResult)? in
+            guard let bpm = step.heartRateBpm, (1...300).contains(bpm) else { return nil }
+            return (Double(bpm), Double(step.reactionMilliseconds), step)
+        }
         let fit = ReflexStatistics.leastSquares(x: pairs.map(\.0), y: pairs.map(\.1))
         let description = pairs.isEmpty ? "No hits with a heart rate."
             : "\(pairs.count) hits with a heart rate from \(Int(pairs.map(\.0).min() ?? 0)) to \(Int(pairs.map(\.0).max() ?? 0)) bpm"
@@ -105,7 +109,7 @@ extension SVGChart {
             for (bpm, ms, step) in pairs {
                 let colour = TargetPalette.colour(of: step.target)
                 svg.titled("circle", [("cx", n(x(bpm))), ("cy", n(y(ms))), ("r", "4"), ("fill", colour?.fill ?? "#888888"), ("stroke", colour?.stroke ?? "#333333")],
-                           title: "Step \(step.stepIndex + 1), target \(step.target): \(Int(ms)) ms at \(Int(bpm)) bpm")
+                           title: "Step \(step.stepIndex &+ 1), target \(step.target): \(DecimalText.fixed(ms, 0)) ms at \(Int(bpm)) bpm")
             }
             svg.close("g")
             if let fit {

@@ -1,3 +1,5 @@
+import BluetideCharts
+
 /// Fatigue within one session: how reaction times of hits drift from the start to the end.
 ///
 /// The hits are taken in step order; the mean of the first third is compared with the mean of
@@ -27,10 +29,11 @@ public struct Fatigue: Hashable, Sendable, Codable {
 
     /// In words: `slower by 42 ms (+18 %) from the first to the last third`.
     public var text: String {
-        let percent = Int((driftRatio * 100).rounded())
-        let ms = Int(abs(driftMilliseconds).rounded())
-        if ms == 0 { return "no drift from the first to the last third" }
-        return "\(driftMilliseconds > 0 ? "slower" : "faster") by \(ms) ms (\(percent >= 0 ? "+" : "")\(percent) %) from the first to the last third"
+        // Text, not Int: figures from stored records of any size never trap.
+        let percent = DecimalText.fixed(driftRatio * 100, 0)
+        let ms = DecimalText.fixed(abs(driftMilliseconds), 0)
+        if ms == "0" { return "no drift from the first to the last third" }
+        return "\(driftMilliseconds > 0 ? "slower" : "faster") by \(ms) ms (\(driftRatio >= 0 ? "+" : "")\(percent) %) from the first to the last third"
     }
 
     /// The figure for `steps` (any order; misses are ignored), nil with fewer than ``minimumHits`` hits.
@@ -39,7 +42,8 @@ public struct Fatigue: Hashable, Sendable, Codable {
         guard hits.count >= minimumHits else { return nil }
         let third = hits.count / 3
         func mean(_ part: ArraySlice<StepResult>) -> Double {
-            Double(part.reduce(0) { $0 + $1.reactionMilliseconds }) / Double(part.count)
+            // In Double: stored values come from anywhere and an Int64 sum could overflow.
+            part.reduce(0.0) { $0 + Double($1.reactionMilliseconds) } / Double(part.count)
         }
         let fit = ReflexStatistics.leastSquares(x: hits.map { Double($0.stepIndex) }, y: hits.map { Double($0.reactionMilliseconds) })
         return Fatigue(firstThirdMilliseconds: mean(hits.prefix(third)), lastThirdMilliseconds: mean(hits.suffix(third)),

@@ -83,7 +83,8 @@ public enum Leaderboard {
 
     /// The score of `steps`: mean time per step, misses counting their window; nil without steps.
     public static func score(_ steps: [StepResult]) -> Double? {
-        steps.isEmpty ? nil : Double(steps.reduce(Int64(0)) { $0 + $1.reactionMilliseconds }) / Double(steps.count)
+        // In Double: an Int64 sum of stored values could overflow.
+        steps.isEmpty ? nil : steps.reduce(0.0) { $0 + Double($1.reactionMilliseconds) } / Double(steps.count)
     }
 
     /// The class of `weights` (an athlete's weigh-ins) on `day`: the last weigh-in on or before it.

@@ -99,6 +99,14 @@ public struct GymSession: Sendable {
     /// Heart-rate straps by athlete id, overriding the straps paired in the store (emulated
     /// straps). The central's links are shared by trainers and straps (8 at most).
     public var straps: [Int64: TrainerChoice] = [:]
+    /// Head-to-head only: rounds per lane with adaptive difficulty (``AdaptiveInterval``); 1 (the
+    /// default) runs the saved sequence once. With more, every round runs the sequence's targets
+    /// with one window for all steps, starting at its first step's time and following the lane's
+    /// own results (shorter after 3 hits in a row, longer after a miss); each round is a session
+    /// stored under `NAME adaptive`.
+    public var adaptiveRounds = 1
+    /// The windows adaptive difficulty may choose, ms.
+    public var adaptiveRange: ClosedRange<Int> = 250...3000
 
     /// A session running its lanes through `coach`.
     public init(coach: ReflexCoach) { self.coach = coach }
@@ -185,6 +193,7 @@ public struct GymSession: Sendable {
         let runs = Shared<[GymRun]>([])
         let coach = self.coach
         let straps = self.straps
+        let adaptiveRounds = self.adaptiveRounds, adaptiveRange = self.adaptiveRange
 
         switch mode {
         case let .headToHead(rule):
@@ -194,17 +203,36 @@ public struct GymSession: Sendable {
             await withTaskGroup(of: Void.self) { group in
                 for (lane, athlete) in athleteIDs.enumerated() {
                     group.addTask {
-                        emit(.runStarting(lane: lane, athleteID: athlete, member: 0))
-                        let run = await Self.run(coach.run(athleteID: athlete, sequenceName: sequenceName, trainer: trainers[lane], strap: straps[athlete], stop: stops[lane]),
-                                                 lane: lane, athlete: athlete, emit: emit) { response in
-                            let decided = game.withLock { $0.record(lane: lane, hit: response.hit, milliseconds: Int(response.reactionTimeMilliseconds)) }
-                            if let decided {
-                                emit(.decided(decided))
-                                for s in stops { s.request("game over: \(decided)") }
+                        // Adaptive: each round's window follows the athlete's own results (one
+                        // stored session per round); otherwise one run of the saved sequence.
+                        var adaptive = AdaptiveInterval(start: Int(program.timeSequence.milliseconds.first ?? 1000), range: adaptiveRange)
+                        var allComplete = true
+                        for round in 0..<max(1, adaptiveRounds) {
+                            if stops[lane].reason != nil { break }
+                            var roundProgram: PunchProgram?
+                            if adaptiveRounds > 1 {
+                                let window = UInt16(clamping: adaptive.milliseconds)
+                                roundProgram = try? PunchProgram(
+                                    sequence: program.sequence,
+                                    timeSequence: PunchTimeSequence(milliseconds: Array(repeating: window, count: program.sequence.count)))
                             }
+                            emit(.runStarting(lane: lane, athleteID: athlete, member: round))
+                            let events = coach.run(athleteID: athlete, sequenceName: adaptiveRounds > 1 ? "\(sequenceName) adaptive" : sequenceName,
+                                                   trainer: trainers[lane], program: roundProgram, strap: straps[athlete], stop: stops[lane])
+                            let run = await Self.run(events, lane: lane, athlete: athlete, emit: emit) { response in
+                                adaptive.record(hit: response.hit)
+                                let decided = game.withLock { $0.record(lane: lane, hit: response.hit, milliseconds: Int(response.reactionTimeMilliseconds)) }
+                                if let decided {
+                                    emit(.decided(decided))
+                                    for s in stops { s.request("game over: \(decided)") }
+                                }
+                            }
+                            runs.withLock { $0.append(run) }
+                            allComplete = allComplete && run.complete
+                            if !run.complete { break }
                         }
-                        runs.withLock { $0.append(run) }
-                        if let decided = game.withLock({ $0.laneEnded(lane, complete: run.complete) }) { emit(.decided(decided)) }
+                        let complete = allComplete
+                        if let decided = game.withLock({ $0.laneEnded(lane, complete: complete) }) { emit(.decided(decided)) }
                     }
                 }
             }

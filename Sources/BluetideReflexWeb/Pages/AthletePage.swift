@@ -67,6 +67,14 @@ extension DashboardPages {
             charts.append(chart(SVGChart.perTarget(statistics.perTarget, title: "\(athlete.name): reaction time per target",
                                                    options: SVGChartOptions(height: 340, idPrefix: "targets-chart")), id: "targets"))
         }
+        if results.count >= 2 {
+            charts.append(chart(SVGChart.progress(AthleteProgress.of(results), title: "\(athlete.name): progress per session",
+                                                  options: SVGChartOptions(height: 340, idPrefix: "progress-chart")), id: "progress"))
+        }
+        if results.contains(where: { $0.steps.contains { $0.heartRateBpm != nil } }) {
+            charts.append(chart(SVGChart.reactionAgainstHeartRate(results.flatMap(\.steps), title: "\(athlete.name): reaction time against heart rate",
+                                                                  options: SVGChartOptions(height: 340, idPrefix: "heart-rate-chart")), id: "heart-rate"))
+        }
         if let latest = results.last {
             charts.append(chart(SVGChart.reactionTimes(
                 of: latest, title: "Latest session (\(display.dateTime(latest.session.started))): reaction time per step",

@@ -1,3 +1,4 @@
+import BluetideCharts
 import BluetideReflex
 import Foundation
 
@@ -60,7 +61,7 @@ extension DashboardPages {
         return names.map { name -> HTML in
             let board = Leaderboard.board(results, athletes: athletes, weights: weights, sequence: name, now: now()).prefix(5)
             let rows = board.map { entry -> HTML in
-                "<li>\(entry.athlete.name) · \(Int(entry.scoreMilliseconds.rounded())) ms/step · \(entry.summary.hits)/\(entry.summary.count)</li>"
+                "<li>\(entry.athlete.name) · \(DecimalText.fixed(entry.scoreMilliseconds, 0)) ms/step · \(entry.summary.hits)/\(entry.summary.count)</li>"
             }
             let list: HTML = rows.isEmpty ? "<p class=\"muted\">No complete sessions yet.</p>" : "<ol>\(Array(rows))</ol>"
             return "<div class=\"board\" data-sequence=\"\(name)\"><h2>\(name): all time</h2>\(list)</div>"
