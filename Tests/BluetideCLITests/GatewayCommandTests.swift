@@ -83,3 +83,17 @@ struct GatewayCommandTests {
         }
     }
 }
+
+/// A machine without libmosquitto: one line naming the package, everything else unaffected.
+@Suite struct GatewayWithoutLibraryTests {
+    @Test func withoutLibmosquittoTheGatewaySaysWhichPackageToInstall() async throws {
+        let run = try await BluetideExecutable.run(
+            ["gateway", "--id", "gw1", "--emulate", "heart-rate", "--mqtt", "mqtt://127.0.0.1:1"],
+            environment: ["BLUETIDE_LIBMOSQUITTO": "/nonexistent/libmosquitto.so.1"])
+        #expect(run.status == 1)
+        #expect(run.stderr == ["bluetide: MQTT needs libmosquitto, which is not installed: install the Debian package libmosquitto1 (apt-get install libmosquitto1)"])
+        // Everything else runs without it.
+        let decode = try await BluetideExecutable.run(["decode", "heart-rate", "0648"], environment: ["BLUETIDE_LIBMOSQUITTO": "/nonexistent/libmosquitto.so.1"])
+        #expect(decode.status == 0)
+    }
+}
