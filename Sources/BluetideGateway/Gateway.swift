@@ -140,6 +140,7 @@ public actor Gateway {
             await central.setMaximumConnections(configuration.maximumConnections)
         }
         publish(MQTTMessage(topic: topics.availability, text: "online", qos: .atLeastOnce, retain: true))
+        publish(MQTTMessage(topic: topics.gatewayDiscovery, text: topics.gatewayDiscoveryPayload.text, qos: .atLeastOnce, retain: true))
         try await mqtt.subscribe(topics.commands, qos: .atLeastOnce)
         try await mqtt.subscribe(topics.allAvailability, qos: .atLeastOnce)
         try await mqtt.subscribe(topics.allClaims, qos: .atLeastOnce)

@@ -95,6 +95,7 @@ struct GatewayBrokerTests {
             let wanted: Set = [
                 "homeassistant/sensor/bluetide_f1de00000a01/heartRateBPM/config", "homeassistant/sensor/bluetide_f1de00000a02/powerWatts/config",
                 "bluetide/f1de00000a01/availability", "bluetide/gateway/gw1/availability",
+                "homeassistant/binary_sensor/bluetide_gateway_gw1/connectivity/config",
             ]
             while !wanted.isSubset(of: retained.keys) {
                 guard let text = try await late.lines.next(timeout: .seconds(20)) else { break }
@@ -106,6 +107,9 @@ struct GatewayBrokerTests {
             #expect(retained.keys.contains("homeassistant/sensor/bluetide_f1de00000a02/powerWatts/config"))
             #expect(retained.keys.contains("bluetide/f1de00000a01/availability"))
             #expect(retained.keys.contains("bluetide/gateway/gw1/availability"))
+            let gatewayConfig = retained["homeassistant/binary_sensor/bluetide_gateway_gw1/connectivity/config"] ?? nil
+            #expect(gatewayConfig?["device", "identifiers"] == .array(["bluetide_gateway_gw1"]))
+            #expect(gatewayConfig?["state_topic"] == "bluetide/gateway/gw1/availability")
             let power = retained["homeassistant/sensor/bluetide_f1de00000a02/powerWatts/config"] ?? nil
             #expect(power?["device_class"] == "power")
             #expect(power?["unit_of_measurement"] == "W")
