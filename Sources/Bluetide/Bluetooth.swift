@@ -114,12 +114,14 @@ public struct Bluetooth: Sendable {
         return try await start(on: opened, spec: transport, configuration: configuration)
     }
 
-    /// Starts a host on an opened `transport` (closed again when the controller does not
-    /// start). For the package's own set-ups that open transports themselves (``VirtualWorld``
-    /// places virtual controllers and snoops each host on its own); users call
+    /// Starts a host on a transport the caller opened itself (closed again when the controller
+    /// does not start): any ``HCITransport`` — a driver of your own, a test double, a transport
+    /// wrapped to inject faults. `spec` names it in messages and ``transportSpec``. A kind of
+    /// transport that should also open by spec (`--transport NAME:…`) is registered instead as
+    /// a ``TransportScheme`` (``TransportRegistry``) and opened with
     /// ``open(transport:configuration:)``.
-    package static func start(
-        on opened: any HCITransport, spec transport: String, configuration: Configuration = Configuration()
+    public static func start(
+        on opened: any HCITransport, spec transport: String = "custom", configuration: Configuration = Configuration()
     ) async throws -> Bluetooth {
         do { try configuration.validate() } catch {
             await opened.close()

@@ -1,6 +1,7 @@
 import BluetideHCI
 
-/// Opens transports from their specs (see ``TransportSpec``).
+/// Opens transports from their specs (see ``TransportSpec``; schemes added from outside:
+/// ``TransportRegistry``).
 public enum Transport {
     /// Opens `spec`: connects, listens and waits for the controller (`tcp-server`), or opens the
     /// device; wraps the result in a ``SnoopingTransport`` when the spec has `+snoop:FILE`.
@@ -42,6 +43,11 @@ public enum Transport {
             return try HCISocketTransport.open(index: index)
         case let .virtual(name):
             return await VirtualTransport.attach(toLinkNamed: name ?? "default")
+        case let .registered(scheme, argument):
+            guard let registered = TransportRegistry.scheme(named: scheme) else {
+                throw TransportError.unavailable("transport scheme \"\(scheme)\" is no longer registered")
+            }
+            return try await registered.open(argument: argument)
         }
     }
 }

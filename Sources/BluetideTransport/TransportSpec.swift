@@ -15,15 +15,20 @@ public struct TransportSpec: Sendable, Equatable, CustomStringConvertible {
         case hciSocket(index: UInt16)
         /// An in-process controller on the named virtual link (nil = the default link).
         case virtual(name: String?)
+        /// A scheme added from outside with ``TransportRegistry``, and the part after its colon.
+        case registered(scheme: String, argument: String?)
     }
 
     /// Default UART speed (Bumble's and Zephyr `hci_uart`'s), bits/s.
     public static let defaultBaudRate = 1_000_000
 
-    /// Every syntax accepted, for help texts and errors.
-    public static let syntaxSummary =
-        "tcp-client:HOST:PORT, tcp-server:HOST:PORT (HOST _ = this computer only, 0.0.0.0 = every interface), serial:DEVICE[,BAUD][,rtscts], "
-        + "hci-socket:N, virtual[:NAME]; any of them optionally followed by +snoop:FILE"
+    /// Every syntax accepted, for help texts and errors (with the registered schemes' ones,
+    /// see ``TransportRegistry``).
+    public static var syntaxSummary: String {
+        let added = TransportRegistry.syntaxes.map { ", " + $0 }.joined()
+        return "tcp-client:HOST:PORT, tcp-server:HOST:PORT (HOST _ = this computer only, 0.0.0.0 = every interface), serial:DEVICE[,BAUD][,rtscts], "
+            + "hci-socket:N, virtual[:NAME]\(added); any of them optionally followed by +snoop:FILE"
+    }
 
     /// Where the packets go.
     public var kind: Kind
@@ -88,6 +93,15 @@ public struct TransportSpec: Sendable, Equatable, CustomStringConvertible {
         case "":
             throw TransportSpecError(spec: text, problem: "empty transport name", example: "tcp-client:127.0.0.1:9000")
         default:
+            if let registered = TransportRegistry.scheme(named: String(scheme)) {
+                do {
+                    try registered.validate(argument: argument.map(String.init))
+                } catch {
+                    throw TransportSpecError(spec: text, problem: "\(error)", example: registered.syntax)
+                }
+                kind = .registered(scheme: String(scheme), argument: argument.map(String.init))
+                break
+            }
             throw TransportSpecError(
                 spec: text, problem: "unknown transport \"\(scheme)\"; expected one of \(Self.syntaxSummary)",
                 example: "tcp-client:127.0.0.1:9000")
@@ -104,6 +118,7 @@ public struct TransportSpec: Sendable, Equatable, CustomStringConvertible {
         case let .serial(path, baudRate, rtsCts): text = "serial:\(path),\(baudRate)" + (rtsCts ? ",rtscts" : "")
         case let .hciSocket(index): text = "hci-socket:\(index)"
         case let .virtual(name): text = "virtual" + (name.map { ":" + $0 } ?? "")
+        case let .registered(scheme, argument): text = scheme + (argument.map { ":" + $0 } ?? "")
         }
         if let snoopPath { text += "+snoop:" + snoopPath }
         return text

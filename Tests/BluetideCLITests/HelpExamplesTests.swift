@@ -275,8 +275,16 @@ import Glibc
                 let errors = await process.output(.stderr).suffix(3).joined(separator: " | ")
                 return status == 0 ? nil : "ended early with exit \(status); stderr: \(errors)"
             }
+            // On a busy machine 6 s may not be enough to start: Ctrl-C only once it has said
+            // something (a command installs its Ctrl-C handling before its first line), so a
+            // slow start is not mistaken for a process killed by SIGINT (exit "2").
+            _ = try? await process.firstLine(from: .either, timeout: .seconds(60), describing: "a first line") { _ in true }
             kill(process.pid, SIGINT)
             let status = await process.waitForCompletion(timeout: .seconds(30))
+            if await process.endedBySignal == true {
+                await process.stop()
+                return "Ctrl-C killed it (signal \(status.map { "\($0)" } ?? "?")) instead of ending it"
+            }
             await process.stop()
             guard status == 0 || status == 130 else {
                 let errors = await process.output(.stderr).suffix(3).joined(separator: " | ")

@@ -77,7 +77,7 @@ import Testing
         threading.Thread(target=reader, daemon=True).start()
         emit('READY')
         try:
-            await asyncio.wait_for(done.wait(), 30)
+            await asyncio.wait_for(done.wait(), 120)
         except BaseException as e:
             emit('FAIL', repr(e).replace('\n', ' '))
 

@@ -99,22 +99,30 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     /// restored. Across a reconnect it goes on: values sent while the link was down are missed,
     /// none is repeated. Several sequences of one characteristic share one subscription and each
     /// gets every value; the CCCD is cleared when the last one ends.
-    public func notifications(of characteristic: BluetoothUUID) async throws -> AsyncThrowingStream<[UInt8], any Error> {
-        try await core.subscribe(characteristic)
+    ///
+    /// `buffering` bounds what the sequence holds for a reader that falls behind (the newest
+    /// 4096 values unless told otherwise); what does not fit is dropped and counted in
+    /// ``droppedNotifications``, so memory stays bounded when a consumer stops reading.
+    public func notifications(
+        of characteristic: BluetoothUUID, buffering: NotificationBuffering = .standard
+    ) async throws -> AsyncThrowingStream<[UInt8], any Error> {
+        try await core.subscribe(characteristic, buffering: buffering)
     }
 
     /// The values a characteristic notifies, decoded as `type`. A value that does not decode
     /// ends the sequence with ``BluetideError/decodingFailed(_:type:_:)`` (use the raw
-    /// ``notifications(of:)`` to skip bad values instead). Otherwise as ``notifications(of:)``.
+    /// ``notifications(of:buffering:)`` to skip bad values instead). Otherwise, buffering
+    /// included, as ``notifications(of:buffering:)``.
     public func notifications<T: GATTDecodable>(
-        of characteristic: BluetoothUUID, as type: T.Type
+        of characteristic: BluetoothUUID, as type: T.Type, buffering: NotificationBuffering = .standard
     ) async throws -> AsyncThrowingStream<T, any Error> {
-        let raw = try await core.subscribe(characteristic)
-        let (stream, continuation) = AsyncThrowingStream<T, any Error>.makeStream(bufferingPolicy: .unbounded)
+        let raw = try await core.subscribe(characteristic, buffering: buffering)
+        let (stream, continuation) = AsyncThrowingStream<T, any Error>.makeStream(bufferingPolicy: buffering.policy(of: T.self))
+        let drops = core.drops
         let task = Task {
             do {
                 for try await bytes in raw {
-                    continuation.yield(try Self.decode(bytes, as: type, from: characteristic))
+                    if case .dropped = continuation.yield(try Self.decode(bytes, as: type, from: characteristic)) { drops.add(1) }
                 }
                 continuation.finish()
             } catch {
@@ -124,6 +132,10 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
         continuation.onTermination = { _ in task.cancel() }
         return stream
     }
+
+    /// Notified values given up since the connection was made because a sequence's buffer was
+    /// full (its reader fell behind; see ``NotificationBuffering``), over all its sequences.
+    public var droppedNotifications: Int { core.drops.total }
 
     // MARK: Link
 

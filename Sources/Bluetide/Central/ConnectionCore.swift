@@ -17,7 +17,7 @@ actor ConnectionCore {
     /// One characteristic's subscription: the user's sequences and the pump that feeds them from
     /// the current link's GATT client.
     private struct Subscription {
-        let streams = NotificationFanout()
+        let streams: NotificationFanout
         var pump: Task<Void, Never>?
     }
 
@@ -26,6 +26,8 @@ actor ConnectionCore {
     private let policy: ConnectionPolicy
     private let slot: Int
     private let hub: EventHub
+    /// Values the user's full notification sequences gave up (``Connection/droppedNotifications``).
+    nonisolated let drops: NotificationDrops
     private var operations = TurnQueue()
     private var state: State = .starting
     private var services: [GATTRemoteService] = []
@@ -42,6 +44,7 @@ actor ConnectionCore {
         self.policy = policy
         self.slot = slot
         self.hub = hub
+        self.drops = NotificationDrops()
         self.requestedMTU = policy.preferredMTU
     }
 
@@ -381,8 +384,8 @@ actor ConnectionCore {
 
     // MARK: Subscriptions
 
-    func subscribe(_ uuid: BluetoothUUID) async throws -> AsyncThrowingStream<[UInt8], any Error> {
-        let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream(bufferingPolicy: .unbounded)
+    func subscribe(_ uuid: BluetoothUUID, buffering: NotificationBuffering) async throws -> AsyncThrowingStream<[UInt8], any Error> {
+        let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream(bufferingPolicy: buffering.policy(of: [UInt8].self))
         let id = nextStreamID
         nextStreamID += 1
         try await perform("subscribe", uuid) { link in
@@ -403,7 +406,7 @@ actor ConnectionCore {
             return
         }
         let values = try await hostSubscribe(uuid, on: link)
-        var subscription = Subscription()
+        var subscription = Subscription(streams: NotificationFanout(drops: drops))
         subscription.streams.add(continuation, id: id)
         subscription.pump = pump(values, into: subscription.streams)
         subscriptions[uuid] = subscription

@@ -7,6 +7,12 @@ final class NotificationFanout: Sendable {
     typealias Continuation = AsyncThrowingStream<[UInt8], any Error>.Continuation
 
     private let streams = Mutex<[Int: Continuation]>([:])
+    /// Counts values a full sequence gave up (the connection's ``Connection/droppedNotifications``).
+    private let drops: NotificationDrops
+
+    init(drops: NotificationDrops) {
+        self.drops = drops
+    }
 
     /// Adds sequence `id`.
     func add(_ continuation: Continuation, id: Int) { streams.withLock { $0[id] = continuation } }
@@ -16,9 +22,17 @@ final class NotificationFanout: Sendable {
         streams.withLock { $0.removeValue(forKey: id) != nil && $0.isEmpty }
     }
 
-    /// Gives `value` to every sequence.
+    /// Gives `value` to every sequence; one whose buffer is full gives up a value (which one,
+    /// its ``NotificationBuffering`` says), counted.
     func yield(_ value: [UInt8]) {
-        streams.withLock { for stream in $0.values { stream.yield(value) } }
+        let dropped = streams.withLock { streams in
+            var dropped = 0
+            for stream in streams.values {
+                if case .dropped = stream.yield(value) { dropped += 1 }
+            }
+            return dropped
+        }
+        if dropped > 0 { drops.add(dropped) }
     }
 
     /// Ends every sequence: cleanly when `error` is nil.
@@ -31,4 +45,13 @@ final class NotificationFanout: Sendable {
             if let error { stream.finish(throwing: error) } else { stream.finish() }
         }
     }
+}
+
+/// Values given up by a connection's full notification sequences, since it was made.
+final class NotificationDrops: Sendable {
+    private let count = Mutex(0)
+
+    func add(_ dropped: Int) { count.withLock { $0 += dropped } }
+
+    var total: Int { count.withLock { $0 } }
 }

@@ -6,9 +6,17 @@ import Synchronization
 /// Policy (docs/uart.md): while more than ``highWaterMark`` bytes wait for the reader, the link
 /// writes nothing more to the device (so ``SerialLink/send(_:)`` waits at its own small queue and
 /// the pipe, pty and TCP bridges stop reading their input); writing resumes once the reader has
-/// taken the level down to ``lowWaterMark``. A device that echoes what it gets therefore never
-/// sends more than the buffer holds. Bytes a device sends on its own while ``limit`` bytes
-/// already wait are dropped (BLE notifications cannot be paused) and counted in ``dropped``.
+/// taken the level down to ``lowWaterMark``. Bytes a device sends on its own while ``limit``
+/// bytes already wait are dropped (BLE notifications cannot be paused) and counted in ``dropped``.
+///
+/// The level alone does not see bytes still on their way back: an echo in the device, on the
+/// link or in this host's queues (on a busy machine the task that receives can lag the one that
+/// writes by many kilobytes). So while the reader is not waiting for data (it stopped, or is busy
+/// with the last chunk), the writer also keeps what it wrote beyond what came back (the
+/// *outstanding* bytes) within ``headroom`` = `limit − highWaterMark`: a device that echoes what
+/// it gets then never sends more than the buffer holds, however the tasks are scheduled. A reader
+/// that waits for data lets the writer go freely, so a device that answers little or nothing is
+/// never held back by a reader that keeps up.
 ///
 /// The reader pulls: a chunk leaves the buffer only when the consumer asks for the next one.
 final class ReceiveBuffer: Sendable {
@@ -18,6 +26,8 @@ final class ReceiveBuffer: Sendable {
     let highWaterMark: Int
     /// The writer resumes once the held bytes are down to this.
     let lowWaterMark: Int
+    /// Most bytes written beyond those received while the reader is not waiting for data.
+    let headroom: Int
 
     private struct State {
         var chunks: [[UInt8]] = []
@@ -27,9 +37,32 @@ final class ReceiveBuffer: Sendable {
         var finished = false
         var reader: CheckedContinuation<[UInt8]?, Never>?
         var readerID = 0
-        var roomWaiters: [CheckedContinuation<Void, Never>] = []
+        var roomWaiters: [(bytes: Int, continuation: CheckedContinuation<Void, Never>)] = []
         /// Set once the held bytes passed the high-water mark, until they are down to low water.
         var full = false
+        /// Bytes the writer wrote, and bytes the device sent (kept or dropped), since the start.
+        var written = 0
+        var received = 0
+
+        /// Whether the writer may write `bytes` more now (see ``ReceiveBuffer``).
+        func hasRoom(for bytes: Int, headroom: Int) -> Bool {
+            if finished { return true }
+            if full { return false }
+            if reader != nil { return true }
+            return max(written - received, 0) + bytes <= headroom
+        }
+
+        /// Takes the room waiters that may go on now.
+        mutating func wakeable(headroom: Int) -> [CheckedContinuation<Void, Never>] {
+            guard !roomWaiters.isEmpty else { return [] }
+            var woken: [CheckedContinuation<Void, Never>] = []
+            var staying: [(bytes: Int, continuation: CheckedContinuation<Void, Never>)] = []
+            for waiter in roomWaiters {
+                if hasRoom(for: waiter.bytes, headroom: headroom) { woken.append(waiter.continuation) } else { staying.append(waiter) }
+            }
+            roomWaiters = staying
+            return woken
+        }
     }
     private let state = Mutex(State())
 
@@ -38,6 +71,7 @@ final class ReceiveBuffer: Sendable {
         self.limit = max(limit, 1024)
         highWaterMark = self.limit / 2
         lowWaterMark = self.limit / 4
+        headroom = self.limit - self.limit / 2
     }
 
     /// Bytes waiting for the reader.
@@ -50,21 +84,23 @@ final class ReceiveBuffer: Sendable {
     func push(_ chunk: [UInt8]) -> Bool {
         guard !chunk.isEmpty else { return true }
         enum Outcome { case handed(CheckedContinuation<[UInt8]?, Never>), kept, dropped }
-        let outcome = state.withLock { s -> Outcome in
-            if s.finished { return .dropped }
+        let (outcome, woken) = state.withLock { s -> (Outcome, [CheckedContinuation<Void, Never>]) in
+            if s.finished { return (.dropped, []) }
+            s.received += chunk.count
             if let reader = s.reader {
                 s.reader = nil
-                return .handed(reader)
+                return (.handed(reader), s.wakeable(headroom: headroom))
             }
             if s.held + chunk.count > limit {
                 s.dropped += chunk.count
-                return .dropped
+                return (.dropped, s.wakeable(headroom: headroom))
             }
             s.chunks.append(chunk)
             s.held += chunk.count
             if s.held > highWaterMark { s.full = true }
-            return .kept
+            return (.kept, s.wakeable(headroom: headroom))
         }
+        for waiter in woken { waiter.resume() }
         switch outcome {
         case let .handed(reader):
             reader.resume(returning: chunk)
@@ -83,7 +119,7 @@ final class ReceiveBuffer: Sendable {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<[UInt8]?, Never>) in
-                enum Outcome { case chunk([UInt8], [CheckedContinuation<Void, Never>]), end, wait }
+                enum Outcome { case chunk([UInt8], [CheckedContinuation<Void, Never>]), end, wait([CheckedContinuation<Void, Never>]) }
                 let outcome = state.withLock { s -> Outcome in
                     if s.head < s.chunks.count {
                         let chunk = s.chunks[s.head]
@@ -97,25 +133,22 @@ final class ReceiveBuffer: Sendable {
                             s.chunks.removeFirst(s.head)
                             s.head = 0
                         }
-                        var woken: [CheckedContinuation<Void, Never>] = []
-                        if s.full, s.held <= lowWaterMark {
-                            s.full = false
-                            woken = s.roomWaiters
-                            s.roomWaiters = []
-                        }
-                        return .chunk(chunk, woken)
+                        if s.full, s.held <= lowWaterMark { s.full = false }
+                        return .chunk(chunk, s.wakeable(headroom: headroom))
                     }
                     if s.finished || Task.isCancelled { return .end }
                     s.reader = continuation
                     s.readerID = id
-                    return .wait
+                    // A reader waiting for data lets the writer go on.
+                    return .wait(s.wakeable(headroom: headroom))
                 }
                 switch outcome {
                 case let .chunk(chunk, woken):
                     for waiter in woken { waiter.resume() }
                     continuation.resume(returning: chunk)
                 case .end: continuation.resume(returning: nil)
-                case .wait: break
+                case let .wait(woken):
+                    for waiter in woken { waiter.resume() }
                 }
             }
         } onCancel: {
@@ -128,17 +161,30 @@ final class ReceiveBuffer: Sendable {
         }
     }
 
-    /// Returns once the writer may go on: at once unless the buffer passed its high-water mark
-    /// and has not been read down to low water yet; always at once after ``finish()``.
-    func waitForRoom() async {
+    /// Returns once the writer may write `bytes` more (see ``ReceiveBuffer``): at once unless
+    /// the buffer passed its high-water mark and has not been read down to low water yet, or
+    /// the reader is not waiting and `bytes` would take the outstanding bytes past ``headroom``;
+    /// always at once after ``finish()``. The caller then reports the write with ``wrote(_:)``.
+    func waitForRoom(toWrite bytes: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = state.withLock { s -> Bool in
-                if !s.full || s.finished { return true }
-                s.roomWaiters.append(continuation)
+                if s.hasRoom(for: bytes, headroom: headroom) { return true }
+                s.roomWaiters.append((bytes, continuation))
                 return false
             }
             if ready { continuation.resume() }
         }
+    }
+
+    /// Counts `bytes` handed to the device (before the write, so an echo that comes back
+    /// first is never counted as more than was written).
+    func wrote(_ bytes: Int) {
+        state.withLock { $0.written += bytes }
+    }
+
+    /// Whether the writer could write `bytes` more now without waiting.
+    func hasRoom(toWrite bytes: Int) -> Bool {
+        state.withLock { $0.hasRoom(for: bytes, headroom: headroom) }
     }
 
     /// Whether the writer would wait now.
@@ -151,7 +197,7 @@ final class ReceiveBuffer: Sendable {
             let reader = s.head < s.chunks.count ? nil : s.reader
             if reader != nil { s.reader = nil }
             defer { s.roomWaiters = [] }
-            return (reader, s.roomWaiters)
+            return (reader, s.roomWaiters.map(\.continuation))
         }
         reader?.resume(returning: nil)
         for waiter in waiters { waiter.resume() }

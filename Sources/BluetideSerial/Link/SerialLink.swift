@@ -358,8 +358,10 @@ public actor SerialLink {
     private func runWriter() async {
         while true {
             // Back-pressure from the reader: no more writes while received bytes pile up.
-            await received.waitForRoom()
+            // (A chunk is at most `chunkSize` bytes: room for that many is asked for.)
+            await received.waitForRoom(toWrite: chunkSize)
             guard let (connection, characteristic, withResponse, chunk) = await nextChunk() else { return }
+            received.wrote(chunk.count)
             do {
                 try await connection.write(chunk, to: characteristic, withResponse: withResponse)
                 written(chunk.count)

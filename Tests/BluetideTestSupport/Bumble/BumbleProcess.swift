@@ -248,8 +248,18 @@ public final class BumbleProcess: Sendable {
 
     /// The exit status once the process exits, or `nil` if it still runs after `timeout` (or the
     /// waiting task is cancelled).
+    ///
+    /// The exit is often seen before the reader threads have drained the pipes, so this then
+    /// waits (up to 5 s more, within `timeout`) for stdout and stderr to end: `output(_:)` after
+    /// it holds the last lines, such as the one-line error of a refused command (a CI run once
+    /// saw status 2 with an empty stderr). A child of the process that keeps the pipes open only
+    /// costs that grace; ``waitForCompletion(timeout:)`` insists on the end of the output.
     public func waitForExit(timeout: Duration) async -> Int32? {
-        await exit.wait(timeout: timeout)
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        guard let status = await exit.wait(timeout: timeout) else { return nil }
+        let remaining = ContinuousClock.now.duration(to: deadline)
+        _ = await outputEnd.wait(timeout: max(min(remaining, .seconds(5)), .zero))
+        return status
     }
 
     /// Waits (up to `timeout` in all) for the process to exit and for its stdout and stderr to
