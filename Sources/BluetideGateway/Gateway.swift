@@ -140,6 +140,7 @@ public actor Gateway {
             await central.setMaximumConnections(configuration.maximumConnections)
         }
         publish(MQTTMessage(topic: topics.availability, text: "online", qos: .atLeastOnce, retain: true))
+        publish(MQTTMessage(topic: topics.gatewayDiscovery, text: topics.gatewayDiscoveryPayload.text, qos: .atLeastOnce, retain: true))
         try await mqtt.subscribe(topics.commands, qos: .atLeastOnce)
         try await mqtt.subscribe(topics.allAvailability, qos: .atLeastOnce)
         try await mqtt.subscribe(topics.allClaims, qos: .atLeastOnce)
@@ -302,6 +303,14 @@ public actor Gateway {
                     })
                 }
             }
+            let serviceIDs = Set(services.map(\.service.uuid))
+            let uartOut: BluetoothUUID? = serviceIDs.contains(SerialUUID.nordicUARTService) ? SerialUUID.nordicUARTTX
+                : serviceIDs.contains(SerialUUID.hm10Service) ? SerialUUID.hm10Data : nil
+            if let uartOut, let received = try? await connection.notifications(of: uartOut) {
+                readers.append(Task { [self] in
+                    do { for try await bytes in received { self.uartReceived(id, uuid: uartOut, bytes: bytes) } } catch {}
+                })
+            }
             if services.contains(where: { $0.service.uuid == COLMIUUID.service }) {
                 readers.append(Task { [self] in await self.pollRing(id, connection: connection) })
             }
@@ -368,6 +377,17 @@ public actor Gateway {
             try? await Task.sleep(for: configuration.ringInterval)
         }
         readings.cancel()
+    }
+
+    /// Bytes a serial device (Nordic UART, HM-10) sent: published as they came, with their text.
+    private func uartReceived(_ id: String, uuid: BluetoothUUID, bytes: [UInt8]) {
+        guard let device = devices[id] else { return }
+        let record: GatewayJSON = [
+            "type": "uart-received", "device": deviceJSON(device.address, name: device.name), "gateway": .string(configuration.id),
+            "characteristic": characteristicJSON(uuid), "time": time(),
+            "value": ["hex": .string(bytes.map { String(format: "%02x", $0) }.joined()), "summary": .string(String(decoding: bytes, as: UTF8.self))],
+        ]
+        publish(MQTTMessage(topic: topics.value(id, metric: "uart"), text: record.text, qos: .atLeastOnce))
     }
 
     /// One value of a ring (no characteristic of its own): the state object and discovery.
@@ -457,6 +477,13 @@ public actor Gateway {
         for (id, device) in devices where device.connection != nil {
             publish(MQTTMessage(topic: topics.deviceAvailability(id), text: "online", qos: .atLeastOnce, retain: true))
             devices[id]?.announced = []
+            if claims[id] == configuration.id {
+                let claim: GatewayJSON = [
+                    "type": "claim", "gateway": .string(configuration.id), "device": deviceJSON(device.address, name: device.name),
+                    "time": time(),
+                ]
+                publish(MQTTMessage(topic: topics.claim(id), text: claim.text, qos: .atLeastOnce, retain: true))
+            }
         }
     }
 

@@ -140,6 +140,24 @@ public struct GatewayTopics: Sendable, Equatable {
         "\(discoveryPrefix)/sensor/bluetide_\(device)/\(sensor)/config"
     }
 
+    /// Home Assistant's discovery topic of the gateway's own connectivity sensor.
+    public var gatewayDiscovery: String { "\(discoveryPrefix)/binary_sensor/bluetide_gateway_\(gateway)/connectivity/config" }
+
+    /// The gateway as a Home Assistant device with one connectivity sensor (its availability), so
+    /// the devices' `via_device` names a device Home Assistant knows.
+    public var gatewayDiscoveryPayload: GatewayJSON {
+        [
+            "name": "Gateway", "unique_id": .string("bluetide_gateway_\(gateway)_connectivity"),
+            "object_id": .string("bluetide_gateway_\(gateway)_connectivity"),
+            "state_topic": .string(availability), "payload_on": "online", "payload_off": "offline",
+            "device_class": "connectivity",
+            "device": [
+                "identifiers": .array([.string("bluetide_gateway_\(gateway)")]), "name": .string("Bluetide gateway \(gateway)"),
+                "manufacturer": "Bluetide", "model": "bluetide gateway",
+            ],
+        ]
+    }
+
     /// The device and command of a command topic, nil when it is not one.
     public func command(in topic: String) -> (device: String, command: String)? {
         let parts = topic.split(separator: "/", omittingEmptySubsequences: false).map(String.init)

@@ -48,9 +48,14 @@ struct MosquittoLibrary: @unchecked Sendable {
     /// The library, loaded once per process; the error says which package to install.
     static let shared: Result<MosquittoLibrary, MQTTError> = load()
 
+    /// `BLUETIDE_LIBMOSQUITTO=PATH` loads that file instead (a library built elsewhere; the tests
+    /// name a missing one to see the message a machine without the package gives).
+    static let overrideVariable = "BLUETIDE_LIBMOSQUITTO"
+
     private static func load() -> Result<MosquittoLibrary, MQTTError> {
         var handle: UnsafeMutableRawPointer?
-        for name in sonames {
+        let names = getenv(overrideVariable).map { [String(cString: $0)] } ?? sonames
+        for name in names {
             handle = dlopen(name, RTLD_NOW | RTLD_LOCAL)
             if handle != nil { break }
         }

@@ -11,33 +11,33 @@ import Glibc
 @Suite(.needsMosquitto, .timeLimit(.minutes(3)))
 struct GatewayCommandTests {
     @Test func publishesAnswersERGAndStopsCleanlyOnSIGTERM() async throws {
-        let broker = try await MosquittoBroker.start()
-        defer { Task { await broker.finish() } }
-        let sub = try await MosquittoClients.subscribe(broker, topics: ["bluetide/#"])
-        // The settings come from a YAML file; the command line adds nothing but the file.
-        let config = broker.directory.appendingPathComponent("gateway.yaml")
-        try "id: gw1\nmqtt: \(broker.url)\nemulate: [heart-rate, tacx-fec]\npresence-interval: 1\n".write(to: config, atomically: true, encoding: .utf8)
-        let gateway = try BluetideExecutable.launch(["gateway", "--config", config.path])
-        do {
-            // Values arrive; the trainer (second emulated device) takes an ERG target.
-            try await waitFor(sub) { $0.hasPrefix("bluetide/f1de00000001/heart-rate|0|{") }
-            try await waitFor(sub) { $0.hasPrefix("bluetide/f1de00000002/state|") && $0.contains("\"powerWatts\"") }
-            try await MosquittoClients.publish(broker, topic: "bluetide/f1de00000002/set/target-power", message: "160")
-            let result = try await waitFor(sub) { $0.hasPrefix("bluetide/f1de00000002/result|") }
-            #expect(result.contains("\"ok\":true"), "\(result)")
-            try await waitFor(sub) { $0.hasPrefix("bluetide/f1de00000002/state|") && $0.contains("\"powerWatts\":160") }
-            kill(gateway.pid, SIGTERM)
-            #expect(await gateway.waitForCompletion(timeout: .seconds(20)) == 0)
-            try await waitFor(sub) { $0 == "bluetide/gateway/gw1/availability|0|offline" }
-            let log = await gateway.output(.stderr)
-            #expect(log.contains { $0.contains("connected to f1de00000002") }, "\(log)")
-            #expect(log.last?.contains("stopped") == true, "\(log)")
-        } catch {
-            await gateway.stop()
+        try await MosquittoBroker.run { broker in
+            let sub = try await MosquittoClients.subscribe(broker, topics: ["bluetide/#"])
+            // The settings come from a YAML file; the command line adds nothing but the file.
+            let config = broker.directory.appendingPathComponent("gateway.yaml")
+            try "id: gw1\nmqtt: \(broker.url)\nemulate: [heart-rate, tacx-fec]\npresence-interval: 1\n".write(to: config, atomically: true, encoding: .utf8)
+            let gateway = try BluetideExecutable.launch(["gateway", "--config", config.path])
+            do {
+                // Values arrive; the trainer (second emulated device) takes an ERG target.
+                try await waitFor(sub) { $0.hasPrefix("bluetide/f1de00000001/heart-rate|0|{") }
+                try await waitFor(sub) { $0.hasPrefix("bluetide/f1de00000002/state|") && $0.contains("\"powerWatts\"") }
+                try await MosquittoClients.publish(broker, topic: "bluetide/f1de00000002/set/target-power", message: "160")
+                let result = try await waitFor(sub) { $0.hasPrefix("bluetide/f1de00000002/result|") }
+                #expect(result.contains("\"ok\":true"), "\(result)")
+                try await waitFor(sub) { $0.hasPrefix("bluetide/f1de00000002/state|") && $0.contains("\"powerWatts\":160") }
+                kill(gateway.pid, SIGTERM)
+                #expect(await gateway.waitForCompletion(timeout: .seconds(20)) == 0)
+                try await waitFor(sub) { $0 == "bluetide/gateway/gw1/availability|0|offline" }
+                let log = await gateway.output(.stderr)
+                #expect(log.contains { $0.contains("connected to f1de00000002") }, "\(log)")
+                #expect(log.last?.contains("stopped") == true, "\(log)")
+            } catch {
+                await gateway.stop()
+                await sub.stop()
+                throw error
+            }
             await sub.stop()
-            throw error
         }
-        await sub.stop()
     }
 
     @Test func badOptionsAndRefusedCredentialsGiveOneLine() async throws {
@@ -60,15 +60,15 @@ struct GatewayCommandTests {
         #expect(password.stderr.count == 1 && password.stderr[0].contains("a password is never kept in the configuration"), "\(password.stderr)")
         #expect(!password.combined.joined().contains("hunter2"))
 
-        let broker = try await MosquittoBroker.start(users: ["garage": "right"])
-        defer { Task { await broker.finish() } }
-        let refused = try await BluetideExecutable.run(
-            ["gateway", "--id", "gw1", "--emulate", "heart-rate", "--mqtt", broker.url, "--username", "garage"],
-            environment: ["BLUETIDE_MQTT_PASSWORD": "wrong"])
-        #expect(refused.status == 1)
-        #expect(refused.stderr.count == 1, "\(refused.stderr)")
-        #expect(refused.stderr.first?.contains("refused the connection") == true && refused.stderr.first?.contains("not authori") == true)
-        #expect(!refused.combined.joined().contains("wrong"))
+        try await MosquittoBroker.run(users: ["garage": "right"]) { broker in
+            let refused = try await BluetideExecutable.run(
+                ["gateway", "--id", "gw1", "--emulate", "heart-rate", "--mqtt", broker.url, "--username", "garage"],
+                environment: ["BLUETIDE_MQTT_PASSWORD": "wrong"])
+            #expect(refused.status == 1)
+            #expect(refused.stderr.count == 1, "\(refused.stderr)")
+            #expect(refused.stderr.first?.contains("refused the connection") == true && refused.stderr.first?.contains("not authori") == true)
+            #expect(!refused.combined.joined().contains("wrong"))
+        }
     }
 
     @discardableResult
@@ -81,5 +81,19 @@ struct GatewayCommandTests {
             }
             if match(line) { return line }
         }
+    }
+}
+
+/// A machine without libmosquitto: one line naming the package, everything else unaffected.
+@Suite struct GatewayWithoutLibraryTests {
+    @Test func withoutLibmosquittoTheGatewaySaysWhichPackageToInstall() async throws {
+        let run = try await BluetideExecutable.run(
+            ["gateway", "--id", "gw1", "--emulate", "heart-rate", "--mqtt", "mqtt://127.0.0.1:1"],
+            environment: ["BLUETIDE_LIBMOSQUITTO": "/nonexistent/libmosquitto.so.1"])
+        #expect(run.status == 1)
+        #expect(run.stderr == ["bluetide: MQTT needs libmosquitto, which is not installed: install the Debian package libmosquitto1 (apt-get install libmosquitto1)"])
+        // Everything else runs without it.
+        let decode = try await BluetideExecutable.run(["decode", "heart-rate", "0648"], environment: ["BLUETIDE_LIBMOSQUITTO": "/nonexistent/libmosquitto.so.1"])
+        #expect(decode.status == 0)
     }
 }

@@ -95,6 +95,7 @@ struct GatewayBrokerTests {
             let wanted: Set = [
                 "homeassistant/sensor/bluetide_f1de00000a01/heartRateBPM/config", "homeassistant/sensor/bluetide_f1de00000a02/powerWatts/config",
                 "bluetide/f1de00000a01/availability", "bluetide/gateway/gw1/availability",
+                "homeassistant/binary_sensor/bluetide_gateway_gw1/connectivity/config",
             ]
             while !wanted.isSubset(of: retained.keys) {
                 guard let text = try await late.lines.next(timeout: .seconds(20)) else { break }
@@ -106,6 +107,9 @@ struct GatewayBrokerTests {
             #expect(retained.keys.contains("homeassistant/sensor/bluetide_f1de00000a02/powerWatts/config"))
             #expect(retained.keys.contains("bluetide/f1de00000a01/availability"))
             #expect(retained.keys.contains("bluetide/gateway/gw1/availability"))
+            let gatewayConfig = retained["homeassistant/binary_sensor/bluetide_gateway_gw1/connectivity/config"] ?? nil
+            #expect(gatewayConfig?["device", "identifiers"] == .array(["bluetide_gateway_gw1"]))
+            #expect(gatewayConfig?["state_topic"] == "bluetide/gateway/gw1/availability")
             let power = retained["homeassistant/sensor/bluetide_f1de00000a02/powerWatts/config"] ?? nil
             #expect(power?["device_class"] == "power")
             #expect(power?["unit_of_measurement"] == "W")
@@ -230,9 +234,52 @@ struct GatewayBrokerTests {
     }
 }
 
-/// A COLMI ring behind a gateway: polled, not notifying.
+/// A COLMI ring behind a gateway: polled, not notifying; a Nordic UART device: lines both ways.
 @Suite(.needsMosquitto, .needsLibmosquitto, .timeLimit(.minutes(2)))
 struct GatewayRingTests {
+    @Test func aLineSentToAUARTDeviceOverMQTTComesBackAsItsEcho() async throws {
+        let broker = try await MosquittoBroker.start()
+        let world = VirtualWorld()
+        let address = BluetoothAddress.randomStatic(0xF1DE_0000_0D01)
+        _ = try await world.emulate([try #require(EmulatorCatalog.make(name: "nus", seed: 1))], address: address)
+        let bluetooth = try await world.openHost()
+        var options = try MQTTOptions(url: broker.url, clientID: "bluetide-gw1")
+        let configuration = try GatewayConfiguration(id: "gw1", watch: [.address(address)])
+        options.will = configuration.will
+        let client = try MQTTClient(options)
+        try await client.connect(timeout: .seconds(20))
+        let gateway = Gateway(configuration: configuration, central: bluetooth.central, mqtt: client)
+        let running = Task { try await gateway.run() }
+        func cleanUp() async {
+            running.cancel()
+            _ = await running.result
+            await client.close()
+            await world.close()
+            await broker.finish()
+        }
+        do {
+            let sub = try await MosquittoClients.subscribe(broker, topics: ["bluetide/f1de00000d01/#"])
+            while let text = try await sub.lines.next(timeout: .seconds(30)), text != "bluetide/f1de00000d01/availability|0|online" {}
+            try await MosquittoClients.publish(broker, topic: "bluetide/f1de00000d01/set/uart", message: "hello ring")
+            var result: GatewayJSON?
+            var echo: GatewayJSON?
+            while result == nil || echo == nil, let text = try await sub.lines.next(timeout: .seconds(30)) {
+                let parts = text.split(separator: "|", maxSplits: 2).map(String.init)
+                guard parts.count == 3 else { continue }
+                if parts[0] == "bluetide/f1de00000d01/result" { result = GatewayJSON.parse(parts[2]) }
+                if parts[0] == "bluetide/f1de00000d01/uart" { echo = GatewayJSON.parse(parts[2]) }
+            }
+            #expect(result?["ok"] == .bool(true))
+            #expect(echo?["type"] == "uart-received")
+            #expect(echo?["value", "summary"] == "hello ring\n")
+            await sub.stop()
+        } catch {
+            await cleanUp()
+            throw error
+        }
+        await cleanUp()
+    }
+
     @Test func aRingsHeartRateSpO2StepsAndBatteryReachTheStateAndDiscoveryAndFindWorks() async throws {
         let broker = try await MosquittoBroker.start()
         let world = VirtualWorld()

@@ -83,89 +83,89 @@ struct MQTTClientBrokerTests {
     }
 
     @Test func lastWillIsPublishedWhenTheClientVanishesButNotOnACleanClose() async throws {
-        let broker = try await MosquittoBroker.start()
-        defer { Task { await broker.finish() } }
-        let will = MQTTMessage(topic: "gw/availability", text: "offline", qos: .atLeastOnce, retain: true)
-        let first = try client(broker) { $0.will = will }
-        try await first.connect(timeout: .seconds(20))
-        try await first.publishAndWait(MQTTMessage(topic: "gw/availability", text: "online", qos: .atLeastOnce, retain: true))
-        let sub = try await MosquittoClients.subscribe(broker, topics: ["gw/availability"])
-        #expect(try await sub.lines.next(timeout: .seconds(20)) == "gw/availability|1|online")
-        first.drop()
-        #expect(try await sub.lines.next(timeout: .seconds(20)) == "gw/availability|0|offline")
-        await first.close()
+        try await MosquittoBroker.run { broker in
+            let will = MQTTMessage(topic: "gw/availability", text: "offline", qos: .atLeastOnce, retain: true)
+            let first = try client(broker) { $0.will = will }
+            try await first.connect(timeout: .seconds(20))
+            try await first.publishAndWait(MQTTMessage(topic: "gw/availability", text: "online", qos: .atLeastOnce, retain: true))
+            let sub = try await MosquittoClients.subscribe(broker, topics: ["gw/availability"])
+            #expect(try await sub.lines.next(timeout: .seconds(20)) == "gw/availability|1|online")
+            first.drop()
+            #expect(try await sub.lines.next(timeout: .seconds(20)) == "gw/availability|0|offline")
+            await first.close()
 
-        let second = try client(broker) { $0.will = will }
-        try await second.connect(timeout: .seconds(20))
-        try await second.publishAndWait(MQTTMessage(topic: "gw/availability", text: "online", qos: .atLeastOnce, retain: true))
-        #expect(try await sub.lines.next(timeout: .seconds(20)) == "gw/availability|0|online")
-        await second.close()
-        // After a clean close the broker keeps "online" (the will is not sent): a marker published
-        // after the close is the next line.
-        try await MosquittoClients.publish(broker, topic: "gw/availability", message: "marker", qos: 1)
-        #expect(try await sub.lines.next(timeout: .seconds(20)) == "gw/availability|0|marker")
-        await sub.stop()
+            let second = try client(broker) { $0.will = will }
+            try await second.connect(timeout: .seconds(20))
+            try await second.publishAndWait(MQTTMessage(topic: "gw/availability", text: "online", qos: .atLeastOnce, retain: true))
+            #expect(try await sub.lines.next(timeout: .seconds(20)) == "gw/availability|0|online")
+            await second.close()
+            // After a clean close the broker keeps "online" (the will is not sent): a marker published
+            // after the close is the next line.
+            try await MosquittoClients.publish(broker, topic: "gw/availability", message: "marker", qos: 1)
+            #expect(try await sub.lines.next(timeout: .seconds(20)) == "gw/availability|0|marker")
+            await sub.stop()
+        }
     }
 
     @Test func refusedCredentialsGiveOneClearLineAndGoodOnesConnect() async throws {
-        let broker = try await MosquittoBroker.start(users: ["gateway": "right-password"])
-        defer { Task { await broker.finish() } }
-        let wrong = try client(broker) { $0.username = "gateway"; $0.password = "wrong-password" }
-        do {
-            try await wrong.connect(timeout: .seconds(20))
-            Issue.record("a wrong password connected")
-        } catch {
-            let line = "\(error)"
-            #expect(line.contains("refused the connection"), "\(line)")
-            #expect(line.contains("not authori"), "\(line)")
-            #expect(!line.contains("wrong-password"))
-            #expect(!line.contains("\n"))
+        try await MosquittoBroker.run(users: ["gateway": "right-password"]) { broker in
+            let wrong = try client(broker) { $0.username = "gateway"; $0.password = "wrong-password" }
+            do {
+                try await wrong.connect(timeout: .seconds(20))
+                Issue.record("a wrong password connected")
+            } catch {
+                let line = "\(error)"
+                #expect(line.contains("refused the connection"), "\(line)")
+                #expect(line.contains("not authori"), "\(line)")
+                #expect(!line.contains("wrong-password"))
+                #expect(!line.contains("\n"))
+            }
+            await wrong.close()
+            let right = try client(broker) { $0.username = "gateway"; $0.password = "right-password" }
+            try await right.connect(timeout: .seconds(20))
+            #expect(right.isConnected)
+            await right.close()
         }
-        await wrong.close()
-        let right = try client(broker) { $0.username = "gateway"; $0.password = "right-password" }
-        try await right.connect(timeout: .seconds(20))
-        #expect(right.isConnected)
-        await right.close()
     }
 
     @Test func reconnectsAfterTheBrokerRestartsAndDeliversWhatWasQueuedInOrder() async throws {
-        let broker = try await MosquittoBroker.start()
-        defer { Task { await broker.finish() } }
-        let client = try client(broker) { $0.outboxLimit = 3 }
-        try await client.connect(timeout: .seconds(20))
-        // The client reads its own values back: its subscription is renewed on reconnect before
-        // the outbox is sent, so what it receives is what the broker got, in the broker's order.
-        try await client.subscribe("values/#")
-        let events = Task { () -> [MQTTEvent] in
-            var seen: [MQTTEvent] = []
-            for await event in client.events {
-                seen.append(event)
-                if seen.filter({ $0 == .connected }).count == 2 { break }
+        try await MosquittoBroker.run { broker in
+            let client = try client(broker) { $0.outboxLimit = 3 }
+            try await client.connect(timeout: .seconds(20))
+            // The client reads its own values back: its subscription is renewed on reconnect before
+            // the outbox is sent, so what it receives is what the broker got, in the broker's order.
+            try await client.subscribe("values/#")
+            let events = Task { () -> [MQTTEvent] in
+                var seen: [MQTTEvent] = []
+                for await event in client.events {
+                    seen.append(event)
+                    if seen.filter({ $0 == .connected }).count == 2 { break }
+                }
+                return seen
             }
-            return seen
+            await broker.stop()
+            try await client.waitUntilDisconnected(timeout: .seconds(20))
+            // Kept at QoS 1 while the broker is away; the outbox holds 3, so the 2 oldest are dropped.
+            for index in 1...5 {
+                #expect(try client.publish(MQTTMessage(topic: "values/n", text: "\(index)", qos: .atLeastOnce)) == 0)
+            }
+            #expect(client.unacknowledgedCount == 3)
+            #expect(client.droppedCount == 2)
+            #expect(throws: MQTTError.self) { try client.publish(MQTTMessage(topic: "values/n", text: "lost", qos: .atMostOnce)) }
+            try await broker.launch()
+            try await client.waitUntilConnected(timeout: .seconds(30))
+            #expect(await client.flush(timeout: .seconds(20)))
+            var received: [String] = []
+            for await message in client.messages where message.topic == "values/n" {
+                received.append(message.text)
+                if received.count == 3 { break }
+            }
+            #expect(received == ["3", "4", "5"])
+            let seen = await events.value
+            #expect(seen.contains { if case .disconnected = $0 { true } else { false } }, "\(seen)")
+            #expect(seen.last == .connected)
+            await client.close()
         }
-        await broker.stop()
-        try await client.waitUntilDisconnected(timeout: .seconds(20))
-        // Kept at QoS 1 while the broker is away; the outbox holds 3, so the 2 oldest are dropped.
-        for index in 1...5 {
-            #expect(try client.publish(MQTTMessage(topic: "values/n", text: "\(index)", qos: .atLeastOnce)) == 0)
-        }
-        #expect(client.unacknowledgedCount == 3)
-        #expect(client.droppedCount == 2)
-        #expect(throws: MQTTError.self) { try client.publish(MQTTMessage(topic: "values/n", text: "lost", qos: .atMostOnce)) }
-        try await broker.launch()
-        try await client.waitUntilConnected(timeout: .seconds(30))
-        #expect(await client.flush(timeout: .seconds(20)))
-        var received: [String] = []
-        for await message in client.messages where message.topic == "values/n" {
-            received.append(message.text)
-            if received.count == 3 { break }
-        }
-        #expect(received == ["3", "4", "5"])
-        let seen = await events.value
-        #expect(seen.contains { if case .disconnected = $0 { true } else { false } }, "\(seen)")
-        #expect(seen.last == .connected)
-        await client.close()
     }
 
     @Test func anAbsentBrokerGivesOneLineWithinTheLimit() async throws {

@@ -15,6 +15,8 @@ public final class MosquittoBroker: Sendable {
     /// Its folder: configuration, password file.
     public let directory: URL
     private let process: Mutex<BumbleProcess?>
+    /// Clients started against this broker (mosquitto_sub), stopped with it.
+    private let clients = Mutex<[BumbleProcess]>([])
 
     /// `mqtt://127.0.0.1:PORT`.
     public var url: String { "mqtt://127.0.0.1:\(port)" }
@@ -27,6 +29,25 @@ public final class MosquittoBroker: Sendable {
         self.directory = directory
         self.process = Mutex(nil)
     }
+
+    /// Runs `body` with a new broker and always stops it (and the clients started against it)
+    /// afterwards, whether `body` returns or throws.
+    public static func run<T: Sendable>(
+        users: [String: String] = [:], persistent: Bool = false, _ body: (MosquittoBroker) async throws -> T
+    ) async throws -> T {
+        let broker = try await start(users: users, persistent: persistent)
+        do {
+            let value = try await body(broker)
+            await broker.finish()
+            return value
+        } catch {
+            await broker.finish()
+            throw error
+        }
+    }
+
+    /// Stops `client` when the broker finishes.
+    public func adopt(_ client: BumbleProcess) { clients.withLock { $0.append(client) } }
 
     /// Starts a broker; with `users`, anonymous clients are refused and these name/password pairs
     /// accepted; `persistent` keeps retained messages and sessions across a restart (saved on stop).
@@ -83,8 +104,9 @@ public final class MosquittoBroker: Sendable {
         _ = await child.waitForExit(timeout: .seconds(10))
     }
 
-    /// Stops the broker and removes its folder.
+    /// Stops the clients started against it, the broker, and removes its folder.
     public func finish() async {
+        for client in clients.withLock({ state in defer { state = [] }; return state }) { await client.stop() }
         await stop()
         try? FileManager.default.removeItem(at: directory)
     }
@@ -125,6 +147,7 @@ public enum MosquittoClients {
         var arguments = ["-h", "127.0.0.1", "-p", "\(broker.port)", "-i", id, "-F", "%t|%r|%p"]
         for topic in topics { arguments += ["-t", topic] }
         let child = try BumbleProcess.launch(name: "mosquitto_sub", executable: tool, arguments: arguments + extra)
+        broker.adopt(child)
         try await broker.waitForLog(containing: "Sending SUBACK to \(id)", timeout: .seconds(20))
         return child
     }
