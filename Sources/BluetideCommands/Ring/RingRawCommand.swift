@@ -11,7 +11,7 @@ struct RingRawCommand: AsyncParsableCommand {
         commandName: "raw",
         abstract: "Stream the ring's raw PPG, accelerometer and SpO2 sensor samples to CSV or JSON Lines, until Ctrl-C.",
         discussion: """
-            Each sample is one row with its arrival time (UTC, milliseconds) and seconds since the start: time,seconds,kind,raw,max,min,diff,x,y,z. Without --out the rows go to standard output. --values also records the ring's packets as a value log (bluetide replay plays it back). Ctrl-C or --seconds stops the stream on the ring, then disconnects; the last line says how many samples came, how fast, and how many were dropped.
+            Each sample is one row with its arrival time (UTC, milliseconds) and seconds since the start: time,seconds,kind,raw,max,min,diff,x,y,z. Without --out the rows go to standard output. --values also records the ring's packets as a value log (bluetide replay plays it back). Ctrl-C or --seconds stops the stream on the ring, then disconnects; the last line says how many samples came, how fast, and how many were dropped (on a terminal, a live count runs on standard error meanwhile).
 
             Stock firmware sends a few samples a second (atc1441's patched firmware 40 Hz and more).
 
@@ -112,8 +112,17 @@ struct RingRawCommand: AsyncParsableCommand {
         }
         var statistics = RingRawStatistics()
         var failure: CommandFailure?
+        // On a terminal, with the samples going to a file: a live count on standard error.
+        let live = out != nil && !json && isatty(STDERR_FILENO) == 1
+        var lastShown = ContinuousClock.now
         for await sample in ring.rawSamples {
             statistics.add(sample)
+            if live, ContinuousClock.now - lastShown >= .seconds(1) {
+                lastShown = .now
+                let rate = sample.seconds > 0 ? Double(statistics.total) / sample.seconds : 0
+                let dropped = await ring.rawDropped
+                StandardStreams.error.write("\r\u{1B}[K\(statistics.total) samples (ppg \(statistics.counts["ppg"] ?? 0), accelerometer \(statistics.counts["accelerometer"] ?? 0), spo2 \(statistics.counts["spo2"] ?? 0)), \(String(format: "%.1f", rate))/s, dropped \(dropped)")
+            }
             let line = format.line(sample, start: started)
             do {
                 if let file { try file.write(line) } else { output.emit(line) }
@@ -127,6 +136,7 @@ struct RingRawCommand: AsyncParsableCommand {
         }
         let linkLost = reason.withLock { $0 == nil } && failure == nil
         if linkLost || failure != nil { reason.withLock { $0 = $0 ?? (failure != nil ? "write failed" : "link lost") } }
+        if live { StandardStreams.error.write("\r\u{1B}[K") }
         stopper.cancel()
         await stopper.value
         statistics.dropped = await ring.rawDropped

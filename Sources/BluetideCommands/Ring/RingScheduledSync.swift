@@ -47,6 +47,8 @@ struct RingScheduledSync {
             }
         } catch let failure as CommandFailure {
             return Outcome(ring: label, round: round, report: nil, failure: failure.message)
+        } catch where Task.isCancelled || error is CancellationError {
+            return Outcome(ring: label, round: round, report: nil, failure: "stopped while syncing; what arrived is kept")
         } catch {
             return Outcome(ring: label, round: round, report: nil, failure: "\(error)")
         }

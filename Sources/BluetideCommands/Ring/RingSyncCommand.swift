@@ -118,7 +118,8 @@ struct RingSyncCommand: AsyncParsableCommand {
         }
         let failure = o.failure ?? "failed"
         if json { return JSONOutput.line("sync-failed", ["ring": .string(o.ring), "round": .integer(Int64(o.round)), "reason": .string(failure)]) }
-        return "\(time) round \(o.round): \(o.ring): not synced (\(failure)); trying again next round"
+        let next = failure.hasPrefix("stopped while syncing") ? "" : "; trying again next round"
+        return "\(time) round \(o.round): \(o.ring): not synced (\(failure))\(next)"
     }
 
     func execute(_ output: CommandOutput) async throws {
