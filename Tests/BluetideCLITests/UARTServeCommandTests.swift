@@ -143,3 +143,28 @@ import Testing
         return out
     }
 }
+
+/// `uart daemon --config`: a bad config fails with the field that is wrong (exit 2).
+@Suite struct UARTDaemonConfigTests {
+    @Test func badConfigsNameTheFieldThatIsWrong() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("daemon-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cases: [(String, String)] = [
+            (#"{"devices": []}"#, "devices: expected a list of at least one device object"),
+            (#"{"devices": [{"device": "R1", "pty": "tty"}]}"#, "devices[0].pty: expected an absolute path"),
+            (#"{"devices": [{"device": "R1", "pty": "/tmp/a", "minRssi": -200}]}"#, "devices[0].minRssi: expected dBm from -127 to 20"),
+            (#"{"devices": [{"device": "R1", "pty": "/tmp/a"}, {"device": "R2", "pty": "/tmp/a"}]}"#, "devices[1].pty: /tmp/a is used by another device"),
+            (#"{"devices": [{"device": "R1", "pty": "/tmp/a", "eol": "lfcr"}]}"#, "devices[0].eol: expected cr, lf, crlf or none"),
+            (#"{"devices": [{"device": "R1", "pty": "/tmp/a", "service": "FFE0"}]}"#, "devices[0].service/write/notify: expected all three"),
+            ("not json", "the file: expected a JSON object"),
+        ]
+        for (index, (text, message)) in cases.enumerated() {
+            let file = folder.appendingPathComponent("\(index).json").path
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            let run = try await BluetideExecutable.run(["uart", "daemon", "--config", file])
+            #expect(run.status == 2, "\(text): \(run.stderr)")
+            #expect(run.stderr.contains { $0.contains("--config \(file): \(message)") }, "\(text): \(run.stderr)")
+        }
+    }
+}

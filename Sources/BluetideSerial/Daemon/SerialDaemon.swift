@@ -12,9 +12,15 @@ public struct SerialDaemonDevice: Sendable, Equatable {
     public var minimumRSSI: Int?
     /// The link's options (profile or custom UUIDs, reconnect tries, outage buffer, …).
     public var options: SerialLinkOptions
+    /// What each line end (LF, CRLF or a lone CR) written to the pty becomes on the way to the
+    /// device (e.g. `[0x0D, 0x0A]`); nil: bytes pass unchanged.
+    public var lineEnding: [UInt8]?
 
     /// A device entry; see each property.
-    public init(target: String, ptyPath: String, minimumRSSI: Int? = nil, options: SerialLinkOptions = SerialLinkOptions()) {
+    public init(
+        target: String, ptyPath: String, minimumRSSI: Int? = nil, options: SerialLinkOptions = SerialLinkOptions(), lineEnding: [UInt8]? = nil
+    ) {
+        self.lineEnding = lineEnding
         self.target = target
         self.ptyPath = ptyPath
         self.minimumRSSI = minimumRSSI
@@ -177,7 +183,10 @@ private final class DeviceKeeper: Sendable {
     /// Reads the pty for the daemon's whole life and hands each chunk to the current link,
     /// waiting for one (and through its outages) rather than dropping anything.
     private func pump() async {
-        while let chunk = await port.read() {
+        var converter = LineEndingConverter(ending: device.lineEnding)
+        while let read = await port.read() {
+            let chunk = converter.convert(read)
+            if chunk.isEmpty { continue }
             while !Task.isCancelled {
                 let link = await current.next()
                 do {
@@ -225,5 +234,25 @@ private final class CurrentLink: Sendable {
             }
             if let link { continuation.resume(returning: link) }
         }
+    }
+}
+
+/// Replaces each line end (LF, CRLF or a lone CR) with `ending`; the LF of a CRLF split across
+/// two chunks is still one line end. Pure; nil `ending` passes bytes unchanged.
+struct LineEndingConverter: Sendable {
+    let ending: [UInt8]?
+    private var afterCR = false
+
+    init(ending: [UInt8]?) { self.ending = ending }
+
+    mutating func convert(_ bytes: [UInt8]) -> [UInt8] {
+        guard let ending else { return bytes }
+        var out: [UInt8] = []
+        for byte in bytes {
+            if byte == 0x0A, afterCR { afterCR = false; continue }  // the LF of a CRLF already ended the line
+            afterCR = byte == 0x0D
+            if byte == 0x0D || byte == 0x0A { out += ending } else { out.append(byte) }
+        }
+        return out
     }
 }
