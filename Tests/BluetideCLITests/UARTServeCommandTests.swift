@@ -54,8 +54,11 @@ import Testing
         let ready = try await controllers.firstLine(from: .stdout, timeout: .seconds(60), describing: "READY") { $0.hasPrefix("READY ") }
         let ports = ready.split(separator: " ").dropFirst().map(String.init)
         try #require(ports.count == 2, "\(ready)")
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString.prefix(8)).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: log) }
         let server = try BluetideExecutable.launch(
-            ["uart", "serve", "--name", "PCJ", "--json", "--idle-timeout", "5", "--transport", "tcp-client:127.0.0.1:\(ports[0])"])
+            ["uart", "serve", "--name", "PCJ", "--json", "--idle-timeout", "5", "--transport", "tcp-client:127.0.0.1:\(ports[0])",
+             "--log", log, "--log-format", "jsonl"])
         defer { Task { await server.stop() } }
         _ = try await server.firstLine(from: .stderr, timeout: .seconds(60), describing: "advertising") { $0.contains("\"advertising\"") }
         try await server.writeToStdin("from the computer\n")
@@ -73,6 +76,12 @@ import Testing
         let events = await server.output(.stderr).compactMap { JSONValue(line: $0)?["type"]?.string }
         #expect(events.starts(with: ["advertising", "connected", "subscribed"]), "\(events)")
         #expect(events.last == "closed", "\(events)")
+        // Every line, the log's too, follows the one schema.
+        let logLines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map { "serve log\t\($0)" }
+        #expect(logLines.count >= 2, "a sent and a received entry: \(logLines)")
+        let out = await server.output(.stdout).map { "serve stdout\t\($0)" }
+        let err = await server.output(.stderr).map { "serve stderr\t\($0)" }
+        try await JSONOutputSchemaTests.expectValid(out + err + logLines)
     }
 
     /// `--log`: every chunk sent and received, checked byte for byte against what went in and
