@@ -54,8 +54,11 @@ import Testing
         let ready = try await controllers.firstLine(from: .stdout, timeout: .seconds(60), describing: "READY") { $0.hasPrefix("READY ") }
         let ports = ready.split(separator: " ").dropFirst().map(String.init)
         try #require(ports.count == 2, "\(ready)")
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString.prefix(8)).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: log) }
         let server = try BluetideExecutable.launch(
-            ["uart", "serve", "--name", "PCJ", "--json", "--idle-timeout", "5", "--transport", "tcp-client:127.0.0.1:\(ports[0])"])
+            ["uart", "serve", "--name", "PCJ", "--json", "--idle-timeout", "5", "--transport", "tcp-client:127.0.0.1:\(ports[0])",
+             "--log", log, "--log-format", "jsonl"])
         defer { Task { await server.stop() } }
         _ = try await server.firstLine(from: .stderr, timeout: .seconds(60), describing: "advertising") { $0.contains("\"advertising\"") }
         try await server.writeToStdin("from the computer\n")
@@ -73,6 +76,12 @@ import Testing
         let events = await server.output(.stderr).compactMap { JSONValue(line: $0)?["type"]?.string }
         #expect(events.starts(with: ["advertising", "connected", "subscribed"]), "\(events)")
         #expect(events.last == "closed", "\(events)")
+        // Every line, the log's too, follows the one schema.
+        let logLines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map { "serve log\t\($0)" }
+        #expect(logLines.count >= 2, "a sent and a received entry: \(logLines)")
+        let out = await server.output(.stdout).map { "serve stdout\t\($0)" }
+        let err = await server.output(.stderr).map { "serve stderr\t\($0)" }
+        try await JSONOutputSchemaTests.expectValid(out + err + logLines)
     }
 
     /// `--log`: every chunk sent and received, checked byte for byte against what went in and
@@ -141,5 +150,30 @@ import Testing
             }
         }
         return out
+    }
+}
+
+/// `uart daemon --config`: a bad config fails with the field that is wrong (exit 2).
+@Suite struct UARTDaemonConfigTests {
+    @Test func badConfigsNameTheFieldThatIsWrong() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("daemon-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cases: [(String, String)] = [
+            (#"{"devices": []}"#, "devices: expected a list of at least one device object"),
+            (#"{"devices": [{"device": "R1", "pty": "tty"}]}"#, "devices[0].pty: expected an absolute path"),
+            (#"{"devices": [{"device": "R1", "pty": "/tmp/a", "minRssi": -200}]}"#, "devices[0].minRssi: expected dBm from -127 to 20"),
+            (#"{"devices": [{"device": "R1", "pty": "/tmp/a"}, {"device": "R2", "pty": "/tmp/a"}]}"#, "devices[1].pty: /tmp/a is used by another device"),
+            (#"{"devices": [{"device": "R1", "pty": "/tmp/a", "eol": "lfcr"}]}"#, "devices[0].eol: expected cr, lf, crlf or none"),
+            (#"{"devices": [{"device": "R1", "pty": "/tmp/a", "service": "FFE0"}]}"#, "devices[0].service/write/notify: expected all three"),
+            ("not json", "the file: expected a JSON object"),
+        ]
+        for (index, (text, message)) in cases.enumerated() {
+            let file = folder.appendingPathComponent("\(index).json").path
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            let run = try await BluetideExecutable.run(["uart", "daemon", "--config", file])
+            #expect(run.status == 2, "\(text): \(run.stderr)")
+            #expect(run.stderr.contains { $0.contains("--config \(file): \(message)") }, "\(text): \(run.stderr)")
+        }
     }
 }

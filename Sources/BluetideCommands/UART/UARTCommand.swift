@@ -17,7 +17,7 @@ struct UARTCommand: AsyncParsableCommand {
               bluetide uart Robot1 --pty /tmp/ttyBLE    # screen /tmp/ttyBLE
               bluetide uart serve --name PC --pty /tmp/ttyPC
             """,
-        subcommands: [UARTConnectCommand.self, UARTServeCommand.self, UARTPlotCommand.self],
+        subcommands: [UARTConnectCommand.self, UARTServeCommand.self, UARTPlotCommand.self, UARTDaemonCommand.self],
         defaultSubcommand: UARTConnectCommand.self)
 
     static func parseTCP(_ text: String) throws -> (host: String, port: UInt16) {

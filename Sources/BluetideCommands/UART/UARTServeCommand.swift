@@ -122,7 +122,7 @@ struct UARTServeCommand: AsyncParsableCommand {
 }
 
 /// Server events as status lines on stderr ("PC: central F1:…/R connected"), or with --json as
-/// records of docs/json-output.md: `advertising` (`name`, `profile`), `connected`, `subscribed`
+/// records of docs/json-output.md: `advertising` (`localName`, `profile`), `connected`, `subscribed`
 /// (`chunkBytes`), `unsubscribed`, `disconnected` (`reason`), `refused` (`maximum`), each with
 /// the central as `device`; `closed`; `message` (`text`).
 struct UARTServeReporter: Sendable {
@@ -136,7 +136,7 @@ struct UARTServeReporter: Sendable {
         var fields: [String: JSONOutputValue] = [:]
         switch event {
         case let .advertising(name, profile):
-            fields["name"] = .string(name)
+            fields["localName"] = .string(name)
             fields["profile"] = .string(profile.kind.rawValue)
         case let .connected(central), let .unsubscribed(central):
             fields["device"] = JSONOutput.device(central)

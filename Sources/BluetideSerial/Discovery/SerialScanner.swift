@@ -32,7 +32,8 @@ public struct SerialScanner: Sendable {
 
     /// Finds the device `target` names: an advertised name, or an address (`AA:BB:…`, optionally
     /// with `/P` public or `/R` random). Scans at most `timeout`; the error lists the names seen.
-    public func find(_ target: String, timeout: Duration = .seconds(10)) async throws -> Advertisement {
+    /// With `minimumRSSI` (dBm), the device is taken only from an advertisement at least that strong.
+    public func find(_ target: String, timeout: Duration = .seconds(10), minimumRSSI: Int? = nil) async throws -> Advertisement {
         let trimmed = target.trimmingCharacters(in: .whitespaces)
         let upper = trimmed.uppercased()
         var addressText = trimmed
@@ -40,8 +41,13 @@ public struct SerialScanner: Sendable {
         let asAddress = try? BluetoothAddress(addressText, type: .random)
         var seen: [String] = []
         var filter = ScanFilter()
-        filter.allowDuplicates = false
+        filter.allowDuplicates = minimumRSSI != nil  // a device may come closer during the scan
         for await advertisement in try await central.scan(filter: filter, timeout: timeout) {
+            if let minimumRSSI, advertisement.rssi < minimumRSSI {
+                let label = (advertisement.name ?? "\(advertisement.address)") + " (\(advertisement.rssi) dBm)"
+                if advertisement.name == trimmed || advertisement.address.value == asAddress?.value, !seen.contains(label) { seen.append(label) }
+                continue
+            }
             if let asAddress, advertisement.address.value == asAddress.value { return advertisement }
             if advertisement.name == trimmed { return advertisement }
             let label = advertisement.name ?? "\(advertisement.address)"
