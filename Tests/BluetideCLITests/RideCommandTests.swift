@@ -163,7 +163,7 @@ import FoundationNetworking
         let message = try await failureMessage { try await missing.execute(LineCollector().output) }
         #expect(message?.hasPrefix("/nonexistent/ride.jsonl: ") == true)
         let format = try #require(try RideCommand.parseAsRoot(["export", "x.jsonl", "--format", "gpx"]) as? RideExportCommand)
-        #expect(try await failureMessage { try await format.execute(LineCollector().output) } == "--format gpx: expected tcx or csv")
+        #expect(try await failureMessage { try await format.execute(LineCollector().output) } == "--format gpx: expected fit, tcx or csv")
         let workout = try #require(try RideCommand.parseAsRoot(["--workout", "/nonexistent/plan.zwo"]) as? RideRunCommand)
         #expect(try await failureMessage { try await workout.execute(LineCollector().output) } == "--workout /nonexistent/plan.zwo: cannot read the file")
         let nobody = try #require(try RideCommand.parseAsRoot(["--transport", privateLink(), "--timeout", "1"]) as? RideRunCommand)

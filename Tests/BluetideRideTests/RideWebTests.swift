@@ -167,4 +167,53 @@ import FoundationNetworking
         #expect(!access.accepts(token: nil))
         #expect(RideWebAccess().token != access.token)
     }
+
+    /// The page with its controls in headless Chromium (Debian's `chromium`): its script runs
+    /// (the live socket opens from the browser, its own origin passing the guard) and the controls
+    /// are there with the page's token. (Clicking them is not driven here: the socket's commands
+    /// are checked above.)
+    @Test(.needs("chromium", install: "apt-get install chromium")) func thePageRunsInHeadlessChromium() async throws {
+        let chromium = try #require(OptionalTool.executable("chromium"), "chromium is not installed (apt-get install chromium)")
+        let feed = RideLiveFeed()
+        let access = RideWebAccess()
+        let running = try await RideWebServer(feed: feed, control: RideWebControl { _ in "ok" }, access: access).start(host: "127.0.0.1", port: 0)
+        for t in 1...3 { await feed.publish(Self.sample(Double(t), power: 211)) }
+        let profile = NSTemporaryDirectory() + "chromium-ride-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: profile) }
+        let url = running.localURL + "/"
+        let dom: String
+        do {
+            dom = try await guarded("chromium's DOM", seconds: 90) {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
+                    Thread {
+                        let process = Process()
+                        process.executableURL = chromium
+                        process.arguments = [
+                            "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile)", "--virtual-time-budget=5000",
+                            "--dump-dom", url,
+                        ]
+                        let pipe = Pipe()
+                        process.standardOutput = pipe
+                        process.standardError = FileHandle.nullDevice
+                        do {
+                            try process.run()
+                            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                            process.waitUntilExit()
+                            continuation.resume(returning: String(decoding: data, as: UTF8.self))
+                        } catch {
+                            continuation.resume(throwing: error)
+                        }
+                    }.start()
+                }
+            }
+        } catch {
+            await running.stop()
+            throw error
+        }
+        await running.stop()
+        #expect(dom.contains(#"<span id="state" class="">live</span>"#), "the script ran and /live opened: \(dom.prefix(600))")
+        #expect(dom.contains(#"<span class="value" id="power">211</span>"#))
+        #expect(dom.contains("data-token=\"\(access.token)\""))
+        #expect(dom.contains(#"<button id="pause">Pause</button>"#))
+    }
 }

@@ -81,3 +81,65 @@ import Testing
         #expect(throws: WorkoutParseError.self) { try Workout.parse("", fileName: "plan.fit") }
     }
 }
+
+/// FIT workout files (issue 29 item 4). The fixture was written by Garmin's FIT SDK for Python
+/// (garmin_fit_sdk.Encoder, profile 21.218): file_id (workout), workout "Over-unders", steps:
+/// warm-up 5:00 at 120–160 W (custom power +1000), 2:00 at 95–105 % FTP, rest 1:00 at 100 W,
+/// repeat from step 2 three times in all, cool-down 3:00 open.
+@Suite struct FITWorkoutTests {
+    static let garminFixture = hexBytes("""
+        0e20e2520c0100002e464954ccef40000000000500010001028402028403048c0404860005ff000000d204000000ab904141\
+        00001a0003080c07040100060284014f7665722d756e64657273000205004200001b0009fe02840008070101000204860301\
+        000404860504860604860701000200005761726d2075700000e093040004000000006004000088040000024300001b0008fe\
+        028401010002048603010004048605048606048607010003010000c0d4010004000000005f00000069000000000302000060\
+        ea000004000000004c0400004c040000014400001b0005fe0284010100020486030100040486040300060100000002030000\
+        004500001b0005fe02840101000204860301000701000504000020bf02000203b823
+        """)
+
+    static func hexBytes(_ text: String) -> [UInt8] {
+        let digits = Array(text.filter(\.isHexDigit))
+        return stride(from: 0, to: digits.count - 1, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
+    }
+
+    @Test func aGarminWorkoutFileBecomesTheWorkoutsSteps() throws {
+        #expect(Self.garminFixture.count == 284)
+        let workout = try Workout.parse(bytes: Self.garminFixture, fileName: "plans/over-unders.fit")
+        #expect(workout.name == "Over-unders")
+        #expect(workout.steps.map(\.kind) == ["warmup", "steady", "interval off", "steady", "interval off", "steady", "interval off", "cooldown"])
+        #expect(workout.steps.map(\.durationSeconds) == [300, 120, 60, 120, 60, 120, 60, 180])
+        #expect(workout.steps[0].startPower == .watts(140))
+        #expect(workout.steps[1].startPower == .ftpFraction(1.0))
+        #expect(workout.steps[2].startPower == .watts(100))
+        #expect(workout.steps[7].startPower == .free)
+        #expect(workout.targetWatts(at: 400, ftp: 250) == 250)
+    }
+
+    @Test func damagedAndUnrideableFilesAreRefusedSayingWhy() {
+        var damaged = Self.garminFixture
+        damaged[40] ^= 0xFF
+        #expect(throws: WorkoutParseError(line: nil, message: "w.fit: byte 282: the file's CRC does not match: the file is damaged")) {
+            try Workout.parse(bytes: damaged, fileName: "w.fit")
+        }
+        #expect(throws: WorkoutParseError.self) { try Workout.parse(bytes: Array(Self.garminFixture.prefix(20)), fileName: "w.fit") }
+        // A step that ends on distance cannot be ridden in ERG.
+        var fit = FITEncoder()
+        fit.append(FITMessage(0, [FITField(0, .enumeration, 5)]))
+        fit.append(FITMessage(27, [FITField(254, .uint16, 0), FITField(1, .enumeration, 1), FITField(2, .uint32, 100_000)]))
+        #expect(throws: WorkoutParseError(
+            line: nil, message: "w.fit: step 1 ends on something other than time (FIT duration type 1); only timed steps can be ridden")) {
+            try Workout.parse(bytes: fit.file(), fileName: "w.fit")
+        }
+        // An activity file is not a workout.
+        let activity = FITActivityWriter.file(samples: [], start: ExportTests.start)
+        #expect(throws: WorkoutParseError(line: nil, message: "w.fit: a FIT file of type 4, not a workout (type 5)")) {
+            try Workout.parse(bytes: activity, fileName: "w.fit")
+        }
+    }
+
+    @Test func theDecoderReadsOurOwnActivityFilesBack() throws {
+        let bytes = FITActivityWriter.file(samples: ExportTests.samples, start: ExportTests.start)
+        let records = try FITDecoder.messages(bytes).filter { $0.global == 20 }
+        #expect(records.map { $0.unsigned(7) } == [200, 210, nil])
+        #expect(records.map { $0.unsigned(3) } == [120, nil, 130])
+    }
+}

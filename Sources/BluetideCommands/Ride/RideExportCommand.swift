@@ -26,7 +26,7 @@ struct RideExportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "fit, tcx or csv.")
     var format: String = "tcx"
 
-    @Option(name: .long, help: "The workout ridden (.zwo, .erg or .mrc): its steps become the FIT file's laps.")
+    @Option(name: .long, help: "The workout ridden (.zwo, .erg, .mrc or .fit): its steps become the FIT file's laps.")
     var workout: String?
 
     @Option(name: .long, help: "The FTP in watts the workout was ridden with.")
@@ -59,10 +59,10 @@ struct RideExportCommand: AsyncParsableCommand {
             throw CommandFailure.usage("--workout: laps are written in FIT files only; add --format fit", field: "--workout")
         }
         let plan: Workout? = try workout.map { path in
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            guard let data = FileManager.default.contents(atPath: path) else {
                 throw CommandFailure("--workout \(path): cannot read the file")
             }
-            do { return try Workout.parse(text, fileName: path) } catch {
+            do { return try Workout.parse(bytes: [UInt8](data), fileName: path) } catch {
                 throw CommandFailure("--workout \(path): \(error)")
             }
         }

@@ -63,7 +63,7 @@ struct RideRunOptions: ParsableArguments {
     var grade: Double?
     @Option(name: .long, help: "Basic resistance, percent of the trainer's range.")
     var resistance: Double?
-    @Option(name: .long, help: "Ride a structured workout: a .zwo, .erg or .mrc file.")
+    @Option(name: .long, help: "Ride a structured workout: a .zwo, .erg, .mrc or FIT workout (.fit) file.")
     var workout: String?
     @Option(name: .long, help: "Your FTP in watts, for workouts in percent of FTP.")
     var ftp: Double = 200
@@ -132,10 +132,10 @@ struct RideRunOptions: ParsableArguments {
         guard ftp.isFinite, (30...1000).contains(ftp) else { throw CommandFailure("--ftp \(ftp): expected 30…1000 watts") }
         let target = try target()
         let plan: Workout? = try workout.map { path in
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            guard let data = FileManager.default.contents(atPath: path) else {
                 throw CommandFailure("--workout \(path): cannot read the file")
             }
-            do { return try Workout.parse(text, fileName: path) } catch {
+            do { return try Workout.parse(bytes: [UInt8](data), fileName: path) } catch {
                 throw CommandFailure("--workout \(path): \(error)")
             }
         }

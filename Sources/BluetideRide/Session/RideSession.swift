@@ -232,7 +232,6 @@ public actor RideSession {
     /// the next one now.
     public func markLap() -> String {
         let text = "lap \(lapNumber): \(lapSummary.text)"
-        noticeContinuation.yield(text)
         lapNumber += 1
         lapSummary = RideSummary()
         return text

@@ -49,7 +49,7 @@ public struct WorkoutStep: Sendable, Hashable, Codable {
     }
 }
 
-/// A structured ERG workout (from a Zwift `.zwo`, or an `.erg`/`.mrc` file): steps played one
+/// A structured ERG workout (from a Zwift `.zwo`, an `.erg`/`.mrc` file or a FIT workout): steps played one
 /// after the other, each setting the trainer's target power.
 public struct Workout: Sendable, Hashable, Codable {
     /// The workout's name.
@@ -105,7 +105,20 @@ public struct Workout: Sendable, Hashable, Codable {
         let base = String(fileName.split(separator: "/").last ?? Substring(fileName))
         if lower.hasSuffix(".zwo") { return try ZwiftWorkoutParser.parse(text, fallbackName: base) }
         if lower.hasSuffix(".erg") || lower.hasSuffix(".mrc") { return try ERGWorkoutParser.parse(text, fallbackName: base) }
-        throw WorkoutParseError(line: nil, message: "\(base): unknown workout format; expected a .zwo, .erg or .mrc file")
+        if lower.hasSuffix(".fit") { throw WorkoutParseError(line: nil, message: "\(base): a FIT workout is binary: read it with parse(bytes:fileName:)") }
+        throw WorkoutParseError(line: nil, message: "\(base): unknown workout format; expected a .zwo, .erg, .mrc or .fit file")
+    }
+
+    /// Reads a workout file's `bytes` by its extension: `.fit` (a FIT workout file) as binary,
+    /// the others as UTF-8 text (see ``parse(_:fileName:)``).
+    public static func parse(bytes: [UInt8], fileName: String) throws -> Workout {
+        guard fileName.lowercased().hasSuffix(".fit") else {
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw WorkoutParseError(line: nil, message: "\(fileName): not UTF-8 text; expected a .zwo, .erg or .mrc file, or a .fit workout")
+            }
+            return try parse(text, fileName: fileName)
+        }
+        return try FITWorkoutParser.parse(bytes, fallbackName: String(fileName.split(separator: "/").last ?? Substring(fileName)))
     }
 }
 
