@@ -166,6 +166,10 @@ import Testing
             (#"{"devices": [{"device": "R1", "pty": "/tmp/a"}, {"device": "R2", "pty": "/tmp/a"}]}"#, "devices[1].pty: /tmp/a is used by another device"),
             (#"{"devices": [{"device": "R1", "pty": "/tmp/a", "eol": "lfcr"}]}"#, "devices[0].eol: expected cr, lf, crlf or none"),
             (#"{"devices": [{"device": "R1", "pty": "/tmp/a", "service": "FFE0"}]}"#, "devices[0].service/write/notify: expected all three"),
+            (#"{"devices": [{"device": "R1"}]}"#, #"devices[0]: expected one of "pty": "/tmp/ttyRobot1" (a pty's symlink) or "tcp""#),
+            (#"{"devices": [{"device": "R1", "pty": "/tmp/a", "tcp": "7001"}]}"#, #"devices[0]: expected one of "pty""#),
+            (#"{"devices": [{"device": "R1", "tcp": "127.0.0.1:70000"}]}"#, "devices[0].tcp: expected HOST:PORT or PORT (0–65535), e.g. 127.0.0.1:7001, found 127.0.0.1:70000"),
+            (#"{"devices": [{"device": "R1", "tcp": "7001"}, {"device": "R2", "tcp": "127.0.0.1:7001"}]}"#, "devices[1].tcp: 127.0.0.1:7001 is used by another device"),
             ("not json", "the file: expected a JSON object"),
         ]
         for (index, (text, message)) in cases.enumerated() {
