@@ -113,7 +113,7 @@ import Testing
 
     /// A TCP client of 127.0.0.1:`port`, connected.
     static func connect(_ port: UInt16) throws -> FileDescriptorPort {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         try #require(fd >= 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
