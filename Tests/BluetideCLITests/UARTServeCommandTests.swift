@@ -166,6 +166,10 @@ import Testing
             (#"{"devices": [{"device": "R1", "pty": "/tmp/a"}, {"device": "R2", "pty": "/tmp/a"}]}"#, "devices[1].pty: /tmp/a is used by another device"),
             (#"{"devices": [{"device": "R1", "pty": "/tmp/a", "eol": "lfcr"}]}"#, "devices[0].eol: expected cr, lf, crlf or none"),
             (#"{"devices": [{"device": "R1", "pty": "/tmp/a", "service": "FFE0"}]}"#, "devices[0].service/write/notify: expected all three"),
+            (#"{"devices": [{"device": "R1"}]}"#, #"devices[0]: expected one of "pty": "/tmp/ttyRobot1" (a pty's symlink) or "tcp""#),
+            (#"{"devices": [{"device": "R1", "pty": "/tmp/a", "tcp": "7001"}]}"#, #"devices[0]: expected one of "pty""#),
+            (#"{"devices": [{"device": "R1", "tcp": "127.0.0.1:70000"}]}"#, "devices[0].tcp: expected HOST:PORT or PORT (0–65535), e.g. 127.0.0.1:7001, found 127.0.0.1:70000"),
+            (#"{"devices": [{"device": "R1", "tcp": "7001"}, {"device": "R2", "tcp": "127.0.0.1:7001"}]}"#, "devices[1].tcp: 127.0.0.1:7001 is used by another device"),
             ("not json", "the file: expected a JSON object"),
         ]
         for (index, (text, message)) in cases.enumerated() {
@@ -175,5 +179,48 @@ import Testing
             #expect(run.status == 2, "\(text): \(run.stderr)")
             #expect(run.stderr.contains { $0.contains("--config \(file): \(message)") }, "\(text): \(run.stderr)")
         }
+    }
+}
+
+/// `uart daemon` as a process: a pty and a TCP port made at start, a TCP client served and let
+/// go while no device is around, `--json` records of the one schema, SIGTERM ending it cleanly.
+@Suite struct UARTDaemonCommandTests {
+    @Test func ptyAndTCPPortsAreMadeAtStartAndServeClientsWithoutTheDevice() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("daemon-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pty = folder.appendingPathComponent("ttyR1").path
+        let config = folder.appendingPathComponent("robots.json").path
+        try #"{"devices": [{"device": "R1", "pty": "\#(pty)"}, {"device": "R2", "tcp": "127.0.0.1:0", "eol": "crlf"}]}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try BluetideExecutable.launch(["uart", "daemon", "--config", config, "--json"])
+        defer { Task { await daemon.stop() } }
+        let listening = try await daemon.firstLine(from: .stderr, timeout: .seconds(60), describing: "listening") { $0.contains("\"listening\"") }
+        let port = try #require(JSONValue(line: listening)?["port"]?.int.flatMap { UInt16(exactly: $0) }, "\(listening)")
+        #expect(port != 0)
+        #expect(FileManager.default.fileExists(atPath: pty), "the pty's symlink is made at start")
+
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected == 0, "connect to the daemon's TCP port")
+        _ = try await daemon.firstLine(from: .stderr, timeout: .seconds(60), describing: "client-connected") { $0.contains("\"client-connected\"") }
+        close(client)
+        _ = try await daemon.firstLine(from: .stderr, timeout: .seconds(60), describing: "client-left") { $0.contains("\"client-left\"") }
+
+        kill(daemon.pid, SIGTERM)
+        #expect(await daemon.waitForCompletion(timeout: .seconds(30)) == 0, "SIGTERM ends the daemon cleanly")
+        #expect(!FileManager.default.fileExists(atPath: pty), "the symlink is removed at exit")
+        let err = await daemon.output(.stderr)
+        let types = err.compactMap { JSONValue(line: $0)?["type"]?.string }
+        #expect(types.starts(with: ["ready", "listening"]), "\(err)")
+        #expect(types.contains("client-connected") && types.contains("client-left"), "\(err)")
+        #expect(err.compactMap { JSONValue(line: $0) }.first { $0["type"]?.string == "client-connected" }?["client"]?.string?.hasPrefix("127.0.0.1:") == true, "\(err)")
+        try await JSONOutputSchemaTests.expectValid(err.map { "daemon stderr\t\($0)" })
     }
 }

@@ -53,6 +53,83 @@ import Testing
         await world.close()
     }
 
+    /// A module on a TCP port instead of a pty: the port stays in place while the module is off,
+    /// a client connected then stays connected and what it wrote meanwhile reaches the module
+    /// once it is back; a client that leaves is followed by the next; stop closes the port.
+    @Test func tcpPortStaysAcrossAModuleSwitchedOffAndOn() async throws {
+        let world = try await SerialWorld()
+        try await world.start("nus", name: "RobotT", index: 23)
+        let options = SerialLinkOptions(reconnectTries: 5, reconnectInterval: .milliseconds(200))
+        let daemon = SerialDaemon(devices: [
+            SerialDaemonDevice(target: "RobotT", port: .tcp(host: "127.0.0.1", port: 0), options: options, lineEnding: [0x0D, 0x0A]),
+        ], central: world.central, searchWindow: .seconds(2))
+        let log = EventLog()
+        let watcher = Task { for await event in daemon.events { log.append(event) } }
+        await daemon.start()
+        let port = try await within(30, "the port listening") { () async throws -> UInt16 in
+            while true {
+                if let port = log.events.compactMap({ if case let .listening("RobotT", "127.0.0.1", port) = $0 { port } else { nil } }).first { return port }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        #expect(port != 0, "the port bound is reported")
+        // A client may connect before the device is found; what it writes waits for the link.
+        let first = try Self.connect(port)
+        try await first.write(Array("early\n".utf8))
+        try await Self.expect(first, "early\r\n", within: 60)
+        #expect(log.events.contains { if case .clientConnected("RobotT", _) = $0 { true } else { false } })
+
+        await world.kill("RobotT")
+        try await within(30, "the link lost") {
+            while !log.events.contains(where: { if case .link("RobotT", .disconnected) = $0 { true } else { false } }) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        try await first.write(Array("during the outage\n".utf8))
+        try await world.start("nus", name: "RobotT", index: 23)
+        try await Self.expect(first, "during the outage\r\n", within: 60)
+
+        // The client leaves; the next one is served on the same port.
+        shutdown(first.input, Int32(SHUT_RDWR))
+        first.close()
+        try await within(30, "the client's leaving seen") {
+            while !log.events.contains(where: { if case .clientLeft("RobotT", _) = $0 { true } else { false } }) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        let second = try Self.connect(port)
+        try await Self.roundTrip(second, "second client\r\n")
+        #expect(log.events.filter { if case .clientConnected("RobotT", _) = $0 { true } else { false } }.count == 2, "\(log.events)")
+
+        await daemon.stop()
+        await watcher.value
+        // The daemon closed its side of the client and the port.
+        let rest = try await within(30, "the client's end") { () async -> [UInt8]? in await second.read() }
+        #expect(rest == nil)
+        second.close()
+        #expect(throws: (any Error).self, "nothing listens after stop") { try Self.connect(port).close() }
+        await world.close()
+    }
+
+    /// A TCP client of 127.0.0.1:`port`, connected.
+    static func connect(_ port: UInt16) throws -> FileDescriptorPort {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        try #require(fd >= 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw PortError.invalid("connect 127.0.0.1:\(port): \(reason)")
+        }
+        return try FileDescriptorPort(input: fd, output: fd, closesDescriptors: true)
+    }
+
     final class EventLog: Sendable {
         private let state = Mutex<[SerialDaemonEvent]>([])
         func append(_ event: SerialDaemonEvent) { state.withLock { $0.append(event) } }

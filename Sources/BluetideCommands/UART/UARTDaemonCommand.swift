@@ -3,16 +3,17 @@ import Bluetide
 import BluetideSerial
 import Foundation
 
-/// `bluetide uart daemon --config FILE`: known serial devices kept connected, one pty each.
+/// `bluetide uart daemon --config FILE`: known serial devices kept connected, one pty or TCP port each.
 struct UARTDaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "daemon",
-        abstract: "Keep known BLE serial devices connected, each on a pty of its own that survives link losses.",
+        abstract: "Keep known BLE serial devices connected, each on a pty or TCP port of its own that survives link losses.",
         discussion: """
             Reads a JSON config: {"devices": [{"device": "Robot1", "pty": "/tmp/ttyRobot1", "minRssi": -80, \
-            "eol": "crlf", "profile": "hm10"}, …]} (device: a name or an address; pty: the symlink path; optional \
-            minRssi in dBm, eol cr|lf|crlf|none for what a line end written to the pty becomes, profile nus|hm10 or \
-            service/write/notify UUIDs, reconnectTries, outageBuffer). Each pty is made at start and stays until the \
+            "eol": "crlf", "profile": "hm10"}, …]} (device: a name or an address; pty: the symlink path, or \
+            "tcp": "127.0.0.1:7001" instead for one TCP client at a time; optional minRssi in dBm, eol \
+            cr|lf|crlf|none for what a line end written to the port becomes, profile nus|hm10 or \
+            service/write/notify UUIDs, reconnectTries, outageBuffer). Each pty or TCP port is made at start and stays until the \
             daemon stops; each device is connected when seen at minRssi or stronger, reconnected while it can be, and \
             looked for again once it is gone. One status line per device event on stderr (--json: records). Ends \
             cleanly on SIGTERM or Ctrl-C, removing the symlinks. docs/uart.md has a systemd unit.
@@ -51,6 +52,9 @@ struct UARTDaemonCommand: AsyncParsableCommand {
                 let type: String
                 switch event {
                 case let .ready(_, path, slave): type = "ready"; fields["pty"] = .string(path); fields["terminal"] = .string(slave)
+                case let .listening(_, host, port): type = "listening"; fields["host"] = .string(host); fields["port"] = .integer(Int64(port))
+                case let .clientConnected(_, peer): type = "client-connected"; fields["client"] = .string(peer)
+                case let .clientLeft(_, peer): type = "client-left"; fields["client"] = .string(peer)
                 case let .found(_, rssi): type = "found"; fields["rssiDbm"] = .integer(Int64(rssi))
                 case let .link(_, status):
                     type = status.name
@@ -97,10 +101,25 @@ struct UARTDaemonCommand: AsyncParsableCommand {
         for (index, entry) in entries.enumerated() {
             let at = "devices[\(index)]"
             guard let target = entry["device"] as? String, !target.isEmpty else { throw fail("\(at).device", "expected a name or an address") }
-            guard let pty = entry["pty"] as? String, pty.hasPrefix("/") else {
-                throw fail("\(at).pty", "expected an absolute path for the pty's symlink, e.g. /tmp/ttyRobot1")
+            let port: SerialDaemonPort
+            switch (entry["pty"], entry["tcp"]) {
+            case (nil, nil), (.some, .some):
+                throw fail("\(at)", "expected one of \"pty\": \"/tmp/ttyRobot1\" (a pty's symlink) or \"tcp\": \"127.0.0.1:7001\" (a TCP port)")
+            case let (pty?, nil):
+                guard let pty = pty as? String, pty.hasPrefix("/") else {
+                    throw fail("\(at).pty", "expected an absolute path for the pty's symlink, e.g. /tmp/ttyRobot1, found \(pty)")
+                }
+                guard !devices.contains(where: { $0.ptyPath == pty }) else { throw fail("\(at).pty", "\(pty) is used by another device") }
+                port = .pty(pty)
+            case let (nil, tcp?):
+                guard let text = tcp as? String, let (host, number) = try? UARTCommand.parseTCP(text) else {
+                    throw fail("\(at).tcp", "expected HOST:PORT or PORT (0–65535), e.g. 127.0.0.1:7001, found \(tcp)")
+                }
+                guard number == 0 || !devices.contains(where: { $0.port == .tcp(host: host, port: number) }) else {
+                    throw fail("\(at).tcp", "\(host):\(number) is used by another device")
+                }
+                port = .tcp(host: host, port: number)
             }
-            guard !devices.contains(where: { $0.ptyPath == pty }) else { throw fail("\(at).pty", "\(pty) is used by another device") }
             var minimumRSSI: Int?
             if let value = entry["minRssi"] {
                 guard let number = value as? Int, (-127...20).contains(number) else { throw fail("\(at).minRssi", "expected dBm from -127 to 20, found \(value)") }
@@ -137,7 +156,7 @@ struct UARTDaemonCommand: AsyncParsableCommand {
                 }
                 options.profile = SerialProfile(kind: .custom, service: service, write: write, notify: notify)
             }
-            devices.append(SerialDaemonDevice(target: target, ptyPath: pty, minimumRSSI: minimumRSSI, options: options, lineEnding: ending))
+            devices.append(SerialDaemonDevice(target: target, port: port, minimumRSSI: minimumRSSI, options: options, lineEnding: ending))
         }
         return devices
     }

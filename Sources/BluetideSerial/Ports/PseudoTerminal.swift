@@ -24,7 +24,9 @@ public final class PseudoTerminal: Sendable {
     /// symlink there, never a regular file).
     public init(linkPath: String? = nil) throws(PortError) {
         let calls = try PTYCalls.load()
-        let master = calls.openpt(O_RDWR | O_NOCTTY)
+        // Close-on-exec (the master and the held slave): a program started meanwhile must not
+        // inherit the pty and hold it open after ``close()``.
+        let master = calls.openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard master >= 0 else { throw PortError.system("posix_openpt", errno) }
         guard calls.grantpt(master) == 0, calls.unlockpt(master) == 0, let name = calls.ptsname(master) else {
             let code = errno
@@ -32,7 +34,7 @@ public final class PseudoTerminal: Sendable {
             throw PortError.system("grantpt/unlockpt", code)
         }
         let slavePath = String(cString: name)
-        let slave = Glibc.open(slavePath, O_RDWR | O_NOCTTY)
+        let slave = Glibc.open(slavePath, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard slave >= 0 else {
             let code = errno
             Glibc.close(master)

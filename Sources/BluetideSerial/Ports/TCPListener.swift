@@ -15,7 +15,9 @@ public final class TCPListener: Sendable {
 
     /// Listens on `host:port` (IPv4; port 0 picks a free one).
     public init(host: String = "127.0.0.1", port: UInt16) throws(PortError) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec (here and on accepted clients): a program started meanwhile must not
+        // inherit the socket and keep the port listening after ``close()``.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw PortError.system("socket", errno) }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -51,6 +53,7 @@ public final class TCPListener: Sendable {
         while true {
             guard await waiter.readiness() else { return nil }
             let client = Glibc.accept(descriptor, nil, nil)
+            if client >= 0 { _ = fcntl(client, F_SETFD, FD_CLOEXEC) }  // accept4 is not in the Glibc module
             if client >= 0 { return try? FileDescriptorPort(input: client, output: client, closesDescriptors: true) }
             if errno != EINTR && errno != EAGAIN && errno != ECONNABORTED { return nil }
         }

@@ -8,14 +8,15 @@ import Glibc
 ///
 /// Everything here blocks, so it only ever runs on a thread of its own (see ``session(_:)``),
 /// never on the cooperative pool. Every wait has a deadline.
-final class HeadlessChromium {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
+public final class HeadlessChromium {
+    /// A step the browser did not do (with what and why).
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        public init(_ description: String) { self.description = description }
     }
 
     /// The chromium binary, if installed.
-    static func executable() -> String? {
+    public static func executable() -> String? {
         for path in ["/usr/bin/chromium", "/usr/local/bin/chromium", "/usr/bin/chromium-browser"]
         where FileManager.default.isExecutableFile(atPath: path) {
             return path
@@ -24,14 +25,14 @@ final class HeadlessChromium {
     }
 
     /// The flags every launch uses: headless, no sandbox (root in CI), no GPU, a throw-away profile.
-    static func baseArguments(profile: String) -> [String] {
+    public static func baseArguments(profile: String) -> [String] {
         ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check", "--disable-extensions",
          "--disable-background-networking", "--disable-sync", "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio",
          "--user-data-dir=\(profile)"]
     }
 
     /// Runs `chromium --dump-dom URL` (our JavaScript runs before the dump) on a thread of its own.
-    static func dumpDOM(_ url: String, windowSize: String = "1000,1400") async throws -> String {
+    public static func dumpDOM(_ url: String, windowSize: String = "1000,1400") async throws -> String {
         guard let chromium = executable() else { throw Failure("chromium is not installed") }
         return try await onThread {
             let profile = NSTemporaryDirectory() + "chromium-\(UUID().uuidString)"
@@ -51,7 +52,7 @@ final class HeadlessChromium {
     }
 
     /// Runs `body` with a browser on a thread of its own; the browser is closed afterwards.
-    static func session<T: Sendable>(_ body: @escaping @Sendable (HeadlessChromium) throws -> T) async throws -> T {
+    public static func session<T: Sendable>(_ body: @escaping @Sendable (HeadlessChromium) throws -> T) async throws -> T {
         try await onThread {
             let browser = try HeadlessChromium()
             defer { browser.close() }
@@ -60,7 +61,7 @@ final class HeadlessChromium {
     }
 
     /// Runs blocking work on a new thread and resumes with its result.
-    static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    public static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             Thread { continuation.resume(with: Result { try work() }) }.start()
         }
@@ -119,7 +120,7 @@ final class HeadlessChromium {
     }
 
     /// Closes the browser and waits for it to exit.
-    func close() {
+    public func close() {
         _ = try? call("Browser.close", deadline: 5)
         Glibc.close(toBrowser)
         Glibc.close(fromBrowser)
@@ -137,7 +138,7 @@ final class HeadlessChromium {
 
     /// Sends one DevTools command (to the page once attached) and returns its result.
     @discardableResult
-    func call(_ method: String, _ parameters: [String: Any] = [:], deadline seconds: Double = 20) throws -> [String: Any] {
+    public func call(_ method: String, _ parameters: [String: Any] = [:], deadline seconds: Double = 20) throws -> [String: Any] {
         let id = nextID
         nextID += 1
         var message: [String: Any] = ["id": id, "method": method, "params": parameters]
@@ -181,18 +182,18 @@ final class HeadlessChromium {
     // MARK: Page helpers
 
     /// Sets the viewport (CSS pixels).
-    func viewport(width: Int, height: Int, mobile: Bool = false) throws {
+    public func viewport(width: Int, height: Int, mobile: Bool = false) throws {
         try call("Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile])
     }
 
     /// Opens `url` and waits until the document has loaded.
-    func open(_ url: String) throws {
+    public func open(_ url: String) throws {
         try call("Page.navigate", ["url": url])
         try waitUntil("document.readyState === 'complete' && location.href === \(Self.jsString(url))", what: "loading \(url)")
     }
 
     /// Evaluates `expression` in the page (promises awaited) and returns its JSON value.
-    func evaluate(_ expression: String) throws -> Any? {
+    public func evaluate(_ expression: String) throws -> Any? {
         let result = try call("Runtime.evaluate", ["expression": expression, "returnByValue": true, "awaitPromise": true])
         if let exception = result["exceptionDetails"] { throw Failure("script failed: \(expression): \(exception)") }
         return (result["result"] as? [String: Any])?["value"]
@@ -200,7 +201,7 @@ final class HeadlessChromium {
 
     /// Polls `condition` (a JavaScript boolean expression) until it holds; a hang guard of
     /// `seconds`, not a timing check.
-    func waitUntil(_ condition: String, what: String, seconds: Double = 30) throws {
+    public func waitUntil(_ condition: String, what: String, seconds: Double = 30) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if try evaluate("Boolean(\(condition))") as? Bool == true { return }
@@ -210,7 +211,7 @@ final class HeadlessChromium {
     }
 
     /// The page as a PNG: the whole document (up to `maxHeight` CSS pixels) at the current width.
-    func screenshot(maxHeight: Double = 4000) throws -> Data {
+    public func screenshot(maxHeight: Double = 4000) throws -> Data {
         let metrics = try call("Page.getLayoutMetrics")
         let content = metrics["cssContentSize"] as? [String: Any]
         let viewport = metrics["cssLayoutViewport"] as? [String: Any]
@@ -225,7 +226,7 @@ final class HeadlessChromium {
     }
 
     /// `text` as a JavaScript string literal.
-    static func jsString(_ text: String) -> String {
+    public static func jsString(_ text: String) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: [text])) ?? Data("[\"\"]".utf8)
         return String(String(decoding: data, as: UTF8.self).dropFirst().dropLast())
     }
