@@ -4,13 +4,14 @@ its services and characteristics, subscribes to Indoor Bike Data and the Fitness
 Point, requests control, sets an ERG target and waits until the trainer's power settles there.
 
     python3 dircon_app.py --port PORT [--host 127.0.0.1] [--erg 180] [--timeout 40]
-    python3 dircon_app.py --mdns NAME [--erg 180]     # browse _wahoo-fitness-tnp._tcp for NAME
+    python3 dircon_app.py --mdns NAME [--interface lo] [--erg 180]   # browse _wahoo-fitness-tnp._tcp for NAME
 
 Prints one line per step (`services ...`, `control success`, `erg success`, `settled 180 W`) and
 exits 0 when the power settled, 1 otherwise. Standard library only.
 """
 
 import argparse
+import select
 import socket
 import struct
 import subprocess
@@ -88,19 +89,50 @@ def indoor_bike_power(value):
     return None
 
 
-def browse(name, timeout):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        out = subprocess.run(
-            ["avahi-browse", "-rpt", "_wahoo-fitness-tnp._tcp"], capture_output=True, text=True, timeout=timeout
-        ).stdout
-        for line in out.splitlines():
-            parts = line.split(";")
-            if parts[0] == "=" and parts[3] == name and parts[2] == "IPv4":
-                print(f"found {name} at {parts[7]}:{parts[8]} txt {parts[9]}", flush=True)
-                return parts[7], int(parts[8])
-        time.sleep(0.5)
-    raise RuntimeError(f"no {name} over mDNS")
+def unescape(label):
+    """avahi-browse -p writes a service name with `\\DDD` (decimal) for a space or any other byte
+    outside letters and digits, and `\\.` / `\\\\` for a dot and a backslash."""
+    out, i = bytearray(), 0
+    raw = label.encode()
+    while i < len(raw):
+        if raw[i] == 0x5C and raw[i + 1 : i + 4].isdigit():
+            out.append(int(raw[i + 1 : i + 4]))
+            i += 4
+        elif raw[i] == 0x5C and i + 1 < len(raw):
+            out.append(raw[i + 1])
+            i += 2
+        else:
+            out.append(raw[i])
+            i += 1
+    return out.decode("utf-8", "replace")
+
+
+def browse(name, timeout, interface=None):
+    """Follows avahi-browse until `name` is resolved on IPv4 (on `interface` when given): each
+    line is read as avahi reports it, no polling; gives up after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    browser = subprocess.Popen(
+        ["avahi-browse", "-rp", "_wahoo-fitness-tnp._tcp"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([browser.stdout], [], [], left)[0]:
+                break
+            line = browser.stdout.readline()
+            if not line:
+                raise RuntimeError(f"avahi-browse ended before finding {name}: {browser.stderr.read().strip()}")
+            parts = line.rstrip("\n").split(";")
+            if len(parts) < 10 or parts[0] != "=" or parts[2] != "IPv4" or unescape(parts[3]) != name:
+                continue
+            if interface and parts[1] != interface:
+                continue
+            print(f"found {name} on {parts[1]} at {parts[7]}:{parts[8]} txt {' '.join(parts[9:])}", flush=True)
+            return parts[7], int(parts[8])
+    finally:
+        browser.kill()
+        browser.wait()
+    raise RuntimeError(f"no {name} over mDNS within {timeout:g} s")
 
 
 def main():
@@ -108,10 +140,11 @@ def main():
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int)
     parser.add_argument("--mdns")
+    parser.add_argument("--interface", help="with --mdns: take only the answer seen on this interface (lo)")
     parser.add_argument("--erg", type=int, default=180)
     parser.add_argument("--timeout", type=float, default=40)
     args = parser.parse_args()
-    host, port = browse(args.mdns, args.timeout) if args.mdns else (args.host, args.port)
+    host, port = browse(args.mdns, args.timeout, args.interface) if args.mdns else (args.host, args.port)
     app = Dircon(host, port, args.timeout)
     services = app.request(DISCOVER_SERVICES)
     print("services", [short(services[i : i + 16]) for i in range(0, len(services), 16)], flush=True)

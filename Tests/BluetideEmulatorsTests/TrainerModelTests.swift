@@ -1,5 +1,6 @@
 import BluetideCore
 import BluetideProfiles
+import Foundation
 import Testing
 
 @testable import BluetideEmulators
@@ -155,6 +156,30 @@ import Testing
         #expect(second.first?.lastCommandPage == 0x33)
         #expect(model.engine.mode == .simulation)
         #expect(model.engine.road.gradePercent == 5)
+    }
+
+    /// ERG below the rider's own power is approached along the engine's first-order lag, never
+    /// overshot: a reading of 193 W a fraction of a second after ERG 150 W (the rider pushing
+    /// 200 W), as `ride serve`'s first sample can show, is this settling, not a control error.
+    @Test func ergBelowTheRidersPowerSettlesAlongTheLagWithoutOvershoot() throws {
+        var model = TacxFECModel(seed: 2)
+        _ = drive(&model, to: 2, step: 0.25)
+        #expect(command(&model, .targetPower(FECTargetPower(watts: 150)), at: 2) == .ok)
+        let out = try frames(drive(&model, from: 2.25, to: 12, step: 0.25))
+        let powers = out.compactMap { f -> (time: Double, watts: Int)? in
+            if case let .trainerData(p) = f.frame.page { return (f.time, Int(p.instantaneousPowerWatts)) }
+            return nil
+        }
+        #expect(powers.count >= 15)
+        for (time, watts) in powers {
+            let expected = 150 + 50 * exp(-(time - 2) / TrainerEngine.powerTimeConstant)
+            #expect(abs(Double(watts) - expected) <= 1, "at \(time) s: \(watts) W, the lag gives \(expected)")
+        }
+        #expect(powers.allSatisfy { $0.watts >= 150 }, "no overshoot below the target")
+        #expect(zip(powers, powers.dropFirst()).allSatisfy { $0.watts >= $1.watts }, "no oscillation")
+        #expect(powers.filter { $0.time >= 2 + 5 * TrainerEngine.powerTimeConstant }.allSatisfy { $0.watts == 150 })
+        // The first reading after the command is close to the rider's 200 W.
+        #expect(powers.first.map { $0.watts > 180 } == true)
     }
 
     @Test func page70IsAnsweredWithTheRequestedPage() throws {

@@ -216,4 +216,102 @@ import FoundationNetworking
         #expect(dom.contains("data-token=\"\(access.token)\""))
         #expect(dom.contains(#"<button id="pause">Pause</button>"#))
     }
+
+    /// A click on the page's ERG button in headless Chromium reaches the ride: Chromium is driven
+    /// over its DevTools protocol (the test's own WebSocket to `--remote-debugging-port`), types
+    /// 230 into the watts field and clicks "Set ERG"; the ride's control gets `erg 230` and the
+    /// page shows the ride's answer. Every wait is on an event (the DevTools line, the reply),
+    /// with generous limits; the waiting for the page's reply runs inside the browser.
+    @Test(.needs("chromium", install: "apt-get install chromium"), .timeLimit(.minutes(3)))
+    func aClickOnTheERGButtonInChromiumSetsTheRidesTarget() async throws {
+        let chromium = try #require(OptionalTool.executable("chromium"), "chromium is not installed (apt-get install chromium)")
+        let received = Mutex<[String]>([])
+        let control = RideWebControl { line in
+            received.withLock { $0.append(line) }
+            return "\(try RideControlCommand.parse(line))"
+        }
+        let running = try await RideWebServer(feed: RideLiveFeed(), control: control, access: RideWebAccess()).start(host: "127.0.0.1", port: 0)
+        let profile = NSTemporaryDirectory() + "chromium-ride-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: profile) }
+        let browser = try BumbleProcess.launch(name: "chromium", executable: chromium, arguments: [
+            "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile)", "--remote-debugging-address=127.0.0.1",
+            "--remote-debugging-port=0", "--remote-allow-origins=*", running.localURL + "/",
+        ])
+        let result = Mutex<String?>(nil)
+        do {
+            let listening = try await browser.firstLine(from: .stderr, timeout: .seconds(90), describing: "DevTools listening") {
+                $0.hasPrefix("DevTools listening on ws://")
+            }
+            let browserSocket = try #require(listening.range(of: #"ws://\S+"#, options: .regularExpression).map { String(listening[$0]) })
+            let script = """
+                new Promise((resolve) => {
+                  const go = () => {
+                    const button = document.getElementById("erg");
+                    if (!button || document.readyState !== "complete") { setTimeout(go, 50); return; }
+                    document.getElementById("watts").value = "230";
+                    button.click();
+                    const check = () => {
+                      const reply = document.getElementById("reply").textContent;
+                      if (reply && reply !== "…") resolve(reply); else setTimeout(check, 50);
+                    };
+                    check();
+                  };
+                  go();
+                })
+                """
+            @Sendable func message(_ object: [String: Any]) throws -> String {
+                String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+            }
+            let logger = { var logger = Logger(label: "ride-web-cdp"); logger.logLevel = .warning; return logger }()
+            // One socket to the browser: targets are announced as they appear; the page's is
+            // attached (flat session), then the script runs in it.
+            try await guarded("the click's reply in the page", seconds: 90) {
+                try await WebSocketClient.connect(url: browserSocket, logger: logger) { inbound, outbound, _ in
+                    try await outbound.write(.text(try message(["id": 1, "method": "Target.setDiscoverTargets", "params": ["discover": true]])))
+                    var attached = false
+                    var session: String?
+                    var retries = 0
+                    for try await frame in inbound.messages(maxSize: 1 << 20) {
+                        guard case let .text(text) = frame,
+                              let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { continue }
+                        let info = (object["params"] as? [String: Any])?["targetInfo"] as? [String: Any]
+                        if !attached, let info, info["type"] as? String == "page",
+                           (info["url"] as? String)?.hasPrefix(running.localURL) == true, let target = info["targetId"] as? String {
+                            attached = true
+                            try await outbound.write(.text(try message(["id": 2, "method": "Target.attachToTarget", "params": ["targetId": target, "flatten": true]])))
+                        } else if object["id"] as? Int == 2, let id = (object["result"] as? [String: Any])?["sessionId"] as? String {
+                            session = id
+                            try await outbound.write(.text(try message([
+                                "id": 3, "sessionId": session, "method": "Runtime.evaluate",
+                                "params": ["expression": script, "awaitPromise": true, "returnByValue": true],
+                            ])))
+                        } else if object["id"] as? Int == 3, object["error"] != nil, retries < 20, let session {
+                            // The page was still loading (its first document replaced): run it again.
+                            retries += 1
+                            try await outbound.write(.text(try message([
+                                "id": 3, "sessionId": session, "method": "Runtime.evaluate",
+                                "params": ["expression": script, "awaitPromise": true, "returnByValue": true],
+                            ])))
+                        } else if object["id"] as? Int == 3 {
+                            let value = ((object["result"] as? [String: Any])?["result"] as? [String: Any])?["value"] as? String
+                            result.withLock { $0 = value ?? text }
+                            break
+                        } else if object["id"] as? Int == 2 {
+                            result.withLock { $0 = text }
+                            break
+                        }
+                    }
+                    try await outbound.close(.normalClosure, reason: nil)
+                }
+            }
+        } catch {
+            await browser.stop()
+            await running.stop()
+            throw error
+        }
+        await browser.stop()
+        await running.stop()
+        #expect(received.withLock { $0 } == ["erg 230"], "the click sent the typed watts")
+        #expect(result.withLock { $0 } == "\(RideControlCommand.target(.power(watts: 230)))", "the page shows the ride's answer")
+    }
 }
