@@ -14,7 +14,15 @@ import Testing
 @Suite(.serialized) struct DirconMDNSTests {
     static let tools = ["avahi-daemon", "avahi-browse", "avahi-publish-service", "dbus-daemon", "python3"]
 
-    @Test(.enabled(
+    /// Opt-in (`BLUETIDE_MDNS_TEST=1`): while this test runs, Foundation's `Process` stops
+    /// noticing the exits of every child of the test process, not only its own (a full run saw
+    /// six process tests time out waiting for exits during its 168 s and none outside it). Until
+    /// that is understood it runs on its own:
+    /// `BLUETIDE_MDNS_TEST=1 swift test --filter DirconMDNSTests`.
+    static var optedIn: Bool { ProcessInfo.processInfo.environment["BLUETIDE_MDNS_TEST"] == "1" }
+
+    @Test(.enabled(if: optedIn, "opt-in: BLUETIDE_MDNS_TEST=1 (it disturbs other tests' process exits, see above)"),
+        .enabled(
         if: OptionalTool.isCI || tools.allSatisfy { OptionalTool.executable($0, extraPaths: ["/usr/sbin"]) != nil },
         "Avahi is not installed (apt-get install avahi-daemon avahi-utils dbus-daemon; .ci/run does): skipped outside CI"),
         .timeLimit(.minutes(3)))
