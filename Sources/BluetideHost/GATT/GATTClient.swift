@@ -282,7 +282,7 @@ public actor GATTClient {
         if let routed = await channel.openValueStream(valueHandle: valueHandle) {
             subscription = routed
         } else {
-            let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
+            let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(HostStack.subscriptionBuffer))
             let id = nextSubscriberID
             nextSubscriberID += 1
             localID = id
