@@ -195,6 +195,7 @@ let package = Package(
             dependencies: [
                 "BluetideCapture", "BluetideCore", "BluetideHCI", "BluetideHost", "BluetideTransport", "BluetideRecording",
                 "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideRing", "BluetideSupport", "BluetideProfiles",
+                "BluetideCommands", "BluetideTestSupport",
             ],
             swiftSettings: strict),
         .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI", "BluetideCore"], swiftSettings: strict),

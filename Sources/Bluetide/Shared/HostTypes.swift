@@ -29,6 +29,10 @@ public typealias GATTDescriptorDefinition = BluetideHost.GATTDescriptorDefinitio
 public typealias GATTReadContext = BluetideHost.GATTReadContext
 /// What a write validator is told (connection, value).
 public typealias GATTWriteContext = BluetideHost.GATTWriteContext
+/// A service served at handles chosen by the caller (see ``Peripheral/serve(placed:)``).
+public typealias GATTServicePlacement = BluetideHost.GATTServicePlacement
+/// The handles of one characteristic of a ``GATTServicePlacement``.
+public typealias GATTCharacteristicPlacement = BluetideHost.GATTCharacteristicPlacement
 
 // MARK: Discovered services (Connection/services())
 

@@ -666,6 +666,14 @@ public actor HostStack {
         carryOut()
     }
 
+    /// Replaces the local GATT server's whole database with one laid out by the caller
+    /// (``GATTDatabase/init(placing:)``: handles as given, no GAP or GATT service added). Open
+    /// connections are treated as by ``setServices(_:)``.
+    public func setDatabase(_ database: GATTDatabase) {
+        core.setDatabase(database, now: now(), into: &outputs)
+        carryOut()
+    }
+
     /// The application's answer to an ``GATTServerEvent/authorizationRequested(_:)`` of
     /// ``serverEvents`` (or a grant ahead of any request): a request held for it is answered.
     public func authorize(_ answer: GATTAuthorizationAnswer) {
