@@ -233,8 +233,7 @@ public struct ReflexCoach: Sendable {
             })
 
             do {
-                try await connection.write(program.sequence, to: PunchUUID.sequence)
-                try await connection.write(program.timeSequence, to: PunchUUID.timeSequence)
+                try await PunchTrainerCommands.load(program, on: connection)
             } catch {
                 throw CoachError.device("the trainer refused the sequences: \(error)")
             }
@@ -257,8 +256,7 @@ public struct ReflexCoach: Sendable {
         var lastHeard = monotonic.now
         var linkUp = true
         do {
-            let command: PunchControlCommand = countdownSeconds.map { .countdownStart(seconds: $0) } ?? .start
-            try await connection.write(command, to: PunchUUID.control)
+            try await PunchTrainerCommands.start(on: connection, countdownSeconds: countdownSeconds)
             loop: for await input in inputs {
                 if case .tick = input {} else { lastHeard = monotonic.now }
                 switch input {
