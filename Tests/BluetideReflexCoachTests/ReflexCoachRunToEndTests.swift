@@ -14,6 +14,12 @@ import Testing
         func add(_ event: CoachEvent) { events.withLock { $0.append(event) } }
     }
 
+    final class Count: Sendable {
+        private let count = Mutex(0)
+        func add() { count.withLock { $0 += 1 } }
+        var value: Int { count.withLock { $0 } }
+    }
+
     /// A stop that comes only when `trigger` says so (and ends when its task is cancelled).
     final class Stopper: Sendable {
         private let stream: AsyncStream<String>
@@ -66,5 +72,31 @@ import Testing
         let outcome = try #require(ending.outcome, "the session was stored before the stop")
         #expect(!outcome.complete)
         #expect(try rig.store.session(id: outcome.sessionID)?.complete == false)
+    }
+
+    /// The game's orchestration (`reflex coach session`) the same way: a head-to-head of two
+    /// played to its end, then one stopped once its first session exists.
+    @Test func aGameIsPlayedToItsEndOrStoppedTheOrderlyWay() async throws {
+        let rig = try await GymRig.start(trainers: 2)
+        defer { Task { await rig.close() } }
+        let athletes = try rig.athletes(["A", "B"])
+        try rig.store.saveSequence(name: "Duel", targets: [0, 1, 2], milliseconds: [500, 500, 500], at: Date())
+        try rig.store.saveSequence(name: "Long", targets: Array(repeating: 1, count: 40), milliseconds: Array(repeating: 2000, count: 40), at: Date())
+        let gym = rig.gym()
+        let reported = Count()
+        let played = try await within(90, "game") {
+            try await gym.playToEnd(.headToHead(.bestMean), athleteIDs: athletes, sequenceName: "Duel", stopWhen: Stopper().wait,
+                                    report: { _ in reported.add() })
+        }
+        #expect(played.stopReason == nil)
+        #expect(played.outcome?.runs.count == 2 && played.outcome?.runs.allSatisfy(\.complete) == true)
+        #expect(reported.value > 2)
+        let stopper = Stopper()
+        let stopped = try await within(90, "stopped game") {
+            try await gym.playToEnd(.headToHead(.bestMean), athleteIDs: athletes, sequenceName: "Long", stopWhen: stopper.wait,
+                                    report: { event in if case .lane(_, _, .sessionStarted) = event { stopper.trigger("SIGTERM") } })
+        }
+        #expect(stopped.stopReason == "SIGTERM")
+        #expect(stopped.outcome?.runs.contains { !$0.complete } == true, "\(String(describing: stopped.outcome))")
     }
 }
