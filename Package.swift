@@ -165,13 +165,20 @@ let package = Package(
             name: "BluetideBench",
             dependencies: ["BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual"],
             swiftSettings: strict),
+        // The demo's world and device scripts (`bluetide demo` parses and prints).
+        .target(
+            name: "BluetideDemo",
+            dependencies: [
+                "Bluetide", "BluetideCore", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideReflexCoach", "BluetideRide", "BluetideRing",
+            ],
+            swiftSettings: strict),
         .target(
             name: "BluetideCommands",
             dependencies: [
                 "BluetideCore", "BluetideProfiles", "BluetideTransport", "BluetideBench",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
                 "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial", "BluetideSerialWeb", "BluetideRide", "BluetideRideWeb",
-                "BluetideCapture", "BluetideGateway", "BluetideMQTT", "BluetideBlueZ", "BluetideDBus", "BluetideSupport",
+                "BluetideCapture", "BluetideGateway", "BluetideMQTT", "BluetideBlueZ", "BluetideDBus", "BluetideSupport", "BluetideDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -211,7 +218,7 @@ let package = Package(
         .testTarget(name: "BluetideEmulationTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideHCI", "BluetideEmulation", "BluetideHost", "BluetideTransport", "BluetideEmulators", "BluetideProfiles", "BluetideRecording", "BluetideCore"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexDeviceTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideReflexDevice", "Bluetide", "BluetideGPIO", "BluetideHost", "BluetideTransport", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideCharts", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
-        .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideCommands", "BluetideSerial", "BluetideMQTT", "BluetideDBus", "BluetideBench", "BluetideProfiles", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideHCI", "BluetideCore", "BluetideHost", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideCommands", "BluetideSerial", "BluetideDemo", "BluetideMQTT", "BluetideDBus", "BluetideBench", "BluetideProfiles", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideHCI", "BluetideCore", "BluetideHost", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "BluetideBlueZTests", dependencies: ["BluetideTestSupport", "Bluetide", "BluetideCore", "BluetideEmulators", "BluetideProfiles", "BluetideSupport", "bluetide"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideCommands", "BluetideCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(

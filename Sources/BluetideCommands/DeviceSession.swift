@@ -195,38 +195,34 @@ final class DeviceSession: Sendable {
     /// The address `target` gives with its type (`ADDRESS/P` or `ADDRESS/R`): connected to
     /// directly, without a scan. Nil for a name or an address without its type.
     static func typedAddress(_ target: String) -> BluetoothAddress? {
-        let trimmed = target.trimmingCharacters(in: .whitespaces)
-        let upper = trimmed.uppercased()
-        guard upper.hasSuffix("/P") || upper.hasSuffix("/R") else { return nil }
-        return try? BluetoothAddress(String(trimmed.dropLast(2)), type: upper.hasSuffix("/P") ? .public : .random)
+        DeviceQuery(parsing: target).typedAddress
     }
 
     /// Finds the device `target` names: an address (with /P or /R, connected directly; without,
     /// looked for in a scan) or an advertised name, within `timeout` seconds.
     func resolve(_ target: String, timeout: Double) async throws -> (address: BluetoothAddress, name: String?) {
-        let trimmed = target.trimmingCharacters(in: .whitespaces)
-        if let address = Self.typedAddress(trimmed) {
+        let query = DeviceQuery(parsing: target)
+        if let address = query.typedAddress {
             labels.remember(address, name: nil)
             return (address, nil)
         }
-        let asAddress = try? BluetoothAddress(trimmed, type: .random)
+        let trimmed = target.trimmingCharacters(in: .whitespaces)
         appLogger.debug("looking for \(trimmed) in a scan on \(transportText) for up to \(Self.format(timeout)) s (--timeout)")
-        let stream: AsyncStream<Advertisement>
-        do { stream = try await central.scan(timeout: .seconds(timeout)) } catch {
+        do {
+            let advertisement = try await central.find(query, within: .seconds(timeout))
+            labels.remember(advertisement.address, name: advertisement.name)
+            return (advertisement.address, advertisement.name)
+        } catch is DeviceNotFound {
+            let seconds = Self.format(timeout)
+            if query.address != nil {
+                throw CommandFailure("no device at \(trimmed) seen within \(seconds) s; try `bluetide scan`")
+            }
+            throw CommandFailure("no device named \(trimmed) seen within \(seconds) s; try `bluetide scan`")
+        } catch let error as CancellationError {
+            throw error
+        } catch {
             throw CommandFailure("cannot scan on \(transportText): \(error)")
         }
-        for await advertisement in stream {
-            let matches = asAddress.map { advertisement.address.value == $0.value } ?? (advertisement.name == trimmed)
-            if matches {
-                labels.remember(advertisement.address, name: advertisement.name)
-                return (advertisement.address, advertisement.name)
-            }
-        }
-        let seconds = Self.format(timeout)
-        if asAddress != nil {
-            throw CommandFailure("no device at \(trimmed) seen within \(seconds) s; try `bluetide scan`")
-        }
-        throw CommandFailure("no device named \(trimmed) seen within \(seconds) s; try `bluetide scan`")
     }
 
     /// Resolves `target` and connects with `policy`, all within `timeout` seconds (the user's

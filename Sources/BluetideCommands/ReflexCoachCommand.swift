@@ -482,42 +482,28 @@ struct ReflexCoachRun: AsyncParsableCommand {
         var coach = ReflexCoach(central: bluetooth.central, store: store)
         coach.scanTimeout = .milliseconds(Int64(scanSeconds * 1000))
         coach.countdownSeconds = countdown
-        var outcome: CoachSessionOutcome?
-        var failure: (any Error)?
-        let stop = RunStop()
-        let events = coach.run(athleteID: person.id ?? -1, sequenceName: sequence, choice: TrainerChoice(parsing: device), stop: stop)
-        // The consumer is never cancelled: a stop goes through the coach, which still reports `ended`.
-        let consumer = Task {
-            var last: CoachSessionOutcome?
-            for try await event in events {
-                emit(CoachJSON.event(event))
-                if case let .ended(o) = event { last = o }
-            }
-            return last
+        let ending: CoachRunEnding
+        do {
+            ending = try await coach.runToEnd(
+                athleteID: person.id ?? -1, sequenceName: sequence, choice: TrainerChoice(parsing: device),
+                stopWhen: { await signals.wait() }, report: { emit(CoachJSON.event($0)) })
+        } catch {
+            await link.close()
+            if let coachError = error as? CoachError { throw CommandFailure(coachError.description) }
+            if let storeError = error as? CoachStoreError { throw CommandFailure(storeError.description) }
+            throw CommandFailure("\(error)")
         }
-        let stopper = Task {
-            let reason = await signals.wait()
-            if !Task.isCancelled { stop.request(reason) }
-        }
-        do { outcome = try await consumer.value } catch { failure = error }
-        stopper.cancel()
         await link.close()
-        if let failure {
-            if let coachError = failure as? CoachError { throw CommandFailure(coachError.description) }
-            if let storeError = failure as? CoachStoreError { throw CommandFailure(storeError.description) }
-            throw CommandFailure("\(failure)")
-        }
-        if let outcome,
-           let results = try CoachCLI.failing({ try store.results(athleteID: person.id ?? -1) }).first(where: { $0.session.id == outcome.sessionID }) {
-            let overall = ReflexStatistics.session(results).overall
+        let outcome = ending.outcome
+        if let outcome, let overall = ending.summary {
             emit(CoachOutput("summary: " + CoachCLI.summaryLine(overall), type: "summary",
                              ["sessionId": .integer(outcome.sessionID), "summary": CoachJSON.summary(overall)]))
         }
-        if let reason = stop.reason {
+        if let reason = ending.stopReason {
             emit(CoachOutput("interrupted (\(reason))" + (outcome.map { ": session \($0.sessionID) stored as incomplete" } ?? ""),
                              type: "interrupted", ["signal": .string(reason), "sessionId": outcome.map { .integer($0.sessionID) } ?? .null]))
         }
-        return Ending(session: outcome, interruption: stop.reason)
+        return Ending(session: outcome, interruption: ending.stopReason)
     }
 }
 

@@ -125,33 +125,22 @@ struct ReflexCoachSession: AsyncParsableCommand {
         gym.adaptiveRounds = adaptiveRounds ?? 1
         for (index, id) in ids.enumerated() where index < strapCount { gym.straps[id] = .name(CoachBluetooth.strapName(index)) }
         let sides = GameJSON.sideNames(gameMode, ids: ids, athletes: byID)
-        let stop = RunStop()
-        let events = gym.play(gameMode, athleteIDs: ids, sequenceName: sequence, stop: stop)
-        let consumer = Task {
-            var last: GymOutcome?
-            for try await event in events {
-                emit(GameJSON.event(event, athletes: byID, sides: sides))
-                if case let .finished(o) = event { last = o }
-            }
-            return last
+        let played: (outcome: GymOutcome?, stopReason: String?)
+        do {
+            played = try await gym.playToEnd(
+                gameMode, athleteIDs: ids, sequenceName: sequence, stopWhen: { await signals.wait() },
+                report: { emit(GameJSON.event($0, athletes: byID, sides: sides)) })
+        } catch {
+            await link.close()
+            if let coachError = error as? CoachError { throw CommandFailure(coachError.description) }
+            throw CommandFailure("\(error)")
         }
-        let stopper = Task {
-            let reason = await signals.wait()
-            if !Task.isCancelled { stop.request(reason) }
-        }
-        var outcome: GymOutcome?
-        var failure: (any Error)?
-        do { outcome = try await consumer.value } catch { failure = error }
-        stopper.cancel()
         await link.close()
-        if let failure {
-            if let coachError = failure as? CoachError { throw CommandFailure(coachError.description) }
-            throw CommandFailure("\(failure)")
-        }
-        if let reason = stop.reason {
+        let outcome = played.outcome
+        if let reason = played.stopReason {
             emit(CoachOutput("interrupted (\(reason)): every run stored as incomplete", type: "interrupted", ["signal": .string(reason)]))
         }
-        return Ending(outcome: outcome, interruption: stop.reason)
+        return Ending(outcome: outcome, interruption: played.stopReason)
     }
 }
 

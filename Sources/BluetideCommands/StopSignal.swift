@@ -10,7 +10,7 @@ import Synchronization
 /// that stopped answering, a transport stuck in the middle of a packet — the process says so in
 /// one line on standard error and exits with 128 + the signal's number, so Ctrl-C is honoured
 /// within about two seconds whatever the transport is doing. A second signal ends it at once.
-final class StopSignal {
+final class StopSignal: Sendable {
     private static let interrupted = Mutex(false)
 
     /// Longest time from a stop signal to the process's exit (see the type's notes).

@@ -59,20 +59,32 @@ public struct ReflexCoach: Sendable {
     }
 
     /// Scans in rounds of ``scanRound`` until a trainer matching `choice` is seen or
-    /// ``scanTimeout`` has passed; returns the strongest match.
+    /// ``scanTimeout`` has passed; returns the strongest match (``Central/find(_:within:round:)``).
     public func findTrainer(_ choice: TrainerChoice = .strongest) async throws -> Advertisement {
-        let total = Self.seconds(scanTimeout)
-        var elapsed = 0.0
-        var seen: Set<String> = []
-        while elapsed < total {
-            let round = min(Self.seconds(scanRound), total - elapsed)
-            let found = try await central.discover(filter: scanFilter, timeout: .milliseconds(Int64(round * 1000)))
-            elapsed += round
-            for ad in found { seen.insert("\(ad.name ?? "?") \(ad.address.string)") }
-            if let pick = found.first(where: choice.matches) { return pick }
-            try Task.checkCancellation()
+        do {
+            return try await central.find(trainerQuery(choice), within: scanTimeout, round: scanRound)
+        } catch let notFound as DeviceNotFound {
+            // The trainers seen (Punch service, name prefix) that were not the one chosen.
+            let trainers = notFound.seenDevices.filter(scanFilter.matches).map { "\($0.name ?? "?") \($0.address.string)" }
+            throw CoachError.trainerNotFound(choice, seconds: Self.seconds(scanTimeout), seen: Array(Set(trainers)).sorted())
         }
-        throw CoachError.trainerNotFound(choice, seconds: total, seen: seen.sorted())
+    }
+
+    /// The trainer `choice` means: a Punch service, the name prefix, and the name (any case) or address chosen.
+    public func trainerQuery(_ choice: TrainerChoice) -> DeviceQuery {
+        var query = DeviceQuery(namePrefix: namePrefix, services: [PunchUUID.service])
+        switch choice {
+        case .strongest: break
+        case let .name(name):
+            query.name = name
+            query.ignoresNameCase = true
+        case let .address(text):
+            query.address = try? BluetoothAddress(text, type: .random)
+            // Text that is no address (not made by TrainerChoice(parsing:)) matches no device:
+            // no advertisement is that strong.
+            if query.address == nil { query.minimumRSSI = .max }
+        }
+        return query
     }
 
     /// Runs the saved sequence `sequenceName` for `athleteID` on the trainer picked by `choice`,
@@ -221,8 +233,7 @@ public struct ReflexCoach: Sendable {
             })
 
             do {
-                try await connection.write(program.sequence, to: PunchUUID.sequence)
-                try await connection.write(program.timeSequence, to: PunchUUID.timeSequence)
+                try await PunchTrainerCommands.load(program, on: connection)
             } catch {
                 throw CoachError.device("the trainer refused the sequences: \(error)")
             }
@@ -245,8 +256,7 @@ public struct ReflexCoach: Sendable {
         var lastHeard = monotonic.now
         var linkUp = true
         do {
-            let command: PunchControlCommand = countdownSeconds.map { .countdownStart(seconds: $0) } ?? .start
-            try await connection.write(command, to: PunchUUID.control)
+            try await PunchTrainerCommands.start(on: connection, countdownSeconds: countdownSeconds)
             loop: for await input in inputs {
                 if case .tick = input {} else { lastHeard = monotonic.now }
                 switch input {

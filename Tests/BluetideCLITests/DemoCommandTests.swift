@@ -1,3 +1,4 @@
+import BluetideDemo
 import BluetideTestSupport
 import Foundation
 import Synchronization
@@ -62,7 +63,7 @@ import Testing
                 try await Task.sleep(for: .seconds(30))
             }
             Issue.record("a session that never ends was not stopped")
-        } catch let failure as CommandFailure {
+        } catch let failure as DemoFailure {
             #expect(failure.message == "hm10: no decoded data within 0 s")
         }
         try await DemoSession.limited(20, "unused") {}

@@ -214,20 +214,23 @@ struct UARTConnectCommand: AsyncParsableCommand {
                     throw CommandFailure("cannot connect to \(label): \(error)")
                 }
             }
-            let watchers = links.map { link in Task { for await event in link.status { reporter.report(event, link: link) } } }
-            defer { for watcher in watchers { watcher.cancel() } }
             let runner = UARTRunner(
                 links: links, io: io, reporter: reporter,
                 formatter: UARTOutputFormatter(hex: hex, prefixNames: links.count > 1, timestamps: timestamps),
                 json: json, broadcast: broadcast, permit: permit, log: log)
-            if let pty {
-                try await runner.bridgePTY(path: pty)
-            } else if let tcpAddress {
-                try await runner.bridgeTCP(host: tcpAddress.host, port: tcpAddress.port)
-            } else if io.isInteractive {
-                try await runner.interactive(ending: ending ?? .crlf, echo: echo, charMode: charMode)
-            } else {
-                try await runner.pipe(ending: ending, idleTimeout: idleTimeout)
+            // Each link's status events are reported while the mode runs.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for link in links { group.addTask { for await event in link.status { reporter.report(event, link: link) } } }
+                defer { group.cancelAll() }
+                if let pty {
+                    try await runner.bridgePTY(path: pty)
+                } else if let tcpAddress {
+                    try await runner.bridgeTCP(host: tcpAddress.host, port: tcpAddress.port)
+                } else if io.isInteractive {
+                    try await runner.interactive(ending: ending ?? .crlf, echo: echo, charMode: charMode)
+                } else {
+                    try await runner.pipe(ending: ending, idleTimeout: idleTimeout)
+                }
             }
         } catch {
             for link in links { await link.close() }

@@ -13,64 +13,66 @@ extension UARTRunner {
         defer { mode?.restore() }
         let names = links.map(\.name).joined(separator: ", ")
         reporter.message("connected to \(names); Ctrl-] for the menu" + (charMode ? "" : ", Enter sends the line + \(ending.rawValue), Ctrl-C quits"))
-        let printer = Task { await printReceived() }
-        defer { printer.cancel() }
-        let closed = Task { [links] in
-            for link in links { _ = await link.waitForClose() }
-        }
-        defer { closed.cancel() }
-        let keys = Task { [self] () -> String? in
-            var editor = LineEditor()
-            var decoder = KeyDecoder()
-            while let chunk = await io.input.read() {
-                // The escape key is taken out first; the bytes around it are keys as usual.
-                var rest = chunk[...]
-                while !rest.isEmpty {
-                    let escape = rest.firstIndex(of: Self.escapeKey)
-                    let typed = Array(rest[..<(escape ?? rest.endIndex)])
-                    rest = escape.map { rest[($0 + 1)...] } ?? []
-                    if charMode {
-                        for key in typed {
-                            let bytes = key == 0x0D || key == 0x0A ? ending.bytes : [key]
-                            if echo { try? await io.output.write(key == 0x0D ? [0x0D, 0x0A] : [key]) }
-                            await send(bytes)
-                        }
-                    } else {
-                        for key in decoder.keys(typed) {
-                            switch editor.handle(key) {
-                            case .redraw: try? await io.output.write(Self.editedLine(editor))
-                            case .bell, .showCompletions: try? await io.output.write([0x07])
-                            case let .submit(line):
-                                // Without --echo the typed line is wiped, leaving the device's answer.
-                                try? await io.output.write(echo ? [0x0D, 0x0A] : Array("\r\u{1B}[K".utf8))
-                                await send(Array(line.utf8) + ending.bytes, endingWrite: true)
-                            case .cancel, .endOfInput:
-                                return nil  // Ctrl-C, or Ctrl-D on an empty line
-                            }
-                        }
-                    }
-                    if escape != nil {
-                        // The menu's key may have come in the same read as the escape key.
-                        let pending = rest.first
-                        if pending != nil { rest = rest.dropFirst() }
-                        if try await menu(key: pending) { return nil }
-                    }
+        // Received bytes are shown until the session ends: when the user quits or input ends
+        // (the keys), or every link has closed, whichever comes first.
+        await withTaskGroup(of: Void.self) { printing in
+            printing.addTask { await self.printReceived() }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { [links] in
+                    for link in links { _ = await link.waitForClose() }
                 }
+                group.addTask { _ = try? await self.readKeys(ending: ending, echo: echo, charMode: charMode) }
+                await group.next()
+                io.input.stop()  // a key read may be waiting
+                group.cancelAll()
             }
-            return "end of input"
-        }
-        defer { keys.cancel() }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { _ = try? await keys.value }
-            group.addTask { await closed.value }
-            await group.next()
-            keys.cancel()
-            closed.cancel()
-            io.input.stop()  // a key read may be waiting
-            group.cancelAll()
+            printing.cancelAll()
         }
         try? await io.output.write(endLine())
         for link in links { if let reason = await link.closedReason, reason != "closed" { throw CommandFailure("\(link.name): \(reason)") } }
+    }
+
+    /// Reads keys until the user quits (Ctrl-] q, Ctrl-C, Ctrl-D on an empty line: nil) or input
+    /// ends ("end of input"), sending lines (or keys with --char-mode) as they are finished.
+    private func readKeys(ending: LineEnding, echo: Bool, charMode: Bool) async throws -> String? {
+        var editor = LineEditor()
+        var decoder = KeyDecoder()
+        while let chunk = await io.input.read() {
+            // The escape key is taken out first; the bytes around it are keys as usual.
+            var rest = chunk[...]
+            while !rest.isEmpty {
+                let escape = rest.firstIndex(of: Self.escapeKey)
+                let typed = Array(rest[..<(escape ?? rest.endIndex)])
+                rest = escape.map { rest[($0 + 1)...] } ?? []
+                if charMode {
+                    for key in typed {
+                        let bytes = key == 0x0D || key == 0x0A ? ending.bytes : [key]
+                        if echo { try? await io.output.write(key == 0x0D ? [0x0D, 0x0A] : [key]) }
+                        await send(bytes)
+                    }
+                } else {
+                    for key in decoder.keys(typed) {
+                        switch editor.handle(key) {
+                        case .redraw: try? await io.output.write(Self.editedLine(editor))
+                        case .bell, .showCompletions: try? await io.output.write([0x07])
+                        case let .submit(line):
+                            // Without --echo the typed line is wiped, leaving the device's answer.
+                            try? await io.output.write(echo ? [0x0D, 0x0A] : Array("\r\u{1B}[K".utf8))
+                            await send(Array(line.utf8) + ending.bytes, endingWrite: true)
+                        case .cancel, .endOfInput:
+                            return nil  // Ctrl-C, or Ctrl-D on an empty line
+                        }
+                    }
+                }
+                if escape != nil {
+                    // The menu's key may have come in the same read as the escape key.
+                    let pending = rest.first
+                    if pending != nil { rest = rest.dropFirst() }
+                    if try await menu(key: pending) { return nil }
+                }
+            }
+        }
+        return "end of input"
     }
 
     /// The escape menu; `key` is its key when it has already been read. Returns true to quit.

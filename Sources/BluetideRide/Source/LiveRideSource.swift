@@ -189,32 +189,24 @@ public actor LiveRideSource: RideDataSource {
     /// Scans until every request without an explicit address has a device (or the time is up).
     private func find() async throws -> [Found] {
         var found: [Int: Found] = [:]
-        var taken: Set<UInt64> = []
+        // Addresses given with their type are connected to without a scan.
         for (index, request) in requests.enumerated() {
-            guard let text = request.device?.trimmingCharacters(in: .whitespaces) else { continue }
-            let upper = text.uppercased()
-            if upper.hasSuffix("/P") || upper.hasSuffix("/R"),
-               let address = try? BluetoothAddress(String(text.dropLast(2)), type: upper.hasSuffix("/P") ? .public : .random) {
-                found[index] = Found(request: request, address: address, name: nil)
-                taken.insert(address.value)
-            }
+            if let address = Self.query(request).typedAddress { found[index] = Found(request: request, address: address, name: nil) }
         }
         if found.count < requests.count {
-            let scan: AsyncStream<Advertisement>
-            do { scan = try await central.scan(timeout: .seconds(configuration.scanSeconds)) } catch {
+            let open = requests.indices.filter { found[$0] == nil }
+            let search: (found: [Advertisement?], seen: [Advertisement])
+            do {
+                search = try await central.find(
+                    each: open.map { Self.query(requests[$0]) }, excluding: found.values.map(\.address),
+                    within: .seconds(configuration.scanSeconds))
+            } catch {
                 throw RideError("cannot scan for the ride's devices: \(error)")
             }
-            var seen: [String] = []
-            for await advertisement in scan {
-                seen.append(advertisement.name ?? advertisement.address.description)
-                for (index, request) in requests.enumerated() where found[index] == nil {
-                    guard !taken.contains(advertisement.address.value), Self.matches(request, advertisement) else { continue }
-                    found[index] = Found(request: request, address: advertisement.address, name: advertisement.name)
-                    taken.insert(advertisement.address.value)
-                    break
-                }
-                if found.count == requests.count { break }
+            for (index, advertisement) in zip(open, search.found) {
+                if let advertisement { found[index] = Found(request: requests[index], address: advertisement.address, name: advertisement.name) }
             }
+            let seen = search.seen.map { $0.name ?? $0.address.description }
             let missing = requests.indices.filter { found[$0] == nil && !requests[$0].isOptional }.map { requests[$0].description }
             if !missing.isEmpty || found.isEmpty {
                 let list = seen.isEmpty ? "no device at all" : Array(Set(seen)).sorted().joined(separator: ", ")
@@ -226,13 +218,11 @@ public actor LiveRideSource: RideDataSource {
         return requests.indices.compactMap { found[$0] }
     }
 
-    static func matches(_ request: RideDeviceRequest, _ advertisement: Advertisement) -> Bool {
-        if let wanted = request.device {
-            if advertisement.name == wanted { return true }
-            if let address = try? BluetoothAddress(wanted, type: .random) { return address.value == advertisement.address.value }
-            return false
-        }
-        return request.kind.services.contains { advertisement.serviceUUIDs.contains($0) }
+    /// The device `request` asks for: by name or address when it names one, else any device
+    /// advertising a service of its kind.
+    static func query(_ request: RideDeviceRequest) -> DeviceQuery {
+        if let wanted = request.device { return DeviceQuery(parsing: wanted) }
+        return DeviceQuery(services: request.kind.services)
     }
 
     private func closeAll() async {

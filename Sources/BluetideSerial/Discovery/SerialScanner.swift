@@ -31,35 +31,17 @@ public struct SerialScanner: Sendable {
     }
 
     /// Finds the device `target` names: an advertised name, or an address (`AA:BB:…`, optionally
-    /// with `/P` public or `/R` random). Scans at most `timeout`; the error lists the names seen.
-    /// With `minimumRSSI` (dBm), the device is taken only from an advertisement at least that strong.
+    /// with `/P` public or `/R` random). Scans at most `timeout` (``Central/find(_:within:round:)``);
+    /// the error lists the names seen. With `minimumRSSI` (dBm), the device is taken only from an
+    /// advertisement at least that strong.
     public func find(_ target: String, timeout: Duration = .seconds(10), minimumRSSI: Int? = nil) async throws -> Advertisement {
-        let trimmed = target.trimmingCharacters(in: .whitespaces)
-        let upper = trimmed.uppercased()
-        var addressText = trimmed
-        if upper.hasSuffix("/P") || upper.hasSuffix("/R") { addressText = String(trimmed.dropLast(2)) }
-        let asAddress = try? BluetoothAddress(addressText, type: .random)
-        var seen: [String] = []
-        var filter = ScanFilter()
-        filter.allowDuplicates = minimumRSSI != nil  // a device may come closer during the scan
-        for await advertisement in try await central.scan(filter: filter, timeout: timeout) {
-            if let minimumRSSI, advertisement.rssi < minimumRSSI {
-                let label = (advertisement.name ?? "\(advertisement.address)") + " (\(advertisement.rssi) dBm)"
-                if advertisement.name == trimmed || advertisement.address.value == asAddress?.value, !seen.contains(label) { seen.append(label) }
-                continue
-            }
-            if let asAddress, advertisement.address.value == asAddress.value { return advertisement }
-            if advertisement.name == trimmed { return advertisement }
-            let label = advertisement.name ?? "\(advertisement.address)"
-            if !seen.contains(label) { seen.append(label) }
+        var query = DeviceQuery(parsing: target)
+        query.minimumRSSI = minimumRSSI
+        do {
+            return try await central.find(query, within: timeout)
+        } catch let notFound as DeviceNotFound {
+            throw SerialLinkError.deviceNotFound(
+                target.trimmingCharacters(in: .whitespaces), seconds: notFound.seconds, seen: notFound.seen)
         }
-        throw SerialLinkError.deviceNotFound(trimmed, seconds: timeout.secondsValue, seen: seen)
-    }
-}
-
-extension Duration {
-    /// The duration in seconds.
-    var secondsValue: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
