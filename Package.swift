@@ -77,7 +77,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BluetideEmulation",
-            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideEmulators", "BluetideHost", "BluetideTransport", "BluetideRecording", "BluetideCapture"],
+            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideEmulators", "BluetideHost", "BluetideTransport", "BluetideRecording", "BluetideCapture", "BluetideSupport"],
             swiftSettings: strict),
         .target(
             name: "BluetideCharts",
@@ -96,7 +96,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BluetideReflexDevice",
-            dependencies: ["Bluetide", "BluetideGPIO", "BluetideProfiles", "BluetideCore"],
+            dependencies: ["Bluetide", "BluetideGPIO", "BluetideProfiles", "BluetideCore", "BluetideSupport"],
             swiftSettings: strict),
         .target(
             name: "BluetideReflexCoach",
@@ -159,12 +159,12 @@ let package = Package(
         // transport, or both in one process), GATT throughput between two stacks, codec decoding.
         .target(
             name: "BluetideBench",
-            dependencies: ["BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual"],
+            dependencies: ["BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual", "BluetideSupport"],
             swiftSettings: strict),
         .target(
             name: "BluetideCommands",
             dependencies: [
-                "BluetideCore", "BluetideProfiles", "BluetideTransport", "BluetideBench",
+                "BluetideCore", "BluetideProfiles", "BluetideTransport", "BluetideBench", "BluetideSupport",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
                 "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial", "BluetideSerialWeb", "BluetideRide", "BluetideRideWeb",
                 "BluetideCapture", "BluetideGateway", "BluetideMQTT",
