@@ -105,7 +105,7 @@ let package = Package(
         .target(
             name: "BluetideReflexWeb",
             dependencies: [
-                "BluetideReflex", "BluetideReflexCoach", "BluetideProfiles", "BluetideCharts",
+                "BluetideReflex", "BluetideReflexCoach", "BluetideProfiles", "BluetideCharts", "BluetideLiveWeb",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -118,11 +118,10 @@ let package = Package(
             swiftSettings: strict),
         // The ride app: trainers and sensors merged into samples, trainer control, workouts, export.
         .target(name: "BluetideRide", dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideRecording", "BluetideSupport"], swiftSettings: strict),
-        // `ride serve`: the ride live on a web page (numbers and a rolling chart over a WebSocket).
+        // The live pages' kernel: serving, the feed-to-WebSocket pump, host checks and tokens.
         .target(
-            name: "BluetideRideWeb",
+            name: "BluetideLiveWeb",
             dependencies: [
-                "BluetideRide",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -130,16 +129,24 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
-        // `uart plot`: the numbers a serial device prints, charted live (the ride page's shape).
+        // `ride serve`: the ride live on a web page (numbers and a rolling chart over a WebSocket).
+        .target(
+            name: "BluetideRideWeb",
+            dependencies: [
+                "BluetideRide", "BluetideLiveWeb",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // `uart plot`: the numbers a serial device prints, charted live (the ride page's kernel).
         .target(
             name: "BluetideSerialWeb",
             dependencies: [
-                "BluetideSerial",
+                "BluetideSerial", "BluetideLiveWeb",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
         .target(
