@@ -30,7 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
-        .target(name: "BluetideCore", swiftSettings: strict),
+        .target(name: "BluetideCore", dependencies: ["BluetideSupport"], swiftSettings: strict),
         // What several layers share and none owns: SplitMix64, civil-date arithmetic, ManualClock,
         // AsyncLock, time limits. Depends on nothing, so any target may import it.
         .target(name: "BluetideSupport", swiftSettings: strict),
