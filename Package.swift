@@ -30,7 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
-        .target(name: "BluetideCore", swiftSettings: strict),
+        .target(name: "BluetideCore", dependencies: ["BluetideSupport"], swiftSettings: strict),
         // What several layers share and none owns: SplitMix64, civil-date arithmetic, ManualClock,
         // AsyncLock, time limits. Depends on nothing, so any target may import it.
         .target(name: "BluetideSupport", swiftSettings: strict),
@@ -81,7 +81,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BluetideEmulation",
-            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideEmulators", "BluetideHost", "BluetideTransport", "BluetideRecording", "BluetideCapture"],
+            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideEmulators", "BluetideHost", "BluetideTransport", "BluetideRecording", "BluetideCapture", "BluetideSupport"],
             swiftSettings: strict),
         .target(
             name: "BluetideCharts",
@@ -100,7 +100,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BluetideReflexDevice",
-            dependencies: ["Bluetide", "BluetideGPIO", "BluetideProfiles", "BluetideCore"],
+            dependencies: ["Bluetide", "BluetideGPIO", "BluetideProfiles", "BluetideCore", "BluetideSupport"],
             swiftSettings: strict),
         .target(
             name: "BluetideReflexCoach",
@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "BluetideReflexWeb",
             dependencies: [
-                "BluetideReflex", "BluetideReflexCoach", "BluetideProfiles", "BluetideCharts",
+                "BluetideReflex", "BluetideReflexCoach", "BluetideProfiles", "BluetideCharts", "BluetideLiveWeb",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -122,11 +122,10 @@ let package = Package(
             swiftSettings: strict),
         // The ride app: trainers and sensors merged into samples, trainer control, workouts, export.
         .target(name: "BluetideRide", dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideRecording", "BluetideSupport"], swiftSettings: strict),
-        // `ride serve`: the ride live on a web page (numbers and a rolling chart over a WebSocket).
+        // The live pages' kernel: serving, the feed-to-WebSocket pump, host checks and tokens.
         .target(
-            name: "BluetideRideWeb",
+            name: "BluetideLiveWeb",
             dependencies: [
-                "BluetideRide",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -134,16 +133,24 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
-        // `uart plot`: the numbers a serial device prints, charted live (the ride page's shape).
+        // `ride serve`: the ride live on a web page (numbers and a rolling chart over a WebSocket).
+        .target(
+            name: "BluetideRideWeb",
+            dependencies: [
+                "BluetideRide", "BluetideLiveWeb",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // `uart plot`: the numbers a serial device prints, charted live (the ride page's kernel).
         .target(
             name: "BluetideSerialWeb",
             dependencies: [
-                "BluetideSerial",
+                "BluetideSerial", "BluetideLiveWeb",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
         .target(
@@ -163,7 +170,7 @@ let package = Package(
         // transport, or both in one process), GATT throughput between two stacks, codec decoding.
         .target(
             name: "BluetideBench",
-            dependencies: ["BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual"],
+            dependencies: ["BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual", "BluetideSupport"],
             swiftSettings: strict),
         // The demo's world and device scripts (`bluetide demo` parses and prints).
         .target(
@@ -175,7 +182,7 @@ let package = Package(
         .target(
             name: "BluetideCommands",
             dependencies: [
-                "BluetideCore", "BluetideProfiles", "BluetideTransport", "BluetideBench",
+                "BluetideCore", "BluetideProfiles", "BluetideTransport", "BluetideBench", "BluetideSupport",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
                 "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial", "BluetideSerialWeb", "BluetideRide", "BluetideRideWeb",
                 "BluetideCapture", "BluetideGateway", "BluetideMQTT", "BluetideBlueZ", "BluetideDBus", "BluetideSupport", "BluetideDemo",

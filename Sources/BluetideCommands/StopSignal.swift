@@ -1,3 +1,4 @@
+import BluetideSupport
 import Foundation
 import Synchronization
 
@@ -94,8 +95,7 @@ final class StopSignal: Sendable {
             return !armed
         }
         guard first else { return }
-        let limit = stopLimit.components
-        let nanoseconds = Int(limit.seconds) * 1_000_000_000 + Int(limit.attoseconds / 1_000_000_000)
+        let nanoseconds = Int(clamping: stopLimit.wholeNanoseconds)
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
             StandardStreams.error.line(
                 "bluetide: stopped by \(name) before the clean-up finished (the controller or transport did not answer within \(Double(nanoseconds) / 1e9) s)")

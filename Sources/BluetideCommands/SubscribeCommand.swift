@@ -2,6 +2,7 @@ import ArgumentParser
 import Bluetide
 import BluetideCore
 import Foundation
+import BluetideSupport
 
 /// `bluetide subscribe DEVICE CHARACTERISTIC`: notified values as they arrive, decoded.
 struct SubscribeCommand: AsyncParsableCommand {
@@ -109,7 +110,6 @@ struct SubscribeCommand: AsyncParsableCommand {
     }
 
     static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let parts = start.duration(to: .now).components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+        ContinuousClock.now.seconds(since: start)
     }
 }

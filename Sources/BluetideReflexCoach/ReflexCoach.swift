@@ -387,8 +387,5 @@ public struct ReflexCoach: Sendable {
         return false
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        let parts = duration.components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
-    }
+    static func seconds(_ duration: Duration) -> Double { duration.inSeconds }
 }

@@ -1,5 +1,6 @@
-import Foundation
+import BluetideLiveWeb
 import BluetideRide
+import Foundation
 
 /// The ride's samples for the live page: each as one JSON text message (the `sample` record of
 /// `bluetide`'s JSON schema, ``RideView/json(_:startedAt:)``), the last few minutes kept so a page that connects late draws its chart at once.
@@ -9,9 +10,7 @@ public actor RideLiveFeed {
     /// The wall clock at ride time 0 (the samples' `time.utc`).
     public nonisolated let startedAt: Date
     private var history: [String] = []
-    private var listeners: [Int: AsyncStream<String>.Continuation] = [:]
-    private var nextListener = 0
-    private var finished = false
+    private var listeners = LiveListeners()
 
     /// A feed keeping the last `historyLength` samples of a ride that started at `startedAt`.
     public init(historyLength: Int = 300, startedAt: Date = Date()) {
@@ -22,37 +21,23 @@ public actor RideLiveFeed {
     /// Sends `sample` to every page (once-a-second samples only: the page's chart has one point
     /// a second).
     public func publish(_ sample: RideSample) {
-        guard sample.trigger == .tick, !finished else { return }
+        guard sample.trigger == .tick, !listeners.isFinished else { return }
         let message = RideView.json(sample, startedAt: startedAt)
         history.append(message)
         if history.count > historyLength { history.removeFirst(history.count - historyLength) }
-        for listener in listeners.values { listener.yield(message) }
+        listeners.broadcast(message)
     }
 
     /// The kept samples, then every new one, until ``finish()``.
     public func listen() -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(historyLength + 64))
-        for message in history { continuation.yield(message) }
-        if finished {
-            continuation.finish()
-            return stream
-        }
-        let id = nextListener
-        nextListener += 1
-        listeners[id] = continuation
-        continuation.onTermination = { [weak self] _ in Task { await self?.forget(id) } }
-        return stream
+        listeners.listen(history: history, buffer: historyLength + 64) { [weak self] id in Task { await self?.forget(id) } }
     }
 
     /// The latest sample's JSON, when there is one.
     public var latest: String? { history.last }
 
     /// Ends every page's stream (the ride is over).
-    public func finish() {
-        finished = true
-        for listener in listeners.values { listener.finish() }
-        listeners = [:]
-    }
+    public func finish() { listeners.finish() }
 
-    private func forget(_ id: Int) { listeners[id] = nil }
+    private func forget(_ id: Int) { listeners.forget(id) }
 }

@@ -1,3 +1,4 @@
+import BluetideLiveWeb
 /// The live page: big numbers (speed, cadence, power, heart rate, distance, time, target,
 /// workout progress) and a rolling five-minute chart of power, heart rate and cadence drawn on a
 /// canvas, fed by the `/live` WebSocket. One self-contained document (no external scripts), laid
@@ -159,19 +160,6 @@ public enum RidePage {
             """
     }
 
-    /// `text` with the five XML special characters escaped.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    /// `text` with the five XML special characters escaped (the live pages' one rule).
+    static func escape(_ text: String) -> String { LiveWebServer.escape(text) }
 }

@@ -1,3 +1,4 @@
+import BluetideLiveWeb
 import Foundation
 import Hummingbird
 
@@ -26,39 +27,20 @@ public struct RideWebAccess: Sendable {
 
     /// Access with a fresh random token, or `token` (tests).
     public init(token: String? = nil) {
-        var generator = SystemRandomNumberGenerator()
-        self.token = token ?? (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        self.token = token ?? WebAccessRules.randomToken()
     }
 
     /// Whether `sent` is the token (compared in constant time).
     public func accepts(token sent: String?) -> Bool {
-        guard let sent else { return false }
-        let a = Array(sent.utf8), b = Array(token.utf8)
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+        WebAccessRules.tokenMatches(sent, token)
     }
 
     /// Whether a request naming `host` (its `Host` header, maybe with a port) may be answered:
     /// an IPv4 address, an IPv6 one in brackets, `localhost` or a name under it. Without a
-    /// `Host` (no browser sends none) it may.
+    /// `Host` (no browser sends none) it may. (``WebAccessRules/allowsHost(_:names:)``, as the
+    /// coach's dashboard.)
     public static func allowsHost(_ host: String?) -> Bool {
-        guard var name = host?.trimmingCharacters(in: .whitespaces).lowercased() else { return true }
-        if name.hasPrefix("[") {
-            guard let close = name.firstIndex(of: "]") else { return false }
-            let rest = name[name.index(after: close)...]
-            guard rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isNumber)) else { return false }
-            return name[name.index(after: name.startIndex)..<close].allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
-        }
-        if let colon = name.lastIndex(of: ":") {
-            guard name[name.index(after: colon)...].allSatisfy(\.isNumber) else { return false }
-            name = String(name[..<colon])
-        }
-        while name.hasSuffix(".") { name.removeLast() }
-        if name == "localhost" || name.hasSuffix(".localhost") { return true }
-        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { part in
-            !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isNumber) && (Int(part) ?? 256) <= 255
-        }
+        WebAccessRules.allowsHost(host)
     }
 
     /// Why a request is refused (another site's page, a foreign `Host`), or nil when it may go on.

@@ -1,10 +1,9 @@
+import BluetideLiveWeb
 import BluetideRide
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
-import NIOCore
-import ServiceLifecycle
 
 /// `ride serve`: the ride live on a web page for a tablet on the handlebars. `/` is the page (big
 /// numbers and a rolling five-minute chart of power, heart rate and cadence), `/live` a WebSocket
@@ -30,9 +29,7 @@ public struct RideWebServer: Sendable {
         self.title = title
         self.control = control
         self.access = access
-        var logger = Logger(label: "bluetide.ride.web")
-        logger.logLevel = .warning
-        self.logger = logger
+        logger = LiveWebServer.logger(label: "bluetide.ride.web")
     }
 
     /// The HTTP routes.
@@ -68,20 +65,7 @@ public struct RideWebServer: Sendable {
         router.ws("/live", shouldUpgrade: { request, _ in
             RideWebAccess.refusal(request) == nil ? .upgrade([:]) : .dontUpgrade
         }) { inbound, outbound, _ in
-            let messages = await feed.listen()
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await message in messages {
-                        do { try await outbound.write(.text(message)) } catch { return }
-                    }
-                }
-                group.addTask {
-                    // The page sends nothing; this ends when it closes the socket.
-                    do { for try await _ in inbound {} } catch {}
-                }
-                await group.next()
-                group.cancelAll()
-            }
+            await LiveWebServer.stream(await feed.listen(), to: outbound, from: inbound)
         }
         guard let control else { return router }
         let access = access
@@ -115,30 +99,14 @@ public struct RideWebServer: Sendable {
     /// Binds `host:port` (0: a free port) and serves until ``RunningRideWeb/stop()``. Throws when
     /// the address cannot be bound.
     public func start(host: String, port: Int) async throws -> RunningRideWeb {
-        let (ports, portContinuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let application = Application(
-            router: router(), server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter()),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "bluetide-ride"),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? port)
-                portContinuation.finish()
-            },
-            logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [], logger: logger))
-        let serving = Task {
-            defer { portContinuation.finish() }
-            try await group.run()
-        }
-        for await bound in ports {
-            return RunningRideWeb(host: host, port: bound, group: group, serving: serving, feed: feed)
-        }
-        // The server stopped before it listened: its error says why (address in use, …).
-        try await serving.value
-        throw RideWebError(message: "the web server stopped before it listened on \(host):\(port)")
+        let feed = feed
+        return try await LiveWebServer.start(
+            router: router(), webSocketRouter: webSocketRouter(), host: host, port: port, serverName: "bluetide-ride", logger: logger,
+            onStop: { await feed.finish() }, failure: { RideWebError(message: $0) })
     }
 
     static func text(_ text: String, type: String, status: HTTPResponse.Status = .ok) -> Response {
-        Response(status: status, headers: [.contentType: type, .cacheControl: "no-store"], body: .init(byteBuffer: ByteBuffer(string: text)))
+        LiveWebServer.text(text, type: type, status: status)
     }
 }
 
@@ -149,23 +117,5 @@ public struct RideWebError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// A live page that is serving.
-public struct RunningRideWeb: Sendable {
-    /// The address it was asked to bind (`0.0.0.0`: every interface).
-    public let host: String
-    /// The port it listens on.
-    public let port: Int
-    let group: ServiceGroup
-    let serving: Task<Void, any Error>
-    let feed: RideLiveFeed
-
-    /// `http://127.0.0.1:PORT`.
-    public var localURL: String { "http://127.0.0.1:\(port)" }
-
-    /// Ends the pages' streams and stops serving (requests in flight finish).
-    public func stop() async {
-        await feed.finish()
-        await group.triggerGracefulShutdown()
-        _ = try? await serving.value
-    }
-}
+/// A live page that is serving (``RunningLiveWeb``: its port, ``RunningLiveWeb/stop()``).
+public typealias RunningRideWeb = RunningLiveWeb

@@ -1,3 +1,4 @@
+import BluetideLiveWeb
 import BluetideSerial
 import Foundation
 
@@ -9,9 +10,7 @@ public actor PlotFeed {
     public nonisolated let historyLength: Int
     private var points: [(t: Double, values: [(String, Double)])] = []
     private var names: [String] = []
-    private var listeners: [Int: AsyncStream<String>.Continuation] = [:]
-    private var nextListener = 0
-    private var finished = false
+    private var listeners = LiveListeners()
     private var parser = NumericLineParser()
 
     /// A feed keeping the last `historyLength` points (at least 1).
@@ -30,13 +29,13 @@ public actor PlotFeed {
 
     /// Adds one line's values at `t` seconds since the plot started; nothing for an empty line.
     public func publish(t: Double, values: [(name: String, value: Double)]) {
-        guard !values.isEmpty, !finished else { return }
+        guard !values.isEmpty, !listeners.isFinished else { return }
         let point = (t: t, values: values.map { ($0.name, $0.value) })
         points.append(point)
         if points.count > historyLength { points.removeFirst(points.count - historyLength) }
         for (name, _) in point.values where !names.contains(name) { names.append(name) }
         let message = Self.json(point)
-        for listener in listeners.values { listener.yield(message) }
+        listeners.broadcast(message)
     }
 
     /// The series seen so far, in order of first appearance.
@@ -46,17 +45,7 @@ public actor PlotFeed {
 
     /// The kept points, then every new one, until ``finish()``.
     public func listen() -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(historyLength + 256))
-        for point in points { continuation.yield(Self.json(point)) }
-        if finished {
-            continuation.finish()
-            return stream
-        }
-        let id = nextListener
-        nextListener += 1
-        listeners[id] = continuation
-        continuation.onTermination = { [weak self] _ in Task { await self?.forget(id) } }
-        return stream
+        listeners.listen(history: points.map(Self.json), buffer: historyLength + 256) { [weak self] id in Task { await self?.forget(id) } }
     }
 
     /// The kept points as CSV: a `seconds` column and one per series (in order of first
@@ -73,12 +62,10 @@ public actor PlotFeed {
 
     /// Ends every page's stream.
     public func finish() {
-        finished = true
-        for listener in listeners.values { listener.finish() }
-        listeners = [:]
+        listeners.finish()
     }
 
-    private func forget(_ id: Int) { listeners[id] = nil }
+    private func forget(_ id: Int) { listeners.forget(id) }
 
     static func json(_ point: (t: Double, values: [(String, Double)])) -> String {
         let fields = point.values.map { "\(jsonString($0.0)):\(number($0.1))" }.joined(separator: ",")

@@ -1,3 +1,4 @@
+import BluetideLiveWeb
 /// The plot page: every series of numbers the device prints as a line on one canvas chart (a
 /// rolling window of the last 30, 60 or 300 seconds, each series its colour, the latest value in
 /// the legend), fed by the `/live` WebSocket, with Pause (the chart stops, points keep being
@@ -117,19 +118,6 @@ public enum PlotPage {
             """
     }
 
-    /// `text` with the five XML special characters escaped.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    /// `text` with the five XML special characters escaped (the live pages' one rule).
+    static func escape(_ text: String) -> String { LiveWebServer.escape(text) }
 }

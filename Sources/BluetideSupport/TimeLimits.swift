@@ -121,7 +121,7 @@ public func withRunTimeLimit<T: Sendable>(
                 let now = clock.now
                 let elapsed = now - last
                 last = now
-                let step = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                let step = elapsed.inSeconds
                 remaining -= min(max(step, 0), 0.25)
             }
             return nil

@@ -15,6 +15,11 @@ final class LineCollector: Sendable {
     func line(where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
         try await storage.first(where: predicate)
     }
+
+    /// Waits until `condition` holds for the lines printed so far (put a hang guard around it).
+    func wait(until condition: @escaping @Sendable ([String]) -> Bool) async throws {
+        try await storage.wait(until: condition)
+    }
 }
 
 /// A fresh virtual link per test, so parallel tests never see each other's devices.

@@ -30,7 +30,7 @@ struct LinkLossRig {
         let running = Task { try await withGuard { try await command(collector.output) } }
         let transport = transport
         let cut = Task {
-            while collector.lines.filter({ $0.contains("bpm") }).count < 2 { try await Task.sleep(for: .milliseconds(20)) }
+            try await collector.wait { $0.filter { $0.contains("bpm") }.count >= 2 }
             await transport.controller.link.linkLoss(transport.controller)
         }
         defer { cut.cancel() }

@@ -95,7 +95,7 @@ import BluetideSupport
             let press = try #require(await edges.next())
             // Active-low sensor pulled low: reported as the line becoming active (rising).
             #expect(press.offset == config.targets[lit].sensorLine && press.kind == .rising)
-            #expect(press.timestampNanoseconds == nanoseconds(litAt.offset) + UInt64(after * 1_000_000))
+            #expect(press.timestampNanoseconds == litAt.offset.wholeNanoseconds + UInt64(after * 1_000_000))
             try await lines.setValue(false, for: led)
             await clock.waitForSleepers(1)
             clock.advance(by: .milliseconds(150))

@@ -1,10 +1,8 @@
 import Foundation
 import Synchronization
+import BluetideSupport
 
 extension Duration {
     /// The duration in seconds, as the host stack's time values are.
-    var seconds: Double {
-        let parts = components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
-    }
+    var seconds: Double { inSeconds }
 }

@@ -1,5 +1,6 @@
 import BluetideHost
 import Synchronization
+import BluetideSupport
 
 /// The peripheral role: serves ``GATTService`` objects and advertises so centrals can connect.
 ///
@@ -310,8 +311,7 @@ public final class Peripheral: Sendable {
     public func startAdvertising(
         _ advertising: AdvertisingData, scanResponse: AdvertisingData? = nil, interval: Duration = .milliseconds(100)
     ) async throws {
-        let (seconds, attoseconds) = interval.components
-        let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        let milliseconds = interval.inMilliseconds
         let request = AdvertisingRequest(
             advertising: advertising, scanResponse: scanResponse,
             intervalMilliseconds: min(max(milliseconds, 20), 10_240))

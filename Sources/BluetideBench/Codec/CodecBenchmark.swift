@@ -1,6 +1,7 @@
 import Foundation
 import BluetideCore
 import BluetideProfiles
+import BluetideSupport
 
 /// The packets `bluetide bench codec` decodes: spec vectors covering the common flag layouts.
 public enum CodecBenchmark {
@@ -61,6 +62,6 @@ func measure(_ name: String, count: Int, inputs: [[UInt8]], body: ([UInt8]) -> B
     for i in 0..<count where body(inputs[i % inputs.count]) { ok += 1 }
     let elapsed = clock.now - start
     precondition(ok == count, "\(name): \(count - ok) of \(count) benchmark packets failed to decode")
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let seconds = elapsed.inSeconds
     return BenchResult(name: name, packets: count, seconds: seconds)
 }

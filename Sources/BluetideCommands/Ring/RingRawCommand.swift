@@ -4,6 +4,7 @@ import BluetideRecording
 import BluetideRing
 import Foundation
 import Synchronization
+import BluetideSupport
 
 /// `bluetide ring raw`: the ring's raw PPG, accelerometer and SpO2 streams, to CSV or JSON Lines.
 struct RingRawCommand: AsyncParsableCommand {
@@ -147,7 +148,7 @@ struct RingRawCommand: AsyncParsableCommand {
         statistics.dropped = await ring.rawDropped
         await link.close()
         let elapsed = ContinuousClock.now - clock
-        let duration = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let duration = elapsed.inSeconds
         var closeProblem: String?
         do { try file?.close() } catch { closeProblem = "could not finish \(out ?? "the output"): \(error)" }
         do { try log?.close() } catch { closeProblem = closeProblem ?? "could not finish the value log \(values ?? ""): \(error)" }

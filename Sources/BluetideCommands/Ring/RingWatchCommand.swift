@@ -2,6 +2,7 @@ import ArgumentParser
 import Bluetide
 import BluetideRing
 import Foundation
+import BluetideSupport
 
 /// `bluetide ring watch`: live readings until Ctrl-C.
 struct RingWatchCommand: AsyncParsableCommand {
@@ -141,7 +142,7 @@ struct RingWatchClock: Sendable {
 
     func line(_ type: String, _ fields: [String: JSONOutputValue]) -> String {
         let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.inSeconds
         var fields = fields
         fields["device"] = device
         fields["time"] = JSONOutput.time(monotonic: seconds)

@@ -3,6 +3,7 @@ import BluetideCore
 import BluetideEmulators
 import BluetideHost
 import BluetideTransport
+import BluetideSupport
 
 /// Serves one or more ``DeviceModel``s as a BLE peripheral through the public ``Peripheral``
 /// API of one ``Bluetooth`` host.
@@ -278,10 +279,7 @@ public actor EmulatedPeripheral {
 
 /// Seconds since creation on the monotonic clock: the time emulated models are driven with.
 struct ModelClock: Sendable {
-    private let origin = ContinuousClock.now
+    private let elapsed = ElapsedClock()
 
-    func now() -> Double {
-        let elapsed = ContinuousClock.now - origin
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    }
+    func now() -> Double { elapsed.seconds }
 }

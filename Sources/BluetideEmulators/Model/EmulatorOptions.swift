@@ -1,3 +1,5 @@
+import BluetideCore
+
 /// Settings shared by the emulated devices; each model reads the ones that concern it.
 public struct EmulatorOptions: Hashable, Sendable {
     /// Advertised local name; nil = the model's default (e.g. `Bluetide HRM`, `R02_xxxx`).
@@ -16,10 +18,10 @@ public struct EmulatorOptions: Hashable, Sendable {
     public var batteryPercent: UInt8 = 100
     /// Seconds per percent of battery drain.
     public var batterySecondsPerPercent: Double = 120
-    /// Athlete reaction time mean, ms (punch).
-    public var reactionMeanMilliseconds: Double = 450
+    /// Athlete reaction time mean, ms (punch; the simulated athlete's documented default).
+    public var reactionMeanMilliseconds: Double = AthleteBehaviour().meanReactionMilliseconds
     /// Athlete reaction time standard deviation, ms (punch).
-    public var reactionStandardDeviationMilliseconds: Double = 120
+    public var reactionStandardDeviationMilliseconds: Double = AthleteBehaviour().reactionStandardDeviationMilliseconds
     /// Probability that the athlete misses a step (punch).
     public var missProbability: Double = 0.05
     /// Probability that the athlete hits a wrong target first (punch).

@@ -13,16 +13,16 @@ import BluetideProfiles
 /// time then equal to the step's interval); the next target lights as soon as the previous step
 /// ends. After the last step `12` + steps done is notified.
 ///
-/// The athlete is drawn once per lit step (``SimulatedAthlete/attempt(windowMilliseconds:using:)``)
-/// and plays it into the machine as sensor activations: a wrong target just after the LED
-/// lights when the attempt says so, then the lit target at the reaction time.
+/// The athlete (the package's one simulated athlete, `AthleteModel`, as the GPIO simulation's)
+/// decides once per lit step and plays it into the machine as sensor activations: a wrong
+/// target at its reaction time when it errs, then the lit target (after a second reaction time
+/// when it erred); nothing within the step's window is a miss.
 public struct PunchTrainerModel: DeviceModel {
     /// Catalog name.
     public let name = "punch"
-    private var random: SeededGenerator
     private let localName: String
     /// The athlete.
-    public var athlete: SimulatedAthlete
+    public var athlete: AthleteModel
     /// Targets per step, as last written (nil before the first valid write).
     public private(set) var sequence: PunchSequence?
     /// Milliseconds per step, as last written (nil before the first valid write).
@@ -47,14 +47,16 @@ public struct PunchTrainerModel: DeviceModel {
 
     /// Builds the model: `seed` fixes its randomness, `options` its rider and device settings.
     public init(seed: UInt64 = 0, options: EmulatorOptions = EmulatorOptions()) {
-        random = SeededGenerator(seed: seed)
+        var random = SeededGenerator(seed: seed)
         var naming = SeededGenerator(seed: seed ^ 0x5EED)
         let suffix = [UInt8(truncatingIfNeeded: naming.next()), UInt8(truncatingIfNeeded: naming.next())].hexString.uppercased()
         localName = options.localName ?? "\(PunchUUID.namePrefix)-\(suffix)"
-        athlete = SimulatedAthlete(
-            reactionMeanMilliseconds: options.reactionMeanMilliseconds,
-            reactionStandardDeviationMilliseconds: options.reactionStandardDeviationMilliseconds,
-            missProbability: options.missProbability, wrongTargetProbability: options.wrongTargetProbability)
+        athlete = AthleteModel(
+            behaviour: AthleteBehaviour(
+                meanReactionMilliseconds: options.reactionMeanMilliseconds,
+                reactionStandardDeviationMilliseconds: options.reactionStandardDeviationMilliseconds,
+                missProbability: options.missProbability, wrongTargetProbability: options.wrongTargetProbability),
+            targetCount: Int(PunchSequence.maxTarget) + 1, seed: random.next())
     }
 
     public var advertising: AdvertisingHints { AdvertisingHints(localName: localName, serviceUUIDs: [PunchUUID.service]) }
@@ -146,13 +148,21 @@ public struct PunchTrainerModel: DeviceModel {
     private mutating func drawAttempt() {
         guard case let .lit(program, step, litAt, _) = machine.phase else { return }
         let target = program.sequence.targets[step]
-        let attempt = athlete.attempt(windowMilliseconds: program.timeSequence.milliseconds[step], using: &random)
-        pending = PendingAttempt(
-            step: step, litAt: litAt,
-            // Just after the LED lights (the machine ignores activations at the very instant).
-            wrongAt: attempt.wrongTargetFirst ? litAt + 0.0005 : nil,
-            wrongTarget: (target &+ 1) % (PunchSequence.maxTarget + 1),
-            hitAt: attempt.hitAfterMilliseconds.map { litAt + Double($0) / 1000 },
-            hitTarget: target)
+        let window = Double(program.timeSequence.milliseconds[step])
+        // Whole milliseconds, at least 1 (the machine ignores activations at the very instant).
+        func at(_ milliseconds: Double) -> Double? {
+            let ms = max(milliseconds.rounded(), 1)
+            return ms < window ? litAt + ms / 1000 : nil
+        }
+        var wrongAt: Double?, wrongTarget = (target &+ 1) % (PunchSequence.maxTarget + 1), hitAt: Double?
+        switch athlete.respond(toLit: Int(target)) {
+        case .miss: break
+        case let .hit(_, after): hitAt = at(after)
+        case let .wrongTarget(wrong, after, correction):
+            wrongAt = at(after)
+            wrongTarget = UInt8(truncatingIfNeeded: wrong)
+            hitAt = wrongAt == nil ? nil : at(after.rounded() + correction)
+        }
+        pending = PendingAttempt(step: step, litAt: litAt, wrongAt: wrongAt, wrongTarget: wrongTarget, hitAt: hitAt, hitTarget: target)
     }
 }

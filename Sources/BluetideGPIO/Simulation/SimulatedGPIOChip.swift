@@ -1,3 +1,5 @@
+import BluetideSupport
+
 /// One change of a simulated output line, as recorded by ``SimulatedGPIOChip``.
 public struct SimulatedOutputChange: Sendable, Equatable {
     /// Line offset.
@@ -81,7 +83,7 @@ public actor SimulatedGPIOChip: GPIOChip {
     public init<C: Clock>(lineCount: UInt32 = 54, name: String = "sim:gpiochip0", clock: C) where C.Duration == Duration {
         let start = clock.now
         self.init(lineCount: lineCount, name: name) {
-            nanoseconds(start.duration(to: clock.now))
+            start.duration(to: clock.now).wholeNanoseconds
         }
     }
 
@@ -288,14 +290,4 @@ public struct SimulatedLineRequest: GPIOLineRequest {
     public func release() async {
         await chip.release(request: id)
     }
-}
-
-/// A duration in whole nanoseconds (0 for negative durations, saturating at UInt64.max).
-func nanoseconds(_ duration: Duration) -> UInt64 {
-    let (seconds, attoseconds) = duration.components
-    guard seconds >= 0, attoseconds >= 0 || seconds > 0 else { return 0 }
-    let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-    if overflow { return .max }
-    let fraction = attoseconds / 1_000_000_000
-    return fraction >= 0 ? whole &+ UInt64(fraction) : whole &- UInt64(-fraction)
 }

@@ -1,5 +1,6 @@
 import BluetideCore
 import BluetideHCI
+import BluetideSupport
 
 /// The whole Bluetooth LE host as one value: HCI command queue, ACL flow control and
 /// reassembly, L2CAP, the ATT bearers, the local GATT server, the GATT client (its procedures
@@ -219,10 +220,7 @@ extension HostInput {
 
 extension Duration {
     /// Seconds as a `Double` (the unit the protocol state machines count in).
-    var hostSeconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) * 1e-18
-    }
+    var hostSeconds: Double { inSeconds }
 
     /// A duration of `seconds` (a `Double`).
     static func hostSeconds(_ seconds: Double) -> Duration {

@@ -1,4 +1,5 @@
 import BluetideCore
+import BluetideSupport
 
 /// Stamps values with the recording's time and appends them to a log: what a `record` command
 /// or an app wires to a live connection's notifications, reads and writes.
@@ -27,9 +28,7 @@ public final class ValueRecorder<C: Clock> where C.Duration == Duration {
 
     /// Seconds from the start to `instant` (0 for an instant before the start).
     public func seconds(at instant: C.Instant) -> Double {
-        let components = start.duration(to: instant).components
-        let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
-        return max(0, seconds)
+        max(0, instant.seconds(since: start))
     }
 
     /// Records one value seen now (or at `instant`, e.g. when the packet arrived), and returns

@@ -1,3 +1,5 @@
+import BluetideSupport
+
 /// A clock running `speed` times faster than `ContinuousClock`: with speed 20 a 1 000 ms step
 /// takes 50 ms of real time. Tests and demos run the device and its simulated athlete on it so
 /// a whole sequence passes in a fraction of a second, with every duration (step times, reaction
@@ -27,8 +29,7 @@ public struct AcceleratedClock: Clock {
 
     /// The current device time.
     public var now: Instant {
-        let (seconds, attoseconds) = base.duration(to: .now).components
-        let real = Double(seconds) + Double(attoseconds) / 1e18
+        let real = ContinuousClock.now.seconds(since: base)
         return Instant(offset: .nanoseconds(Int64((real * speed * 1e9).rounded())))
     }
 
@@ -37,8 +38,7 @@ public struct AcceleratedClock: Clock {
 
     /// Sleeps until device time reaches `deadline`.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-        let (seconds, attoseconds) = now.duration(to: deadline).components
-        let remaining = (Double(seconds) + Double(attoseconds) / 1e18) / speed
+        let remaining = now.duration(to: deadline).inSeconds / speed
         guard remaining > 0 else { return try Task.checkCancellation() }
         try await Task.sleep(for: .nanoseconds(Int64((remaining * 1e9).rounded(.up))))
     }

@@ -5,6 +5,7 @@ import BluetideProfiles
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
+import BluetideSupport
 #endif
 
 /// Settings of a ``ReflexDevice``.
@@ -96,7 +97,7 @@ public actor ReflexDevice<C: Clock> where C.Duration == Duration {
             // Stamped on the device's own time scale, so edge times and the runner agree exactly.
             let sim = SimulatedGPIOChip(
                 lineCount: max(54, highest + 1), name: "sim:\(configuration.chipPath)",
-                timestampNanoseconds: { nanoseconds(origin.duration(to: clock.now)) })
+                timestampNanoseconds: { origin.duration(to: clock.now).wholeNanoseconds })
             let model = SimulatedAthlete(chip: sim, configuration: configuration, clock: clock)
             await model.start()
             // Nobody reads the athlete's decisions here: drain them so they do not pile up
@@ -234,15 +235,6 @@ public actor ReflexDevice<C: Clock> where C.Duration == Duration {
         }
         eventSink.yield(.coachDisconnected(central.address, stoppedRun: stoppedRun))
     }
-}
-
-/// A duration in whole nanoseconds (0 for negative durations, saturating).
-private func nanoseconds(_ duration: Duration) -> UInt64 {
-    let (seconds, attoseconds) = duration.components
-    guard seconds >= 0 else { return 0 }
-    let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-    if overflow { return .max }
-    return whole &+ UInt64(max(attoseconds, 0) / 1_000_000_000)
 }
 
 /// CLOCK_MONOTONIC now, nanoseconds: the clock the kernel stamps GPIO edge events with.

@@ -1,5 +1,6 @@
 import BluetideGPIO
 import BluetideProfiles
+import BluetideSupport
 
 /// Runs Punch sequences on GPIO: the I/O around ``PunchRunMachine``.
 ///
@@ -156,8 +157,7 @@ public actor SequenceRunner<C: Clock> where C.Duration == Duration {
     // MARK: - Time
 
     private func seconds(_ instant: C.Instant) -> Double {
-        let (whole, attoseconds) = origin.duration(to: instant).components
-        return Double(whole) + Double(attoseconds) / 1e18
+        instant.seconds(since: origin)
     }
 
     private func duration(seconds: Double) -> Duration {

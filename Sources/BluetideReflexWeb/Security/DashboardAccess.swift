@@ -1,3 +1,4 @@
+import BluetideLiveWeb
 import Crypto
 import Foundation
 import Synchronization
@@ -57,47 +58,16 @@ public final class DashboardAccess: Sendable {
     /// ignored. A request without one is let through (browsers always send it; a client that
     /// does not is no browser page). Anything else is refused, whatever its Origin says.
     public func allowsHost(_ host: String?) -> Bool {
-        guard let host else { return true }
-        var name = host.trimmingCharacters(in: .whitespaces)
-        if name.hasPrefix("[") {
-            // [v6] or [v6]:port
-            guard let close = name.firstIndex(of: "]") else { return false }
-            let rest = name[name.index(after: close)...]
-            guard rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isNumber)) else { return false }
-            return name[name.index(after: name.startIndex)..<close].allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
-        }
-        if let colon = name.lastIndex(of: ":") {
-            guard name[name.index(after: colon)...].allSatisfy(\.isNumber) else { return false }
-            name = String(name[..<colon])
-        }
-        name = Self.normalised(name)
-        if name.isEmpty { return false }
-        if Self.isIPv4(name) { return true }
-        if name == "localhost" || name.hasSuffix(".localhost") { return true }
-        return hostNames.contains(name)
+        WebAccessRules.allowsHost(host, names: hostNames)
     }
 
-    private static func normalised(_ name: String) -> String {
-        var name = name.lowercased()
-        while name.hasSuffix(".") { name.removeLast() }
-        return name
-    }
-
-    private static func isIPv4(_ text: String) -> Bool {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { part in
-            !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isNumber) && (Int(part) ?? 256) <= 255
-        }
-    }
+    private static func normalised(_ name: String) -> String { WebAccessRules.normalised(name) }
 
     /// True when a login is required.
     public var requiresLogin: Bool { passwordHash != nil }
 
     /// A random token, 32 bytes as hex.
-    static func token() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
-    }
+    static func token() -> String { WebAccessRules.randomToken() }
 
     /// The CSRF token of a session kept without storage: `cookie` signed.
     private func signed(_ cookie: String) -> String {

@@ -68,7 +68,7 @@ public actor FECTrainerControl: TrainerControl {
         guard status.status == .pass else {
             throw TrainerControlError(request: what, reason: "the trainer answered \"\(status.status)\" in page 71")
         }
-        statusContinuation.yield(TrainerStatusUpdate(time: seconds(from: start, to: .now), text: "\(what): confirmed"))
+        statusContinuation.yield(TrainerStatusUpdate(time: ContinuousClock.now.seconds(since: start), text: "\(what): confirmed"))
     }
 
     static func describe(_ page: FECPage) -> String {

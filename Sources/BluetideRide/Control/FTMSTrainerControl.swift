@@ -50,7 +50,7 @@ public actor FTMSTrainerControl: TrainerControl {
                     let lost = change == .controlPermissionLost
                     if lost { await self?.forgetControl() }
                     continuation.yield(TrainerStatusUpdate(
-                        time: seconds(from: origin, to: .now), text: Self.describe(change), controlLost: lost))
+                        time: ContinuousClock.now.seconds(since: origin), text: Self.describe(change), controlLost: lost))
                 }
             } catch {}
             continuation.finish()

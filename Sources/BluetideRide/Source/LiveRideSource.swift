@@ -1,5 +1,6 @@
 import Bluetide
 import Foundation
+import BluetideSupport
 
 /// Live devices as a ride's data source: finds each requested device (by name, address or
 /// service), connects with the resilient policy, subscribes to its data and reports its values
@@ -147,7 +148,7 @@ public actor LiveRideSource: RideDataSource {
         _ device: RideDevice, _ first: Connection, start: ContinuousClock.Instant, into continuation: AsyncStream<RideEvent>.Continuation
     ) async {
         var connection: Connection? = first
-        let now: @Sendable () -> Double = { seconds(from: start, to: .now) }
+        let now: @Sendable () -> Double = { ContinuousClock.now.seconds(since: start) }
         while !Task.isCancelled {
             if let link = connection {
                 let watcher = Task {

@@ -21,8 +21,3 @@ func firstMatch<Element: Sendable, T: Sendable>(
     }
 }
 
-/// Seconds between two instants of the continuous clock.
-func seconds(from start: ContinuousClock.Instant, to end: ContinuousClock.Instant) -> Double {
-    let parts = start.duration(to: end).components
-    return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
-}

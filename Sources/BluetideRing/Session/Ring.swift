@@ -491,8 +491,7 @@ public actor Ring {
         case let .continuousHeartRate(bpm): eventSink.yield(.continuousHeartRate(bpm))
         case let .rawSensor(sample):
             guard let rawStart else { return }
-            let elapsed = ContinuousClock.now - rawStart
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = ContinuousClock.now.seconds(since: rawStart)
             if case .dropped = rawSink.yield(RingRawSample(seconds: seconds, sample: sample, packet: packet.bytes)) { rawDropped += 1 }
         case let .deviceNotification(n):
             switch n {
