@@ -96,6 +96,7 @@ public enum CloneReport {
             let title = index == 0 ? "Device" : "Also serving GATT"
             lines.append("\(title): \(device.name.map { "\"\($0)\" " } ?? "")\(device.address) (\(device.side), \(device.role))"
                 + (device.mtu.map { ", ATT MTU \($0)" } ?? ""))
+            lines.append("  address: " + addressNote(device))
             if let ad = device.advertising {
                 lines.append("  advertising: \(ad.data)" + (ad.scanResponse.flatMap { $0.isEmpty ? nil : ", scan response \($0)" } ?? "")
                     + (ad.serviceUUIDs.isEmpty ? "" : ", services \(ad.serviceUUIDs.map(\.shortString).joined(separator: " "))"))
@@ -195,6 +196,20 @@ public enum CloneReport {
         }
         lines.append("quit")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// What the captured address is and how `emulate --from` serves it.
+    static func addressNote(_ device: ClonedDevice) -> String {
+        guard let type = device.addressType, let address = try? BluetoothAddress(device.address, type: type == "public" ? .public : .random) else {
+            return "\(device.address), type not in the capture (the clone advertises from a fresh random static address)"
+        }
+        switch address.randomKind {
+        case nil: return "\(address.string) public (the clone serves it as its virtual controller's public address; other controllers keep their own)"
+        case .static?: return "\(address.string) random static (the clone serves it unchanged)"
+        case .resolvablePrivate?: return "\(address.string) resolvable private (the clone serves it as the same random address, unchanged: without the device's IRK it cannot make new ones)"
+        case .nonResolvablePrivate?: return "\(address.string) non-resolvable private (the clone serves it unchanged)"
+        default: return "\(address.string) random of a reserved kind (the clone advertises from a fresh random static address)"
+        }
     }
 
     static func hex4(_ value: Int) -> String {

@@ -219,23 +219,50 @@ public actor ClonePeripheral {
             advertisingData = plan.advertisingData
             scanResponse = plan.scanResponse
         }
-        if device.address.contains(":"), Self.servedAddress(device) == nil {
-            limits.append("the captured address \(device.address) (\(device.addressType ?? "type unknown")) is not a random static address: a host cannot take it, so the clone advertises from another one")
+        if let captured = Self.capturedAddress(device) {
+            let served = bluetooth.address
+            if served.value != captured.value || served.type != captured.type {
+                limits.append(captured.type == .public
+                    ? "the captured public address \(captured.string) is not this controller's (\(served)): only a virtual controller takes a chosen public address (emulate --from on the virtual link); the clone advertises from \(served)"
+                    : "the clone advertises from \(served), not from the captured \(captured)")
+            } else if captured.randomKind == .resolvablePrivate {
+                limits.append("the captured address \(captured) is a resolvable private address: it is served as the same random address, unchanged; without the device's IRK the clone cannot make new ones, and a phone bonded to the device resolves it to the device but cannot encrypt without its keys")
+            } else if captured.randomKind == .nonResolvablePrivate {
+                limits.append("the captured address \(captured) is a non-resolvable private address: it is served as the same random address, unchanged")
+            }
+        } else if device.address.contains(":") {
+            limits.append("the captured address \(device.address) has no known type: the clone advertises from \(bluetooth.address)")
         }
         limitations = limits
     }
 
-    /// The address the clone can advertise from: the captured one when it is random static.
-    public static func servedAddress(_ device: ClonedDevice) -> BluetoothAddress? {
-        guard device.addressType == "random", let address = try? BluetoothAddress(device.address, type: .random),
-              address.value >> 46 == 0b11 else { return nil }
+    /// The captured address with its type, when the capture showed both.
+    public static func capturedAddress(_ device: ClonedDevice) -> BluetoothAddress? {
+        guard let kind = device.addressType, kind == "public" || kind == "random",
+              let address = try? BluetoothAddress(device.address, type: kind == "public" ? .public : .random),
+              address.randomKind != .reserved else { return nil }
         return address
     }
 
-    /// Host settings for serving `device`: its name, and its address when a host can take it
-    /// (`address` overrides).
-    public static func hostConfiguration(for device: ClonedDevice, address: BluetoothAddress? = nil) -> Bluetooth.Configuration {
-        Bluetooth.Configuration(address: address ?? servedAddress(device), deviceName: device.name ?? "Bluetide Clone")
+    /// The random address a host can take for `device`: the captured one when it is random —
+    /// static, or private (resolvable or not), served unchanged.
+    public static func servedAddress(_ device: ClonedDevice) -> BluetoothAddress? {
+        guard let address = capturedAddress(device), address.type == .random else { return nil }
+        return address
+    }
+
+    /// Host settings for serving `device`: its name and its captured address — a random one
+    /// (static or private) as the host's own, a public one by using the controller's address
+    /// when `publicAddressAvailable` (its controller was given that public address, as
+    /// ``VirtualWorld/serveClone(_:pace:address:rssi:snoop:)`` does). `address` (random
+    /// static) overrides; otherwise a fresh random static address.
+    public static func hostConfiguration(
+        for device: ClonedDevice, address: BluetoothAddress? = nil, publicAddressAvailable: Bool = false
+    ) -> Bluetooth.Configuration {
+        var configuration = Bluetooth.Configuration(address: address ?? servedAddress(device), deviceName: device.name ?? "Bluetide Clone")
+        if address == nil, publicAddressAvailable, capturedAddress(device)?.type == .public { configuration.usesControllerAddress = true }
+        configuration.keepsPrivateAddress = address == nil
+        return configuration
     }
 
     /// Installs the services, advertises, and starts the reply sender and the timed replay
