@@ -82,6 +82,8 @@ public actor ClonePeripheral {
     private let sleep: @Sendable (Duration) async throws -> Void
     /// The captured value handle of each served characteristic, in definition order.
     private let originalHandles: [Int]
+    /// Descriptor handles the device notified on (at the captured handles only).
+    private let notifiedDescriptors: Set<Int>
     private var served: [Int: ServedValue] = [:]
     private var tasks: [Task<Void, Never>] = []
     /// The timed playback, started by the subscription task (which does not hold the actor).
@@ -123,12 +125,26 @@ public actor ClonePeripheral {
         var definitions: [GATTServiceDefinition] = []
         var handles: [Int] = []
         var placedHandles: [Int] = []
+        var notifiedDescriptors: Set<Int> = []
         for service in device.services {
             let hostOwn = service.uuid == .genericAccess || service.uuid == .genericAttribute
             var exact: [GATTCharacteristicDefinition] = []
             var hosted: [GATTCharacteristicDefinition] = []
             var positions: [ClonePlacement.Characteristic] = []
+            // A handle the device notified on that discovery showed as a descriptor (no room for
+            // a declaration before it): served as that descriptor, notified to every central.
+            var members: [(c: CloneCharacteristic, notified: [CloneDescriptor])] = []
             for c in service.characteristics {
+                if c.declarationHandle == nil, let last = members.last,
+                   c.valueHandle - 1 == ([last.c.valueHandle] + last.c.descriptors.map(\.handle) + last.notified.map(\.handle)).max() {
+                    members[members.count - 1].notified.append(CloneDescriptor(handle: c.valueHandle, uuid: c.uuid, name: c.name, value: c.value))
+                    notifiedDescriptors.insert(c.valueHandle)
+                    limits.append("0x\(String(c.valueHandle, radix: 16)) \(c.uuid.shortString): the device notified on it, but discovery showed it as a descriptor of \(last.c.uuid.shortString): served as that descriptor, its notifications sent to every connected central (the device sent them without a subscription)")
+                    continue
+                }
+                members.append((c, []))
+            }
+            for (c, notified) in members {
                 var properties = GATTCharacteristicProperties()
                 for name in c.properties {
                     switch name {
@@ -148,7 +164,7 @@ public actor ClonePeripheral {
                 }
                 let handle = c.valueHandle
                 let uuid = c.uuid
-                let kept = c.descriptors.filter { $0.uuid != .clientCharacteristicConfiguration }
+                let kept = (c.descriptors.filter { $0.uuid != .clientCharacteristicConfiguration } + notified).sorted { $0.handle < $1.handle }
                 func definition(_ properties: GATTCharacteristicProperties, _ descriptors: [CloneDescriptor]) -> GATTCharacteristicDefinition {
                     GATTCharacteristicDefinition(
                         uuid: uuid, properties: properties,
@@ -200,6 +216,7 @@ public actor ClonePeripheral {
             limits.append(line + "; UUIDs, properties and order are the same, the captured GAP and GATT services are the host's")
         }
         self.placements = placements
+        self.notifiedDescriptors = placements == nil ? [] : notifiedDescriptors
         serviceDefinitions = placements.map { $0.map(\.definition) } ?? definitions
         originalHandles = placements == nil ? handles : placedHandles
 
@@ -279,6 +296,8 @@ public actor ClonePeripheral {
             await peripheral.add(definitions: serviceDefinitions).flatMap { $0 }
         }
         for (original, value) in zip(originalHandles, values) { served[original] = value }
+        for handle in notifiedDescriptors { served[handle] = ServedValue(valueHandle: UInt16(handle)) }
+        let everyCentral = notifiedDescriptors
         try await peripheral.startAdvertising(advertisingData, scanResponse: scanResponse, interval: .milliseconds(100))
         let served = self.served
         let replies = self.replies
@@ -298,7 +317,7 @@ public actor ClonePeripheral {
                     guard let value = served[reply.handle], let bytes = try? Hex.parse(reply.value) else { continue }
                     table.setLatest(reply.handle, bytes)
                     events.yield(.sent(characteristic: device.characteristic(valueHandle: reply.handle)?.uuid ?? .genericAccess, value: bytes))
-                    peripheral.updateValue(bytes, of: value)
+                    if everyCentral.contains(reply.handle) { peripheral.notifyEveryCentral(bytes, at: value) } else { peripheral.updateValue(bytes, of: value) }
                 }
             }
         })
@@ -314,7 +333,7 @@ public actor ClonePeripheral {
             for await change in subscriptions where !change.configuration.isEmpty && timedValues.contains(change.value) {
                 playback.startOnce {
                     Self.play(
-                        device: device, served: served, table: table, events: events, peripheral: peripheral,
+                        device: device, served: served, everyCentral: everyCentral, table: table, events: events, peripheral: peripheral,
                         factor: factor, sleep: sleep)
                 }
             }
@@ -343,7 +362,7 @@ public actor ClonePeripheral {
     /// Sends the timed notifications in captured order, `factor` times the captured pace (nil:
     /// at once), from the playback origin.
     private static func play(
-        device: ClonedDevice, served: [Int: ServedValue], table: CloneReplyTable, events: AsyncStream<Event>.Continuation,
+        device: ClonedDevice, served: [Int: ServedValue], everyCentral: Set<Int>, table: CloneReplyTable, events: AsyncStream<Event>.Continuation,
         peripheral: Peripheral, factor: Double?, sleep: @escaping @Sendable (Duration) async throws -> Void
     ) -> Task<Void, Never> {
         let origin = device.playbackOrigin ?? device.notifications.first?.t ?? 0
@@ -358,7 +377,7 @@ public actor ClonePeripheral {
                 guard let value = served[notification.handle], let bytes = try? Hex.parse(notification.value) else { continue }
                 table.setLatest(notification.handle, bytes)
                 events.yield(.sent(characteristic: device.characteristic(valueHandle: notification.handle)?.uuid ?? .genericAccess, value: bytes))
-                peripheral.updateValue(bytes, of: value)
+                if everyCentral.contains(notification.handle) { peripheral.notifyEveryCentral(bytes, at: value) } else { peripheral.updateValue(bytes, of: value) }
             }
         }
     }
