@@ -1,5 +1,5 @@
 import Bluetide
-import BluetideCapture
+@testable import BluetideCapture
 @testable import BluetideCommands
 import BluetideCore
 import BluetideEmulation

@@ -78,3 +78,51 @@ import Testing
         }
     }
 }
+
+/// Fuzzing below the records: the real capture's records kept whole, bytes of their L2CAP and
+/// ATT payloads changed (discovery responses, handles, lengths), so damage reaches the analysis
+/// and the placement of the served database rather than stopping at the file reader.
+@Suite(.timeLimit(.minutes(2))) struct CloneDeepFuzzTests {
+    @Test func damagedATTPayloadsNeverCrashTheAnalysisOrTheServedLayout() async throws {
+        let whole = try Array(Data(contentsOf: URL(fileURLWithPath: CloneRealCaptureTests.fixture)))
+        func included(_ record: Int, in bytes: [UInt8]) -> Int {
+            bytes[(record + 4)..<(record + 8)].reduce(0) { total, byte in total << 8 | Int(byte) }
+        }
+        // Up to the 300th ACL record: the connection, the app's discovery and its first commands.
+        var offsets: [Int] = []
+        var offset = 16
+        var aclRecords = 0
+        while offset + 24 <= whole.count, aclRecords < 300, offset + 24 + included(offset, in: whole) <= whole.count {
+            offsets.append(offset)
+            if whole[offset + 24] == 0x02 { aclRecords += 1 }
+            offset += 24 + included(offset, in: whole)
+        }
+        let prefix = Array(whole[0..<offset])
+        let acl = offsets.filter { record in prefix[record + 24] == 0x02 && included(record, in: prefix) > 9 }
+        #expect(acl.count > 100, "\(offsets.count) records, \(acl.count) ACL")
+        guard !acl.isEmpty else { return }
+        let world = VirtualWorld()
+        let host = try await world.openHost()
+        var generator = SplitMixForTests(seed: 0x0DD1)
+        var served = 0
+        for round in 0..<60 {
+            var bytes = prefix
+            for _ in 0..<(1 + round % 6) {
+                let record = acl[Int(generator.next() % UInt64(acl.count))]
+                let length = included(record, in: bytes)
+                // Past the H4 byte and the ACL header: the L2CAP header and the ATT PDU.
+                let index = record + 24 + 5 + Int(generator.next() % UInt64(length - 5))
+                bytes[index] = UInt8(truncatingIfNeeded: generator.next())
+            }
+            let analysis = CaptureAnalysis.analyze(try CaptureFile.read(bytes: bytes), captureName: "deep-fuzz")
+            _ = CloneReport.summary(analysis.document)
+            for device in analysis.document.devices {
+                _ = CloneReport.centralScript(analysis.document, device: device)
+                let clone = ClonePeripheral(bluetooth: host, device: device)
+                if clone.placements != nil { served += 1 }
+            }
+        }
+        await world.close()
+        #expect(served > 0, "some damaged captures still serve at their handles")
+    }
+}

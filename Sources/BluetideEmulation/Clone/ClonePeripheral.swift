@@ -82,6 +82,8 @@ public actor ClonePeripheral {
     private let sleep: @Sendable (Duration) async throws -> Void
     /// The captured value handle of each served characteristic, in definition order.
     private let originalHandles: [Int]
+    /// A descriptor to serve: its captured handle, type and value (hex).
+    private typealias Attribute = (handle: Int, uuid: BluetoothUUID, value: String?)
     /// Descriptor handles the device notified on (at the captured handles only).
     private let notifiedDescriptors: Set<Int>
     private var served: [Int: ServedValue] = [:]
@@ -133,11 +135,11 @@ public actor ClonePeripheral {
             var positions: [ClonePlacement.Characteristic] = []
             // A handle the device notified on that discovery showed as a descriptor (no room for
             // a declaration before it): served as that descriptor, notified to every central.
-            var members: [(c: CloneCharacteristic, notified: [CloneDescriptor])] = []
+            var members: [(c: CloneCharacteristic, notified: [Attribute])] = []
             for c in service.characteristics {
                 if c.declarationHandle == nil, let last = members.last,
                    c.valueHandle - 1 == ([last.c.valueHandle] + last.c.descriptors.map(\.handle) + last.notified.map(\.handle)).max() {
-                    members[members.count - 1].notified.append(CloneDescriptor(handle: c.valueHandle, uuid: c.uuid, name: c.name, value: c.value))
+                    members[members.count - 1].notified.append((c.valueHandle, c.uuid, c.value))
                     notifiedDescriptors.insert(c.valueHandle)
                     limits.append("0x\(String(c.valueHandle, radix: 16)) \(c.uuid.shortString): the device notified on it, but discovery showed it as a descriptor of \(last.c.uuid.shortString): served as that descriptor, its notifications sent to every connected central (the device sent them without a subscription)")
                     continue
@@ -164,8 +166,9 @@ public actor ClonePeripheral {
                 }
                 let handle = c.valueHandle
                 let uuid = c.uuid
-                let kept = (c.descriptors.filter { $0.uuid != .clientCharacteristicConfiguration } + notified).sorted { $0.handle < $1.handle }
-                func definition(_ properties: GATTCharacteristicProperties, _ descriptors: [CloneDescriptor]) -> GATTCharacteristicDefinition {
+                let kept = (c.descriptors.filter { $0.uuid != .clientCharacteristicConfiguration }.map { ($0.handle, $0.uuid, $0.value) } + notified)
+                    .sorted { $0.handle < $1.handle }
+                func definition(_ properties: GATTCharacteristicProperties, _ descriptors: [Attribute]) -> GATTCharacteristicDefinition {
                     GATTCharacteristicDefinition(
                         uuid: uuid, properties: properties,
                         // Readable even without the read property: a value seen notified can be read back.
