@@ -170,15 +170,21 @@ public enum CloneReport {
         struct Step { let t: Double; let line: String }
         var steps: [Step] = []
         let notifying = device.characteristics.filter { $0.properties.contains("notify") || $0.properties.contains("indicate") }
-        for c in notifying where c.descriptors.contains(where: { $0.uuid == .clientCharacteristicConfiguration && ($0.value ?? "0000") != "0000" }) {
+        let subscribed = notifying.filter { c in
+            c.descriptors.contains { $0.uuid == .clientCharacteristicConfiguration && ($0.value ?? "0000") != "0000" }
+        }
+        // The shell counts the notifications of what it subscribed to: a wait expects those only.
+        let heard = Set(subscribed.map(\.valueHandle))
+        for c in subscribed {
             steps.append(Step(t: device.playbackOrigin ?? 0, line: "subscribe handle:0x\(hex4(c.valueHandle))"))
         }
         for exchange in device.exchanges {
             let value = exchange.value.isEmpty ? "\"\"" : "0x" + exchange.value
             steps.append(Step(t: exchange.t, line: "write handle:0x\(hex4(exchange.handle)) \(value)\(exchange.withResponse ? "" : " --without-response")"))
-            if !exchange.replies.isEmpty {
-                let timeout = max(5, (exchange.replies.last?.delay ?? 0) * 2 + 2)
-                steps.append(Step(t: exchange.t + 0.000_001, line: "wait \(exchange.replies.count) --timeout \(format(timeout))"))
+            let answers = exchange.replies.filter { heard.contains($0.handle) }
+            if !answers.isEmpty {
+                let timeout = max(5, (answers.last?.delay ?? 0) * 2 + 2)
+                steps.append(Step(t: exchange.t + 0.000_001, line: "wait \(answers.count) --timeout \(format(timeout))"))
             }
         }
         for c in device.characteristics where c.counts.reads > 0 {

@@ -136,6 +136,18 @@ import Testing
         }
     }
 
+    /// Runs `script` through `bluetide shell` (in this process) against `address` on the
+    /// virtual link `link`; the JSON lines it printed. Throws when a command failed.
+    static func shell(_ script: String, address: String, link: String) async throws -> [String] {
+        let command = try ShellCommand.parse([address, "--transport", "virtual:\(link)", "--json", "--timeout", "20"])
+        let lines = Mutex<[String]>([])
+        let (input, sink) = AsyncStream<[UInt8]>.makeStream()
+        sink.yield(Array(script.utf8))
+        sink.finish()
+        try await command.execute(input: input, interactive: false, output: CommandOutput(emit: { line in lines.withLock { $0.append(line) } }))
+        return lines.withLock { $0 }
+    }
+
     @Test func theCentralScriptRunsByHandleAgainstTheClone() async throws {
         try await withRunTimeLimit(120, onTimeout: { CloneTestTimeout(what: "central script against the clone") }) {
             let (document, _, out) = try await Self.capturedClone()
@@ -148,14 +160,8 @@ import Testing
             let link = "odd-clone-\(UUID().uuidString)"
             let world = VirtualWorld(linkName: link)
             _ = try await world.serveClone(document.devices[0], pace: .asFastAsPossible)
-            let command = try ShellCommand.parse([Self.address.string + "/R", "--transport", "virtual:\(link)", "--json", "--timeout", "20"])
-            let lines = Mutex<[String]>([])
-            let (input, sink) = AsyncStream<[UInt8]>.makeStream()
-            sink.yield(Array(script.utf8))
-            sink.finish()
-            try await command.execute(input: input, interactive: false, output: CommandOutput(emit: { line in lines.withLock { $0.append(line) } }))
+            let printed = try await Self.shell(script, address: Self.address.string + "/R", link: link)
             await world.close()
-            let printed = lines.withLock { $0 }
             let objects = printed.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             let types = objects.compactMap { $0["type"] as? String }
             #expect(!types.contains("error"), "\(printed)")

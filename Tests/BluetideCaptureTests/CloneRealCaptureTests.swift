@@ -77,6 +77,27 @@ import Testing
             await world.close()
         }
     }
+
+    @Test func theCentralScriptDrivesTheServedClone() async throws {
+        try await withRunTimeLimit(90, onTimeout: { CloneTestTimeout(what: "treadmill central script") }) {
+            let out = CloneRoundTripTests.temporaryPath("treadmill-out")
+            defer { try? FileManager.default.removeItem(atPath: out) }
+            let (document, _) = try CloneDirectory.write(try Self.analysis(), to: out)
+            let script = try String(contentsOfFile: out + "/central.shell", encoding: .utf8)
+            // Waits count what the script subscribed to: FFF4's 46 answers, not 0x0012's one.
+            #expect(script.contains("write handle:0x0011 0x55aa0100010200000000\nwait 46 "), "\(script.prefix(2000))")
+            let link = "treadmill-\(UUID().uuidString)"
+            let world = VirtualWorld(linkName: link)
+            _ = try await world.serveClone(document.devices[0], pace: .asFastAsPossible)
+            // The captured pauses are left out: the clone answers at once.
+            let unpaused = script.split(separator: "\n").filter { !$0.hasPrefix("sleep ") }.joined(separator: "\n") + "\n"
+            let printed = try await CloneHandleTests.shell(unpaused, address: "FA:E4:E3:24:20:09/R", link: link)
+            await world.close()
+            let types = printed.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["type"] as? String }
+            #expect(types.filter { $0 == "written" }.count == 260)
+            #expect(!types.contains("error"))
+        }
+    }
 }
 
 /// Fuzzing below the records: the real capture's records kept whole, bytes of their L2CAP and
