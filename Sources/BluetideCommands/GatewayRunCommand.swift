@@ -28,7 +28,7 @@ struct GatewayRunCommand: AsyncParsableCommand {
                   --password-file /etc/bluetide/mqtt-password
             """)
 
-    @Option(name: .long, help: ArgumentHelp("Settings in YAML (id, mqtt, username, password-file, ca-file, transport, emulate, watch, topic-prefix, discovery-prefix, presence-interval; see docs/gateway.md); options given here win.", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("Settings in YAML (id, mqtt, username, password-file, ca-file, transport, emulate, watch, topic-prefix, discovery-prefix, presence-interval, outbox, outbox-limit; see docs/gateway.md); options given here win.", valueName: "path"))
     var config: String?
 
     @Option(name: .long, help: "The gateway's name in topics (letters, digits, - and _); required here or in --config.")
@@ -60,6 +60,14 @@ struct GatewayRunCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "Seconds between two presence messages of one device (default: 10).")
     var presenceInterval: Double?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Keep the messages queued while the broker is away in this file too, so they survive a restart (default: memory only).",
+        valueName: "path"))
+    var outbox: String?
+
+    @Option(name: .long, help: "Messages queued while the broker is away, at most; beyond, the oldest are dropped and counted (default: 10000).")
+    var outboxLimit: Int?
 
     @Option(name: .long, help: "Stop after this many seconds (default: run until SIGTERM or Ctrl-C).")
     var duration: Double?
@@ -102,8 +110,14 @@ struct GatewayRunCommand: AsyncParsableCommand {
             throw CommandFailure.usage("--mqtt \(error.message)", field: "--mqtt")
         }
         if let username { options.username = username }
-        options.password = try password(file: passwordFile)
+        do { options.password = try MQTTOptions.password(file: passwordFile) } catch {
+            throw CommandFailure.usage(error.message, field: "--password-file")
+        }
         options.caFile = caFile
+        let outboxLimit = outboxLimit ?? file.outboxLimit ?? 10_000
+        guard outboxLimit >= 1 else { throw CommandFailure.usage("--outbox-limit \(outboxLimit): expected a count ≥ 1", field: "--outbox-limit") }
+        options.outboxLimit = outboxLimit
+        options.outboxFile = outbox ?? file.outbox
         var watches: [GatewayWatch] = []
         for text in watch {
             do { watches.append(try GatewayWatch(parsing: text)) } catch {
@@ -129,15 +143,26 @@ struct GatewayRunCommand: AsyncParsableCommand {
         if watches.isEmpty {
             gatewayConfiguration.watch = deviceSession.emulated.map { .address($0.address) }
         }
+        let json = self.json
         let client: MQTTClient
         do {
             client = try MQTTClient(options)
-            try await client.connect(timeout: .seconds(15))
         } catch {
             await deviceSession.close()
-            throw CommandFailure("\(error)")
+            throw CommandFailure.usage(error.message, field: options.outboxFile == nil ? nil : "--outbox")
         }
-        let json = self.json
+        do {
+            try client.start()
+            try await client.waitUntilConnected(timeout: .seconds(15))
+        } catch {
+            // With an outbox file a gateway may start while the broker is away: it queues.
+            guard let outbox = options.outboxFile, client.isStarted, !"\(error)".contains("refused the connection") else {
+                await client.close(timeout: .zero)
+                await deviceSession.close()
+                throw CommandFailure("\(error)")
+            }
+            Self.emit(GatewayLogEvent.brokerLink("\(error); queuing in \(outbox) until it answers"), json: json, gateway: id)
+        }
         let gatewayID = id
         let gateway = Gateway(configuration: gatewayConfiguration, central: deviceSession.central, mqtt: client) { event in
             Self.emit(event, json: json, gateway: gatewayID)
@@ -152,17 +177,6 @@ struct GatewayRunCommand: AsyncParsableCommand {
         await deviceSession.close()
         Self.emit(text: "gateway \(id) stopped (\(reason))", record: ["type": "gateway-stopped", "gateway": .string(id)], json: json)
         if case let .failure(error) = outcome, !(error is CancellationError) { throw CommandFailure("\(error)") }
-    }
-
-    /// The broker password: --password-file (first line), else $BLUETIDE_MQTT_PASSWORD, else none.
-    private func password(file passwordFile: String?) throws -> String? {
-        if let passwordFile {
-            guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
-                throw CommandFailure.usage("--password-file \(passwordFile): cannot be read; expected a file holding the password", field: "--password-file")
-            }
-            return text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
-        }
-        return ProcessInfo.processInfo.environment["BLUETIDE_MQTT_PASSWORD"]
     }
 
     private static func emit(_ event: GatewayLogEvent, json: Bool, gateway: String) {

@@ -8,6 +8,7 @@ import BluetideReflex
 import BluetideReflexCoach
 import BluetideReflexWeb
 import BluetideTransport
+import BluetideGateway
 import Foundation
 
 /// `bluetide reflex coach …`: the coach side of the reflex trainer (athletes, sequences, live
@@ -412,10 +413,11 @@ struct ReflexCoachRun: AsyncParsableCommand {
     /// Seconds to look for the trainer.
     var scanSeconds: Double { deprecatedScanSeconds ?? timeout }
     @OptionGroup var output: CoachOutputOptions
+    @OptionGroup var broker: MQTTPublishOptions
 
     func run() async throws {
         let printer = output
-        let outcome = try await runSession(emit: { printer.emit([$0]) })
+        let outcome = try await runPublishing { printer.emit([$0]) }
         if let interruption = outcome?.interruption, let number = StopSignal.signals.first(where: { $0.name == interruption })?.number {
             // Stopped by a signal: the session was ended and stored; the exit status says so (128 + its number).
             throw ExitCode(128 + number)
@@ -425,6 +427,26 @@ struct ReflexCoachRun: AsyncParsableCommand {
             throw CommandFailure(
                 "session \(session.sessionID) ended incomplete: \(failure) (\(session.stepsStored) of \(session.stepCount) step results stored)")
         }
+    }
+
+    /// ``runSession(emit:)``, and with `--mqtt` every record also to the broker (exit 1 when
+    /// the broker did not get them all).
+    @discardableResult
+    func runPublishing(emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Ending? {
+        try broker.validate(app: "reflex-coach")
+        let publisher = try await broker.connect(app: "reflex-coach")
+        let outcome: Ending?
+        do {
+            outcome = try await runSession(emit: { output in
+                emit(output)
+                publisher?.publish(output)
+            })
+        } catch {
+            await publisher?.finishReporting()
+            throw error
+        }
+        if let publisher, let problem = await publisher.finishReporting() { throw CommandFailure(problem) }
+        return outcome
     }
 
     /// How a run ended, for the exit status.

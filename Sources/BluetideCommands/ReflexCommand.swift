@@ -3,7 +3,9 @@ import Bluetide
 import BluetideGPIO
 import BluetideProfiles
 import BluetideReflexDevice
+import BluetideGateway
 import Foundation
+import Synchronization
 
 /// `bluetide reflex …`: the boxing reflex trainer (reflex-trainer.md): `device` runs the trainer,
 /// `coach` keeps athletes and sequences, runs sessions and shows history.
@@ -31,6 +33,8 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
               bluetide reflex device --config /etc/reflex.conf --transport hci-socket:0
               bluetide reflex device --gpio sim --transport tcp-client:127.0.0.1:9000 \\
                   --duration 60
+
+            With --mqtt URL every record (as --json prints it) is also published on bluetide/app/reflex-device/<type>, each punch as a step record, and a session record (steps, hits, misses, wrongTargets, meanReactionMilliseconds, bestReactionMilliseconds, ending) when a run finishes or stops; see docs/gateway.md.
             """)
 
     @Option(name: .long, help: "GPIO configuration file (docs/gpio-config.md).")
@@ -49,6 +53,8 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
     var duration: Double?
 
     @OptionGroup var output: CoachOutputOptions
+
+    @OptionGroup var broker: MQTTPublishOptions
 
     /// The configuration the options and the file give.
     func resolvedOptions() throws -> ReflexDeviceOptions {
@@ -79,7 +85,29 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
     func run() async throws {
         // Unbuffered, so a pipe sees each line as it happens.
         let printer = output
-        try await serveEvents(until: Self.interruptions(), events: { event in printer.emit([Self.record(of: event)]) })
+        try await servePublishing(until: Self.interruptions()) { printer.emit([$0]) }
+    }
+
+    /// Runs the device as ``run()`` does, each event's output to `emit`, and with `--mqtt` each
+    /// record (and each run's `session` summary) to the broker.
+    func servePublishing(until interrupts: AsyncStream<Int32>, emit: @escaping @Sendable (CoachOutput) -> Void) async throws {
+        try broker.validate(app: "reflex-device")
+        _ = try resolvedOptions()
+        let publisher = try await broker.connect(app: "reflex-device")
+        let tally = ReflexRunTally()
+        do {
+            try await serveEvents(until: interrupts, events: { event in
+                let output = Self.record(of: event)
+                emit(output)
+                guard let publisher else { return }
+                publisher.publish(output)
+                if let session = tally.add(event) { publisher.publish(session, type: "session") }
+            })
+        } catch {
+            await publisher?.finishReporting()
+            throw error
+        }
+        if let publisher, let problem = await publisher.finishReporting() { throw CommandFailure(problem) }
     }
 
     /// An event as its line and its record (docs/json-output.md, `reflex device`): the record
@@ -193,4 +221,50 @@ private final class SignalSources: @unchecked Sendable {
     let sources: [any DispatchSourceSignal]
     init(_ sources: [any DispatchSourceSignal]) { self.sources = sources }
     func cancel() { for source in sources { source.cancel() } }
+}
+
+/// The punches of one run on the device, summed up for the `session` record `--mqtt` publishes
+/// when the run finishes or stops. One owner of its state (a lock): the event printer.
+final class ReflexRunTally: Sendable {
+    private struct State {
+        var steps = 0, hits = 0, misses = 0, wrongTargets = 0
+        var reactionTotal = 0, best: Int?
+    }
+    private let state = Mutex(State())
+
+    /// Counts `event`; returns the `session` record when it ends a run (nil otherwise).
+    func add(_ event: ReflexDeviceEvent) -> String? {
+        state.withLock { state in
+            switch event {
+            case let .response(response):
+                state.steps += 1
+                if response.hit {
+                    state.hits += 1
+                    let ms = Int(response.reactionTimeMilliseconds)
+                    state.reactionTotal += ms
+                    state.best = min(state.best ?? ms, ms)
+                } else {
+                    state.misses += 1
+                }
+                if response.wrongTargetFirst { state.wrongTargets += 1 }
+                return nil
+            case .status(.finished), .status(.stopped), .coachDisconnected(_, stoppedRun: true):
+                guard state.steps > 0 else { return nil }
+                let ending: String = if case .status(.finished) = event { "finished" } else { "stopped" }
+                let record = JSONOutput.line("session", [
+                    "steps": .integer(Int64(state.steps)), "hits": .integer(Int64(state.hits)), "misses": .integer(Int64(state.misses)),
+                    "wrongTargets": .integer(Int64(state.wrongTargets)), "ending": .string(ending),
+                    "meanReactionMilliseconds": state.hits > 0 ? .number(Double(state.reactionTotal) / Double(state.hits)) : .null,
+                    "bestReactionMilliseconds": state.best.map { .integer(Int64($0)) } ?? .null,
+                ])
+                state = State()
+                return record
+            case .sequenceReceived, .timeSequenceReceived:
+                state = State()
+                return nil
+            default:
+                return nil
+            }
+        }
+    }
 }

@@ -162,6 +162,7 @@ public actor Gateway {
                         await self.republishRetained()
                     case let .disconnected(reason): self.log(.brokerLink("lost (\(reason)); reconnecting"))
                     case let .refused(reason): self.log(.brokerLink("refused: \(reason)"))
+                    case let .outboxFileFailed(problem): self.log(.brokerLink(problem))
                     }
                 }
             }

@@ -14,6 +14,7 @@ import Yams
 /// transport: hci-socket:0
 /// watch: ["Tacx Neo 48110", "service:180D"]
 /// presence-interval: 10
+/// outbox: /var/lib/bluetide/gateway-outbox
 /// ```
 public struct GatewayFileSettings: Sendable, Equatable {
     public var id: String?
@@ -29,11 +30,15 @@ public struct GatewayFileSettings: Sendable, Equatable {
     public var discoveryPrefix: String?
     /// Seconds.
     public var presenceInterval: Double?
+    /// The outbox file (`--outbox`).
+    public var outbox: String?
+    /// Messages the outbox keeps while the broker is away (`--outbox-limit`).
+    public var outboxLimit: Int?
 
     /// The keys the file may have.
     public static let keys = [
         "id", "mqtt", "username", "password-file", "ca-file", "transport", "emulate", "watch", "topic-prefix",
-        "discovery-prefix", "presence-interval",
+        "discovery-prefix", "presence-interval", "outbox", "outbox-limit",
     ]
 
     public init() {}
@@ -91,6 +96,11 @@ public struct GatewayFileSettings: Sendable, Equatable {
         watch = try list("watch") ?? []
         topicPrefix = try text("topic-prefix")
         discoveryPrefix = try text("discovery-prefix")
+        outbox = try text("outbox")
+        if let value = mapping["outbox-limit"] {
+            guard let number = value as? Int, number >= 1 else { throw fail("outbox-limit: expected a count ≥ 1, found \(value)") }
+            outboxLimit = number
+        }
         if let value = mapping["presence-interval"] {
             switch value {
             case let number as Int: presenceInterval = Double(number)

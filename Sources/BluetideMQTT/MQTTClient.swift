@@ -10,6 +10,9 @@ public enum MQTTEvent: Sendable, Equatable {
     case refused(String)
     /// The link was lost; libmosquitto reconnects with back-off.
     case disconnected(String)
+    /// The outbox file could not be written (a full disk, …): one line, said once; queued
+    /// messages are kept in memory only from then on.
+    case outboxFileFailed(String)
 }
 
 /// An MQTT client on libmosquitto (loaded at run time, see ``MQTTClient/libraryProblem``): one
@@ -31,6 +34,8 @@ public final class MQTTClient: Sendable {
     /// The libmosquitto client; nil once closed. Calls into the library happen under this lock
     /// (never taken by the library's callbacks), so none can race with `mosquitto_destroy`.
     private let handle: Mutex<MosquittoHandle?>
+    /// Retries a first connection that failed (see `retryFirstConnection`); cancelled on close.
+    private let retrying = Mutex<Task<Void, Never>?>(nil)
 
     /// Nil when libmosquitto can be used; else one line naming the Debian package to install.
     public static var libraryProblem: String? {
@@ -51,6 +56,7 @@ public final class MQTTClient: Sendable {
         let core = MQTTClientCore(library: library, endpoint: options.endpoint, events: eventInput, messages: messageInput)
         self.core = core
         core.setOutboxLimit(options.outboxLimit)
+        if let path = options.outboxFile { try core.setOutboxFile(path) }
         guard let pointer = options.clientID.withCString({ library.new($0, true, Unmanaged.passUnretained(core).toOpaque()) }) else {
             throw MQTTError("could not create an MQTT client (out of memory, or client id \"\(options.clientID)\" refused)")
         }
@@ -96,11 +102,16 @@ public final class MQTTClient: Sendable {
         }
     }
 
+    /// Whether ``start()`` succeeded: libmosquitto's thread runs and keeps trying to connect.
+    public var isStarted: Bool { core.isStarted }
+
     /// Starts connecting in the background (libmosquitto's thread); reconnects on its own after.
     public func start() throws(MQTTError) {
+        var firstAttemptFailed = false
         let result: Int32? = handle.withLock { raw in
             guard let raw else { return nil }
             let code = library.connectAsync(raw.pointer, options.host, Int32(options.port), Int32(options.keepAliveSeconds))
+            firstAttemptFailed = code != 0
             if code != 0 { core.noteConnectError(library.describe(code) + (code == 14 ? ": " + String(cString: strerror(errno)) : "")) }
             // Lookup and argument errors are final; a refused or unreachable broker is retried by the loop.
             if code == 3 || code == 15 || code == 20 { return code }
@@ -109,6 +120,28 @@ public final class MQTTClient: Sendable {
         }
         guard let result else { throw MQTTError("the MQTT client is closed") }
         guard result == 0 else { throw MQTTError("cannot connect to \(options.endpoint): \(library.describe(result))") }
+        core.noteStarted()
+        if firstAttemptFailed { retryFirstConnection() }
+    }
+
+    /// libmosquitto's thread reconnects a link that was up once, but not a first connection that
+    /// failed (a broker not running yet): that one is tried again here, with the same back-off,
+    /// until it goes through; from then on the thread carries on by itself.
+    private func retryFirstConnection() {
+        let library = library
+        let delays = options.reconnectDelaySeconds
+        let task = Task { [weak self] in
+            var delay = max(1, delays.first)
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(delay))
+                guard let self, !Task.isCancelled, !self.core.isConnected else { return }
+                let code: Int32? = self.handle.withLock { raw in raw.map { library.reconnectAsync($0.pointer) } }
+                guard let code, code != 0 else { return }  // closed, or under way
+                self.core.noteConnectError(library.describe(code) + (code == 14 ? ": " + String(cString: strerror(errno)) : ""))
+                delay = min(delay * 2, max(delay, delays.longest))
+            }
+        }
+        retrying.withLock { $0 = task }
     }
 
     /// Starts and waits until the broker accepts us. Throws one line when it refuses (bad
@@ -135,6 +168,11 @@ public final class MQTTClient: Sendable {
 
     /// Whether the broker link is up now.
     public var isConnected: Bool { core.isConnected }
+
+    /// Waits until at least `count` messages wait in the outbox (the broker is away); throws at `timeout`.
+    public func waitUntilQueued(atLeast count: Int, timeout: Duration) async throws {
+        try await core.wait(for: .queued(count), timeout: timeout) { MQTTError("fewer than \(count) messages queued after \(timeout)") }
+    }
 
     /// Queues `message` for sending and returns its message id (0 when it waits in the outbox).
     /// QoS 1 messages published while the broker is away wait in a bounded outbox
@@ -200,6 +238,9 @@ public final class MQTTClient: Sendable {
     /// Messages sent but not yet acknowledged (QoS 1) or written (QoS 0), plus those waiting in the outbox.
     public var unacknowledgedCount: Int { core.unacknowledgedCount }
 
+    /// Why the outbox file stopped being written (a full disk, …), nil while it works or without one.
+    public var outboxFileFailure: String? { core.outboxFileProblem }
+
     /// QoS 1 messages dropped (oldest first) because the outbox was full while the broker was away.
     public var droppedCount: Int { core.droppedCount }
 
@@ -213,6 +254,7 @@ public final class MQTTClient: Sendable {
             guard let raw else { return nil }
             return library.disconnect(raw.pointer) == 0
         }
+        retrying.withLock { $0?.cancel() }
         guard let disconnected else { return }
         var clean = false
         if disconnected && wasConnected {
@@ -232,6 +274,7 @@ public final class MQTTClient: Sendable {
     /// Ends the connection without a DISCONNECT, as a crash or a lost network would, so the
     /// broker publishes the last will; the client is closed afterwards.
     public func drop() {
+        retrying.withLock { $0?.cancel() }
         handle.withLock { raw in
             guard let pointer = raw?.pointer else { return }
             _ = library.loopStop(pointer, true)
@@ -242,6 +285,7 @@ public final class MQTTClient: Sendable {
     }
 
     deinit {
+        retrying.withLock { $0?.cancel() }
         if let raw = handle.withLock({ $0 }) {
             _ = library.loopStop(raw.pointer, true)
             library.destroy(raw.pointer)

@@ -13,6 +13,8 @@ final class MQTTClientCore: Sendable {
         case subscribed(Int32)
         case drained
         case disconnected
+        /// At least this many messages wait in the outbox.
+        case queued(Int)
     }
 
     private struct Waiter {
@@ -22,6 +24,7 @@ final class MQTTClientCore: Sendable {
 
     private struct State {
         var connected = false
+        var started = false
         var refusal: String?
         var lastConnectError: String?
         /// Message ids sent and not yet acknowledged.
@@ -42,7 +45,14 @@ final class MQTTClientCore: Sendable {
 
         var outboxCount: Int { outbox.count - outboxStart }
 
-        mutating func keep(_ message: MQTTMessage) {
+        /// The outbox's copy on disk (``MQTTOptions/outboxFile``), nil without one.
+        var file: MQTTOutboxFile?
+        /// Ids of messages sent from the outbox while it has a copy on disk: once all are
+        /// acknowledged and the outbox is empty, the copy is emptied.
+        var fileMids: Set<Int32> = []
+
+        /// Keeps `message` at the end of the outbox (and its file); returns a file failure, once.
+        mutating func keep(_ message: MQTTMessage) -> String? {
             if outboxCount >= outboxLimit {
                 outboxStart += 1
                 dropped += 1
@@ -52,6 +62,19 @@ final class MQTTClientCore: Sendable {
                 outbox.removeFirst(outboxStart)
                 outboxStart = 0
             }
+            guard var journal = file else { return nil }
+            defer { file = journal }
+            // Bounded on disk too: rewritten from the (bounded) outbox at twice its bound.
+            if journal.records + 1 >= outboxLimit * 2 { return journal.rewrite(outbox[outboxStart...]) }
+            return journal.append(message)
+        }
+
+        /// Empties the file once everything it held is acknowledged.
+        mutating func clearFileIfDelivered() -> String? {
+            guard var journal = file, journal.records > 0 || journal.failure != nil,
+                  outboxCount == 0, !draining, fileMids.isEmpty else { return nil }
+            defer { file = journal }
+            return journal.clear()
         }
 
         mutating func takeFromOutbox() -> MQTTMessage? {
@@ -77,6 +100,7 @@ final class MQTTClientCore: Sendable {
                 return .success(())
             case .drained: return inFlight.isEmpty && outboxCount == 0 ? .success(()) : nil
             case .disconnected: return connected ? nil : .success(())
+            case let .queued(count): return outboxCount >= count ? .success(()) : nil
             }
         }
 
@@ -108,24 +132,54 @@ final class MQTTClientCore: Sendable {
     }
 
     var isConnected: Bool { state.withLock { $0.connected } }
+    var isStarted: Bool { state.withLock { $0.started } }
+    func noteStarted() { state.withLock { $0.started = true } }
     var lastConnectError: String? { state.withLock { $0.lastConnectError } }
     var unacknowledgedCount: Int { state.withLock { $0.inFlight.count + $0.outboxCount } }
     var droppedCount: Int { state.withLock { $0.dropped } }
 
     func setOutboxLimit(_ limit: Int) { state.withLock { $0.outboxLimit = max(1, limit) } }
 
-    /// Whether a QoS 1 message goes to the outbox instead of libmosquitto: while the broker is
-    /// away and while the outbox is being sent, so messages keep their order.
-    func keepIfOffline(_ message: MQTTMessage) -> Bool {
+    /// Keeps the outbox in `path` too, and queues the messages a previous process left there
+    /// (oldest first; beyond the bound the oldest are dropped and counted). Call before `start`.
+    func setOutboxFile(_ path: String) throws(MQTTError) {
+        let (file, kept) = try MQTTOutboxFile.open(path: path)
         state.withLock { state in
-            guard !state.connected || state.draining || state.outboxCount > 0 else { return false }
-            state.keep(message)
-            return true
+            state.file = nil
+            for message in kept { _ = state.keep(message) }
+            state.file = file
+            if kept.count > state.outboxLimit { _ = state.file?.rewrite(state.outbox[state.outboxStart...]) }
         }
     }
 
+    /// Why the outbox file stopped being written, nil while it works.
+    var outboxFileProblem: String? { state.withLock { $0.file?.failure } }
+
+    /// Reports a file failure once (as an event).
+    private func report(_ failure: String?) {
+        if let failure { events.yield(.outboxFileFailed(failure)) }
+    }
+
+    /// Whether a QoS 1 message goes to the outbox instead of libmosquitto: while the broker is
+    /// away and while the outbox is being sent, so messages keep their order.
+    func keepIfOffline(_ message: MQTTMessage) -> Bool {
+        var kept = false
+        var failure: String?
+        update { state in
+            guard !state.connected || state.draining || state.outboxCount > 0 else { return }
+            kept = true
+            failure = state.keep(message)
+        }
+        report(failure)
+        return kept
+    }
+
     /// A QoS 1 message libmosquitto refused because the link just went down: kept.
-    func keepRefused(_ message: MQTTMessage) { state.withLock { $0.keep(message) } }
+    func keepRefused(_ message: MQTTMessage) {
+        var failure: String?
+        update { failure = $0.keep(message) }
+        report(failure)
+    }
 
     /// Sends the outbox in order through `mosq` (from the connect callback); stops if the link drops.
     private func drain(_ mosq: OpaquePointer?) {
@@ -144,6 +198,7 @@ final class MQTTClientCore: Sendable {
             }
             if code == 0 {
                 sent(mid)
+                state.withLock { state in if state.file != nil { state.fileMids.insert(mid) } }
             } else {
                 state.withLock { state in
                     // Put it back in front and wait for the next connect.
@@ -154,7 +209,9 @@ final class MQTTClientCore: Sendable {
                 break
             }
         }
-        update { _ in }
+        var failure: String?
+        update { failure = $0.clearFileIfDelivered() }
+        report(failure)
     }
 
     private func update(_ body: (inout State) -> Void) {
@@ -205,6 +262,8 @@ final class MQTTClientCore: Sendable {
     func finish() {
         let waiters = state.withLock { state in
             state.finished = true
+            state.file?.close()
+            state.file = nil
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
         }
@@ -252,9 +311,12 @@ final class MQTTClientCore: Sendable {
     }
 
     fileprivate func didPublish(_ mid: Int32) {
+        var failure: String?
         update { state in
             if state.inFlight.remove(mid) == nil { state.earlyAcks.insert(mid) }
+            if state.fileMids.remove(mid) != nil { failure = state.clearFileIfDelivered() }
         }
+        report(failure)
     }
 
     fileprivate func didSubscribe(_ mid: Int32, granted: [Int32]) {

@@ -56,6 +56,9 @@ public struct MQTTOptions: Sendable {
     public var receiveBufferLimit: Int
     /// QoS 1 messages kept in memory while the broker is away; beyond this the oldest are dropped.
     public var outboxLimit: Int
+    /// A file that keeps the outbox across restarts (nil: memory only). Messages a previous
+    /// process left there are sent first, in order; bounded like the outbox.
+    public var outboxFile: String?
 
     public init(host: String, port: Int = 1883, clientID: String) {
         self.host = host
@@ -70,6 +73,7 @@ public struct MQTTOptions: Sendable {
         self.reconnectDelaySeconds = (1, 30)
         self.receiveBufferLimit = 4096
         self.outboxLimit = 10_000
+        self.outboxFile = nil
     }
 
     /// Options from a broker URL: `mqtt://HOST[:PORT]`, `mqtts://HOST[:PORT]`, or `mqtt://USER@HOST`.
@@ -104,4 +108,20 @@ public struct MQTTOptions: Sendable {
 
     /// `host:port` for messages.
     public var endpoint: String { "\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+}
+
+extension MQTTOptions {
+    /// The broker password as every Bluetide command takes it: the first line of `file` when one
+    /// is named, else `$BLUETIDE_MQTT_PASSWORD`, else none. Never from the command line, so it
+    /// shows neither in `ps` nor in logs. Throws one line naming `option` when the file cannot be read.
+    public static func password(file: String?, option: String = "--password-file",
+                                environment: [String: String] = ProcessInfo.processInfo.environment) throws(MQTTError) -> String? {
+        if let file {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw MQTTError("\(option) \(file): cannot be read; expected a file holding the password")
+            }
+            return text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        }
+        return environment["BLUETIDE_MQTT_PASSWORD"]
+    }
 }

@@ -27,6 +27,7 @@ struct MosquittoLibrary: @unchecked Sendable {
     let tlsSet: @convention(c) (Handle?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, OpaquePointer?) -> Int32
     let reconnectDelaySet: @convention(c) (Handle?, UInt32, UInt32, Bool) -> Int32
     let connectAsync: @convention(c) (Handle?, UnsafePointer<CChar>?, Int32, Int32) -> Int32
+    let reconnectAsync: @convention(c) (Handle?) -> Int32
     let disconnect: @convention(c) (Handle?) -> Int32
     let loopStart: @convention(c) (Handle?) -> Int32
     let loopStop: @convention(c) (Handle?, Bool) -> Int32
@@ -78,6 +79,7 @@ struct MosquittoLibrary: @unchecked Sendable {
             tlsSet: symbol("mosquitto_tls_set", (@convention(c) (Handle?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, OpaquePointer?) -> Int32).self),
             reconnectDelaySet: symbol("mosquitto_reconnect_delay_set", (@convention(c) (Handle?, UInt32, UInt32, Bool) -> Int32).self),
             connectAsync: symbol("mosquitto_connect_async", (@convention(c) (Handle?, UnsafePointer<CChar>?, Int32, Int32) -> Int32).self),
+            reconnectAsync: symbol("mosquitto_reconnect_async", (@convention(c) (Handle?) -> Int32).self),
             disconnect: symbol("mosquitto_disconnect", (@convention(c) (Handle?) -> Int32).self),
             loopStart: symbol("mosquitto_loop_start", (@convention(c) (Handle?) -> Int32).self),
             loopStop: symbol("mosquitto_loop_stop", (@convention(c) (Handle?, Bool) -> Int32).self),
@@ -121,6 +123,7 @@ extension MosquittoLibrary {
         tlsSet: (@convention(c) (Handle?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, OpaquePointer?) -> Int32)?,
         reconnectDelaySet: (@convention(c) (Handle?, UInt32, UInt32, Bool) -> Int32)?,
         connectAsync: (@convention(c) (Handle?, UnsafePointer<CChar>?, Int32, Int32) -> Int32)?,
+        reconnectAsync: (@convention(c) (Handle?) -> Int32)?,
         disconnect: (@convention(c) (Handle?) -> Int32)?,
         loopStart: (@convention(c) (Handle?) -> Int32)?,
         loopStop: (@convention(c) (Handle?, Bool) -> Int32)?,
@@ -135,13 +138,13 @@ extension MosquittoLibrary {
         connackString: (@convention(c) (Int32) -> UnsafePointer<CChar>?)?
     ) {
         guard let libInit, let new, let destroy, let intOption, let usernamePasswordSet, let willSet, let tlsSet,
-              let reconnectDelaySet, let connectAsync, let disconnect, let loopStart, let loopStop, let publish, let subscribe,
+              let reconnectDelaySet, let connectAsync, let reconnectAsync, let disconnect, let loopStart, let loopStop, let publish, let subscribe,
               let connectCallbackSet, let disconnectCallbackSet, let publishCallbackSet, let subscribeCallbackSet,
               let messageCallbackSet, let strerror, let connackString else { return nil }
         self.init(
             libInit: libInit, new: new, destroy: destroy, intOption: intOption, usernamePasswordSet: usernamePasswordSet,
             willSet: willSet, tlsSet: tlsSet, reconnectDelaySet: reconnectDelaySet, connectAsync: connectAsync,
-            disconnect: disconnect, loopStart: loopStart, loopStop: loopStop, publish: publish, subscribe: subscribe,
+            reconnectAsync: reconnectAsync, disconnect: disconnect, loopStart: loopStart, loopStop: loopStop, publish: publish, subscribe: subscribe,
             connectCallbackSet: connectCallbackSet, disconnectCallbackSet: disconnectCallbackSet,
             publishCallbackSet: publishCallbackSet, subscribeCallbackSet: subscribeCallbackSet,
             messageCallbackSet: messageCallbackSet, strerror: strerror, connackString: connackString)

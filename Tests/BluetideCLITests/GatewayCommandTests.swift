@@ -40,6 +40,59 @@ struct GatewayCommandTests {
         }
     }
 
+    /// Issue 24 item 6: values queued while the broker is away survive a restart of the gateway.
+    @Test func valuesQueuedWhileTheBrokerIsAwaySurviveAGatewayRestartAndArriveInOrder() async throws {
+        try await MosquittoBroker.run(persistent: true) { broker in
+            // A persistent subscriber at QoS 1: the broker keeps for it what comes while it reconnects.
+            let sub = try await MosquittoClients.subscribe(broker, topics: ["bluetide/f1de00000001/heart-rate"], extra: ["-c", "-q", "1"])
+            let outbox = broker.directory.appendingPathComponent("outbox").path
+            let arguments = ["gateway", "--id", "gw1", "--emulate", "heart-rate", "--mqtt", broker.url, "--outbox", outbox]
+            let first = try BluetideExecutable.launch(arguments)
+            var second: BumbleProcess?
+            do {
+                var times: [String] = []
+                func next() async throws -> String {
+                    let line = try await waitFor(sub) { $0.hasPrefix("bluetide/f1de00000001/heart-rate|") }
+                    let payload = String(line.split(separator: "|", maxSplits: 2)[2])
+                    let json = try #require(try JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any])
+                    return try #require((json["time"] as? [String: Any])?["utc"] as? String)
+                }
+                for _ in 0..<2 { times.append(try await next()) }
+                await broker.stop()
+                _ = try await first.firstLine(from: .stderr, timeout: .seconds(30), describing: "the broker lost") { $0.contains("broker: lost") }
+                let away = Self.utcNow()
+                // The gateway (another process) queues the strap's values, about one a second.
+                try await Task.sleep(for: .seconds(4))
+                kill(first.pid, SIGTERM)
+                #expect(await first.waitForCompletion(timeout: .seconds(20)) == 0)
+                let stopped = Self.utcNow()
+                let size = (try? FileManager.default.attributesOfItem(atPath: outbox)[.size] as? Int) ?? 0
+                #expect(size > 0, "the queued values are in \(outbox)")
+                // A new gateway process on the same file; the broker comes back meanwhile.
+                second = try BluetideExecutable.launch(arguments)
+                try await broker.launch()
+                while times.filter({ $0 > stopped }).count < 2 { times.append(try await next()) }
+                #expect(times == times.sorted() && Set(times).count == times.count, "out of order or repeated: \(times)")
+                let queued = times.filter { $0 > away && $0 < stopped }
+                let logs = (await second?.output(.stderr) ?? []) + (await first.output(.stderr))
+                #expect(queued.count >= 2, "the values of the outage arrived: \(times); logs: \(logs)")
+            } catch {
+                await first.stop()
+                await second?.stop()
+                throw error
+            }
+            if let second {
+                kill(second.pid, SIGTERM)
+                #expect(await second.waitForCompletion(timeout: .seconds(20)) == 0)
+            }
+            await sub.stop()
+        }
+    }
+
+    static func utcNow() -> String {
+        Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
+    }
+
     @Test func badOptionsAndRefusedCredentialsGiveOneLine() async throws {
         let badURL = try await BluetideExecutable.run(["gateway", "--id", "gw1", "--emulate", "heart-rate", "--mqtt", "http://x"])
         #expect(badURL.status == 2)

@@ -151,6 +151,9 @@ import Glibc
         if text.hasPrefix("bluetide gateway") {
             return "needs an MQTT broker on the example's address (127.0.0.1:1883, broker.lan); GatewayBrokerTests and GatewayCommandTests run the gateway against a mosquitto on a free port"
         }
+        if text.contains("--mqtt mqtt://") {
+            return "needs an MQTT broker on the example's address (127.0.0.1:1883); AppPublishTests run the apps' --mqtt against a mosquitto on a free port"
+        }
         if text.hasPrefix("python3 -c 'import pandas") { return "needs pandas, a Python library the reader installs" }
         if text.contains("Interop/json/check_json_output.py") {
             return "needs the Python venv with jsonschema; JSONOutputSchemaTests runs this check"

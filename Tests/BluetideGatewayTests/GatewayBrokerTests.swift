@@ -18,42 +18,14 @@ extension Trait where Self == ConditionTrait {
 /// `mosquitto_sub`/`mosquitto_pub` are the other side.
 @Suite(.needsMosquitto, .needsLibmosquitto, .timeLimit(.minutes(2)))
 struct GatewayBrokerTests {
-    struct Rig {
-        let broker: MosquittoBroker
-        let world: VirtualWorld
-        let bluetooth: Bluetooth
-        let client: MQTTClient
-        let gateway: Gateway
-        let running: Task<Void, any Error>
-
-        func finish() async {
-            running.cancel()
-            _ = await running.result
-            await client.close()
-            await bluetooth.close()
-            await world.close()
-            await broker.finish()
-        }
-    }
-
     static let strap = BluetoothAddress.randomStatic(0xF1DE_0000_0A01)
     static let trainer = BluetoothAddress.randomStatic(0xF1DE_0000_0A02)
 
-    func rig(persistent: Bool = false) async throws -> Rig {
-        let broker = try await MosquittoBroker.start(persistent: persistent)
-        let world = VirtualWorld()
-        _ = try await world.emulate([HeartRateModel(seed: 1)], address: Self.strap, rssi: -50)
-        _ = try await world.emulate([TacxFECModel(seed: 2)], address: Self.trainer, rssi: -60)
-        let bluetooth = try await world.openHost()
-        var configuration = try GatewayConfiguration(id: "gw1", watch: [.address(Self.strap), .address(Self.trainer)])
-        configuration.presenceInterval = .seconds(1)
-        var options = try MQTTOptions(url: broker.url, clientID: "bluetide-gw1")
-        options.will = configuration.will
-        let client = try MQTTClient(options)
-        try await client.connect(timeout: .seconds(20))
-        let gateway = Gateway(configuration: configuration, central: bluetooth.central, mqtt: client)
-        let running = Task { try await gateway.run() }
-        return Rig(broker: broker, world: world, bluetooth: bluetooth, client: client, gateway: gateway, running: running)
+    /// A strap at -50 dBm and a trainer at -60 dBm behind gateway `gw1`; always finished.
+    func withRig(persistent: Bool = false, _ body: (GatewayRig) async throws -> Void) async throws {
+        try await GatewayRig.run(
+            devices: [([HeartRateModel(seed: 1)], Self.strap, -50), ([TacxFECModel(seed: 2)], Self.trainer, -60)], persistent: persistent,
+            body)
     }
 
     /// The next `mosquitto_sub` line (`TOPIC|RETAIN|PAYLOAD`) that satisfies `match`.
@@ -72,8 +44,7 @@ struct GatewayBrokerTests {
     }
 
     @Test func publishesPresenceValuesStateAndDiscoveryOfEveryWatchedDevice() async throws {
-        let rig = try await rig()
-        do {
+        try await withRig { rig in
             let sub = try await MosquittoClients.subscribe(rig.broker, topics: ["#"])
             let (_, hr) = try await line(sub) { topic, _ in topic == "bluetide/f1de00000a01/heart-rate" }
             #expect(hr?["type"] == "notification")
@@ -114,16 +85,11 @@ struct GatewayBrokerTests {
             #expect(power?["device_class"] == "power")
             #expect(power?["unit_of_measurement"] == "W")
             await late.stop()
-        } catch {
-            await rig.finish()
-            throw error
         }
-        await rig.finish()
     }
 
     @Test func ergThroughMQTTSettlesTheTrainerAndEveryCommandGetsOneReply() async throws {
-        let rig = try await rig()
-        do {
+        try await withRig { rig in
             let sub = try await MosquittoClients.subscribe(rig.broker, topics: ["bluetide/+/result", "bluetide/f1de00000a02/state"])
             _ = try await line(sub) { topic, json in topic == "bluetide/f1de00000a02/state" && json?["values", "powerWatts"] != nil }
             try await MosquittoClients.publish(rig.broker, topic: "bluetide/f1de00000a02/set/target-power", message: "137")
@@ -155,16 +121,11 @@ struct GatewayBrokerTests {
             let (_, read) = try await line(sub) { topic, _ in topic == "bluetide/f1de00000a01/result" }
             #expect(read?["ok"] == .bool(true))
             await sub.stop()
-        } catch {
-            await rig.finish()
-            throw error
         }
-        await rig.finish()
     }
 
     @Test func aCleanStopMarksTheGatewayAndItsDevicesOfflineRetained() async throws {
-        let rig = try await rig()
-        do {
+        try await withRig { rig in
             let sub = try await MosquittoClients.subscribe(rig.broker, topics: ["bluetide/f1de00000a01/availability"])
             #expect(try await sub.lines.next(timeout: .seconds(30))?.hasSuffix("|online") == true)
             rig.running.cancel()
@@ -177,16 +138,11 @@ struct GatewayBrokerTests {
             while seen.count < 2, let text = try await after.lines.next(timeout: .seconds(20)) { seen.append(text) }
             #expect(Set(seen) == ["bluetide/gateway/gw1/availability|1|offline", "bluetide/f1de00000a01/availability|1|offline"])
             await after.stop()
-        } catch {
-            await rig.finish()
-            throw error
         }
-        await rig.finish()
     }
 
     @Test func theBrokerMarksAVanishedGatewayOfflineThroughItsWill() async throws {
-        let rig = try await rig()
-        do {
+        try await withRig { rig in
             let sub = try await MosquittoClients.subscribe(rig.broker, topics: ["bluetide/gateway/gw1/availability"])
             #expect(try await sub.lines.next(timeout: .seconds(30)) == "bluetide/gateway/gw1/availability|1|online")
             rig.client.drop()  // as if the process were killed: no DISCONNECT
@@ -194,16 +150,11 @@ struct GatewayBrokerTests {
             if line == "bluetide/gateway/gw1/availability|0|online" { line = try await sub.lines.next(timeout: .seconds(30)) }
             #expect(line == "bluetide/gateway/gw1/availability|0|offline")
             await sub.stop()
-        } catch {
-            await rig.finish()
-            throw error
         }
-        await rig.finish()
     }
 
     @Test func aBrokerRestartInTheMiddleOfAStreamLosesNothingAndKeepsTheOrder() async throws {
-        let rig = try await rig(persistent: true)
-        do {
+        try await withRig(persistent: true) { rig in
             // A subscriber with a persistent session at QoS 1: the broker keeps what it misses.
             let sub = try await MosquittoClients.subscribe(rig.broker, topics: ["bluetide/f1de00000a01/heart-rate"], extra: ["-c", "-q", "1"])
             var times: [Double] = []
@@ -215,8 +166,7 @@ struct GatewayBrokerTests {
             await rig.broker.stop()
             try await rig.client.waitUntilDisconnected(timeout: .seconds(20))
             // Values keep coming from the strap while the broker is away: they wait in the outbox.
-            let deadline = ContinuousClock.now + .seconds(30)
-            while rig.client.unacknowledgedCount < 3, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            try await rig.client.waitUntilQueued(atLeast: 3, timeout: .seconds(30))
             let queued = rig.client.unacknowledgedCount
             #expect(queued >= 3)
             try await rig.broker.launch()
@@ -226,11 +176,7 @@ struct GatewayBrokerTests {
             #expect(gaps.allSatisfy { $0 < 3 }, "a value went missing: gaps \(gaps) s with values about 1 s apart")
             #expect(rig.client.droppedCount == 0)
             await sub.stop()
-        } catch {
-            await rig.finish()
-            throw error
         }
-        await rig.finish()
     }
 }
 
@@ -238,29 +184,11 @@ struct GatewayBrokerTests {
 @Suite(.needsMosquitto, .needsLibmosquitto, .timeLimit(.minutes(2)))
 struct GatewayRingTests {
     @Test func aLineSentToAUARTDeviceOverMQTTComesBackAsItsEcho() async throws {
-        let broker = try await MosquittoBroker.start()
-        let world = VirtualWorld()
         let address = BluetoothAddress.randomStatic(0xF1DE_0000_0D01)
-        _ = try await world.emulate([try #require(EmulatorCatalog.make(name: "nus", seed: 1))], address: address)
-        let bluetooth = try await world.openHost()
-        var options = try MQTTOptions(url: broker.url, clientID: "bluetide-gw1")
-        let configuration = try GatewayConfiguration(id: "gw1", watch: [.address(address)])
-        options.will = configuration.will
-        let client = try MQTTClient(options)
-        try await client.connect(timeout: .seconds(20))
-        let gateway = Gateway(configuration: configuration, central: bluetooth.central, mqtt: client)
-        let running = Task { try await gateway.run() }
-        func cleanUp() async {
-            running.cancel()
-            _ = await running.result
-            await client.close()
-            await world.close()
-            await broker.finish()
-        }
-        do {
-            let sub = try await MosquittoClients.subscribe(broker, topics: ["bluetide/f1de00000d01/#"])
+        try await GatewayRig.run(devices: [([try #require(EmulatorCatalog.make(name: "nus", seed: 1))], address, nil)]) { rig in
+            let sub = try await MosquittoClients.subscribe(rig.broker, topics: ["bluetide/f1de00000d01/#"])
             while let text = try await sub.lines.next(timeout: .seconds(30)), text != "bluetide/f1de00000d01/availability|0|online" {}
-            try await MosquittoClients.publish(broker, topic: "bluetide/f1de00000d01/set/uart", message: "hello ring")
+            try await MosquittoClients.publish(rig.broker, topic: "bluetide/f1de00000d01/set/uart", message: "hello ring")
             var result: GatewayJSON?
             var echo: GatewayJSON?
             while result == nil || echo == nil, let text = try await sub.lines.next(timeout: .seconds(30)) {
@@ -273,65 +201,38 @@ struct GatewayRingTests {
             #expect(echo?["type"] == "uart-received")
             #expect(echo?["value", "summary"] == "hello ring\n")
             await sub.stop()
-        } catch {
-            await cleanUp()
-            throw error
         }
-        await cleanUp()
     }
 
     @Test func aRingsHeartRateSpO2StepsAndBatteryReachTheStateAndDiscoveryAndFindWorks() async throws {
-        let broker = try await MosquittoBroker.start()
-        let world = VirtualWorld()
         let address = BluetoothAddress.randomStatic(0xF1DE_0000_0C01)
         let model = try #require(EmulatorCatalog.named("colmi-r02")).make(5, EmulatorOptions())
-        _ = try await world.emulate([model], address: address)
-        let bluetooth = try await world.openHost()
-        var configuration = try GatewayConfiguration(id: "gw1", watch: [.address(address)])
-        configuration.ringInterval = .seconds(1)
-        var options = try MQTTOptions(url: broker.url, clientID: "bluetide-gw1")
-        options.will = configuration.will
-        let client = try MQTTClient(options)
-        try await client.connect(timeout: .seconds(20))
-        let gateway = Gateway(configuration: configuration, central: bluetooth.central, mqtt: client)
-        let running = Task { try await gateway.run() }
-        func cleanUp() async {
-            running.cancel()
-            _ = await running.result
-            await client.close()
-            await world.close()
-            await broker.finish()
-        }
-        do {
-            let sub = try await MosquittoClients.subscribe(broker, topics: ["bluetide/f1de00000c01/#", "homeassistant/#"])
+        try await GatewayRig.run(devices: [([model], address, nil)], configure: { $0.ringInterval = .seconds(1) }) { rig in
+            let sub = try await MosquittoClients.subscribe(rig.broker, topics: ["bluetide/f1de00000c01/#", "homeassistant/#"])
             var state: GatewayJSON?
             var discovered: Set<String> = []
+            let keys = ["heartRateBPM", "spo2Percent", "steps", "batteryPercent"]
             let deadline = ContinuousClock.now + .seconds(20)
-            while ContinuousClock.now < deadline {
-                guard let text = try? await sub.lines.next(timeout: ContinuousClock.now.duration(to: deadline)) else { break }
+            while !(keys.allSatisfy({ state?["values", $0] != nil }) && discovered.count >= 4) {
+                let left = ContinuousClock.now.duration(to: deadline)
+                guard left > .zero, let text = try? await sub.lines.next(timeout: left) else { break }
                 let parts = text.split(separator: "|", maxSplits: 2).map(String.init)
                 guard parts.count == 3 else { continue }
                 if parts[0] == "bluetide/f1de00000c01/state" { state = GatewayJSON.parse(parts[2]) }
                 if parts[0].hasPrefix("homeassistant/sensor/bluetide_f1de00000c01/") { discovered.insert(parts[0]) }
-                let keys = ["heartRateBPM", "spo2Percent", "steps", "batteryPercent"]
-                if keys.allSatisfy({ state?["values", $0] != nil }) && discovered.count >= 4 { break }
             }
-            for key in ["heartRateBPM", "spo2Percent", "steps", "batteryPercent"] {
+            for key in keys {
                 #expect(state?["values", key] != nil, "\(key) missing from \(String(describing: state))")
                 #expect(discovered.contains("homeassistant/sensor/bluetide_f1de00000c01/\(key)/config"), "\(discovered)")
             }
             #expect((state?["values", "spo2Percent"]?.double ?? 0) > 80)
-            try await MosquittoClients.publish(broker, topic: "bluetide/f1de00000c01/set/find", message: "")
+            try await MosquittoClients.publish(rig.broker, topic: "bluetide/f1de00000c01/set/find", message: "")
             var result: String?
             while let text = try await sub.lines.next(timeout: .seconds(30)) {
                 if text.hasPrefix("bluetide/f1de00000c01/result|") { result = text; break }
             }
             #expect(result?.contains("\"ok\":true") == true, "\(String(describing: result))")
             await sub.stop()
-        } catch {
-            await cleanUp()
-            throw error
         }
-        await cleanUp()
     }
 }

@@ -19,6 +19,20 @@ struct GatewayFleetTests {
         let client: MQTTClient
         let gateway: Gateway
         let running: Task<Void, any Error>
+        /// The gateway's log, in order (events to await instead of polling its state).
+        let log: TimedMailbox<String>
+
+        /// Waits for a log line containing `text`, at most 30 s.
+        func waitForLog(containing text: String) async throws {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while true {
+                let left = ContinuousClock.now.duration(to: deadline)
+                guard left > .zero, let line = try await log.next(timeout: left) else {
+                    throw MosquittoBrokerError("no log line containing \"\(text)\" within 30 s")
+                }
+                if line.contains(text) { return }
+            }
+        }
     }
 
     func member(_ id: String, world: VirtualWorld, broker: MosquittoBroker, hears device: EmulatedPeripheral, at rssi: Int8) async throws -> Member {
@@ -32,8 +46,14 @@ struct GatewayFleetTests {
         options.keepAliveSeconds = 5
         let client = try MQTTClient(options)
         try await client.connect(timeout: .seconds(20))
-        let gateway = Gateway(configuration: configuration, central: bluetooth.central, mqtt: client)
-        return Member(bluetooth: bluetooth, client: client, gateway: gateway, running: Task { try await gateway.run() })
+        let (events, input) = AsyncStream.makeStream(of: String.self)
+        let log = TimedMailbox<String>()
+        Task {
+            for await event in events { await log.deliver(event) }
+            await log.finish()
+        }
+        let gateway = Gateway(configuration: configuration, central: bluetooth.central, mqtt: client) { input.yield($0.description) }
+        return Member(bluetooth: bluetooth, client: client, gateway: gateway, running: Task { try await gateway.run() }, log: log)
     }
 
     @Test func theGatewayThatHearsBestConnectsAndTheOtherTakesOverWhenItDies() async throws {
@@ -100,25 +120,18 @@ struct GatewayFleetTests {
             try await MosquittoClients.publish(broker, topic: "bluetide/gateway/phantom/availability", message: "online", retain: true)
             try await MosquittoClients.publish(broker, topic: "bluetide/gateway/phantom/presence/f1de00000b01", message: #"{"type":"presence","rssiDbm":-30}"#)
             try await MosquittoClients.publish(broker, topic: "bluetide/f1de00000b01/claim", message: #"{"type":"claim","gateway":"phantom"}"#, retain: true)
-            try await waitUntil { await near.gateway.connectedDevices.isEmpty }
+            try await near.waitForLog(containing: "gateway phantom hears it better")
+            #expect(await near.gateway.connectedDevices.isEmpty)
             // `phantom` goes offline: its claim is void and `near` connects again.
             try await MosquittoClients.publish(broker, topic: "bluetide/gateway/phantom/availability", message: "offline", retain: true)
             _ = try await next(sub) { _, text in text.contains("\"gateway\":\"near\"") }
-            try await waitUntil { await near.gateway.connectedDevices == ["f1de00000b01"] }
+            // The claim is published once the connection is in place.
+            #expect(await near.gateway.connectedDevices == ["f1de00000b01"])
         } catch {
             await cleanUp()
             throw error
         }
         await cleanUp()
-    }
-
-    /// Waits (wall time, the broker is another process) until `condition` holds, at most 30 s.
-    func waitUntil(_ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !(await condition()) {
-            guard ContinuousClock.now < deadline else { throw MosquittoBrokerError("condition not met within 30 s") }
-            try await Task.sleep(for: .milliseconds(100))
-        }
     }
 
     /// The next `TOPIC|RETAIN|PAYLOAD` line of `sub` matching `match`, with its payload parsed.

@@ -1,4 +1,4 @@
-import BluetideMQTT
+@testable import BluetideMQTT
 import BluetideSupport
 import BluetideTestSupport
 import Foundation
@@ -192,5 +192,83 @@ struct MQTTClientBrokerTests {
         #expect(throws: MQTTError("CA file /nonexistent/ca.pem cannot be read; expected a PEM file of the broker's CA")) {
             _ = try MQTTClient(options)
         }
+    }
+}
+
+/// The outbox on disk (``MQTTOptions/outboxFile``): what waits for the broker survives the client.
+@Suite(.needsMosquitto, .needsLibmosquitto, .timeLimit(.minutes(2)))
+struct MQTTOutboxFileTests {
+    func options(_ broker: MosquittoBroker, file: String, limit: Int = 10_000) throws -> MQTTOptions {
+        var options = try MQTTOptions(url: broker.url, clientID: "outbox-\(UInt32.random(in: 0...UInt32.max))")
+        options.reconnectDelaySeconds = (1, 1)
+        options.outboxFile = file
+        options.outboxLimit = limit
+        return options
+    }
+
+    @Test func messagesQueuedWhileTheBrokerIsAwaySurviveTheClientAndArriveInOrder() async throws {
+        try await MosquittoBroker.run { broker in
+            let file = broker.directory.appendingPathComponent("outbox").path
+            let first = try MQTTClient(try options(broker, file: file, limit: 5))
+            try await first.connect(timeout: .seconds(20))
+            try await first.publishAndWait(MQTTMessage(topic: "q/v", text: "0", qos: .atLeastOnce))
+            await broker.stop()
+            try await first.waitUntilDisconnected(timeout: .seconds(20))
+            // Eight while it is away, with room for five: the three oldest are dropped and counted.
+            for value in 1...8 { try first.publish(MQTTMessage(topic: "q/v", text: "\(value)", qos: .atLeastOnce)) }
+            #expect(first.unacknowledgedCount == 5 && first.droppedCount == 3)
+            first.drop()  // as a killed process: nothing flushed, nothing said
+
+            // The next process finds them in the file, before it connects; it reads its own
+            // messages back (the subscription is renewed before the outbox is sent).
+            let second = try MQTTClient(try options(broker, file: file, limit: 5))
+            #expect(second.unacknowledgedCount == 5 && second.droppedCount == 3)
+            // One more: the outbox holds five, so "4" goes.
+            try second.publish(MQTTMessage(topic: "q/v", text: "9", qos: .atLeastOnce))
+            #expect(second.droppedCount == 4)
+            try await second.subscribe("q/#")
+            try await broker.launch()
+            try await second.connect(timeout: .seconds(20))
+            #expect(await second.flush(timeout: .seconds(20)))
+            var received: [String] = []
+            for await message in second.messages {
+                received.append(message.text)
+                if received.count == 5 { break }
+            }
+            #expect(received == ["5", "6", "7", "8", "9"])
+            await second.close()
+            // Everything acknowledged: the file is empty, a third client sends nothing again.
+            #expect((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) == 0)
+            let third = try MQTTClient(try options(broker, file: file))
+            #expect(third.unacknowledgedCount == 0)
+            await third.close()
+        }
+    }
+
+    @Test func aCutShortRecordEndsTheFileAndAnUnwritablePathIsOneLine() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("outbox").path
+        var options = try MQTTOptions(url: "mqtt://127.0.0.1:1", clientID: "cut")
+        options.outboxFile = file
+        // Two whole records, then half of a third (a crash in the middle of a write).
+        var bytes = MQTTOutboxFile.encode(MQTTMessage(topic: "a", text: "1", qos: .atLeastOnce, retain: true))
+        bytes += MQTTOutboxFile.encode(MQTTMessage(topic: "b", text: "2", qos: .atLeastOnce))
+        bytes += MQTTOutboxFile.encode(MQTTMessage(topic: "c", text: "333", qos: .atLeastOnce)).prefix(6)
+        FileManager.default.createFile(atPath: file, contents: Data(bytes))
+        let read = try MQTTOutboxFile.read(path: file)
+        #expect(read == [MQTTMessage(topic: "a", text: "1", qos: .atLeastOnce, retain: true), MQTTMessage(topic: "b", text: "2", qos: .atLeastOnce)])
+        let client = try MQTTClient(options)
+        #expect(client.unacknowledgedCount == 2)
+        client.drop()
+
+        func refusal(_ path: String) -> String? {
+            options.outboxFile = path
+            do { _ = try MQTTClient(options) } catch { return error.message }
+            return nil
+        }
+        #expect(refusal(folder.path)?.contains("not a regular file") == true)  // a folder
+        #expect(refusal("/nonexistent-\(UUID().uuidString)/outbox")?.contains("cannot be opened for writing") == true)
     }
 }

@@ -72,3 +72,9 @@ public typealias SecurityLevel = BluetideHost.SMPSecurityLevel
 public typealias IOCapability = BluetideHost.SMPIOCapability
 /// Why pairing failed; its `description` is one line for a user (wrong passkey, timeout, refused).
 public typealias PairingError = BluetideHost.SMPPairingError
+
+// MARK: Reproducible runs (Bluetooth.Configuration/randomness)
+
+/// Where a host's random numbers come from: `.system` (secure, the default) or `.seeded(N)`
+/// (the same run byte for byte, pairing included; tests and replays only).
+public typealias HostRandomness = BluetideHost.HostRandomness

@@ -2,6 +2,7 @@ import ArgumentParser
 import Synchronization
 import Bluetide
 import BluetideRecording
+import BluetideGateway
 import BluetideRide
 import BluetideSerial
 import Foundation
@@ -31,6 +32,7 @@ struct RideRunCommand: AsyncParsableCommand {
               bluetide ride --emulate csc,cycling-power,heart-rate --circumference 2.096 \\
                   --record ride.jsonl
               bluetide ride --replay ride.jsonl --pace 10 --loop
+              bluetide ride --emulate ftms-bike --mqtt mqtt://127.0.0.1:1883 --duration 60
             """)
 
     @OptionGroup var options: RideRunOptions
@@ -82,6 +84,7 @@ struct RideRunOptions: ParsableArguments {
     var strict = false
 
     @OptionGroup var stop: DurationOption
+    @OptionGroup var broker: MQTTPublishOptions
     @Flag(name: .long, help: "One JSON object per sample (and per notice).")
     var json = false
     @Flag(name: .long, help: "A sample on every device update, not only once a second.")
@@ -142,6 +145,24 @@ struct RideRunOptions: ParsableArguments {
         let configuration = RideSession.Configuration(
             merger: .init(wheelCircumferenceMeters: devices.wheel.circumference), ftpWatts: ftp, recordPath: record)
 
+        try broker.validate(app: "ride")
+        let publisher = try await broker.connect(app: "ride")
+        do {
+            try await execute(
+                output, target: target, plan: plan, configuration: configuration, publisher: publisher, stopOnSignals: stopOnSignals,
+                commands: commands, observe: observe, onSession: onSession)
+        } catch {
+            await publisher?.finishReporting()
+            throw error
+        }
+        if let publisher, let problem = await publisher.finishReporting() { throw CommandFailure(problem) }
+    }
+
+    private func execute(
+        _ output: CommandOutput, target: RideTarget?, plan: Workout?, configuration: RideSession.Configuration, publisher: AppPublisher?,
+        stopOnSignals: Bool, commands: AsyncStream<String>?, observe: (@Sendable (RideSample) async -> Void)?,
+        onSession: (@Sendable (RideSession) async -> Void)?
+    ) async throws {
         var opened: DeviceSession?
         let source: any RideDataSource
         if let replay {
@@ -159,8 +180,8 @@ struct RideRunOptions: ParsableArguments {
         let ride = RideSession(source: source, configuration: configuration)
         do {
             try await run(
-                ride, target: target, workout: plan, output: output, stopOnSignals: stopOnSignals, commands: commands, observe: observe,
-                onSession: onSession)
+                ride, target: target, workout: plan, output: output, publisher: publisher, stopOnSignals: stopOnSignals, commands: commands,
+                observe: observe, onSession: onSession)
         } catch {
             await ride.stop()
             await opened?.close()
@@ -171,7 +192,7 @@ struct RideRunOptions: ParsableArguments {
     }
 
     private func run(
-        _ ride: RideSession, target: RideTarget?, workout: Workout?, output: CommandOutput, stopOnSignals: Bool,
+        _ ride: RideSession, target: RideTarget?, workout: Workout?, output: CommandOutput, publisher: AppPublisher?, stopOnSignals: Bool,
         commands: AsyncStream<String>?, observe: (@Sendable (RideSample) async -> Void)?,
         onSession: (@Sendable (RideSession) async -> Void)?
     ) async throws {
@@ -183,6 +204,7 @@ struct RideRunOptions: ParsableArguments {
         let live = output.isTerminal && !json
         // A live ride knows its devices now; a replay learns them as their first values play.
         let shown = DeviceLines(source: ride.source)
+        let published = DeviceLines(source: ride.source)
         if !live { for line in await shown.newLines(json: json) { output.emit(line) } }
         if target != nil || workout != nil {
             do {
@@ -197,6 +219,7 @@ struct RideRunOptions: ParsableArguments {
         let noticeTask = Task {
             for await notice in ride.notices {
                 recent.add(notice)
+                publisher?.publish(RideRunning.noticeLine(notice), type: "notice")
                 if !live { output.emit(json ? RideRunning.noticeLine(notice) : "# \(notice)") }
             }
         }
@@ -223,6 +246,11 @@ struct RideRunOptions: ParsableArguments {
             for await sample in samples {
                 await observe?(sample)
                 if sample.workout != nil { tally.add(sample) }
+                if let publisher, sample.trigger == .tick {
+                    // The ride's devices once each (as --json prints them), then the sample.
+                    for line in await published.newLines(json: true) { publisher.publish(line, type: "device") }
+                    publisher.publish(RideRunning.sampleLine(sample, startedAt: startedAt), type: "sample")
+                }
                 if endsWithWorkout, sample.trigger == .tick, sample.workout?.isFinished == true {
                     tally.finish()
                     return
@@ -241,6 +269,7 @@ struct RideRunOptions: ParsableArguments {
         await RideRunning.wait(for: printer, duration: stop.duration, stopOnSignals: stopOnSignals)
         if let workout, let summary = tally.finishedSummary {
             let text = "workout \(workout.name) done: \(summary.text)"
+            publisher?.publish(RideRunning.noticeLine(text), type: "notice")
             output.emit(json ? RideRunning.noticeLine(text) : "# \(text)")
         }
         if let recorded, let replay {

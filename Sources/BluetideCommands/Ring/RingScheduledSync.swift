@@ -26,6 +26,9 @@ struct RingScheduledSync {
     let timeout: Double
     let options: Ring.Options
     let days: Int?
+    /// Called with each ring (its `device` record) and the samples a step stored that no
+    /// earlier sync had (`--mqtt` publishes them).
+    var added: @Sendable (JSONOutputValue, [RingSample]) -> Void = { _, _ in }
 
     /// Syncs one ring once.
     func syncOnce(_ target: String, label: String, round: Int) async -> Outcome {
@@ -38,7 +41,9 @@ struct RingScheduledSync {
             }
             do {
                 let sync = RingSync(ring: ring, store: store, ringID: connection.address.description)
-                let report = try await sync.run(days: try days ?? sync.defaultDays())
+                let device = JSONOutput.device(connection.address)
+                let added = self.added
+                let report = try await sync.run(days: try days ?? sync.defaultDays(), added: { added(device, $0) })
                 await ring.close()
                 return Outcome(ring: label, round: round, report: report, failure: nil)
             } catch {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bluetide
 import BluetideRing
+import BluetideGateway
 import Foundation
 
 /// `bluetide ring sync`: history into SQLite.
@@ -17,8 +18,11 @@ struct RingSyncCommand: AsyncParsableCommand {
               bluetide ring sync --json
               bluetide ring sync --every 1h   (until Ctrl-C)
               bluetide ring sync --every 10m --ring R02_341C --ring "COLMI R10_1A2B"
+              bluetide ring sync --mqtt mqtt://127.0.0.1:1883
 
             With --every, the rings (--ring, repeatable; default the paired one) are synced one after another, as a ring takes one connection at a time, and again every DURATION (90, 90s, 10m, 1h) until Ctrl-C, into one database; a ring out of reach is reported and tried again next round.
+
+            With --mqtt, every new sample is also published, with its own time, as a ring-sample record on bluetide/app/ring-sync/ring-sample (docs/gateway.md); samples an earlier sync stored are not published again.
             """)
 
     @OptionGroup var connection: RingConnectionOptions
@@ -36,6 +40,8 @@ struct RingSyncCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("With --every: a ring to sync (repeatable; ADDRESS/R or its name; default the paired ring).", valueName: "ring"))
     var ring: [String] = []
+
+    @OptionGroup var broker: MQTTPublishOptions
 
     @Option(name: .long, help: .hidden)
     var now: String?
@@ -78,6 +84,7 @@ struct RingSyncCommand: AsyncParsableCommand {
         }
         if let rounds, rounds < 1 { throw CommandFailure.usage("--rounds \(rounds): expected 1 or more", field: "--rounds") }
         try connection.check()
+        try broker.validate(app: "ring-sync")
         let remembered: RingPairing?
         do { remembered = try connection.pairing.load() } catch { throw CommandFailure("\(error)") }
         let targets: [(target: String, label: String)] = ring.isEmpty
@@ -89,8 +96,12 @@ struct RingSyncCommand: AsyncParsableCommand {
         let path = db ?? RingStore.defaultPath()
         let store: RingStore
         do { store = try RingStore(path: path) } catch { throw CommandFailure("\(error)") }
+        let publisher = try await broker.connect(app: "ring-sync")
         let session = try await DeviceSession.open(try connection.sessionOptions(remembered: remembered))
-        let scheduled = RingScheduledSync(session: session, rings: targets, store: store, timeout: connection.timeout, options: Ring.Options(), days: days)
+        var scheduled = RingScheduledSync(session: session, rings: targets, store: store, timeout: connection.timeout, options: Ring.Options(), days: days)
+        if let publisher {
+            scheduled.added = { device, samples in for sample in samples { publisher.publish(Self.sampleRecord(sample, device: device), type: "ring-sample") } }
+        }
         if !json {
             output.emit("syncing \(targets.map(\.label).joined(separator: ", ")) into \(path) every \(every ?? ""); Ctrl-C stops")
         }
@@ -100,6 +111,7 @@ struct RingSyncCommand: AsyncParsableCommand {
             output.emit(Self.line(outcome, database: path, json: json))
         }
         await session.close()
+        await publisher?.finishReporting()
         if !json { output.emit("stopped after \(last) round\(last == 1 ? "" : "s")\(Task.isCancelled ? " (Ctrl-C)" : "")") }
     }
 
@@ -138,20 +150,30 @@ struct RingSyncCommand: AsyncParsableCommand {
         let path = db ?? RingStore.defaultPath()
         let store: RingStore
         do { store = try RingStore(path: path) } catch { throw CommandFailure("\(error)") }
-        let link = try await connection.open(options: options)
+        let publisher = try await broker.connect(app: "ring-sync")
+        let link: RingLink
+        do { link = try await connection.open(options: options) } catch {
+            await publisher?.finishReporting()
+            throw error
+        }
         let showProgress = output.isTerminal && !json && isatty(STDERR_FILENO) == 1
         let report: RingSyncReport
         do {
+            let device = link.device
             report = try await link.use { ring in
                 let sync = RingSync(ring: ring, store: store, ringID: await ring.connection.address.description)
-                return try await sync.run(days: try days ?? sync.defaultDays()) { progress in
+                return try await sync.run(days: try days ?? sync.defaultDays(), progress: { progress in
                     if showProgress { Self.drawProgress(progress) }
-                }
+                }, added: { samples in
+                    for sample in samples { publisher?.publish(Self.sampleRecord(sample, device: device), type: "ring-sample") }
+                })
             }
         } catch {
             if showProgress { StandardStreams.error.write("\n") }
+            await publisher?.finishReporting()
             throw error
         }
+        if let publisher, let problem = await publisher.finishReporting() { throw CommandFailure(problem) }
         if showProgress { StandardStreams.error.write("\r\u{1B}[K") }
         if json {
             output.emit(RingJSON.line("synced", device: link.device, Synced(report: report, database: path)))
@@ -162,6 +184,15 @@ struct RingSyncCommand: AsyncParsableCommand {
         if report.skipped > 0 { line += " (\(report.skipped) day-kinds already complete)" }
         if !report.unavailable.isEmpty { line += "; the ring does not provide: \(report.unavailable.joined(separator: ", "))" }
         output.emit(line)
+    }
+
+    /// One new sample as its `ring-sample` record (published with --mqtt): `device`, `kind`,
+    /// `reading` in `unit`, and `measuredAt`, the sample's own time (UTC, ISO 8601).
+    static func sampleRecord(_ sample: RingSample, device: JSONOutputValue) -> String {
+        JSONOutput.line("ring-sample", [
+            "device": device, "kind": .string(sample.kind), "reading": .number(sample.value), "unit": .string(sample.unit),
+            "measuredAt": .string(RingExport.timeText(sample.time)),
+        ])
     }
 
     /// The `synced` record's fields beside `device`: the report's, and the database written.

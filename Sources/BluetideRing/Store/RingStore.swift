@@ -82,22 +82,35 @@ public final class RingStore: Sendable {
     /// rows are new. One transaction: all or nothing.
     @discardableResult
     public func store(_ samples: [RingSample], kind: String, day: String, complete: Bool, ring: String, at now: Date) throws -> Int {
+        try storeNew(samples, kind: kind, day: day, complete: complete, ring: ring, at: now).count
+    }
+
+    /// ``store(_:kind:day:complete:ring:at:)``, returning the samples that were not in the store
+    /// before (times rounded down to the second, as stored), in the order given: what a sync
+    /// learned that no earlier sync had, e.g. to publish each sample once.
+    public func storeNew(_ samples: [RingSample], kind: String, day: String, complete: Bool, ring: String, at now: Date) throws -> [RingSample] {
         do {
             return try database.write { db in
-                let before = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM samples WHERE ring = ?", arguments: [ring]) ?? 0
+                let exists = try db.cachedStatement(sql: "SELECT 1 FROM samples WHERE ring = ? AND kind = ? AND time = ?")
                 let insert = try db.cachedStatement(sql: """
                     INSERT INTO samples (ring, kind, time, value, unit) VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT(ring, kind, time) DO UPDATE SET value = excluded.value, unit = excluded.unit
                     """)
+                var added: [RingSample] = []
+                var seen: Set<String> = []
                 for s in samples {
-                    try insert.execute(arguments: [ring, s.kind, Int64(s.time.timeIntervalSince1970.rounded(.down)), s.value, s.unit])
+                    let seconds = Int64(s.time.timeIntervalSince1970.rounded(.down))
+                    let isNew = try Bool.fetchOne(exists, arguments: [ring, s.kind, seconds]) == nil
+                    try insert.execute(arguments: [ring, s.kind, seconds, s.value, s.unit])
+                    if isNew, seen.insert("\(s.kind) \(seconds)").inserted {
+                        added.append(RingSample(time: Date(timeIntervalSince1970: TimeInterval(seconds)), kind: s.kind, value: s.value, unit: s.unit))
+                    }
                 }
                 try db.execute(sql: """
                     INSERT INTO synced_days (ring, kind, day, complete, synced_at) VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT(ring, kind, day) DO UPDATE SET complete = max(complete, excluded.complete), synced_at = excluded.synced_at
                     """, arguments: [ring, kind, day, complete, now.timeIntervalSince1970])
-                let after = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM samples WHERE ring = ?", arguments: [ring]) ?? 0
-                return after - before
+                return added
             }
         } catch {
             throw RingStoreError.from(error, action: "store \(samples.count) \(kind) samples of \(day)", path: path)

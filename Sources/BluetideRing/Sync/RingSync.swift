@@ -72,7 +72,10 @@ public struct RingSync: Sendable {
     }
 
     /// Runs the sync; `progress` is called after every step.
-    public func run(days: Int, now: Date? = nil, progress: @Sendable (RingSyncProgress) -> Void = { _ in }) async throws -> RingSyncReport {
+    /// `added` is called with the samples each step stored that no earlier sync had (so a
+    /// re-sync hands over nothing twice), as they are stored.
+    public func run(days: Int, now: Date? = nil, progress: @Sendable (RingSyncProgress) -> Void = { _ in },
+                    added: @Sendable ([RingSample]) -> Void = { _ in }) async throws -> RingSyncReport {
         let calendar = ring.options.calendar
         let now = now ?? ring.options.clock()
         let today = calendar.day(at: now)
@@ -88,7 +91,9 @@ public struct RingSync: Sendable {
         var step = ""
 
         func save(_ rows: [RingSample], kind: String, day: Int) throws {
-            report.added += try store.store(rows, kind: kind, day: RingCalendar.label(day: day), complete: day < today, ring: ringID, at: now)
+            let new = try store.storeNew(rows, kind: kind, day: RingCalendar.label(day: day), complete: day < today, ring: ringID, at: now)
+            report.added += new.count
+            if !new.isEmpty { added(new) }
         }
 
         do {

@@ -54,6 +54,9 @@ public final class MosquittoBroker: Sendable {
     public static func start(users: [String: String] = [:], persistent: Bool = false) async throws -> MosquittoBroker {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bluetide-mosquitto-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Started as root, mosquitto drops to the `mosquitto` user: it must be able to save its
+        // persistence database here (else a restart forgets the persistent sessions).
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
         var config = "listener \(try freePort()) 127.0.0.1\nlog_type all\nlog_dest stderr\n"
         config += persistent ? "persistence true\npersistence_location \(directory.path)/\n" : "persistence false\n"
         let port = Int(config.split(separator: " ")[1])!
@@ -112,7 +115,7 @@ public final class MosquittoBroker: Sendable {
     }
 
     /// A loopback TCP port nobody listens on now.
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw MosquittoBrokerError("socket() failed") }
         defer { close(fd) }
