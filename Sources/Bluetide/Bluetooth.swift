@@ -69,9 +69,15 @@ public struct Bluetooth: Sendable {
             self.localMTU = localMTU
         }
 
+        /// Whether ``address`` may be a private random address (resolvable or not), used as
+        /// given and never renewed: a clone of a captured device keeps the address it was seen
+        /// at (the package's own layers only; without the device's IRK no new one can be made).
+        package var keepsPrivateAddress = false
+
         /// Throws ``BluetideError/invalidArgument(_:)`` when ``address`` is not random static.
         func validate() throws {
             guard !usesControllerAddress, let address, address.type != .random || address.randomKind != .static else { return }
+            if keepsPrivateAddress, address.randomKind == .resolvablePrivate || address.randomKind == .nonResolvablePrivate { return }
             throw BluetideError.invalidArgument(
                 "own address \(address) is not a random static address (type /R, two top bits set, e.g. C0:00:00:00:00:01/R)")
         }

@@ -3,6 +3,9 @@ import BluetideCore
 /// The device file `bluetide clone` writes (`device.json`) and `bluetide emulate --from` serves:
 /// every GATT server reconstructed from a capture. The schema is documented in docs/clone.md;
 /// handles are the captured device's, values are lower-case hex, times are seconds.
+///
+/// Its parts are plain values made by the analysis (with their memberwise initialisers, inside
+/// this module) and read back from JSON (`Codable`) everywhere else.
 public struct CloneDocument: Codable, Sendable, Equatable {
     /// Always ``formatName``.
     public var format: String
@@ -47,15 +50,6 @@ public struct CloneSource: Codable, Sendable, Equatable {
     public var startUnixMicroseconds: Int64
     /// Seconds from the first packet to the last.
     public var durationSeconds: Double
-
-    public init(capture: String, format: String, records: Int, packets: Int, startUnixMicroseconds: Int64, durationSeconds: Double) {
-        self.capture = capture
-        self.format = format
-        self.records = records
-        self.packets = packets
-        self.startUnixMicroseconds = startUnixMicroseconds
-        self.durationSeconds = durationSeconds
-    }
 }
 
 /// One LE connection of the capture.
@@ -83,21 +77,6 @@ public struct CloneConnection: Codable, Sendable, Equatable {
     public var unreadablePDUs: Int
     /// The value log written for it (file name in the output directory), when written.
     public var valueLog: String?
-
-    public init(number: Int, handle: Int, localRole: String, peer: String?, peerAddressType: String?, start: Double, end: Double?,
-                encrypted: Bool, attPDUs: Int, unreadablePDUs: Int, valueLog: String? = nil) {
-        self.number = number
-        self.handle = handle
-        self.localRole = localRole
-        self.peer = peer
-        self.peerAddressType = peerAddressType
-        self.start = start
-        self.end = end
-        self.encrypted = encrypted
-        self.attPDUs = attPDUs
-        self.unreadablePDUs = unreadablePDUs
-        self.valueLog = valueLog
-    }
 }
 
 /// One GATT server reconstructed from the capture: its identity, advertising, database and
@@ -130,23 +109,6 @@ public struct ClonedDevice: Codable, Sendable, Equatable {
     /// notifications are replayed relative to it.
     public var playbackOrigin: Double?
 
-    public init(address: String, addressType: String?, name: String?, side: String, role: String, advertising: CloneAdvertising?,
-                connections: [Int], mtu: Int?, services: [CloneService], exchanges: [CloneExchange],
-                notifications: [CloneNotification], playbackOrigin: Double?) {
-        self.address = address
-        self.addressType = addressType
-        self.name = name
-        self.side = side
-        self.role = role
-        self.advertising = advertising
-        self.connections = connections
-        self.mtu = mtu
-        self.services = services
-        self.exchanges = exchanges
-        self.notifications = notifications
-        self.playbackOrigin = playbackOrigin
-    }
-
     /// Every characteristic, in handle order.
     public var characteristics: [CloneCharacteristic] { services.flatMap(\.characteristics) }
 
@@ -168,14 +130,6 @@ public struct CloneAdvertising: Codable, Sendable, Equatable {
     public var serviceUUIDs: [BluetoothUUID]
     /// Whether it came from extended advertising reports (or extended advertising commands).
     public var extended: Bool
-
-    public init(data: String, scanResponse: String?, localName: String?, serviceUUIDs: [BluetoothUUID], extended: Bool) {
-        self.data = data
-        self.scanResponse = scanResponse
-        self.localName = localName
-        self.serviceUUIDs = serviceUUIDs
-        self.extended = extended
-    }
 }
 
 /// A service: from discovery, or inferred from handles used.
@@ -194,17 +148,6 @@ public struct CloneService: Codable, Sendable, Equatable {
     public var inferred: Bool
     /// Its characteristics, in handle order.
     public var characteristics: [CloneCharacteristic]
-
-    public init(uuid: BluetoothUUID, name: String?, startHandle: Int, endHandle: Int, primary: Bool, inferred: Bool,
-                characteristics: [CloneCharacteristic]) {
-        self.uuid = uuid
-        self.name = name
-        self.startHandle = startHandle
-        self.endHandle = endHandle
-        self.primary = primary
-        self.inferred = inferred
-        self.characteristics = characteristics
-    }
 }
 
 /// A characteristic with what was seen of it.
@@ -228,19 +171,6 @@ public struct CloneCharacteristic: Codable, Sendable, Equatable {
     public var descriptors: [CloneDescriptor]
     /// How often each operation was seen.
     public var counts: CloneCounts
-
-    public init(uuid: BluetoothUUID, name: String?, declarationHandle: Int?, valueHandle: Int, properties: [String], inferred: Bool,
-                value: String?, descriptors: [CloneDescriptor], counts: CloneCounts) {
-        self.uuid = uuid
-        self.name = name
-        self.declarationHandle = declarationHandle
-        self.valueHandle = valueHandle
-        self.properties = properties
-        self.inferred = inferred
-        self.value = value
-        self.descriptors = descriptors
-        self.counts = counts
-    }
 }
 
 /// A descriptor seen (by discovery, a read or a write).
@@ -253,13 +183,6 @@ public struct CloneDescriptor: Codable, Sendable, Equatable {
     public var name: String?
     /// The last value read or written, hex.
     public var value: String?
-
-    public init(handle: Int, uuid: BluetoothUUID, name: String?, value: String?) {
-        self.handle = handle
-        self.uuid = uuid
-        self.name = name
-        self.value = value
-    }
 }
 
 /// Operation counts of one characteristic.
@@ -269,14 +192,6 @@ public struct CloneCounts: Codable, Sendable, Equatable {
     public var writesWithoutResponse = 0
     public var notifications = 0
     public var indications = 0
-
-    public init(reads: Int = 0, writes: Int = 0, writesWithoutResponse: Int = 0, notifications: Int = 0, indications: Int = 0) {
-        self.reads = reads
-        self.writes = writes
-        self.writesWithoutResponse = writesWithoutResponse
-        self.notifications = notifications
-        self.indications = indications
-    }
 }
 
 /// A notification or indication replayed by time.
@@ -291,14 +206,6 @@ public struct CloneNotification: Codable, Sendable, Equatable {
     public var value: String
     /// Indication (true) or notification.
     public var indication: Bool
-
-    public init(t: Double, connection: Int, handle: Int, value: String, indication: Bool) {
-        self.t = t
-        self.connection = connection
-        self.handle = handle
-        self.value = value
-        self.indication = indication
-    }
 }
 
 /// A client write and what the server sent in answer (until the next write, with no gap longer
@@ -316,15 +223,6 @@ public struct CloneExchange: Codable, Sendable, Equatable {
     public var withResponse: Bool
     /// The answers, in order.
     public var replies: [CloneReply]
-
-    public init(t: Double, connection: Int, handle: Int, value: String, withResponse: Bool, replies: [CloneReply]) {
-        self.t = t
-        self.connection = connection
-        self.handle = handle
-        self.value = value
-        self.withResponse = withResponse
-        self.replies = replies
-    }
 }
 
 /// One notification or indication answering a write.
@@ -337,11 +235,4 @@ public struct CloneReply: Codable, Sendable, Equatable {
     public var value: String
     /// Indication (true) or notification.
     public var indication: Bool
-
-    public init(delay: Double, handle: Int, value: String, indication: Bool) {
-        self.delay = delay
-        self.handle = handle
-        self.value = value
-        self.indication = indication
-    }
 }

@@ -96,6 +96,7 @@ public enum CloneReport {
             let title = index == 0 ? "Device" : "Also serving GATT"
             lines.append("\(title): \(device.name.map { "\"\($0)\" " } ?? "")\(device.address) (\(device.side), \(device.role))"
                 + (device.mtu.map { ", ATT MTU \($0)" } ?? ""))
+            lines.append("  address: " + addressNote(device))
             if let ad = device.advertising {
                 lines.append("  advertising: \(ad.data)" + (ad.scanResponse.flatMap { $0.isEmpty ? nil : ", scan response \($0)" } ?? "")
                     + (ad.serviceUUIDs.isEmpty ? "" : ", services \(ad.serviceUUIDs.map(\.shortString).joined(separator: " "))"))
@@ -169,15 +170,21 @@ public enum CloneReport {
         struct Step { let t: Double; let line: String }
         var steps: [Step] = []
         let notifying = device.characteristics.filter { $0.properties.contains("notify") || $0.properties.contains("indicate") }
-        for c in notifying where c.descriptors.contains(where: { $0.uuid == .clientCharacteristicConfiguration && ($0.value ?? "0000") != "0000" }) {
+        let subscribed = notifying.filter { c in
+            c.descriptors.contains { $0.uuid == .clientCharacteristicConfiguration && ($0.value ?? "0000") != "0000" }
+        }
+        // The shell counts the notifications of what it subscribed to: a wait expects those only.
+        let heard = Set(subscribed.map(\.valueHandle))
+        for c in subscribed {
             steps.append(Step(t: device.playbackOrigin ?? 0, line: "subscribe handle:0x\(hex4(c.valueHandle))"))
         }
         for exchange in device.exchanges {
             let value = exchange.value.isEmpty ? "\"\"" : "0x" + exchange.value
             steps.append(Step(t: exchange.t, line: "write handle:0x\(hex4(exchange.handle)) \(value)\(exchange.withResponse ? "" : " --without-response")"))
-            if !exchange.replies.isEmpty {
-                let timeout = max(5, (exchange.replies.last?.delay ?? 0) * 2 + 2)
-                steps.append(Step(t: exchange.t + 0.000_001, line: "wait \(exchange.replies.count) --timeout \(format(timeout))"))
+            let answers = exchange.replies.filter { heard.contains($0.handle) }
+            if !answers.isEmpty {
+                let timeout = max(5, (answers.last?.delay ?? 0) * 2 + 2)
+                steps.append(Step(t: exchange.t + 0.000_001, line: "wait \(answers.count) --timeout \(format(timeout))"))
             }
         }
         for c in device.characteristics where c.counts.reads > 0 {
@@ -195,6 +202,20 @@ public enum CloneReport {
         }
         lines.append("quit")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// What the captured address is and how `emulate --from` serves it.
+    static func addressNote(_ device: ClonedDevice) -> String {
+        guard let type = device.addressType, let address = try? BluetoothAddress(device.address, type: type == "public" ? .public : .random) else {
+            return "\(device.address), type not in the capture (the clone advertises from a fresh random static address)"
+        }
+        switch address.randomKind {
+        case nil: return "\(address.string) public (the clone serves it as its virtual controller's public address; other controllers keep their own)"
+        case .static?: return "\(address.string) random static (the clone serves it unchanged)"
+        case .resolvablePrivate?: return "\(address.string) resolvable private (the clone serves it as the same random address, unchanged: without the device's IRK it cannot make new ones)"
+        case .nonResolvablePrivate?: return "\(address.string) non-resolvable private (the clone serves it unchanged)"
+        default: return "\(address.string) random of a reserved kind (the clone advertises from a fresh random static address)"
+        }
     }
 
     static func hex4(_ value: Int) -> String {

@@ -27,7 +27,10 @@ struct CloneCommand: ParsableCommand {
             notifications with their timing, and the central's writes with the notifications \
             that answered them (--reply-window).
 
-            Serve the clone with bluetide emulate --from DIR/device.json. A damaged capture gives what it \
+            Serve the clone with bluetide emulate --from DIR/device.json: at the captured handles and the \
+            captured address (public ones on the virtual link; a resolvable private address is kept \
+            unchanged, without its IRK), so central.shell, which names characteristics by handle, drives \
+            the clone as it drives the device. A damaged capture gives what it \
             holds up to the damage, with warnings; a file that is no capture exits with status 2.
 
             Examples:

@@ -297,7 +297,11 @@ enum CharacteristicLookup {
                 throw CommandFailure.usage("\(text): expected a value handle in hex, e.g. handle:0x0012", field: "characteristic")
             }
             if let hit = all.first(where: { $0.1.valueHandle == handle }) { return hit }
-            let list = all.map { "0x\(String($0.1.valueHandle, radix: 16, uppercase: true)) \(describe($0.1.uuid))" }.joined(separator: ", ")
+            let list = all.map { entry -> String in
+                let digits = String(entry.1.valueHandle, radix: 16, uppercase: true)
+                let padding = String(repeating: "0", count: max(0, 4 - digits.count))
+                return "handle:0x\(padding)\(digits) \(describe(entry.1.uuid))"
+            }.joined(separator: ", ")
             throw CommandFailure("no characteristic value at \(text) on \(device); values at: \(list.isEmpty ? "none" : list)")
         }
         var wanted: BluetoothUUID?

@@ -1,3 +1,4 @@
+import BluetideCore
 import BluetideHCI
 import BluetideVirtual
 import Synchronization
@@ -16,9 +17,10 @@ public final class VirtualTransport: HCITransport {
     public let packetBatches: AsyncThrowingStream<[HCIPacket], any Error>
     private let closed = Mutex(false)
 
-    /// Attaches a new controller to the link named `linkName`.
-    public static func attach(toLinkNamed linkName: String = "default") async -> VirtualTransport {
-        VirtualTransport(controller: await VirtualController.attach(toLinkNamed: linkName))
+    /// Attaches a new controller to the link named `linkName`, with `publicAddress` as its
+    /// public address when given (see ``VirtualController/attach(toLinkNamed:publicAddress:)``).
+    public static func attach(toLinkNamed linkName: String = "default", publicAddress: BluetoothAddress? = nil) async -> VirtualTransport {
+        VirtualTransport(controller: await VirtualController.attach(toLinkNamed: linkName, publicAddress: publicAddress))
     }
 
     /// A transport to an existing controller.

@@ -33,9 +33,10 @@ public final class VirtualController: Sendable {
     }
 
     /// Attaches a new controller to the link with this name (created on first use): what a
-    /// `virtual:NAME` transport opens.
-    public static func attach(toLinkNamed name: String = "default") async -> VirtualController {
-        await VirtualLink.named(name).attachController()
+    /// `virtual:NAME` transport opens. `publicAddress` chooses its public address (default
+    /// `00:00:00:00:00:NN`), e.g. the one of a captured device it stands in for.
+    public static func attach(toLinkNamed name: String = "default", publicAddress: BluetoothAddress? = nil) async -> VirtualController {
+        await VirtualLink.named(name).attachController(publicAddress: publicAddress)
     }
 
     deinit {

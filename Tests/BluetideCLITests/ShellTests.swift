@@ -190,6 +190,24 @@ import Testing
         #expect(lines.lines.contains { $0.hasPrefix("paired with Bluetide HRM (") && $0.hasSuffix("): encrypted (unauthenticated), bonded for this run only (bonds with emulated devices are not kept)") }, "\(lines.lines)")
     }
 
+    /// `handle:0x…` names a characteristic by its value handle (the scripts `bluetide clone`
+    /// writes use it); a handle that is no value, or no hex, fails that line only.
+    @Test func characteristicsAreNamedByValueHandle() async throws {
+        let command = try ShellCommand.parse(["Bluetide HRM", "--emulate", "heart-rate", "--json"])
+        let collector = LineCollector()
+        let (input, sink) = AsyncStream<[UInt8]>.makeStream()
+        // The host lays out GAP first: the Device Name's value is at 0x0003.
+        sink.yield(Array("read handle:0x0003\nread handle:0x0002\nread handle:zz\nquit\n".utf8))
+        sink.finish()
+        await #expect(throws: (any Error).self) {
+            try await withGuard(60) { try await command.execute(input: input, interactive: false, output: collector.output) }
+        }
+        let reads = collector.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .filter { $0["type"] as? String == "read" }
+        #expect(reads.count == 1, "\(collector.lines)")
+        #expect((reads.first?["value"] as? [String: Any])?["hex"] as? String == Array("Bluetide HRM".utf8).map { String(format: "%02x", $0) }.joined())
+    }
+
     @Test func theExecutableRunsAScriptFromStandardInputAndExitsOneWhenALineFailed() async throws {
         let process = try BluetideExecutable.launch(["shell", "Bluetide HRM", "--emulate", "heart-rate"])
         try await process.writeToStdin("read battery-level\nread no-such-thing\nsubscribe heart-rate\nwait 1\n")

@@ -1,5 +1,5 @@
 import Bluetide
-import BluetideCapture
+@testable import BluetideCapture
 @testable import BluetideCommands
 import BluetideCore
 import BluetideEmulation
@@ -136,6 +136,18 @@ import Testing
         }
     }
 
+    /// Runs `script` through `bluetide shell` (in this process) against `address` on the
+    /// virtual link `link`; the JSON lines it printed. Throws when a command failed.
+    static func shell(_ script: String, address: String, link: String) async throws -> [String] {
+        let command = try ShellCommand.parse([address, "--transport", "virtual:\(link)", "--json", "--timeout", "20"])
+        let lines = Mutex<[String]>([])
+        let (input, sink) = AsyncStream<[UInt8]>.makeStream()
+        sink.yield(Array(script.utf8))
+        sink.finish()
+        try await command.execute(input: input, interactive: false, output: CommandOutput(emit: { line in lines.withLock { $0.append(line) } }))
+        return lines.withLock { $0 }
+    }
+
     @Test func theCentralScriptRunsByHandleAgainstTheClone() async throws {
         try await withRunTimeLimit(120, onTimeout: { CloneTestTimeout(what: "central script against the clone") }) {
             let (document, _, out) = try await Self.capturedClone()
@@ -148,14 +160,8 @@ import Testing
             let link = "odd-clone-\(UUID().uuidString)"
             let world = VirtualWorld(linkName: link)
             _ = try await world.serveClone(document.devices[0], pace: .asFastAsPossible)
-            let command = try ShellCommand.parse([Self.address.string + "/R", "--transport", "virtual:\(link)", "--json", "--timeout", "20"])
-            let lines = Mutex<[String]>([])
-            let (input, sink) = AsyncStream<[UInt8]>.makeStream()
-            sink.yield(Array(script.utf8))
-            sink.finish()
-            try await command.execute(input: input, interactive: false, output: CommandOutput(emit: { line in lines.withLock { $0.append(line) } }))
+            let printed = try await Self.shell(script, address: Self.address.string + "/R", link: link)
             await world.close()
-            let printed = lines.withLock { $0 }
             let objects = printed.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             let types = objects.compactMap { $0["type"] as? String }
             #expect(!types.contains("error"), "\(printed)")
@@ -281,5 +287,69 @@ import Testing
         let seen = services.flatMap(text)
         #expect(seen.count == captured.count, "\(seen)")
         for (bumble, capture) in zip(seen, captured) { #expect(bumble == capture) }
+    }
+}
+
+/// The clone comes up at the captured address: a public one as its virtual controller's public
+/// address, a resolvable private one as the same random address (no IRK: never renewed).
+@Suite(.timeLimit(.minutes(2))) struct CloneAddressTests {
+    static func device(address: String, type: String) -> ClonedDevice {
+        var device = ClonePlacementTests.device(services: [
+            CloneService(uuid: .battery, name: nil, startHandle: 0x0001, endHandle: 0x0003, primary: true, inferred: false, characteristics: [
+                ClonePlacementTests.characteristic(0x0003, declaration: 0x0002, properties: ["read"]),
+            ]),
+        ])
+        device.address = address
+        device.addressType = type
+        device.name = "Addressed \(type)"
+        device.services[0].characteristics[0].value = "2a"
+        return device
+    }
+
+    /// Scans for the clone by name, connects, reads its one value: the address it was seen at.
+    static func seen(_ device: ClonedDevice) async throws -> (BluetoothAddress, [UInt8], [String]) {
+        let world = VirtualWorld()
+        let clone = try await world.serveClone(device, pace: .asFastAsPossible)
+        let client = try await world.openHost()
+        let found = try await CloneRoundTripTests.find(device.name ?? "", on: client)
+        let connection = try await client.central.connect(to: found)
+        let value = try await connection.read(BluetoothUUID(high: 0xB1DE_0000_0000_4000, low: 0x8000_0000_0000_0003))
+        await connection.disconnect()
+        await world.close()
+        return (found.address, value, clone.limitations)
+    }
+
+    @Test func aPublicAddressIsServedAsTheControllersPublicAddress() async throws {
+        try await withRunTimeLimit(60, onTimeout: { CloneTestTimeout(what: "public clone") }) {
+            let (address, value, limitations) = try await Self.seen(Self.device(address: "00:1B:DC:12:34:56", type: "public"))
+            #expect(address == (try BluetoothAddress("00:1B:DC:12:34:56", type: .public)))
+            #expect(value == [0x2A])
+            #expect(!limitations.contains { $0.contains("address") }, "\(limitations)")
+        }
+    }
+
+    @Test func aResolvablePrivateAddressIsServedUnchangedAndSaidSo() async throws {
+        try await withRunTimeLimit(60, onTimeout: { CloneTestTimeout(what: "RPA clone") }) {
+            let (address, value, limitations) = try await Self.seen(Self.device(address: "4A:11:22:33:44:55", type: "random"))
+            #expect(address == (try BluetoothAddress("4A:11:22:33:44:55", type: .random)))
+            #expect(address.randomKind == .resolvablePrivate)
+            #expect(value == [0x2A])
+            #expect(limitations.contains { $0.contains("resolvable private") && $0.contains("IRK") }, "\(limitations)")
+            let document = CloneDocument(
+                source: CloneSource(capture: "rpa", format: "test", records: 0, packets: 0, startUnixMicroseconds: 0, durationSeconds: 0),
+                devices: [Self.device(address: "4A:11:22:33:44:55", type: "random")], connections: [], warnings: [])
+            #expect(CloneReport.summary(document).contains("address: 4A:11:22:33:44:55 resolvable private (the clone serves it as the same random address"))
+        }
+    }
+
+    @Test func onAControllerWithAnotherPublicAddressTheCloneSaysWhereItAdvertisesFrom() async throws {
+        let device = Self.device(address: "00:1B:DC:12:34:56", type: "public")
+        let world = VirtualWorld()
+        let host = try await world.openHost(configuration: ClonePeripheral.hostConfiguration(for: device))
+        let clone = ClonePeripheral(bluetooth: host, device: device)
+        await world.close()
+        #expect(host.address.randomKind == .static)
+        #expect(clone.limitations.contains { $0.contains("captured public address 00:1B:DC:12:34:56") && $0.contains("virtual controller") },
+                "\(clone.limitations)")
     }
 }

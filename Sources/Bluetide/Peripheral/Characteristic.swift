@@ -270,4 +270,6 @@ struct PeripheralValueUpdate: Sendable {
     let bytes: [UInt8]
     /// Resumed once the host has taken the value (``Peripheral/notify(_:of:)``).
     var handed: CheckedContinuation<Void, Never>? = nil
+    /// Sent to every connected central, subscribed or not (``Peripheral/notifyEveryCentral(_:at:)``).
+    var everyCentral = false
 }

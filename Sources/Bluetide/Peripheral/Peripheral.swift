@@ -88,7 +88,11 @@ public final class Peripheral: Sendable {
         // New values go to the server in the order they were assigned: one task, awaiting each.
         let valueTask = Task {
             for await update in updateStream {
-                await stack.updateValue(update.bytes, at: update.valueHandle)
+                if update.everyCentral {
+                    await stack.notifyEveryConnection(update.bytes, at: update.valueHandle)
+                } else {
+                    await stack.updateValue(update.bytes, at: update.valueHandle)
+                }
                 update.handed?.resume()
             }
         }
@@ -228,6 +232,13 @@ public final class Peripheral: Sendable {
     /// subscribed to it; values are sent in the order they were given.
     public func updateValue(_ bytes: [UInt8], of value: ServedValue) {
         updates.yield(PeripheralValueUpdate(valueHandle: value.valueHandle, bytes: bytes))
+    }
+
+    /// Sends `bytes` as a notification of the attribute at `handle` to every connected central,
+    /// subscribed or not, in order with ``updateValue(_:of:)``: what some devices do on an
+    /// attribute that has no CCCD (a descriptor they notify on), which a clone of one repeats.
+    public func notifyEveryCentral(_ bytes: [UInt8], at handle: ServedValue) {
+        updates.yield(PeripheralValueUpdate(valueHandle: handle.valueHandle, bytes: bytes, everyCentral: true))
     }
 
     /// Sets a value and notifies subscribers as ``updateValue(_:of:)`` does, in order with it,

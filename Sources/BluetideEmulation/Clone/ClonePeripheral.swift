@@ -82,6 +82,10 @@ public actor ClonePeripheral {
     private let sleep: @Sendable (Duration) async throws -> Void
     /// The captured value handle of each served characteristic, in definition order.
     private let originalHandles: [Int]
+    /// A descriptor to serve: its captured handle, type and value (hex).
+    private typealias Attribute = (handle: Int, uuid: BluetoothUUID, value: String?)
+    /// Descriptor handles the device notified on (at the captured handles only).
+    private let notifiedDescriptors: Set<Int>
     private var served: [Int: ServedValue] = [:]
     private var tasks: [Task<Void, Never>] = []
     /// The timed playback, started by the subscription task (which does not hold the actor).
@@ -123,12 +127,26 @@ public actor ClonePeripheral {
         var definitions: [GATTServiceDefinition] = []
         var handles: [Int] = []
         var placedHandles: [Int] = []
+        var notifiedDescriptors: Set<Int> = []
         for service in device.services {
             let hostOwn = service.uuid == .genericAccess || service.uuid == .genericAttribute
             var exact: [GATTCharacteristicDefinition] = []
             var hosted: [GATTCharacteristicDefinition] = []
             var positions: [ClonePlacement.Characteristic] = []
+            // A handle the device notified on that discovery showed as a descriptor (no room for
+            // a declaration before it): served as that descriptor, notified to every central.
+            var members: [(c: CloneCharacteristic, notified: [Attribute])] = []
             for c in service.characteristics {
+                if c.declarationHandle == nil, let last = members.last,
+                   c.valueHandle - 1 == ([last.c.valueHandle] + last.c.descriptors.map(\.handle) + last.notified.map(\.handle)).max() {
+                    members[members.count - 1].notified.append((c.valueHandle, c.uuid, c.value))
+                    notifiedDescriptors.insert(c.valueHandle)
+                    limits.append("0x\(String(c.valueHandle, radix: 16)) \(c.uuid.shortString): the device notified on it, but discovery showed it as a descriptor of \(last.c.uuid.shortString): served as that descriptor, its notifications sent to every connected central (the device sent them without a subscription)")
+                    continue
+                }
+                members.append((c, []))
+            }
+            for (c, notified) in members {
                 var properties = GATTCharacteristicProperties()
                 for name in c.properties {
                     switch name {
@@ -148,8 +166,9 @@ public actor ClonePeripheral {
                 }
                 let handle = c.valueHandle
                 let uuid = c.uuid
-                let kept = c.descriptors.filter { $0.uuid != .clientCharacteristicConfiguration }
-                func definition(_ properties: GATTCharacteristicProperties, _ descriptors: [CloneDescriptor]) -> GATTCharacteristicDefinition {
+                let kept = (c.descriptors.filter { $0.uuid != .clientCharacteristicConfiguration }.map { ($0.handle, $0.uuid, $0.value) } + notified)
+                    .sorted { $0.handle < $1.handle }
+                func definition(_ properties: GATTCharacteristicProperties, _ descriptors: [Attribute]) -> GATTCharacteristicDefinition {
                     GATTCharacteristicDefinition(
                         uuid: uuid, properties: properties,
                         // Readable even without the read property: a value seen notified can be read back.
@@ -200,6 +219,7 @@ public actor ClonePeripheral {
             limits.append(line + "; UUIDs, properties and order are the same, the captured GAP and GATT services are the host's")
         }
         self.placements = placements
+        self.notifiedDescriptors = placements == nil ? [] : notifiedDescriptors
         serviceDefinitions = placements.map { $0.map(\.definition) } ?? definitions
         originalHandles = placements == nil ? handles : placedHandles
 
@@ -219,23 +239,50 @@ public actor ClonePeripheral {
             advertisingData = plan.advertisingData
             scanResponse = plan.scanResponse
         }
-        if device.address.contains(":"), Self.servedAddress(device) == nil {
-            limits.append("the captured address \(device.address) (\(device.addressType ?? "type unknown")) is not a random static address: a host cannot take it, so the clone advertises from another one")
+        if let captured = Self.capturedAddress(device) {
+            let served = bluetooth.address
+            if served.value != captured.value || served.type != captured.type {
+                limits.append(captured.type == .public
+                    ? "the captured public address \(captured.string) is not this controller's (\(served)): only a virtual controller takes a chosen public address (emulate --from on the virtual link); the clone advertises from \(served)"
+                    : "the clone advertises from \(served), not from the captured \(captured)")
+            } else if captured.randomKind == .resolvablePrivate {
+                limits.append("the captured address \(captured) is a resolvable private address: it is served as the same random address, unchanged; without the device's IRK the clone cannot make new ones, and a phone bonded to the device resolves it to the device but cannot encrypt without its keys")
+            } else if captured.randomKind == .nonResolvablePrivate {
+                limits.append("the captured address \(captured) is a non-resolvable private address: it is served as the same random address, unchanged")
+            }
+        } else if device.address.contains(":") {
+            limits.append("the captured address \(device.address) has no known type: the clone advertises from \(bluetooth.address)")
         }
         limitations = limits
     }
 
-    /// The address the clone can advertise from: the captured one when it is random static.
-    public static func servedAddress(_ device: ClonedDevice) -> BluetoothAddress? {
-        guard device.addressType == "random", let address = try? BluetoothAddress(device.address, type: .random),
-              address.value >> 46 == 0b11 else { return nil }
+    /// The captured address with its type, when the capture showed both.
+    public static func capturedAddress(_ device: ClonedDevice) -> BluetoothAddress? {
+        guard let kind = device.addressType, kind == "public" || kind == "random",
+              let address = try? BluetoothAddress(device.address, type: kind == "public" ? .public : .random),
+              address.randomKind != .reserved else { return nil }
         return address
     }
 
-    /// Host settings for serving `device`: its name, and its address when a host can take it
-    /// (`address` overrides).
-    public static func hostConfiguration(for device: ClonedDevice, address: BluetoothAddress? = nil) -> Bluetooth.Configuration {
-        Bluetooth.Configuration(address: address ?? servedAddress(device), deviceName: device.name ?? "Bluetide Clone")
+    /// The random address a host can take for `device`: the captured one when it is random —
+    /// static, or private (resolvable or not), served unchanged.
+    public static func servedAddress(_ device: ClonedDevice) -> BluetoothAddress? {
+        guard let address = capturedAddress(device), address.type == .random else { return nil }
+        return address
+    }
+
+    /// Host settings for serving `device`: its name and its captured address — a random one
+    /// (static or private) as the host's own, a public one by using the controller's address
+    /// when `publicAddressAvailable` (its controller was given that public address, as
+    /// ``VirtualWorld/serveClone(_:pace:address:rssi:snoop:)`` does). `address` (random
+    /// static) overrides; otherwise a fresh random static address.
+    public static func hostConfiguration(
+        for device: ClonedDevice, address: BluetoothAddress? = nil, publicAddressAvailable: Bool = false
+    ) -> Bluetooth.Configuration {
+        var configuration = Bluetooth.Configuration(address: address ?? servedAddress(device), deviceName: device.name ?? "Bluetide Clone")
+        if address == nil, publicAddressAvailable, capturedAddress(device)?.type == .public { configuration.usesControllerAddress = true }
+        configuration.keepsPrivateAddress = address == nil
+        return configuration
     }
 
     /// Installs the services, advertises, and starts the reply sender and the timed replay
@@ -252,6 +299,8 @@ public actor ClonePeripheral {
             await peripheral.add(definitions: serviceDefinitions).flatMap { $0 }
         }
         for (original, value) in zip(originalHandles, values) { served[original] = value }
+        for handle in notifiedDescriptors { served[handle] = ServedValue(valueHandle: UInt16(handle)) }
+        let everyCentral = notifiedDescriptors
         try await peripheral.startAdvertising(advertisingData, scanResponse: scanResponse, interval: .milliseconds(100))
         let served = self.served
         let replies = self.replies
@@ -271,7 +320,7 @@ public actor ClonePeripheral {
                     guard let value = served[reply.handle], let bytes = try? Hex.parse(reply.value) else { continue }
                     table.setLatest(reply.handle, bytes)
                     events.yield(.sent(characteristic: device.characteristic(valueHandle: reply.handle)?.uuid ?? .genericAccess, value: bytes))
-                    peripheral.updateValue(bytes, of: value)
+                    if everyCentral.contains(reply.handle) { peripheral.notifyEveryCentral(bytes, at: value) } else { peripheral.updateValue(bytes, of: value) }
                 }
             }
         })
@@ -287,7 +336,7 @@ public actor ClonePeripheral {
             for await change in subscriptions where !change.configuration.isEmpty && timedValues.contains(change.value) {
                 playback.startOnce {
                     Self.play(
-                        device: device, served: served, table: table, events: events, peripheral: peripheral,
+                        device: device, served: served, everyCentral: everyCentral, table: table, events: events, peripheral: peripheral,
                         factor: factor, sleep: sleep)
                 }
             }
@@ -316,7 +365,7 @@ public actor ClonePeripheral {
     /// Sends the timed notifications in captured order, `factor` times the captured pace (nil:
     /// at once), from the playback origin.
     private static func play(
-        device: ClonedDevice, served: [Int: ServedValue], table: CloneReplyTable, events: AsyncStream<Event>.Continuation,
+        device: ClonedDevice, served: [Int: ServedValue], everyCentral: Set<Int>, table: CloneReplyTable, events: AsyncStream<Event>.Continuation,
         peripheral: Peripheral, factor: Double?, sleep: @escaping @Sendable (Duration) async throws -> Void
     ) -> Task<Void, Never> {
         let origin = device.playbackOrigin ?? device.notifications.first?.t ?? 0
@@ -331,7 +380,7 @@ public actor ClonePeripheral {
                 guard let value = served[notification.handle], let bytes = try? Hex.parse(notification.value) else { continue }
                 table.setLatest(notification.handle, bytes)
                 events.yield(.sent(characteristic: device.characteristic(valueHandle: notification.handle)?.uuid ?? .genericAccess, value: bytes))
-                peripheral.updateValue(bytes, of: value)
+                if everyCentral.contains(notification.handle) { peripheral.notifyEveryCentral(bytes, at: value) } else { peripheral.updateValue(bytes, of: value) }
             }
         }
     }

@@ -97,14 +97,18 @@ public actor VirtualWorld {
     }
 
     /// Serves a device rebuilt from a capture (see ``ClonePeripheral``), placed like
-    /// ``emulate(_:name:address:rssi:snoop:commandTimeout:)``: from the captured address when a
-    /// host can take it, else `address` (nil: a fresh random static one).
+    /// ``emulate(_:name:address:rssi:snoop:commandTimeout:)``: from the captured address — a
+    /// public one becomes its controller's public address, a random one (static or private) its
+    /// random address — unless `address` (random static) is given.
     public func serveClone(
         _ device: ClonedDevice, pace: ReplayPace = .original, address: BluetoothAddress? = nil, rssi: Int8? = nil,
         snoop: String? = nil
     ) async throws -> ClonePeripheral {
+        let captured = address == nil ? ClonePeripheral.capturedAddress(device) : nil
+        let publicAddress = captured?.type == .public ? captured : nil
         let bluetooth = try await openDevice(
-            configuration: ClonePeripheral.hostConfiguration(for: device, address: address), rssi: rssi, snoop: snoop)
+            configuration: ClonePeripheral.hostConfiguration(for: device, address: address, publicAddressAvailable: publicAddress != nil),
+            rssi: rssi, snoop: snoop, publicAddress: publicAddress)
         let clone = ClonePeripheral(bluetooth: bluetooth, device: device, pace: pace)
         do { try await clone.start() } catch {
             await bluetooth.close()
@@ -136,8 +140,10 @@ public actor VirtualWorld {
 
     // MARK: Plumbing
 
-    private func openDevice(configuration: Bluetooth.Configuration, rssi: Int8?, snoop: String?) async throws -> Bluetooth {
-        let (transport, controller) = try await attach(snoop: snoop)
+    private func openDevice(
+        configuration: Bluetooth.Configuration, rssi: Int8?, snoop: String?, publicAddress: BluetoothAddress? = nil
+    ) async throws -> Bluetooth {
+        let (transport, controller) = try await attach(snoop: snoop, publicAddress: publicAddress)
         let bluetooth = try await Bluetooth.start(on: transport, spec: spec(snoop: snoop), configuration: configuration)
         let device = Member(bluetooth: bluetooth, controller: controller, rssi: rssi, close: { await bluetooth.close() })
         for host in hosts { await place(device, from: host) }
@@ -145,15 +151,16 @@ public actor VirtualWorld {
         return bluetooth
     }
 
-    /// A controller of its own on the link, wrapped in a capture of its traffic when asked.
-    private func attach(snoop: String?) async throws -> (any HCITransport, VirtualTransport) {
+    /// A controller of its own on the link (with `publicAddress` as its public address when
+    /// given), wrapped in a capture of its traffic when asked.
+    private func attach(snoop: String?, publicAddress: BluetoothAddress? = nil) async throws -> (any HCITransport, VirtualTransport) {
         guard !closed else { throw BluetideError.invalidArgument("the virtual world \(linkName) is closed") }
         // The capture first, so a bad path fails before a controller joins the link.
         let writer: BTSnoopFileWriter?
         do { writer = try snoop.map { try BTSnoopFileWriter(path: $0) } } catch {
             throw BluetideError.transportUnavailable(spec: spec(snoop: snoop), reason: "cannot create the capture: \(error)")
         }
-        let controller = await VirtualTransport.attach(toLinkNamed: linkName)
+        let controller = await VirtualTransport.attach(toLinkNamed: linkName, publicAddress: publicAddress)
         guard let writer else { return (controller, controller) }
         return (SnoopingTransport(wrapping: controller, writer: writer), controller)
     }

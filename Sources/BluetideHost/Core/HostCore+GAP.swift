@@ -216,6 +216,17 @@ extension HostCore {
         return Set(pushes.map(\.connection)).count
     }
 
+    /// Sends `value` as a notification of `handle` on every open link, subscribed or not, and
+    /// stores it: what a device does that notifies on an attribute without a CCCD (a clone of
+    /// one). Returns how many links it went to.
+    @discardableResult
+    public mutating func notifyEveryLink(_ value: [UInt8], at handle: UInt16, now: Duration, into outputs: inout HostOutputs) -> Int {
+        server.setValue(value, at: handle)
+        let pushes = links.keys.sorted().map { GATTServerPush(connection: $0, kind: .notification, handle: handle, value: value) }
+        push(pushes, now: now.hostSeconds, into: &outputs)
+        return pushes.count
+    }
+
     private mutating func push(_ pushes: [GATTServerPush], now t: Double, into outputs: inout HostOutputs) {
         for push in pushes {
             guard let events = links[push.connection]?.bearer.send(push, now: t) else { continue }

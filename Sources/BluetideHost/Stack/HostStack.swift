@@ -701,6 +701,15 @@ public actor HostStack {
         return count
     }
 
+    /// Notifies `value` at `handle` on every open connection, subscribed or not (see
+    /// ``HostCore/notifyEveryLink(_:at:now:into:)``). Returns how many it went to.
+    @discardableResult
+    public func notifyEveryConnection(_ value: [UInt8], at handle: UInt16) -> Int {
+        let count = core.notifyEveryLink(value, at: handle, now: now(), into: &outputs)
+        carryOut()
+        return count
+    }
+
     /// Connections currently open, by handle.
     public var openConnections: [HostConnection] { connections.values.sorted { $0.handle < $1.handle } }
 }
