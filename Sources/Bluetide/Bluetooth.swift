@@ -41,14 +41,21 @@ public struct Bluetooth: Sendable {
         /// in memory only. Bonds name devices by address: give ``address`` a fixed value for
         /// peers to recognise this host across runs.
         public var bondFile: String?
+        /// Where the host's random numbers come from (pairing's nonces, passkeys and keys, and
+        /// the generated ``address``): `.system` (the secure default), or `.seeded(N)` so a run
+        /// — a pairing included — repeats byte for byte (tests and replays only: the keys are
+        /// predictable from the seed).
+        public var randomness: HostRandomness
 
         /// A configuration; see each property.
         public init(
             address: BluetoothAddress? = nil, deviceName: String = "Bluetide", appearance: UInt16 = 0,
             commandTimeout: Duration = .seconds(10), attTransactionTimeout: Duration = .seconds(30),
             connectTimeout: Duration = .seconds(10), maximumConnections: Int = 8, localMTU: Int = 517,
-            usesControllerAddress: Bool = false, pairing: PairingPolicy = .justWorks, bondFile: String? = nil
+            usesControllerAddress: Bool = false, pairing: PairingPolicy = .justWorks, bondFile: String? = nil,
+            randomness: HostRandomness = .system
         ) {
+            self.randomness = randomness
             self.usesControllerAddress = usesControllerAddress
             self.pairing = pairing
             self.bondFile = bondFile
@@ -127,15 +134,16 @@ public struct Bluetooth: Sendable {
             await opened.close()
             throw error
         }
+        var randomness = configuration.randomness
         let random = configuration.usesControllerAddress
-            ? nil : configuration.address ?? .randomStatic(UInt64.random(in: 0...0x3FFF_FFFF_FFFF))
+            ? nil : configuration.address ?? .randomStatic(UInt64.random(in: 0...0x3FFF_FFFF_FFFF, using: &randomness))
         let stack = HostStack(
             transport: opened,
             configuration: HostStack.Configuration(
                 randomAddress: random, deviceName: configuration.deviceName, appearance: configuration.appearance,
                 commandTimeout: configuration.commandTimeout.seconds,
                 attTransactionTimeout: configuration.attTransactionTimeout.seconds, localMTU: configuration.localMTU,
-                security: configuration.pairing.hostPolicy, bondFile: configuration.bondFile))
+                security: configuration.pairing.hostPolicy, bondFile: configuration.bondFile, randomness: randomness))
         do {
             try await stack.start()
         } catch {

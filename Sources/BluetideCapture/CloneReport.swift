@@ -159,17 +159,22 @@ public enum CloneReport {
             "# written by bluetide clone; run it against the real device with",
             "#   bluetide shell \(target) < THIS-FILE",
             "# Writes are sent as captured; waits expect the notifications the device sent back.",
+            "# Characteristics are named by their captured value handle (handle:0x…), so the script",
+            "# drives the device, or its clone, even where UUIDs repeat or were never discovered:",
         ]
+        let used = Set(device.exchanges.map(\.handle))
+        for c in device.characteristics where used.contains(c.valueHandle) || c.counts.reads > 0 || c.descriptors.contains(where: { $0.uuid == .clientCharacteristicConfiguration }) {
+            lines.append("#   handle:0x\(hex4(c.valueHandle)) \(c.uuid.shortString)\(c.name.map { " \($0)" } ?? "")")
+        }
         struct Step { let t: Double; let line: String }
         var steps: [Step] = []
         let notifying = device.characteristics.filter { $0.properties.contains("notify") || $0.properties.contains("indicate") }
         for c in notifying where c.descriptors.contains(where: { $0.uuid == .clientCharacteristicConfiguration && ($0.value ?? "0000") != "0000" }) {
-            steps.append(Step(t: device.playbackOrigin ?? 0, line: "subscribe \(c.uuid.shortString)"))
+            steps.append(Step(t: device.playbackOrigin ?? 0, line: "subscribe handle:0x\(hex4(c.valueHandle))"))
         }
         for exchange in device.exchanges {
-            let uuid = device.characteristic(valueHandle: exchange.handle)?.uuid.shortString ?? "0x\(hex4(exchange.handle))"
             let value = exchange.value.isEmpty ? "\"\"" : "0x" + exchange.value
-            steps.append(Step(t: exchange.t, line: "write \(uuid) \(value)\(exchange.withResponse ? "" : " --without-response")"))
+            steps.append(Step(t: exchange.t, line: "write handle:0x\(hex4(exchange.handle)) \(value)\(exchange.withResponse ? "" : " --without-response")"))
             if !exchange.replies.isEmpty {
                 let timeout = max(5, (exchange.replies.last?.delay ?? 0) * 2 + 2)
                 steps.append(Step(t: exchange.t + 0.000_001, line: "wait \(exchange.replies.count) --timeout \(format(timeout))"))
@@ -177,7 +182,7 @@ public enum CloneReport {
         }
         for c in device.characteristics where c.counts.reads > 0 {
             // Reads are not timestamped in the model: they follow the subscriptions.
-            steps.append(Step(t: device.playbackOrigin ?? 0, line: "read \(c.uuid.shortString)"))
+            steps.append(Step(t: device.playbackOrigin ?? 0, line: "read handle:0x\(hex4(c.valueHandle))"))
         }
         steps.sort { $0.t < $1.t }
         var previous: Double?

@@ -29,7 +29,7 @@ public struct BluetideCommand: AsyncParsableCommand {
             WriteCommand.self, SubscribeCommand.self, RecordCommand.self, ReplayCommand.self, EmulateCommand.self,
             ControllersCommand.self, BenchCommand.self, ReflexCommand.self, RingCommand.self, UARTCommand.self,
             RideCommand.self, ShellCommand.self, BondsCommand.self, HelpDumpCommand.self,
-            CloneCommand.self, GatewayRunCommand.self,
+            CloneCommand.self, GatewayRunCommand.self, DoctorCommand.self,
         ])
 
     public init() {}

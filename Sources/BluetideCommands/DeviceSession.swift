@@ -290,9 +290,20 @@ enum CharacteristicLookup {
     }
 
     /// Finds the characteristic `text` names (UUID, 16-bit hex, assigned name like battery-level,
-    /// or a profile name like heart-rate) among `services`; the error lists what exists.
+    /// a profile name like heart-rate, or `handle:0x0012`, its value handle) among `services`;
+    /// the error lists what exists.
     static func find(_ text: String, in services: [GATTRemoteService], device: String) throws -> (GATTServiceRange, GATTCharacteristic) {
         let all = services.flatMap { service in service.characteristics.map { (service.service, $0.characteristic) } }
+        if text.lowercased().hasPrefix("handle:") {
+            let digits = text.dropFirst("handle:".count)
+            let hex = digits.lowercased().hasPrefix("0x") ? digits.dropFirst(2) : digits[...]
+            guard let handle = UInt16(hex, radix: 16) else {
+                throw CommandFailure.usage("\(text): expected a value handle in hex, e.g. handle:0x0012", field: "characteristic")
+            }
+            if let hit = all.first(where: { $0.1.valueHandle == handle }) { return hit }
+            let list = all.map { "0x\(String($0.1.valueHandle, radix: 16, uppercase: true)) \(describe($0.1.uuid))" }.joined(separator: ", ")
+            throw CommandFailure("no characteristic value at \(text) on \(device); values at: \(list.isEmpty ? "none" : list)")
+        }
         var wanted: BluetoothUUID?
         if let uuid = try? BluetoothUUID(text) { wanted = uuid }
         if wanted == nil, let profile = ProfileCatalog.named(text) { wanted = profile.characteristic }

@@ -33,7 +33,10 @@ import Testing
         #expect(summary.contains("180D Heart Rate"), "\(summary)")
         #expect(summary.contains("2A38 Body Sensor Location"), "\(summary)")
         let script = try String(contentsOfFile: out + "/central.shell", encoding: .utf8)
-        #expect(script.contains("read 2A38"), "\(script)")
+        // By value handle, listed with the UUID in the script's header.
+        let line = try #require(script.split(separator: "\n").first { $0.hasPrefix("#   handle:") && $0.contains("2A38 Body Sensor Location") }, "\(script)")
+        let handle = try #require(line.split(separator: " ").dropFirst().first)
+        #expect(script.contains("\nread \(handle)\n"), "\(script)")
 
         let serve = try await BluetideExecutable.run(["emulate", "--from", out + "/device.json", "--duration", "1", "--json"], timeout: .seconds(90))
         #expect(serve.status == 0, "\(serve.stderr)")

@@ -1,14 +1,20 @@
+import BluetideTestSupport
 import Foundation
-import Synchronization
 @testable import BluetideCommands
 
-/// Collects a command's output lines in tests.
+/// Collects a command's output lines in tests; a test waits for a line (an event), never polls.
 final class LineCollector: Sendable {
-    private let storage = Mutex<[String]>([])
+    private let storage = Observed<[String]>([])
 
-    var lines: [String] { storage.withLock { $0 } }
+    var lines: [String] { storage.value }
 
-    var output: CommandOutput { CommandOutput(emit: { line in self.storage.withLock { $0.append(line) } }) }
+    var output: CommandOutput { CommandOutput(emit: { line in self.storage.append(line) }) }
+
+    /// The first line that matches `predicate`, once it has been printed (put a hang guard around it).
+    @discardableResult
+    func line(where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
+        try await storage.first(where: predicate)
+    }
 }
 
 /// A fresh virtual link per test, so parallel tests never see each other's devices.

@@ -139,9 +139,9 @@ import FoundationNetworking
             "--emulate", "ftms-bike", "--transport", privateLink(), "--scan", "2", "--erg", "150", "--duration", "8",
         ]) as? RideRunCommand)
         let riding = Task { try await free.options.execute(live.output, commands: commands) }
-        try await withGuard(60) { while !live.lines.contains(where: { $0.contains("→ 150 W") }) { try await Task.sleep(for: .milliseconds(50)) } }
+        try await withGuard(60) { try await live.line { $0.contains("→ 150 W") } }
         typed.yield("erg 220")
-        try await withGuard(60) { while !live.lines.contains(where: { $0.contains("→ 220 W") }) { try await Task.sleep(for: .milliseconds(50)) } }
+        try await withGuard(60) { try await live.line { $0.contains("→ 220 W") } }
         typed.yield("grade lots")
         typed.yield("grade -1.5")
         try await withGuard(90) { try await riding.value }
@@ -176,28 +176,26 @@ import FoundationNetworking
             "serve", "--emulate", "tacx-fec,heart-rate", "--transport", privateLink(), "--erg", "150", "--duration", "10",
             "--timeout", "2", "--json", "--port", "0",
         ]) as? RideServeCommand)
-        let port = Mutex<Int?>(nil)
+        let port = Observed<Int?>(nil)
         let collector = LineCollector()
-        let riding = Task { try await serve.execute(collector.output) { bound in port.withLock { $0 = bound } } }
-        // The page's latest sample, once the ride has one with power.
+        let riding = Task { try await serve.execute(collector.output) { bound in port.update { $0 = bound } } }
+        // The page's latest sample, once the ride has one with power: the page's feed gets each
+        // sample before the terminal prints it, so the printed tick says the page has it too.
         let latestLine = try await withGuard(60) { () -> String in
-            while true {
-                if let bound = port.withLock({ $0 }),
-                   let url = URL(string: "http://127.0.0.1:\(bound)/latest.json"),
-                   let (data, response) = try? await URLSession.shared.data(from: url),
-                   (response as? HTTPURLResponse)?.statusCode == 200,
-                   let text = Optional(String(decoding: data, as: UTF8.self)), Self.json(text)?["powerWatts"] != nil {
-                    return text
-                }
-                try await Task.sleep(for: .milliseconds(250))
-            }
+            let bound = try await port.wait { $0 != nil }
+            try await collector.line { Self.json($0)?["trigger"] as? String == "tick" && Self.json($0)?["powerWatts"] != nil }
+            let url = try #require(URL(string: "http://127.0.0.1:\(bound ?? 0)/latest.json"))
+            let (data, response) = try await URLSession.shared.data(from: url)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            return String(decoding: data, as: UTF8.self)
         }
         let latest = try #require(Self.json(latestLine))
+        #expect(latest["powerWatts"] != nil, "\(latestLine)")
         #expect(latest["trigger"] as? String == "tick")
         #expect((latest["target"] as? [String: Any])?["powerWatts"] as? Int == 150)
         #expect((latest["time"] as? [String: Any])?["utc"] as? String != nil)
         // The page's controls reach the ride: its token opens /control, and `erg 180` sets the trainer.
-        let bound = try #require(port.withLock { $0 })
+        let bound = try #require(port.value)
         let (pageData, _) = try await URLSession.shared.data(from: try #require(URL(string: "http://127.0.0.1:\(bound)/")))
         let page = String(decoding: pageData, as: UTF8.self)
         let token = try #require(page.range(of: #"data-token="[0-9a-f]{64}""#, options: .regularExpression).map { String(page[$0].dropFirst(12).dropLast()) })
@@ -284,15 +282,8 @@ import FoundationNetworking
         let collector = LineCollector()
         let bridging = Task { try await bridge.execute(collector.output) }
         let port = try await withGuard(30) { () -> Int in
-            while true {
-                for line in collector.lines {
-                    guard let text = Self.json(line)?["text"] as? String,
-                          let range = text.range(of: #"DIRCON on 127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
-                          let port = Int(text[range].split(separator: ":").last ?? "") else { continue }
-                    return port
-                }
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            let line = try await collector.line { Self.dirconPort($0) != nil }
+            return try #require(Self.dirconPort(line))
         }
         let script = BumbleEnvironment.repositoryRoot.appendingPathComponent("Interop/dircon/dircon_app.py")
         let python = try #require(OptionalTool.executable("python3"))
@@ -309,6 +300,13 @@ import FoundationNetworking
         #expect(requests.last?["text"] as? String == "app DIRCON #1: set target power 180 W → trainer confirmed → success")
         #expect(objects.contains { $0["type"] as? String == "bridge-disconnected" })
         try await Self.expectSchemaValid(collector.lines)
+    }
+
+    /// The port in a notice line "… DIRCON on 127.0.0.1:PORT …", if `line` is one.
+    static func dirconPort(_ line: String) -> Int? {
+        guard let text = json(line)?["text"] as? String,
+              let range = text.range(of: #"DIRCON on 127\.0\.0\.1:[0-9]+"#, options: .regularExpression) else { return nil }
+        return Int(text[range].split(separator: ":").last ?? "")
     }
 
     /// Runs `executable` to its end (on a thread of its own): its exit status and its output lines

@@ -20,6 +20,7 @@ import Testing
         #expect(try ShellRequest.parse("wait") == .wait(count: 1, timeout: 10))
         #expect(try ShellRequest.parse("") == nil)
         #expect(try ShellRequest.parse("# a comment") == nil)
+        #expect(try ShellRequest.parse("  # the central's side, a lone quote") == nil)
         #expect(try ShellRequest.parse("EXIT") == .quit)
         #expect(try ShellRequest.parse("pair") == .pair(mode: nil))
         #expect(try ShellRequest.parse("pair passkey:123456") == .pair(mode: .passkey(123_456)))

@@ -1,3 +1,4 @@
+import BluetideSerial
 import Foundation
 import Testing
 @testable import BluetideCommands

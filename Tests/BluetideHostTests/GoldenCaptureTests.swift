@@ -41,15 +41,46 @@ import Testing
         #expect(echoed == Script.longValue)
     }
 
+    /// A passkey pairing (LE Secure Connections, our central displays, the peer types) replays
+    /// byte for byte: with its randomness seeded, the central draws the same passkey, nonces,
+    /// key pair and distributed keys, so its confirm values, DHKey check and LE Enable Encryption
+    /// with the LTK are the captured ones.
+    @Test func aPasskeyPairingReplaysByteForByteWithItsSeed() async throws {
+        let level = try await Self.replay("pairing-passkey", configuration: Self.pairingCentral(seed: Self.pairingSeed)) {
+            try await Script.pair($0, peer: Self.virtualPeer)
+        }
+        #expect(level == .authenticatedSecureConnections)
+    }
+
+    /// The same capture with another seed: the central's first random-dependent packet (its
+    /// public key) differs from the captured one, so the replay reports a mismatch — the seed
+    /// is what makes the pairing replayable.
+    @Test func aPasskeyPairingWithAnotherSeedDoesNotReplay() async throws {
+        let records = try BTSnoopReader.records(atPath: Self.fixture("pairing-passkey"))
+        let transport = ReplayTransport(records: records)
+        let stack = HostStack(transport: transport, configuration: Self.pairingCentral(seed: Self.pairingSeed &+ 1), clock: ManualClock())
+        _ = try? await within(30, "replay with another seed") { try await Script.pair(stack, peer: Self.virtualPeer) }
+        await stack.close()
+        #expect(transport.mismatch != nil, "a different seed must give different pairing bytes")
+    }
+
+    static let pairingSeed: UInt64 = 0xB1E7_1DE5_EED0_0001
+
+    /// Our central for the pairing capture: displays a passkey, seeded randomness.
+    static func pairingCentral(seed: UInt64) -> HostConfiguration {
+        .init(randomAddress: central, security: SecurityPolicy(pairing: SMPConfiguration(ioCapability: .displayOnly)), randomness: .seeded(seed))
+    }
+
     /// Runs `script` on a host fed from the fixture `name`, and checks it sent exactly the
     /// captured packets.
     static func replay<T: Sendable>(
-        _ name: String, _ script: @escaping @Sendable (HostStack) async throws -> T,
+        _ name: String, configuration: HostConfiguration = .init(randomAddress: central),
+        _ script: @escaping @Sendable (HostStack) async throws -> T,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> T {
         let records = try BTSnoopReader.records(atPath: fixture(name))
         let transport = ReplayTransport(records: records)
-        let stack = HostStack(transport: transport, configuration: .init(randomAddress: central), clock: ManualClock())
+        let stack = HostStack(transport: transport, configuration: configuration, clock: ManualClock())
         let result: T
         do {
             result = try await within(30, "replay of \(name)") { try await script(stack) }
@@ -119,6 +150,36 @@ import Testing
         }
     }
 
+    @Test(.enabled(if: recording)) func recordPasskeyPairing() async throws {
+        let linkName = "golden-\(UUID().uuidString)"
+        let transport = try await Transport.open("virtual:\(linkName)+snoop:\(Self.fixture("pairing-passkey"))")
+        let peripheralTransport = await VirtualTransport.attach(toLinkNamed: linkName)
+        let peripheral = HostStack(
+            transport: peripheralTransport,
+            configuration: .init(
+                randomAddress: Self.virtualPeer, deviceName: "Golden", services: [TestService.definition],
+                security: SecurityPolicy(pairing: SMPConfiguration(ioCapability: .keyboardOnly))))
+        try await peripheral.start()
+        try await peripheral.startAdvertising(AdvertisingData([.completeLocalName("Golden")]), intervalMilliseconds: 20)
+        let stack = HostStack(transport: transport, configuration: Self.pairingCentral(seed: Self.pairingSeed))
+        // The passkey our central displays is what the peer's user types.
+        let (displayed, shown) = AsyncStream.makeStream(of: UInt32.self)
+        let show = Task {
+            for await case let .prompt(_, .displayPasskey(value)) in stack.securityEvents { shown.yield(value) }
+        }
+        let type = Task {
+            var passkeys = displayed.makeAsyncIterator()
+            for await case let .prompt(handle, .enterPasskey) in peripheral.securityEvents {
+                let passkey = await passkeys.next()
+                await peripheral.answerPairing(.passkey(passkey), on: handle)
+            }
+        }
+        #expect(try await within(60, "pairing") { try await Script.pair(stack, peer: Self.virtualPeer) } == .authenticatedSecureConnections)
+        show.cancel()
+        type.cancel()
+        await peripheral.close()
+    }
+
     // MARK: The sessions
 
     /// The central side of each captured session. Each closes the stack at its end.
@@ -157,6 +218,16 @@ import Testing
             }
             await stack.close()
             return values
+        }
+
+        /// Connect, pair (the central's policy picks the method), disconnect.
+        static func pair(_ stack: HostStack, peer: BluetoothAddress) async throws -> SMPSecurityLevel {
+            try await stack.start()
+            let link = try await stack.connect(to: peer, timeout: 10)
+            let level = try await stack.pair(link.handle)
+            try await link.disconnect()
+            await stack.close()
+            return level
         }
 
         /// At the default ATT MTU (23): a 100-byte long write (Prepare Write parts, Execute

@@ -8,9 +8,19 @@ import Testing
 
 /// Collects a command's output lines.
 final class RingLines: Sendable {
-    private let storage = Mutex<[String]>([])
-    var lines: [String] { storage.withLock { $0 } }
-    var output: CommandOutput { CommandOutput(emit: { line in self.storage.withLock { $0.append(line) } }) }
+    private let storage = Observed<[String]>([])
+    var lines: [String] { storage.value }
+    var output: CommandOutput { CommandOutput(emit: { line in self.storage.append(line) }) }
+
+    /// Waits (on the lines as they are printed) until `condition` holds for all of them, for at
+    /// most `seconds` of run time; false when it did not.
+    @discardableResult
+    func wait(_ seconds: Double, until condition: @escaping @Sendable ([String]) -> Bool) async -> Bool {
+        let storage = storage
+        return (try? await withRunTimeLimit(seconds, onTimeout: { RingTestTimeout(what: "lines") }) {
+            try await storage.wait(until: condition)
+        }) != nil
+    }
 }
 
 /// A temporary folder for one test.
@@ -157,10 +167,7 @@ struct Scratch {
                 .execute(RingLines().output, input: { nil })
             let lines = RingLines()
             try await RingWatchCommand.parse(["--pairing-file", scratch.pairing, "--continuous"]).execute(lines.output) {
-                for _ in 0..<600 {
-                    if lines.lines.filter({ $0.hasPrefix("heart rate ") }).count >= 3 { break }
-                    try? await Task.sleep(for: .milliseconds(100))
-                }
+                await lines.wait(60) { $0.filter { $0.hasPrefix("heart rate ") }.count >= 3 }
                 return "end of test"
             }
             #expect(lines.lines.first?.contains("watching heart rate (continuous stream)") == true, "\(lines.lines)")
@@ -200,10 +207,9 @@ struct Scratch {
             // Ends once a measurement has run to its end (three readings, one of them the last),
             // or after 60 s; a fixed 5 s window gave 2 readings on a busy machine.
             try await RingWatchCommand.parse(["--pairing-file", scratch.pairing, "--json"]).execute(lines.output) {
-                for _ in 0..<600 {
-                    let readings = lines.lines.filter { $0.contains("\"kind\":\"heart-rate\"") }
-                    if readings.count >= 3, readings.contains(where: { $0.contains("\"measuring\":false") }) { break }
-                    try? await Task.sleep(for: .milliseconds(100))
+                await lines.wait(60) { lines in
+                    let readings = lines.filter { $0.contains("\"kind\":\"heart-rate\"") }
+                    return readings.count >= 3 && readings.contains { $0.contains("\"measuring\":false") }
                 }
                 return "end of test"
             }

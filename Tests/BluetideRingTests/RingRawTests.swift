@@ -38,13 +38,12 @@ import Testing
             try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "1"])
                 .execute(RingLines().output, input: { nil })
             let lines = RingLines()
-            // Ends once 20 rows are in the file (or after 60 s): no fixed window.
+            // Ends once more than 20 rows are written (or after 60 s): no fixed window.
+            let written = Observed(0)
             try await RingRawCommand.parse(["--pairing-file", scratch.pairing, "--out", csv, "--values", values, "--json"])
-                .execute(lines.output, errors: RingLines().output) {
-                    for _ in 0..<600 {
-                        let text = (try? String(contentsOfFile: csv, encoding: .utf8)) ?? ""
-                        if text.split(separator: "\n").count > 20 { break }
-                        try? await Task.sleep(for: .milliseconds(100))
+                .execute(lines.output, errors: RingLines().output, written: { count in written.update { $0 = count } }) {
+                    _ = try? await withRunTimeLimit(60, onTimeout: { RingTestTimeout(what: "20 rows") }) {
+                        try await written.wait { $0 > 20 }
                     }
                     return "end of test"
                 }

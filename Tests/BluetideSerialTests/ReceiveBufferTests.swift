@@ -25,6 +25,28 @@ import Testing
         #expect(taken == 3841 - buffer.heldBytes)
     }
 
+    /// The level wait (`SerialLink.waitForReceiveLevel`): resumed by the change that makes its
+    /// condition hold, by the end of the buffer, or by cancellation — never by a timer.
+    @Test func levelWaitsEndOnTheChangeTheEndOrCancellation() async {
+        let buffer = ReceiveBuffer(limit: 4096)
+        #expect(await buffer.waitForLevel { $0.received == 0 } == ReceiveLevel(unread: 0, dropped: 0, written: 0, received: 0))
+        let echoed = Task { await buffer.waitForLevel { $0.written == 3 && $0.received == $0.written } }
+        buffer.wrote(3)
+        buffer.push([1])
+        buffer.push([2, 3])
+        #expect(await echoed.value == ReceiveLevel(unread: 3, dropped: 0, written: 3, received: 3))
+        let read = Task { await buffer.waitForLevel { $0.unread == 0 } }
+        _ = await buffer.next()
+        _ = await buffer.next()
+        #expect(await read.value.unread == 0)
+        let cancelled = Task { await buffer.waitForLevel { $0.received > 1000 } }
+        cancelled.cancel()
+        #expect(await cancelled.value.received == 3)
+        let never = Task { await buffer.waitForLevel { $0.received > 1000 } }
+        buffer.finish()
+        #expect(await never.value.received == 3, "the end releases every level wait")
+    }
+
     @Test func theReaderGetsWhatIsHeldThenTheEnd() async {
         let buffer = ReceiveBuffer(limit: 1024)
         let waiting = Task { await buffer.next() }

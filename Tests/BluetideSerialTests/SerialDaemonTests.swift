@@ -1,5 +1,6 @@
 import Bluetide
 import BluetideSerial
+import BluetideTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -24,7 +25,7 @@ import Testing
         let watcher = Task { for await event in daemon.events { log.append(event) } }
         await daemon.start()
         try await within(60, "both connected") {
-            while log.connectedCount("RobotA") < 1 || log.connectedCount("RobotB") < 1 { try await Task.sleep(for: .milliseconds(20)) }
+            try await log.wait { EventLog.connectedCount("RobotA", in: $0) >= 1 && EventLog.connectedCount("RobotB", in: $0) >= 1 }
         }
         let a = try Self.open(paths[0]), b = try Self.open(paths[1])
         defer { a.close(); b.close() }
@@ -34,9 +35,7 @@ import Testing
         // Module A loses power: its link goes; the pty stays and takes bytes meanwhile.
         await world.kill("RobotA")
         try await within(30, "A's link lost") {
-            while !log.events.contains(where: { if case .link("RobotA", .disconnected) = $0 { true } else { false } }) {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await log.wait { $0.contains { if case .link("RobotA", .disconnected) = $0 { true } else { false } } }
         }
         #expect(FileManager.default.fileExists(atPath: paths[0]), "the pty's symlink stays while the module is off")
         try await a.write(Array("during the outage\n".utf8))
@@ -67,10 +66,7 @@ import Testing
         let watcher = Task { for await event in daemon.events { log.append(event) } }
         await daemon.start()
         let port = try await within(30, "the port listening") { () async throws -> UInt16 in
-            while true {
-                if let port = log.events.compactMap({ if case let .listening("RobotT", "127.0.0.1", port) = $0 { port } else { nil } }).first { return port }
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await log.first { if case let .listening("RobotT", "127.0.0.1", port) = $0 { port } else { nil } }
         }
         #expect(port != 0, "the port bound is reported")
         // A client may connect before the device is found; what it writes waits for the link.
@@ -81,9 +77,7 @@ import Testing
 
         await world.kill("RobotT")
         try await within(30, "the link lost") {
-            while !log.events.contains(where: { if case .link("RobotT", .disconnected) = $0 { true } else { false } }) {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await log.wait { $0.contains { if case .link("RobotT", .disconnected) = $0 { true } else { false } } }
         }
         try await first.write(Array("during the outage\n".utf8))
         try await world.start("nus", name: "RobotT", index: 23)
@@ -93,9 +87,7 @@ import Testing
         shutdown(first.input, Int32(SHUT_RDWR))
         first.close()
         try await within(30, "the client's leaving seen") {
-            while !log.events.contains(where: { if case .clientLeft("RobotT", _) = $0 { true } else { false } }) {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await log.wait { $0.contains { if case .clientLeft("RobotT", _) = $0 { true } else { false } } }
         }
         let second = try Self.connect(port)
         try await Self.roundTrip(second, "second client\r\n")
@@ -130,12 +122,23 @@ import Testing
         return try FileDescriptorPort(input: fd, output: fd, closesDescriptors: true)
     }
 
+    /// The daemon's events as they come; tests wait on them (put a hang guard around a wait).
     final class EventLog: Sendable {
-        private let state = Mutex<[SerialDaemonEvent]>([])
-        func append(_ event: SerialDaemonEvent) { state.withLock { $0.append(event) } }
-        var events: [SerialDaemonEvent] { state.withLock { $0 } }
-        func connectedCount(_ device: String) -> Int {
+        private let state = Observed<[SerialDaemonEvent]>([])
+        func append(_ event: SerialDaemonEvent) { state.append(event) }
+        var events: [SerialDaemonEvent] { state.value }
+        func connectedCount(_ device: String) -> Int { Self.connectedCount(device, in: events) }
+        static func connectedCount(_ device: String, in events: [SerialDaemonEvent]) -> Int {
             events.filter { if case .link(device, .connected) = $0 { true } else { false } }.count
+        }
+        /// Waits until `condition` holds for the events so far.
+        func wait(until condition: @escaping @Sendable ([SerialDaemonEvent]) -> Bool) async throws {
+            try await state.wait(until: condition)
+        }
+        /// The first event that `pick` maps to a value, once it has come.
+        func first<T: Sendable>(_ pick: @escaping @Sendable (SerialDaemonEvent) -> T?) async throws -> T {
+            let event = try await state.first { pick($0) != nil }
+            return try #require(pick(event))
         }
     }
 

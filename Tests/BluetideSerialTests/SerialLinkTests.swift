@@ -1,5 +1,6 @@
 import Bluetide
 import BluetideSerial
+import BluetideTestSupport
 import Foundation
 import Synchronization
 import BluetideSupport
@@ -76,16 +77,14 @@ import Testing
         let world = try await SerialWorld()
         try await world.start("nus", name: "Robot4", index: 14)
         let link = try await world.connect("Robot4")
-        let box = Collected()
+        let box = Observed<[String]>([])
         let reader = Task { for await line in link.lines() { box.append(line.text) } }
         try await link.send("one\r\ntwo\nthree\rfour")
-        try await within(20, "three lines") {
-            while box.all.count < 3 { try await Task.sleep(for: .milliseconds(20)) }
-        }
-        #expect(box.all == ["one", "two", "three"])
+        try await within(20, "three lines") { try await box.wait { $0.count >= 3 } }
+        #expect(box.value == ["one", "two", "three"])
         await link.close()
         _ = await reader.value
-        #expect(box.all == ["one", "two", "three", "four"], "the unfinished line is handed out when the link closes")
+        #expect(box.value == ["one", "two", "three", "four"], "the unfinished line is handed out when the link closes")
         await world.close()
     }
 
@@ -250,14 +249,12 @@ import Testing
                 sent.withLock { $0 = min(start + 1000, payload.count) }
             }
         }
-        // Nobody reads `bytes`. Wait (on progress) until the buffer passed half its limit and
-        // everything written has come back: then the writer is held and nothing is in flight.
+        // Nobody reads `bytes`. Wait (on the buffer's level, as it changes) until the buffer passed
+        // half its limit and everything written has come back: then the writer is held and
+        // nothing is in flight.
         try await within(60, "the writer held back by the unread bytes") {
-            while true {
-                let unread = link.unreadBytes
-                if unread > limit / 2, await link.writtenBytes == unread + link.droppedBytes { return }
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            let level = await link.waitForReceiveLevel { $0.unread > limit / 2 && $0.written == $0.unread + $0.dropped }
+            #expect(level.unread > limit / 2 && level.written == level.unread + level.dropped, "\(level)")
         }
         let written = await link.writtenBytes
         #expect(link.unreadBytes <= limit, "received bytes held: \(link.unreadBytes)")
@@ -266,29 +263,30 @@ import Testing
         #expect(await link.queuedBytes <= 4096 + 1000, "the send queue stays at its high-water mark")
         #expect(sent.withLock { $0 } < payload.count, "the sender waits")
         // Reading again lets everything through, in order.
-        let echoed = Mutex<[[UInt8]]>([])
+        let echoed = Observed<[[UInt8]]>([])
         let reader = Task {
             for await chunk in link.bytes {
-                echoed.withLock { $0.append(chunk) }
+                echoed.append(chunk)
                 #expect(link.unreadBytes <= limit)
             }
         }
         defer { reader.cancel() }
         do {
             try await within(120, "the whole payload echoed (or counted as dropped) once reading resumes") {
-                while true {
-                    let got = echoed.withLock { $0.reduce(0) { $0 + $1.count } }
-                    if got + link.droppedBytes >= payload.count, await link.writtenBytes == payload.count { return }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
+                // Everything written, everything back (kept or dropped), then every kept byte read.
+                try await sender.value
+                try await link.drain()
+                let level = await link.waitForReceiveLevel { $0.received >= payload.count }
+                try await echoed.wait { $0.reduce(0) { $0 + $1.count } + level.dropped >= payload.count }
             }
         } catch {
-            let state = "echoed \(echoed.withLock { $0.reduce(0) { $0 + $1.count } }) of \(payload.count), sent \(sent.withLock { $0 }), written \(await link.writtenBytes), queued \(await link.queuedBytes), unread \(link.unreadBytes), dropped \(link.droppedBytes)"
+            let state = "echoed \(echoed.value.reduce(0) { $0 + $1.count }) of \(payload.count), sent \(sent.withLock { $0 }), written \(await link.writtenBytes), queued \(await link.queuedBytes), unread \(link.unreadBytes), dropped \(link.droppedBytes)"
             Issue.record("stalled: \(state)")
             throw error
         }
+        #expect(await link.writtenBytes == payload.count)
         try await sender.value
-        let received = echoed.withLock { $0 }
+        let received = echoed.value
         let dropped = link.droppedBytes
         #expect(received.reduce(0) { $0 + $1.count } + dropped == payload.count)
         let inOrder = Self.isPayload(payload, withGapsTotalling: dropped, as: received)
@@ -343,8 +341,3 @@ import Testing
     }
 }
 
-final class Collected: Sendable {
-    private let lines = Mutex<[String]>([])
-    var all: [String] { lines.withLock { $0 } }
-    func append(_ line: String) { lines.withLock { $0.append(line) } }
-}

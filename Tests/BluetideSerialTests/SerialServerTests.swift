@@ -1,5 +1,6 @@
 import Bluetide
 import BluetideSerial
+import BluetideTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -29,33 +30,36 @@ import Testing
         }
     }
 
-    /// What the server received, in order.
+    /// What the server received, in order; tests wait on it as it arrives.
     final class ServerRecorder: Sendable {
-        final class Log: Sendable {
-            let bytes = Mutex<[UInt8]>([])
-            let centrals = Mutex<Set<String>>([])
-            let events = Mutex<[SerialServerEvent]>([])
+        struct Log: Sendable {
+            var bytes: [UInt8] = []
+            var centrals: Set<String> = []
+            var events: [SerialServerEvent] = []
         }
-        let log = Log()
-        var bytes: [UInt8] { log.bytes.withLock { $0 } }
-        var centrals: Set<String> { log.centrals.withLock { $0 } }
-        var events: [SerialServerEvent] { log.events.withLock { $0 } }
+        let log = Observed(Log())
+        var bytes: [UInt8] { log.value.bytes }
+        var centrals: Set<String> { log.value.centrals }
+        var events: [SerialServerEvent] { log.value.events }
         let tasks: [Task<Void, Never>]
         init(_ server: SerialServer, echo: Bool) {
             let log = log
             tasks = [
                 Task {
                     for await chunk in server.received {
-                        log.bytes.withLock { $0 += chunk.bytes }
-                        if let central = chunk.central { log.centrals.withLock { _ = $0.insert("\(central)") } }
+                        log.update { log in
+                            log.bytes += chunk.bytes
+                            if let central = chunk.central { log.centrals.insert("\(central)") }
+                        }
                         if echo { try? await server.send(chunk.bytes) }
                     }
                 },
-                Task { for await event in server.events { log.events.withLock { $0.append(event) } } },
+                Task { for await event in server.events { log.update { $0.events.append(event) } } },
             ]
         }
-        func wait(until condition: @escaping @Sendable (ServerRecorder) -> Bool) async throws {
-            while !condition(self) { try await Task.sleep(for: .milliseconds(20)) }
+        /// Waits until `condition` holds for what arrived (checked on each arrival; put a hang guard around it).
+        func wait(until condition: @escaping @Sendable (Log) -> Bool) async throws {
+            try await log.wait(until: condition)
         }
         func stop() { for task in tasks { task.cancel() } }
     }
@@ -135,9 +139,13 @@ import Testing
             try await SerialLink.connect(to: try await SerialScanner(central: otherHost.central).find("Many"), on: otherHost.central)
         }
         let one = LinkRecorder(first), two = LinkRecorder(second)
+        // The server counts a subscriber before it reports it.
         try await within(30, "two subscribers") {
-            while await rig.server.subscribers.count < 2 { try await Task.sleep(for: .milliseconds(20)) }
+            try await events.wait { log in
+                Set(log.events.compactMap { if case let .subscribed(central, _) = $0 { central } else { nil } }).count >= 2
+            }
         }
+        #expect(await rig.server.subscribers.count == 2)
         try await rig.server.send(Array("to everyone\n".utf8))
         try await within(30, "both get it") { try await one.wait { $0.bytes.count >= 12 }; try await two.wait { $0.bytes.count >= 12 } }
         #expect(one.bytes == Array("to everyone\n".utf8))

@@ -68,31 +68,30 @@ final class SerialWorld: Sendable {
     }
 }
 
-/// Collects a link's received bytes and status events.
+/// Collects a link's received bytes and status events; tests wait on them as they arrive.
 final class LinkRecorder: Sendable {
-    private final class Log: Sendable {
-        let received = Mutex<[UInt8]>([])
-        let events = Mutex<[SerialStatus]>([])
+    /// What the link delivered so far.
+    struct Log: Sendable {
+        var bytes: [UInt8] = []
+        var statuses: [SerialStatus] = []
     }
-    private let log = Log()
+    private let log = Observed(Log())
     private let tasks: [Task<Void, Never>]
 
     init(_ link: SerialLink) {
         let log = self.log
         tasks = [
-            Task { for await chunk in link.bytes { log.received.withLock { $0 += chunk } } },
-            Task { for await event in link.status { log.events.withLock { $0.append(event) } } },
+            Task { for await chunk in link.bytes { log.update { $0.bytes += chunk } } },
+            Task { for await event in link.status { log.update { $0.statuses.append(event) } } },
         ]
     }
 
-    var bytes: [UInt8] { log.received.withLock { $0 } }
-    var statuses: [SerialStatus] { log.events.withLock { $0 } }
+    var bytes: [UInt8] { log.value.bytes }
+    var statuses: [SerialStatus] { log.value.statuses }
 
-    /// Waits (progress-based, every 20 ms) until `condition` holds.
-    func wait(until condition: @escaping @Sendable (LinkRecorder) -> Bool) async throws {
-        while !condition(self) {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+    /// Waits until `condition` holds for what arrived (checked on each arrival; put a hang guard around it).
+    func wait(until condition: @escaping @Sendable (Log) -> Bool) async throws {
+        try await log.wait(until: condition)
     }
 
     func stop() { for task in tasks { task.cancel() } }

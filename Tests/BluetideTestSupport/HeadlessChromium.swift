@@ -117,21 +117,57 @@ public final class HeadlessChromium {
         sessionID = attached["sessionId"] as? String
         _ = try call("Page.enable")
         _ = try call("Runtime.enable")
+        // Every document from now on tells `waitUntil` when something happened in it (see there).
+        _ = try call("Page.addScriptToEvaluateOnNewDocument", ["source": Self.changeSignals])
     }
+
+    /// Installed in every page before its own scripts: `__bluetideChanged()` runs the waiting
+    /// checks of ``waitUntil(_:what:seconds:)`` once the current task is done, and is called on
+    /// every change a page's state can come from — a DOM mutation, a loading step, a WebSocket's
+    /// open, message, error or close, a fetch ending. A check therefore runs after each event,
+    /// never on a timer.
+    static let changeSignals = """
+        (() => {
+          const checks = new Set();
+          let queued = false;
+          const changed = () => {
+            if (queued || checks.size === 0) return;
+            queued = true;
+            setTimeout(() => { queued = false; for (const check of [...checks]) check(); }, 0);
+          };
+          Object.defineProperty(window, "__bluetideChecks", { value: checks });
+          Object.defineProperty(window, "__bluetideChanged", { value: changed });
+          const NativeWebSocket = window.WebSocket;
+          window.WebSocket = class extends NativeWebSocket {
+            constructor(...args) {
+              super(...args);
+              for (const type of ["open", "message", "error", "close"]) this.addEventListener(type, changed);
+            }
+          };
+          const nativeFetch = window.fetch;
+          window.fetch = (...args) => nativeFetch(...args).finally(changed);
+          new MutationObserver(changed).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+          document.addEventListener("readystatechange", changed);
+          window.addEventListener("load", changed);
+        })();
+        """
 
     /// Closes the browser and waits for it to exit.
     public func close() {
         _ = try? call("Browser.close", deadline: 5)
         Glibc.close(toBrowser)
         Glibc.close(fromBrowser)
-        var status: Int32 = 0
-        for _ in 0..<50 {
-            if waitpid(pid, &status, WNOHANG) == pid { break }
-            usleep(100_000)
-        }
-        if waitpid(pid, &status, WNOHANG) == 0 {
+        // Its exit, waited for on a thread of its own; killed when not gone within 5 s.
+        let exited = DispatchSemaphore(value: 0)
+        let pid = self.pid
+        Thread {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+            exited.signal()
+        }.start()
+        if exited.wait(timeout: .now() + 5) == .timedOut {
             kill(pid, SIGKILL)
-            waitpid(pid, &status, 0)
+            exited.wait()
         }
         try? FileManager.default.removeItem(atPath: profile)
     }
@@ -199,13 +235,35 @@ public final class HeadlessChromium {
         return (result["result"] as? [String: Any])?["value"]
     }
 
-    /// Polls `condition` (a JavaScript boolean expression) until it holds; a hang guard of
-    /// `seconds`, not a timing check.
+    /// Waits until `condition` (a JavaScript boolean expression) holds: the page checks it at
+    /// once and again after each change it sees (``changeSignals``), and answers when it holds;
+    /// a hang guard of `seconds`, not a timing check. A navigation that replaces the document
+    /// while waiting starts the wait again in the new one.
     public func waitUntil(_ condition: String, what: String, seconds: Double = 30) throws {
         let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try evaluate("Boolean(\(condition))") as? Bool == true { return }
-            usleep(50_000)
+        let script = """
+            new Promise((resolve) => {
+              const holds = () => { try { return Boolean(\(condition)); } catch (error) { return false; } };
+              if (holds()) { resolve(true); return; }
+              const checks = window.__bluetideChecks;
+              const check = () => { if (holds()) { checks.delete(check); resolve(true); } };
+              // A document from before the signals (the first about:blank) has no checks: a
+              // navigation replaces it and ends this wait.
+              if (checks) checks.add(check);
+              setTimeout(() => { if (checks) checks.delete(check); resolve(false); }, \(Int(seconds * 1000)));
+            })
+            """
+        for _ in 0..<20 {  // at most 20 documents replaced while waiting
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { break }
+            do {
+                let result = try call("Runtime.evaluate", ["expression": script, "returnByValue": true, "awaitPromise": true], deadline: remaining + 5)
+                if let exception = result["exceptionDetails"] { throw Failure("waiting for \(what): \(exception)") }
+                if (result["result"] as? [String: Any])?["value"] as? Bool == true { return }
+                break
+            } catch let failure as Failure where failure.description.contains("Runtime.evaluate failed") {
+                continue  // the document went away (a navigation) while waiting: wait in the new one
+            }
         }
         throw Failure("gave up waiting for \(what) after \(Int(seconds)) s")
     }

@@ -153,7 +153,7 @@ import BluetideHost
         let counter = Task {
             for await _ in once { reports.append([1]) }
         }
-        try await within(20, "first report") { while reports.count == 0 { try await Task.sleep(for: .milliseconds(5)) } }
+        try await within(20, "first report") { await reports.waitForCount(1) }
         let witnessed: Int = try await within(20, "witness") {
             var n = 0
             for await _ in try await central.central.scan(filter: .init(name: .exact("HRM-1"), allowDuplicates: true)) {

@@ -32,10 +32,48 @@ enum TestGATT {
     /// Everything written to ``sink``, in arrival order (written from the server's validator,
     /// which runs for every write as it is handled).
     final class SinkLog: Sendable {
-        private let bytes = Mutex<[UInt8]>([])
-        var all: [UInt8] { bytes.withLock { $0 } }
-        var count: Int { bytes.withLock { $0.count } }
-        func append(_ value: [UInt8]) { bytes.withLock { $0 += value } }
+        private struct State {
+            var bytes: [UInt8] = []
+            /// Waiters for a byte count, resumed by the append that reaches it (or on cancellation).
+            var waiters: [Int: (count: Int, continuation: CheckedContinuation<Void, Never>)] = [:]
+            var nextWaiter = 0
+        }
+
+        private let state = Mutex(State())
+        var all: [UInt8] { state.withLock { $0.bytes } }
+        var count: Int { state.withLock { $0.bytes.count } }
+
+        func append(_ value: [UInt8]) {
+            let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.bytes += value
+                let reached = state.waiters.filter { $0.value.count <= state.bytes.count }
+                for id in reached.keys { state.waiters[id] = nil }
+                return reached.values.map(\.continuation)
+            }
+            for continuation in ready { continuation.resume() }
+        }
+
+        /// Returns once at least `count` bytes were written (an event wait: no polling). Returns
+        /// early when the task is cancelled (by a time limit around it).
+        func waitForCount(_ count: Int) async {
+            let id = state.withLock { state -> Int in
+                state.nextWaiter += 1
+                return state.nextWaiter
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let now = state.withLock { state -> Bool in
+                        if state.bytes.count >= count || Task.isCancelled { return true }
+                        state.waiters[id] = (count, continuation)
+                        return false
+                    }
+                    if now { continuation.resume() }
+                }
+            } onCancel: {
+                let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+                waiter?.continuation.resume()
+            }
+        }
     }
 
     static func definition(log: SinkLog = SinkLog()) -> GATTServiceDefinition {

@@ -109,7 +109,7 @@ import Testing
         // Chunked send follows the MTU: 182-byte parts, all in order.
         let data = (0..<1000).map { UInt8($0 % 256) }
         try await connection.send(data, to: TestGATT.sink)
-        try await within(20, "sink fill") { while peripheral.sink.count < data.count { try await Task.sleep(for: .milliseconds(10)) } }
+        try await within(20, "sink fill") { await peripheral.sink.waitForCount(data.count) }
         #expect(peripheral.sink.all == data)
     }
 
@@ -252,11 +252,16 @@ import Testing
         }
         #expect(received == [0x0201])
         // The typed stream is gone: the subscription is cleared on the device.
+        let notifyHandle = try #require(await peripheral.stack.valueHandle(of: TestGATT.notify))
         let cleared = try await within(20, "unsubscribe") {
-            while try await peripheral.notify([0, 0]) > 0 { try await Task.sleep(for: .milliseconds(10)) }
-            return true
+            for await event in peripheral.stack.serverEvents {
+                if case let .subscriptionChanged(_, valueHandle, configuration) = event.event,
+                   valueHandle == notifyHandle, configuration.isEmpty { return true }
+            }
+            return false
         }
         #expect(cleared)
+        #expect(try await peripheral.notify([0, 0]) == 0)
         // Subscribing again works.
         let again = try await connection.notifications(of: TestGATT.notify)
         #expect(try await peripheral.notify([9]) == 1)
@@ -298,7 +303,7 @@ import Testing
         // Hang guards, not timings: alone this takes under a second, but with the whole suite
         // on a 2-core machine the tasks may wait tens of seconds for a thread.
         try await within(90, "send 1 MB") { try await connection.send(data, to: TestGATT.sink) }
-        try await within(90, "sink fill") { while peripheral.sink.count < data.count { try await Task.sleep(for: .milliseconds(10)) } }
+        try await within(90, "sink fill") { await peripheral.sink.waitForCount(data.count) }
         #expect(peripheral.sink.count == data.count)
         #expect(peripheral.sink.all == data)
     }

@@ -5,7 +5,7 @@ import BluetideSupport
 
 /// The state of one ``Connection``: the current link, the discovered services, subscriptions,
 /// the order of operations and the reconnect machinery. One owner of that state (principle 2):
-/// operations take their turn here (``TurnQueue``) rather than on a lock actor of their own.
+/// operations take their turn here (an ``AsyncLock`` waited on from this actor: no hop) rather than on a lock actor of their own.
 actor ConnectionCore {
     private enum State {
         case starting
@@ -28,7 +28,7 @@ actor ConnectionCore {
     private let hub: EventHub
     /// Values the user's full notification sequences gave up (``Connection/droppedNotifications``).
     nonisolated let drops: NotificationDrops
-    private var operations = TurnQueue()
+    private let operations = AsyncLock()
     private var state: State = .starting
     private var services: [GATTRemoteService] = []
     private var mtuExchanged = false
@@ -198,7 +198,7 @@ actor ConnectionCore {
         _ operation: String, _ characteristic: BluetoothUUID? = nil,
         _ body: @escaping @Sendable (HostConnection) async throws -> T
     ) async throws -> T {
-        if !operations.take() { await withCheckedContinuation { operations.wait($0) } }
+        await operations.acquireUncancellable()
         let what = characteristic.map { "\(operation) of \($0)" } ?? operation
         do {
             let limit = policy.operationTimeout
@@ -217,10 +217,10 @@ actor ConnectionCore {
                     }
                 }
             }
-            operations.pass()
+            operations.release()
             return value
         } catch {
-            operations.pass()
+            operations.release()
             throw BluetideError.from(error, characteristic: characteristic, operation: operation)
         }
     }

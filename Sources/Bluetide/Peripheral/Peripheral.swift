@@ -67,6 +67,8 @@ public final class Peripheral: Sendable {
     private enum ControlMessage: Sendable {
         /// Answers with the value handles of every registered service, in order.
         case register([RegisteredService], CheckedContinuation<[[UInt16]], Never>)
+        /// Replaces every service with a database laid out by the caller.
+        case place(GATTDatabase, CheckedContinuation<Void, Never>)
         case startAdvertising(AdvertisingRequest, CheckedContinuation<Void, any Error>)
         case stopAdvertising(CheckedContinuation<Void, any Error>)
         case connectionsChanged(connected: Bool)
@@ -189,6 +191,29 @@ public final class Peripheral: Sendable {
         }
         let handles = await register(fresh)
         return handles.suffix(fresh.count).map { $0.map(ServedValue.init(valueHandle:)) }
+    }
+
+    /// Replaces every service (and the host's own GAP and GATT services) with `services` at
+    /// exactly the handles they give, gaps allowed (``GATTDatabase/init(placing:)``): for a
+    /// device that must keep another device's handles, as a clone of a captured device does
+    /// for clients that cached them. Include a GAP (0x1800) and GATT (0x1801) service among
+    /// `services` to serve them. Returns each characteristic's value, by service and
+    /// characteristic in order, for ``updateValue(_:of:)``.
+    ///
+    /// Services added afterwards with ``add(definitions:)`` or ``add(services:)`` replace this
+    /// layout with the host's own. Centrals already connected lose their subscriptions.
+    /// - Throws: ``BluetideError/invalidArgument(_:)`` saying which handle breaks the layout's
+    ///   rules (overlapping services, a value before its declaration, a handle used twice).
+    @discardableResult
+    public func serve(placed services: [GATTServicePlacement]) async throws -> [[ServedValue]] {
+        let database: GATTDatabase
+        do { database = try GATTDatabase(placing: services) } catch {
+            throw BluetideError.invalidArgument("GATT layout: \(error)")
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if case .terminated = control.yield(.place(database, continuation)) { continuation.resume() }
+        }
+        return services.map { $0.characteristics.map { ServedValue(valueHandle: $0.valueHandle) } }
     }
 
     /// Queues `fresh` for registration; returns the value handles of every registered service.
@@ -318,6 +343,11 @@ public final class Peripheral: Sendable {
         case let .register(services, continuation):
             registered += services
             continuation.resume(returning: await install(registered))
+        case let .place(database, continuation):
+            registered = []
+            await stack.setDatabase(database)
+            state.withLock { $0.characteristicsByHandle = [:] }
+            continuation.resume()
         case let .startAdvertising(request, continuation):
             do {
                 try await stack.startAdvertising(

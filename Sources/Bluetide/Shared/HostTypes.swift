@@ -29,6 +29,10 @@ public typealias GATTDescriptorDefinition = BluetideHost.GATTDescriptorDefinitio
 public typealias GATTReadContext = BluetideHost.GATTReadContext
 /// What a write validator is told (connection, value).
 public typealias GATTWriteContext = BluetideHost.GATTWriteContext
+/// A service served at handles chosen by the caller (see ``Peripheral/serve(placed:)``).
+public typealias GATTServicePlacement = BluetideHost.GATTServicePlacement
+/// The handles of one characteristic of a ``GATTServicePlacement``.
+public typealias GATTCharacteristicPlacement = BluetideHost.GATTCharacteristicPlacement
 
 // MARK: Discovered services (Connection/services())
 
@@ -68,3 +72,9 @@ public typealias SecurityLevel = BluetideHost.SMPSecurityLevel
 public typealias IOCapability = BluetideHost.SMPIOCapability
 /// Why pairing failed; its `description` is one line for a user (wrong passkey, timeout, refused).
 public typealias PairingError = BluetideHost.SMPPairingError
+
+// MARK: Reproducible runs (Bluetooth.Configuration/randomness)
+
+/// Where a host's random numbers come from: `.system` (secure, the default) or `.seeded(N)`
+/// (the same run byte for byte, pairing included; tests and replays only).
+public typealias HostRandomness = BluetideHost.HostRandomness

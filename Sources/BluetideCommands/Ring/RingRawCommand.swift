@@ -78,8 +78,12 @@ struct RingRawCommand: AsyncParsableCommand {
         let stopReason: String
     }
 
-    /// Streams until `stop` returns or the link drops. Tests pass a timer for `stop`.
-    func execute(_ output: CommandOutput, errors: CommandOutput, until stop: @escaping @Sendable () async -> String) async throws {
+    /// Streams until `stop` returns or the link drops. Tests pass a timer for `stop`, and follow
+    /// the stream with `written` (the samples written so far, after each one).
+    func execute(
+        _ output: CommandOutput, errors: CommandOutput, written: (@Sendable (Int) -> Void)? = nil,
+        until stop: @escaping @Sendable () async -> String
+    ) async throws {
         try checkOptions()
         let format = try resolvedFormat()
         var file: RawFile?
@@ -129,6 +133,7 @@ struct RingRawCommand: AsyncParsableCommand {
                 try log?.append(ValueRecord(
                     timestamp: sample.seconds, device: device, service: COLMIUUID.service, characteristic: COLMIUUID.notify,
                     operation: .notify, value: sample.packet, profile: "colmi"))
+                written?(statistics.total)
             } catch {
                 failure = CommandFailure("could not write sample \(statistics.total) (\(error)); the \(statistics.total - 1) before it are kept")
                 break

@@ -15,7 +15,9 @@ struct ShellCommand: AsyncParsableCommand {
 
             Commands: services, read CHAR, write CHAR VALUE [--without-response], forms CHAR, \
             subscribe CHAR, unsubscribe CHAR, mtu [OCTETS], rssi, info, disconnect, reconnect, \
-            pair [just-works|passkey:NNNNNN|confirm], wait [COUNT], sleep SECONDS, help, quit.
+            pair [just-works|passkey:NNNNNN|confirm], wait [COUNT], sleep SECONDS, help, quit. \
+            CHAR is a UUID (2A37), an assigned or profile name (battery-level, heart-rate), or \
+            handle:0x0012, the value's handle (the scripts bluetide clone writes use these).
 
             pair secures the link: with the stored bond (--bonds-file) it only encrypts; else it \
             pairs. At a terminal it asks at the prompt (confirm a number, type the passkey the \

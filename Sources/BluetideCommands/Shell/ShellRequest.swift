@@ -59,6 +59,8 @@ enum ShellRequest: Equatable, Sendable {
 
     /// Parses `line`; nil for a blank line or a `#` comment.
     static func parse(_ line: String) throws(SyntaxError) -> ShellRequest? {
+        // A comment is not split into words: its text may hold a lone quote (central's).
+        if line.drop(while: { $0 == " " || $0 == "\t" }).hasPrefix("#") { return nil }
         let words = try ShellWords.split(line)
         guard let name = words.first?.lowercased(), !name.hasPrefix("#") else { return nil }
         var arguments = Array(words.dropFirst())

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Bluetide
+import BluetideSerial
 import Foundation
 import Synchronization
 
@@ -36,14 +37,8 @@ struct UARTTrafficOptions: ParsableArguments {
     }
 }
 
-/// `--permit`: which way data may go, as ble-serial's option has it.
-enum UARTPermission: String, Sendable {
-    case rw, ro, wo
-    /// Whether input is sent to the device(s).
-    var sends: Bool { self != .ro }
-    /// Whether received bytes are shown (written to the output).
-    var receives: Bool { self != .wo }
-}
+/// `--permit`: which way data may go (the library's rule).
+typealias UARTPermission = SerialPermission
 
 /// The two-way log of `--log`: one entry per chunk, in the order they were handed over (sent:
 /// accepted by the link for writing; received: as notified or written by a central), each with

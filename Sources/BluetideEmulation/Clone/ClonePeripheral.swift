@@ -13,10 +13,10 @@ import Synchronization
 /// learned command→reply table — the exact bytes first, else the captured write to the same
 /// characteristic sharing the most leading bytes — and writes matching nothing logged.
 ///
-/// What the ``Peripheral`` API cannot reproduce is listed in ``limitations``: handles are laid
-/// out by the host (its own GAP and GATT services first, then the services in order), so they
-/// match the capture only when the device's layout was the same; the captured GAP and GATT
-/// services are replaced by the host's; a public or resolvable address cannot be taken.
+/// The database is served at the captured handles (``placements``, through
+/// ``Peripheral/serve(placed:)``), the captured GAP and GATT services included, so a client
+/// discovers what the phone discovered and a client that cached handles works. What cannot be
+/// reproduced is listed in ``limitations``.
 public actor ClonePeripheral {
     /// What happened while serving, for logs and the command line.
     public enum Event: Sendable, Hashable, CustomStringConvertible {
@@ -62,6 +62,10 @@ public actor ClonePeripheral {
     public nonisolated let device: ClonedDevice
     /// The GATT services installed.
     public nonisolated let serviceDefinitions: [GATTServiceDefinition]
+    /// Where they are served: the captured handles, gaps kept (what the capture did not show
+    /// placed next to what it belongs to); nil when the captured handles do not hold together
+    /// (a hand-edited file) and the host lays the services out (see ``limitations``).
+    public nonisolated let placements: [GATTServicePlacement]?
     /// The advertising used.
     public nonisolated let advertisingData: AdvertisingData
     /// The scan response used, if any.
@@ -105,17 +109,25 @@ public actor ClonePeripheral {
 
         var latest: [Int: [UInt8]] = [:]
         for c in device.characteristics { if let v = c.value, let bytes = try? Hex.parse(v) { latest[c.valueHandle] = bytes } }
+        // A renamed clone (emulate --name) answers its new name from the captured GAP service.
+        if let name = device.name, let gap = device.services.first(where: { $0.uuid == .genericAccess }),
+           let nameCharacteristic = gap.characteristics.first(where: { $0.uuid == .deviceName }) {
+            latest[nameCharacteristic.valueHandle] = Array(name.utf8.prefix(248))
+        }
         let table = CloneReplyTable(exchanges: device.exchanges, latest: latest)
         self.table = table
 
+        // The database twice: at the captured handles (every service, the captured GAP and GATT
+        // ones included), and for the host's layout should the captured handles not hold together.
+        var placed: [ClonePlacement.Service] = []
         var definitions: [GATTServiceDefinition] = []
         var handles: [Int] = []
+        var placedHandles: [Int] = []
         for service in device.services {
-            if service.uuid == .genericAccess || service.uuid == .genericAttribute {
-                limits.append("service \(service.uuid.shortString)\(service.name.map { " \($0)" } ?? "") is the host's own: its captured characteristics are not served (the GAP name is the clone's name)")
-                continue
-            }
-            var characteristics: [GATTCharacteristicDefinition] = []
+            let hostOwn = service.uuid == .genericAccess || service.uuid == .genericAttribute
+            var exact: [GATTCharacteristicDefinition] = []
+            var hosted: [GATTCharacteristicDefinition] = []
+            var positions: [ClonePlacement.Characteristic] = []
             for c in service.characteristics {
                 var properties = GATTCharacteristicProperties()
                 for name in c.properties {
@@ -129,41 +141,67 @@ public actor ClonePeripheral {
                     case "signed-write":
                         properties.insert(.writeWithoutResponse)
                         limits.append("\(c.uuid.shortString): signed writes are served as writes without response")
+                    case "extended-properties": break
                     default:
                         limits.append("\(c.uuid.shortString): property \(name) is not served")
                     }
                 }
                 let handle = c.valueHandle
                 let uuid = c.uuid
-                let descriptors = c.descriptors
-                    .filter { $0.uuid != .clientCharacteristicConfiguration && $0.uuid != .characteristicExtendedProperties }
-                    .map { d in GATTDescriptorDefinition(uuid: d.uuid, value: d.value.flatMap { try? Hex.parse($0) } ?? []) }
-                characteristics.append(GATTCharacteristicDefinition(
-                    uuid: uuid, properties: properties,
-                    // Readable even without the read property: a value seen notified can be read back.
-                    permissions: GATTPermissions.implied(by: properties).union(.readable),
-                    value: latest[handle] ?? [],
-                    descriptors: descriptors,
-                    onRead: { _ in .success(table.latest(handle) ?? []) },
-                    validateWrite: { context in
-                        let (match, answers) = table.answer(handle: handle, value: context.value)
-                        events.yield(.wrote(
-                            connection: context.connection, characteristic: uuid, value: context.value, match: match,
-                            replies: answers.count))
-                        if !answers.isEmpty { replySink.yield(answers) }
-                        return nil
-                    }))
-                handles.append(handle)
+                let kept = c.descriptors.filter { $0.uuid != .clientCharacteristicConfiguration }
+                func definition(_ properties: GATTCharacteristicProperties, _ descriptors: [CloneDescriptor]) -> GATTCharacteristicDefinition {
+                    GATTCharacteristicDefinition(
+                        uuid: uuid, properties: properties,
+                        // Readable even without the read property: a value seen notified can be read back.
+                        permissions: GATTPermissions.implied(by: properties).union(.readable),
+                        value: latest[handle] ?? [],
+                        descriptors: descriptors.map { d in GATTDescriptorDefinition(uuid: d.uuid, value: d.value.flatMap { try? Hex.parse($0) } ?? []) },
+                        onRead: { _ in .success(table.latest(handle) ?? []) },
+                        validateWrite: { context in
+                            let (match, answers) = table.answer(handle: handle, value: context.value)
+                            events.yield(.wrote(
+                                connection: context.connection, characteristic: uuid, value: context.value, match: match,
+                                replies: answers.count))
+                            if !answers.isEmpty { replySink.yield(answers) }
+                            return nil
+                        })
+                }
+                // At the captured handles the declaration says what the capture showed, the
+                // Extended Properties descriptor included.
+                exact.append(definition(c.properties.contains("extended-properties") ? properties.union(.extendedProperties) : properties, kept))
+                hosted.append(definition(properties, kept.filter { $0.uuid != .characteristicExtendedProperties }))
+                positions.append(ClonePlacement.Characteristic(
+                    declaration: c.declarationHandle, value: handle,
+                    configuration: c.descriptors.first { $0.uuid == .clientCharacteristicConfiguration }?.handle,
+                    needsConfiguration: !properties.isDisjoint(with: [.notify, .indicate]), descriptors: kept.map(\.handle)))
+                placedHandles.append(handle)
+                if !hostOwn { handles.append(handle) }
             }
-            definitions.append(GATTServiceDefinition(uuid: service.uuid, isPrimary: service.primary, characteristics: characteristics))
+            placed.append(ClonePlacement.Service(
+                definition: GATTServiceDefinition(uuid: service.uuid, isPrimary: service.primary, characteristics: exact),
+                handle: service.inferred ? nil : service.startHandle, endHandle: service.inferred ? nil : service.endHandle,
+                characteristics: positions))
+            if !hostOwn {
+                definitions.append(GATTServiceDefinition(uuid: service.uuid, isPrimary: service.primary, characteristics: hosted))
+            }
         }
-        // The host's layout: its GAP and GATT services first, then these back to back.
-        let laidOut = AttributeLayout(definitions).handles.flatMap { $0 }.map { Int($0) }
-        if let mismatch = zip(handles, laidOut).first(where: { $0.0 != $0.1 }) {
-            limits.append("handles differ from the capture (the host lays out its own GAP and GATT services first, then the services back to back: the value at 0x\(String(mismatch.0, radix: 16)) in the capture is at 0x\(String(mismatch.1, radix: 16))); UUIDs, properties and order are the same")
+        var placements: [GATTServicePlacement]?
+        do {
+            let layout = try ClonePlacement.place(placed)
+            _ = try GATTDatabase(placing: layout)
+            placements = layout
+        } catch {
+            // The host's layout: its GAP and GATT services first, then these back to back.
+            var line = "the captured handles cannot be served as they are (\(error)): the host lays out its own GAP and GATT services first, then the services back to back"
+            let laidOut = AttributeLayout(definitions).handles.flatMap { $0 }.map { Int($0) }
+            if let mismatch = zip(handles, laidOut).first(where: { $0.0 != $0.1 }) {
+                line += " (the value at 0x\(String(mismatch.0, radix: 16)) in the capture is at 0x\(String(mismatch.1, radix: 16)))"
+            }
+            limits.append(line + "; UUIDs, properties and order are the same, the captured GAP and GATT services are the host's")
         }
-        serviceDefinitions = definitions
-        originalHandles = handles
+        self.placements = placements
+        serviceDefinitions = placements.map { $0.map(\.definition) } ?? definitions
+        originalHandles = placements == nil ? handles : placedHandles
 
         // Advertising: the captured bytes when they fit legacy advertising, else name and UUIDs.
         let serviceUUIDs = device.services.map(\.uuid).filter { $0 != .genericAccess && $0 != .genericAttribute && !$0.isClonePlaceholder }
@@ -208,7 +246,11 @@ public actor ClonePeripheral {
         peripheral.maximumCentrals = 8
         let connections = peripheral.connections
         let subscriptions = peripheral.subscriptionChanges
-        let values = await peripheral.add(definitions: serviceDefinitions).flatMap { $0 }
+        let values = if let placements {
+            try await peripheral.serve(placed: placements).flatMap { $0 }
+        } else {
+            await peripheral.add(definitions: serviceDefinitions).flatMap { $0 }
+        }
         for (original, value) in zip(originalHandles, values) { served[original] = value }
         try await peripheral.startAdvertising(advertisingData, scanResponse: scanResponse, interval: .milliseconds(100))
         let served = self.served

@@ -23,12 +23,17 @@ public struct HostConfiguration: Sendable {
     /// The bond file (JSON, mode 0600): loaded at start, rewritten after each new bond. Nil
     /// keeps bonds in memory only.
     public var bondFile: String?
+    /// Where pairing's random numbers come from: the system's secure generator, or a seed that
+    /// makes pairings reproducible (tests and capture replays only).
+    public var randomness: HostRandomness
 
     public init(
         randomAddress: BluetoothAddress? = nil, deviceName: String = "Bluetide", appearance: UInt16 = 0,
         services: [GATTServiceDefinition] = [], commandTimeout: Double = 10, attTransactionTimeout: Double = 30,
-        localMTU: Int = 517, security: SecurityPolicy = SecurityPolicy(), bondFile: String? = nil
+        localMTU: Int = 517, security: SecurityPolicy = SecurityPolicy(), bondFile: String? = nil,
+        randomness: HostRandomness = .system
     ) {
+        self.randomness = randomness
         self.randomAddress = randomAddress
         self.deviceName = deviceName
         self.appearance = appearance

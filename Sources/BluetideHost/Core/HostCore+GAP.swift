@@ -174,8 +174,19 @@ extension HostCore {
     /// Replaces the local server's services (GAP and GATT are kept). Open links stay up; their
     /// subscriptions are cleared and clients that subscribed to Service Changed are told.
     public mutating func setServices(_ services: [GATTServiceDefinition], now: Duration, into outputs: inout HostOutputs) {
-        var fresh = GATTServer(
-            deviceName: configuration.deviceName, appearance: configuration.appearance, services: services)
+        replaceServer(with: GATTServer(
+            deviceName: configuration.deviceName, appearance: configuration.appearance, services: services), now: now, into: &outputs)
+    }
+
+    /// Replaces the local server's whole database with `database` as laid out by the caller
+    /// (``GATTDatabase/init(placing:)``: no GAP or GATT service of the host's is added). Open
+    /// links are treated as by ``setServices(_:now:into:)``.
+    public mutating func setDatabase(_ database: GATTDatabase, now: Duration, into outputs: inout HostOutputs) {
+        replaceServer(with: GATTServer(database: database), now: now, into: &outputs)
+    }
+
+    private mutating func replaceServer(with replacement: GATTServer, now: Duration, into outputs: inout HostOutputs) {
+        var fresh = replacement
         fresh.localMTU = configuration.localMTU
         let previous = server
         let handles = links.keys.sorted()

@@ -50,8 +50,8 @@ public struct HostSecurity: Sendable {
     public var localAddress = BluetoothAddress(value: 0, type: .public)
 
     /// No links; pairs as `policy` says, with `bonds`.
-    public init(policy: SecurityPolicy = SecurityPolicy(), bonds: BondStore = BondStore()) {
-        manager = SecurityManager(policy: policy, bonds: bonds)
+    public init(policy: SecurityPolicy = SecurityPolicy(), bonds: BondStore = BondStore(), randomness: HostRandomness = .system) {
+        manager = SecurityManager(policy: policy, bonds: bonds, randomness: randomness)
     }
 
     /// The earliest security deadline of any link (seconds), if one is armed.
@@ -150,7 +150,7 @@ public struct HostSecurity: Sendable {
 
     /// Replaces the bonds (the driver loads them from the bond file at start).
     mutating func loadBonds(_ bonds: BondStore) {
-        manager = SecurityManager(policy: manager.policy, bonds: bonds)
+        manager = SecurityManager(policy: manager.policy, bonds: bonds, randomness: manager.randomness)
     }
 
     private mutating func carryOut(_ security: [SecurityAction], into actions: inout Actions) {

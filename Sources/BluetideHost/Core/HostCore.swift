@@ -56,7 +56,7 @@ public struct HostCore: Sendable {
             deviceName: configuration.deviceName, appearance: configuration.appearance, services: configuration.services)
         server.localMTU = configuration.localMTU
         self.server = server
-        var security = HostSecurity(policy: configuration.security)
+        var security = HostSecurity(policy: configuration.security, randomness: configuration.randomness)
         security.localAddress = configuration.randomAddress ?? BluetoothAddress(value: 0, type: .public)
         self.security = security
     }

@@ -1,4 +1,5 @@
 import BluetideCore
+import BluetideSupport
 
 /// What a GATT client needs from a connection it does not run itself: request/response
 /// exchanges and commands on one ATT bearer. Tests connect it to a ``GATTServer`` in memory
@@ -132,9 +133,8 @@ public actor GATTClient {
     private nonisolated let driver: Driver
     private var subscribers: [UInt16: [Int: AsyncStream<[UInt8]>.Continuation]] = [:]
     private var nextSubscriberID = 0
-    /// Over a channel: whether a procedure is running, and the procedures waiting their turn.
-    private var procedureRunning = false
-    private var procedureWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Over a channel: one procedure at a time, in the order they were asked for.
+    private let procedureTurns = AsyncLock()
 
     /// A client issuing its requests on `channel`.
     public init(channel: any ATTRequestChannel) {
@@ -158,13 +158,8 @@ public actor GATTClient {
 
     /// Runs `request` over `channel` once the procedures before it have ended.
     private func run(_ request: GATTProcedureRequest, over channel: any ATTRequestChannel) async throws -> GATTProcedureResult {
-        if procedureRunning {
-            await withCheckedContinuation { procedureWaiters.append($0) }
-        }
-        procedureRunning = true
-        defer {
-            if procedureWaiters.isEmpty { procedureRunning = false } else { procedureWaiters.removeFirst().resume() }
-        }
+        await procedureTurns.acquireUncancellable()
+        defer { procedureTurns.release() }
         return try await channel.run(request.procedure(mtu: await channel.currentMTU()))
     }
 
@@ -282,7 +277,7 @@ public actor GATTClient {
         if let routed = await channel.openValueStream(valueHandle: valueHandle) {
             subscription = routed
         } else {
-            let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
+            let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(HostStack.subscriptionBuffer))
             let id = nextSubscriberID
             nextSubscriberID += 1
             localID = id

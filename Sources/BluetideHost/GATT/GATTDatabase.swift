@@ -185,9 +185,12 @@ public struct GATTAttribute: Sendable {
     public let validateWrite: GATTWriteValidator?
 }
 
-/// The local attribute database: handles 1...N in order, built from service definitions.
+/// The local attribute database, in handle order: handles 1...N laid out from service
+/// definitions (``init(deviceName:appearance:services:)``), or handles chosen by the caller,
+/// gaps allowed (``init(placing:)``).
 public struct GATTDatabase: Sendable {
-    /// Every attribute, `attributes[i].handle == i + 1`.
+    /// Every attribute, in increasing handle order (`attributes[i].handle == i + 1` for the
+    /// default layout).
     public private(set) var attributes: [GATTAttribute] = []
 
     /// Builds the database: the GAP service (0x1800: Device Name, Appearance), the GATT service
@@ -245,30 +248,49 @@ public struct GATTDatabase: Sendable {
         }
     }
 
-    private mutating func append(type: BluetoothUUID, role: GATTAttribute.Role, permissions: GATTPermissions, value: [UInt8],
-                                 maximumLength: Int = 512, groupEnd: UInt16? = nil,
+    mutating func append(type: BluetoothUUID, role: GATTAttribute.Role, permissions: GATTPermissions, value: [UInt8],
+                                 maximumLength: Int = 512, groupEnd: UInt16? = nil, at handle: UInt16? = nil,
                                  onRead: GATTReadHandler? = nil, validateWrite: GATTWriteValidator? = nil) {
         attributes.append(GATTAttribute(
-            handle: UInt16(truncatingIfNeeded: attributes.count + 1), type: type, role: role, permissions: permissions,
+            handle: handle ?? UInt16(truncatingIfNeeded: attributes.count + 1), type: type, role: role, permissions: permissions,
             value: value, maximumLength: maximumLength, groupEnd: groupEnd, onRead: onRead, validateWrite: validateWrite))
+    }
+
+    /// The index in ``attributes`` of the attribute with this handle: at `handle - 1` in the
+    /// default layout, else found by bisection (a placed layout may have gaps).
+    private func index(of handle: UInt16) -> Int? {
+        let guess = Int(handle) - 1
+        if attributes.indices.contains(guess), attributes[guess].handle == handle { return guess }
+        let i = firstIndex(atLeast: handle)
+        return i < attributes.count && attributes[i].handle == handle ? i : nil
+    }
+
+    /// The index of the first attribute whose handle is `handle` or above (``attributes``'s
+    /// count when there is none).
+    private func firstIndex(atLeast handle: UInt16) -> Int {
+        var lo = 0, hi = attributes.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if attributes[mid].handle < handle { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
     }
 
     /// The attribute with this handle.
     public subscript(handle: UInt16) -> GATTAttribute? {
-        let index = Int(handle) - 1
-        return attributes.indices.contains(index) ? attributes[index] : nil
+        index(of: handle).map { attributes[$0] }
     }
 
     /// Replaces the stored value of an attribute (no-op for an unknown handle).
     public mutating func setValue(_ value: [UInt8], at handle: UInt16) {
-        let index = Int(handle) - 1
-        if attributes.indices.contains(index) { attributes[index].value = value }
+        if let index = index(of: handle) { attributes[index].value = value }
     }
 
     /// Attributes whose handles lie in `start...end` (empty when the range is inverted).
     public func attributes(in start: UInt16, _ end: UInt16) -> ArraySlice<GATTAttribute> {
-        let lo = max(Int(start), 1) - 1
-        let hi = min(Int(end), attributes.count)
+        guard start <= end else { return [] }
+        let lo = firstIndex(atLeast: start)
+        let hi = end == .max ? attributes.count : firstIndex(atLeast: end + 1)
         guard lo < hi else { return [] }
         return attributes[lo..<hi]
     }

@@ -84,6 +84,13 @@ public struct GATTServer: Sendable {
         self.localMTU = localMTU
     }
 
+    /// A server of `database` as it is (e.g. one laid out with ``GATTDatabase/init(placing:)``).
+    public init(database: GATTDatabase, maximumPreparedWrites: Int = 64, localMTU: Int = ATTBearer.maximumMTU) {
+        self.database = database
+        self.maximumPreparedWrites = maximumPreparedWrites
+        self.localMTU = localMTU
+    }
+
     // MARK: Connections
 
     /// Starts per-connection state for a new link (a fresh link has no subscriptions).

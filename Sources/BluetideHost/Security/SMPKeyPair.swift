@@ -46,6 +46,27 @@ public struct SMPKeyPair: Sendable {
         self.init(privateKey: P256.KeyAgreement.PrivateKey())
     }
 
+    /// A key pair whose private key is drawn from `generator` (a seeded ``HostRandomness`` makes
+    /// the pairing reproducible; the system's generator is as good as ``init()``'s).
+    public init(using generator: inout some RandomNumberGenerator) {
+        while true {
+            var raw: [UInt8] = []
+            raw.reserveCapacity(32)
+            for _ in 0..<4 {
+                var word = generator.next()
+                for _ in 0..<8 {
+                    raw.append(UInt8(truncatingIfNeeded: word))
+                    word >>= 8
+                }
+            }
+            // A draw of 0 or at least the curve's order is not a valid scalar (about 2^-32): draw again.
+            if let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: raw) {
+                self.init(privateKey: key)
+                return
+            }
+        }
+    }
+
     /// The key pair for a private key given most significant octet first (32 octets), as the
     /// specification's sample data writes it.
     public init(privateKeyBigEndian raw: [UInt8]) throws(SMPKeyAgreementError) {

@@ -138,8 +138,7 @@ extension SMPPairing {
             case .bothInput: weDisplay = false
             }
             if weDisplay {
-                var generator = SystemRandomNumberGenerator()
-                let passkey = UInt32.random(in: 0...999_999, using: &generator)
+                let passkey = UInt32.random(in: 0...999_999, using: &randomness)
                 session.passkey = passkey
                 out.append(.prompt(.displayPasskey(passkey)))
             } else {
@@ -160,7 +159,8 @@ extension SMPPairing {
     }
 
     mutating func sendPublicKey(now: Duration, into out: inout [SMPOutput]) {
-        let keyPair = configuration.usesDebugKeys ? SMPKeyPair.debug : SMPKeyPair()
+        let keyPair = configuration.usesDebugKeys ? SMPKeyPair.debug
+            : randomness.isDeterministic ? SMPKeyPair(using: &randomness) : SMPKeyPair()
         session?.keyPair = keyPair
         send(.pairingPublicKey(keyPair.publicKey), now: now, into: &out)
     }

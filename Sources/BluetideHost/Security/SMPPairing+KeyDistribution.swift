@@ -32,10 +32,9 @@ extension SMPPairing {
     private mutating func sendKeys(_ keys: SMPKeyDistribution, now: Duration, into out: inout [SMPOutput]) {
         guard var session else { return }
         if keys.contains(.encryptionKey) {
-            var generator = SystemRandomNumberGenerator()
             let ltk = SMPLongTermKey(
-                key: session.shortened(Self.randomBytes(16)), ediv: UInt16.random(in: .min ... .max, using: &generator),
-                random: UInt64.random(in: .min ... .max, using: &generator))
+                key: session.shortened(randomBytes(16)), ediv: UInt16.random(in: .min ... .max, using: &randomness),
+                random: UInt64.random(in: .min ... .max, using: &randomness))
             session.localKeys.longTermKey = ltk
             send(.encryptionInformation(longTermKey: ltk.key), now: now, into: &out)
             send(.centralIdentification(ediv: ltk.ediv, random: ltk.random), now: now, into: &out)
@@ -47,7 +46,7 @@ extension SMPPairing {
             send(.identityAddressInformation(identity.address), now: now, into: &out)
         }
         if keys.contains(.signingKey) {
-            let csrk = Self.randomBytes(16)
+            let csrk = randomBytes(16)
             session.localKeys.signatureKey = csrk
             send(.signingInformation(signatureKey: csrk), now: now, into: &out)
         }

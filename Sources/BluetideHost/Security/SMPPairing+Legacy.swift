@@ -13,7 +13,7 @@ extension SMPPairing {
     mutating func advanceLegacyConfirm(now: Duration, into out: inout [SMPOutput]) {
         guard var session, !session.sentConfirm, !session.awaitsPasskey, session.passkey != nil else { return }
         if role == .peripheral && session.peerConfirm == nil { return }
-        session.localRandom = Self.randomBytes(16)
+        session.localRandom = randomBytes(16)
         session.sentConfirm = true
         self.session = session
         send(.pairingConfirm(legacyConfirm(session, rand: session.localRandom)), now: now, into: &out)

@@ -23,7 +23,7 @@ extension SMPPairing {
         phase = .confirm
         if role == .peripheral, !isPasskeyEntry(session) {
             // Just Works / numeric comparison: the responder commits to its nonce first.
-            let nonce = Self.randomBytes(16)
+            let nonce = randomBytes(16)
             self.session?.responderNonce = nonce
             let keys = publicKeys(session)
             phase = .random
@@ -50,7 +50,7 @@ extension SMPPairing {
             session.passkey != nil
         else { return }
         if role == .peripheral && session.peerConfirm == nil { return }
-        let nonce = Self.randomBytes(16)
+        let nonce = randomBytes(16)
         let keys = publicKeys(session)
         let confirm: [UInt8]
         if role == .central {
@@ -73,7 +73,7 @@ extension SMPPairing {
         }
         session.peerConfirm = value
         if role == .central {
-            if !isPasskeyEntry(session) { session.initiatorNonce = Self.randomBytes(16) }
+            if !isPasskeyEntry(session) { session.initiatorNonce = randomBytes(16) }
             self.session = session
             phase = .random
             send(.pairingRandom(session.initiatorNonce), now: now, into: &out)

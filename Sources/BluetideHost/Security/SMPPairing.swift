@@ -22,6 +22,8 @@ public struct SMPPairing: Sendable {
     public var attempts: SMPAttemptHistory
     /// When ``expire(now:)`` has something to do.
     public internal(set) var deadline: Duration?
+    /// Where nonces, passkeys, key pairs and distributed keys come from.
+    public var randomness: HostRandomness
 
     var phase: Phase = .idle
     var session: SMPSession?
@@ -53,8 +55,10 @@ public struct SMPPairing: Sendable {
     /// A pairing manager for a new link.
     public init(
         role: LinkRole, localAddress: BluetoothAddress, peerAddress: BluetoothAddress,
-        configuration: SMPConfiguration = SMPConfiguration(), attempts: SMPAttemptHistory = SMPAttemptHistory()
+        configuration: SMPConfiguration = SMPConfiguration(), attempts: SMPAttemptHistory = SMPAttemptHistory(),
+        randomness: HostRandomness = .system
     ) {
+        self.randomness = randomness
         self.role = role
         self.localAddress = localAddress
         self.peerAddress = peerAddress
@@ -235,11 +239,8 @@ public struct SMPPairing: Sendable {
         out.append(.failed(error))
     }
 
-    /// Bytes of random data from the system's secure generator.
-    static func randomBytes(_ count: Int) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-    }
+    /// Random octets from ``randomness``.
+    mutating func randomBytes(_ count: Int) -> [UInt8] { randomness.bytes(count) }
 
     /// The 56-bit address forms f5, f6 and c1 take.
     var initiatorAddressBytes: BluetoothAddressBytes { Self.addressBytes(role == .central ? localAddress : peerAddress) }

@@ -55,6 +55,8 @@ public struct SecurityManager: Sendable {
     public var policy: SecurityPolicy
     /// The bonds, and this device's identity.
     public private(set) var bonds: BondStore
+    /// Where each link's pairing draws its random numbers from (forked once per link).
+    public private(set) var randomness: HostRandomness
     private var links: [UInt16: LinkSecurity] = [:]
     private var attempts: [BluetoothAddress: SMPAttemptHistory] = [:]
 
@@ -65,9 +67,12 @@ public struct SecurityManager: Sendable {
         var encryptingWith: Bond?
     }
 
-    public init(policy: SecurityPolicy = SecurityPolicy(), bonds: BondStore = BondStore()) {
+    /// No links yet; pairs as `policy` says, encrypts with `bonds`, draws every pairing's
+    /// random numbers from `randomness` (one independent source per link, in the order links open).
+    public init(policy: SecurityPolicy = SecurityPolicy(), bonds: BondStore = BondStore(), randomness: HostRandomness = .system) {
         self.policy = policy
         self.bonds = bonds
+        self.randomness = randomness
     }
 
     /// The security level of a link (`.none` for unknown handles).
@@ -87,7 +92,7 @@ public struct SecurityManager: Sendable {
         if configuration.identity == nil { configuration.identity = bonds.localIdentity }
         let pairing = SMPPairing(
             role: role, localAddress: localAddress, peerAddress: peerAddress, configuration: configuration,
-            attempts: attempts[peerAddress] ?? SMPAttemptHistory())
+            attempts: attempts[peerAddress] ?? SMPAttemptHistory(), randomness: randomness.fork())
         links[handle] = LinkSecurity(pairing: pairing)
         guard role == .central, policy.encryptsBondedLinksOnConnect, let bond = bonds.bond(for: peerAddress) else { return [] }
         return encrypt(handle: handle, with: bond)

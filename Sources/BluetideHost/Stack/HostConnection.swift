@@ -86,6 +86,15 @@ public struct HostConnection: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension HostConnection {
+    /// Notified and indicated values this link's subscription streams dropped because their
+    /// reader fell behind by more than ``HostStack/subscriptionBuffer`` values (the newest are
+    /// kept).
+    public var droppedValues: Int {
+        get async { await stack.droppedValues(on: handle) }
+    }
+}
+
 extension HostStack {
     /// Opens the stream of `characteristic`'s values on link `handle`, then subscribes (the
     /// core discovers the CCCD and writes it); the stream ends when that fails.

@@ -59,6 +59,13 @@ public actor HostStack {
     /// Subscribers by link, then value handle, then subscription.
     private var subscriptions: [UInt16: [UInt16: [Int: AsyncStream<[UInt8]>.Continuation]]] = [:]
     private var nextSubscriptionID = 0
+    /// Values a subscription's full buffer gave up, by link (``HostConnection/droppedValues``);
+    /// kept after the link closes, until its handle is reused.
+    private var droppedValues: [UInt16: Int] = [:]
+    /// Values each subscription's stream holds for a reader that fell behind: the newest are
+    /// kept, older ones dropped and counted, so a consumer that stops reading cannot grow the
+    /// host's memory without bound (4096 values of up to 512 octets: at most about 2 MB).
+    public static let subscriptionBuffer = 4096
     private var scanners: [Int: AsyncStream<AdvertisementReport>.Continuation] = [:]
     private var nextScannerID = 0
 
@@ -185,6 +192,7 @@ public actor HostStack {
         case let .linkOpened(info):
             let connection = HostConnection(stack: self, info: info)
             connections[info.handle] = connection
+            droppedValues[info.handle] = nil
             if info.role == .peripheral { incomingContinuation.yield(connection) }
         case let .linkClosed(handle, reason, _):
             if let connection = connections.removeValue(forKey: handle) {
@@ -200,7 +208,9 @@ public actor HostStack {
                 HostLog.gatt.debug("dropped a value nobody subscribed to", metadata: ["attribute": "\(valueHandle)"])
                 return
             }
-            for subscriber in subscribers.values { subscriber.yield(value) }
+            for subscriber in subscribers.values {
+                if case .dropped = subscriber.yield(value) { droppedValues[handle, default: 0] += 1 }
+            }
         case let .server(handle, serverEvent):
             serverEventContinuation.yield(ServerEvent(connection: handle, event: serverEvent))
         case let .advertisement(report):
@@ -536,7 +546,7 @@ public actor HostStack {
     /// A stream of the values the peer notifies or indicates on `valueHandle` of link `handle`,
     /// made once; it ends when the link closes or ``endSubscriptions(on:valueHandle:)`` runs.
     func openSubscription(on handle: UInt16, valueHandle: UInt16) -> GATTValueSubscription {
-        let (values, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
+        let (values, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(Self.subscriptionBuffer))
         guard runningError == nil, core.link(handle) != nil else {
             continuation.finish()
             return GATTValueSubscription(values: values, end: {})
@@ -549,6 +559,9 @@ public actor HostStack {
         }
         return GATTValueSubscription(values: values, end: { continuation.finish() })
     }
+
+    /// Values link `handle`'s subscription streams dropped because their reader fell behind.
+    func droppedValues(on handle: UInt16) -> Int { droppedValues[handle] ?? 0 }
 
     /// Ends every stream of `valueHandle` on link `handle`.
     func endSubscriptions(on handle: UInt16, valueHandle: UInt16) {
@@ -650,6 +663,14 @@ public actor HostStack {
     /// told to rediscover.
     public func setServices(_ services: [GATTServiceDefinition]) {
         core.setServices(services, now: now(), into: &outputs)
+        carryOut()
+    }
+
+    /// Replaces the local GATT server's whole database with one laid out by the caller
+    /// (``GATTDatabase/init(placing:)``: handles as given, no GAP or GATT service added). Open
+    /// connections are treated as by ``setServices(_:)``.
+    public func setDatabase(_ database: GATTDatabase) {
+        core.setDatabase(database, now: now(), into: &outputs)
         carryOut()
     }
 

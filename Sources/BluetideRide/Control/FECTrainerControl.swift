@@ -1,6 +1,7 @@
 import Bluetide
 import BluetideCore
 import BluetideProfiles
+import BluetideSupport
 
 /// Commands a Tacx trainer with ANT+ FE-C pages over BLE (write `6E40FEC3-…`, frames on
 /// `6E40FEC2-…`).
@@ -19,7 +20,8 @@ public actor FECTrainerControl: TrainerControl {
     public nonisolated let timeout: Duration
     private let connection: Connection
     private let statusContinuation: AsyncStream<TrainerStatusUpdate>.Continuation
-    private let lock = RideLock()
+    /// A trainer answers one command at a time: commands go in arrival order.
+    private let lock = AsyncLock()
     private let start = ContinuousClock.now
 
     /// Control over `connection` (already connected, services discovered).

@@ -1,6 +1,7 @@
 import Bluetide
 import BluetideCore
 import BluetideProfiles
+import BluetideSupport
 
 /// Commands an FTMS trainer through its Fitness Machine Control Point (0x2AD9).
 ///
@@ -18,7 +19,8 @@ public actor FTMSTrainerControl: TrainerControl {
     public nonisolated let timeout: Duration
     private let connection: Connection
     private let statusContinuation: AsyncStream<TrainerStatusUpdate>.Continuation
-    private let lock = RideLock()
+    /// A trainer answers one command at a time: commands go in arrival order.
+    private let lock = AsyncLock()
     private let start = ContinuousClock.now
     private var hasControl = false
     private var resistanceRange: SupportedResistanceLevelRange?

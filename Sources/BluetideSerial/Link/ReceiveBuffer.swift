@@ -20,6 +20,7 @@ import Synchronization
 ///
 /// The reader pulls: a chunk leaves the buffer only when the consumer asks for the next one.
 final class ReceiveBuffer: Sendable {
+    private typealias LevelWaiter = (id: Int, condition: @Sendable (ReceiveLevel) -> Bool, continuation: CheckedContinuation<ReceiveLevel, Never>)
     /// Most bytes held; chunks arriving beyond it are dropped.
     let limit: Int
     /// Above this many held bytes the writer pauses.
@@ -43,6 +44,10 @@ final class ReceiveBuffer: Sendable {
         /// Bytes the writer wrote, and bytes the device sent (kept or dropped), since the start.
         var written = 0
         var received = 0
+        var levelWaiters: [LevelWaiter] = []
+        var nextLevelWaiter = 0
+
+        var level: ReceiveLevel { ReceiveLevel(unread: held, dropped: dropped, written: written, received: received) }
 
         /// Whether the writer may write `bytes` more now (see ``ReceiveBuffer``).
         func hasRoom(for bytes: Int, headroom: Int) -> Bool {
@@ -79,9 +84,51 @@ final class ReceiveBuffer: Sendable {
     /// Bytes dropped because the buffer was full.
     var dropped: Int { state.withLock { $0.dropped } }
 
+    /// Waits until `condition` holds for the counters (checked after every change) or the buffer
+    /// is finished, and returns them; returns at once when the waiting task is cancelled.
+    func waitForLevel(where condition: @escaping @Sendable (ReceiveLevel) -> Bool) async -> ReceiveLevel {
+        let id = state.withLock { s -> Int in
+            s.nextLevelWaiter += 1
+            return s.nextLevelWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<ReceiveLevel, Never>) in
+                let now = state.withLock { s -> ReceiveLevel? in
+                    if s.finished || Task.isCancelled || condition(s.level) { return s.level }
+                    s.levelWaiters.append((id, condition, continuation))
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { s -> (CheckedContinuation<ReceiveLevel, Never>, ReceiveLevel)? in
+                guard let index = s.levelWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return (s.levelWaiters.remove(at: index).continuation, s.level)
+            }
+            if let (continuation, level) = waiter { continuation.resume(returning: level) }
+        }
+    }
+
+    /// Resumes the level waiters whose condition holds now (all of them once finished).
+    private func levelChanged() {
+        let ready = state.withLock { s -> [(CheckedContinuation<ReceiveLevel, Never>, ReceiveLevel)] in
+            guard !s.levelWaiters.isEmpty else { return [] }
+            let level = s.level
+            var ready: [(CheckedContinuation<ReceiveLevel, Never>, ReceiveLevel)] = []
+            s.levelWaiters.removeAll { waiter in
+                guard s.finished || waiter.condition(level) else { return false }
+                ready.append((waiter.continuation, level))
+                return true
+            }
+            return ready
+        }
+        for (continuation, level) in ready { continuation.resume(returning: level) }
+    }
+
     /// Adds a received chunk for the reader; false when it was dropped (buffer full or finished).
     @discardableResult
     func push(_ chunk: [UInt8]) -> Bool {
+        defer { levelChanged() }
         guard !chunk.isEmpty else { return true }
         enum Outcome { case handed(CheckedContinuation<[UInt8]?, Never>), kept, dropped }
         let (outcome, woken) = state.withLock { s -> (Outcome, [CheckedContinuation<Void, Never>]) in
@@ -145,6 +192,7 @@ final class ReceiveBuffer: Sendable {
                 switch outcome {
                 case let .chunk(chunk, woken):
                     for waiter in woken { waiter.resume() }
+                    levelChanged()
                     continuation.resume(returning: chunk)
                 case .end: continuation.resume(returning: nil)
                 case let .wait(woken):
@@ -180,6 +228,7 @@ final class ReceiveBuffer: Sendable {
     /// first is never counted as more than was written).
     func wrote(_ bytes: Int) {
         state.withLock { $0.written += bytes }
+        levelChanged()
     }
 
     /// Whether the writer could write `bytes` more now without waiting.
@@ -201,5 +250,18 @@ final class ReceiveBuffer: Sendable {
         }
         reader?.resume(returning: nil)
         for waiter in waiters { waiter.resume() }
+        levelChanged()
     }
+}
+
+/// A serial link's receive counters at one moment (``SerialLink/waitForReceiveLevel(where:)``).
+public struct ReceiveLevel: Sendable, Equatable {
+    /// Received bytes waiting for the reader of ``SerialLink/bytes``.
+    public var unread: Int
+    /// Received bytes dropped because the buffer was full.
+    public var dropped: Int
+    /// Bytes handed to the device since the link was made (counted as each write starts).
+    public var written: Int
+    /// Bytes the device sent since the link was made: kept, handed to the reader or dropped.
+    public var received: Int
 }

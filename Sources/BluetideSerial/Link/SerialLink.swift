@@ -40,6 +40,13 @@ public actor SerialLink {
     public nonisolated var droppedBytes: Int { received.dropped }
     /// Received bytes waiting for the reader of ``bytes`` now.
     public nonisolated var unreadBytes: Int { received.heldBytes }
+    /// Waits until `condition` holds for the receive counters (checked each time they change:
+    /// a byte received, read, dropped or written) or the link closed, and returns them; returns
+    /// at once when the waiting task is cancelled. Lets a caller follow the back-pressure
+    /// (say, "the buffer passed half its limit and everything written has come back") without polling.
+    public nonisolated func waitForReceiveLevel(where condition: @escaping @Sendable (ReceiveLevel) -> Bool) async -> ReceiveLevel {
+        await received.waitForLevel(where: condition)
+    }
     /// Status events, in order; ends when the link closes. Iterate once.
     public nonisolated let status: AsyncStream<SerialStatus>
 

@@ -92,13 +92,25 @@ public final class BumbleProcess: Sendable {
     /// Starts `executable` with `arguments` (the environment is this process's, plus
     /// `PYTHONUNBUFFERED=1` and a new ``privateConfigHome()`` as `XDG_CONFIG_HOME`, plus `environment`).
     /// Stderr is also copied to `stderrLog` when given.
+    ///
+    /// `keepsExitWatch`: start the program under a `/bin/sh` parent that forwards SIGTERM and
+    /// SIGINT to it and exits with it. Needed for daemons that close every inherited descriptor
+    /// at start (avahi-daemon does): Foundation's `Process` learns of an exit when a socket the
+    /// child inherited closes, and then calls a *blocking* `waitpid` on one monitor thread shared
+    /// by every `Process` of this test process, so such a daemon would hide every other child's
+    /// exit until it ends. The shell keeps its copy of the socket open until the daemon is gone.
     public static func launch(
         name: String, executable: URL, arguments: [String], stderrLog: URL? = nil,
-        environment: [String: String] = [:], workingDirectory: URL? = nil
+        environment: [String: String] = [:], workingDirectory: URL? = nil, keepsExitWatch: Bool = false
     ) throws -> BumbleProcess {
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        if keepsExitWatch {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", Self.exitWatchScript, executable.path] + arguments
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments
+        }
         if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         var childEnvironment = ProcessInfo.processInfo.environment
         childEnvironment["PYTHONUNBUFFERED"] = "1"
@@ -147,6 +159,26 @@ public final class BumbleProcess: Sendable {
             name: name, process: process, stdinPipe: stdinPipe, stderrLog: stderrLog, lines: lines,
             stderrLines: stderrLines, allLines: allLines, exit: exit, outputEnd: outputEnd)
     }
+
+    /// The `/bin/sh` parent of a `keepsExitWatch` child: runs `$0 "$@"` with the shell's stdin
+    /// (a background job would get /dev/null), forwards SIGTERM and SIGINT (a shell without job
+    /// control starts background jobs with SIGINT ignored, so SIGINT reaches only programs that
+    /// set their own handler), waits (blocking, no polling) until the program has ended and exits
+    /// with its status.
+    private static let exitWatchScript = #"""
+        exec 3<&0
+        "$0" "$@" <&3 3<&- &
+        child=$!
+        exec 3<&-
+        trap 'kill -TERM "$child" 2>/dev/null' TERM
+        trap 'kill -INT "$child" 2>/dev/null' INT
+        status=0
+        while :; do
+            wait "$child"; status=$?
+            kill -0 "$child" 2>/dev/null || break
+        done
+        exit "$status"
+        """#
 
     /// Runs `body` with no signals blocked on the calling thread, then restores its mask.
     ///

@@ -1,38 +1,3 @@
-/// Lets one task at a time through, in arrival order (a trainer answers one command at a time).
-actor RideLock {
-    private var held = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func acquire() async {
-        if !held {
-            held = true
-            return
-        }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-
-    func release() {
-        if waiters.isEmpty {
-            held = false
-        } else {
-            waiters.removeFirst().resume()
-        }
-    }
-
-    /// Runs `body` holding the lock.
-    func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        await acquire()
-        do {
-            let value = try await body()
-            release()
-            return value
-        } catch {
-            release()
-            throw error
-        }
-    }
-}
-
 /// The first element of `stream` that `match` accepts, within `timeout`; nil when the time is up
 /// or the stream ends first. Cancellable.
 func firstMatch<Element: Sendable, T: Sendable>(
