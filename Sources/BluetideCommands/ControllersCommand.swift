@@ -27,6 +27,8 @@ struct ControllersCommand: AsyncParsableCommand {
               bluetide controllers tcp-server:_:9000 tcp-server:_:9001
               bluetide controllers tcp-server:127.0.0.1:0 tcp-server:127.0.0.1:0 \\
                   --exit-on-stdin-eof
+              bluetide controllers tcp-server:_:9000 tcp-server:_:9001 tcp-server:_:9002 \\
+                  --rssi 1-2=-50 --rssi 1-3=-80
             then, in other terminals:
               python Interop/bumble/peripheral.py tcp-client:127.0.0.1:9001
               python -m bumble.apps.bench central tcp-client:127.0.0.1:9000
@@ -34,6 +36,11 @@ struct ControllersCommand: AsyncParsableCommand {
 
     @Argument(help: "tcp-server:HOST:PORT for each controller (HOST _ = this computer only, 127.0.0.1; 0.0.0.0 = every interface; PORT 0 = any free port).")
     var specs: [String] = []
+
+    @Option(name: .long, parsing: .singleValue, help: ArgumentHelp(
+        "A-B=DBM: controllers A and B (numbers in the order given, from 1) hear each other at DBM dBm, e.g. 1-2=-50 (repeatable; default -50 for every pair).",
+        valueName: "pair"))
+    var rssi: [String] = []
 
     @Flag(name: .long, help: "Also stop when standard input reaches end of file (so the controllers die with the process that started them).")
     var exitOnStdinEOF = false
@@ -100,10 +107,19 @@ struct ControllersCommand: AsyncParsableCommand {
         let start = ContinuousClock.now
         let json = self.json
         let time: @Sendable () -> JSONOutputValue = { JSONOutput.time(monotonic: SubscribeCommand.seconds(since: start)) }
+        var pairs: [ControllerPairRSSI] = []
+        for text in rssi {
+            guard let pair = ControllerPairRSSI(parsing: text), pair.first <= listeners.count, pair.second <= listeners.count else {
+                throw CommandFailure.usage(
+                    "--rssi \(text): expected A-B=DBM with two different controller numbers of 1…\(listeners.count) and -127…20 dBm, e.g. --rssi 1-2=-50",
+                    field: "--rssi")
+            }
+            pairs.append(pair)
+        }
         let stop = StopSignal.install(onStdinEOF: exitOnStdinEOF)
         let server: VirtualControllerServer
         do {
-            server = try await VirtualControllerServer.start(listeners)
+            server = try await VirtualControllerServer.start(listeners, rssi: pairs)
         } catch {
             throw CommandFailure("controllers: \(error)")
         }

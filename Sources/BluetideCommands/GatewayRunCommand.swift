@@ -1,5 +1,6 @@
 import ArgumentParser
 import Bluetide
+import BluetideEmulators
 import BluetideGateway
 import BluetideMQTT
 import Foundation
@@ -68,6 +69,11 @@ struct GatewayRunCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "Messages queued while the broker is away, at most; beyond, the oldest are dropped and counted (default: 10000).")
     var outboxLimit: Int?
+
+    @Option(name: .long, parsing: .singleValue, help: ArgumentHelp(
+        "With --emulate: a setting of the emulated devices, key=value (repeatable; see bluetide emulate --help), e.g. rate=500 for heart-rate straps notifying 500 times a second.",
+        valueName: "key=value"))
+    var option: [String] = []
 
     @Option(name: .long, help: "Stop after this many seconds (default: run until SIGTERM or Ctrl-C).")
     var duration: Double?
@@ -139,7 +145,16 @@ struct GatewayRunCommand: AsyncParsableCommand {
         // another gateway take its devices over within 10 s of a crash.
         options.keepAliveSeconds = 5
         let stop = StopSignal.install(duration: duration)
-        let deviceSession = try await DeviceSession.open(session, conversation: nil)
+        var emulatorOptions = EmulatorOptions()
+        for item in option {
+            guard let equals = item.firstIndex(of: "=") else {
+                throw CommandFailure.usage("--option \"\(item)\": expected key=value, e.g. --option rate=500", field: "--option")
+            }
+            do { try emulatorOptions.set(String(item[..<equals]), to: String(item[item.index(after: equals)...])) } catch {
+                throw CommandFailure.usage("--option \(item): \(error)", field: "--option")
+            }
+        }
+        let deviceSession = try await DeviceSession.open(session, conversation: nil, emulatorOptions: emulatorOptions)
         if watches.isEmpty {
             gatewayConfiguration.watch = deviceSession.emulated.map { .address($0.address) }
         }

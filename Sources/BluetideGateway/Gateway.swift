@@ -363,9 +363,12 @@ public actor Gateway {
         try? await ring.startMeasurement(current)
         while !Task.isCancelled {
             if let battery = try? await ring.battery() { ringValue(id, sensor: GatewaySensor.battery, Double(battery.levelPercent)) }
-            if let detail = try? await ring.steps(daysAgo: 0) {
-                ringValue(id, sensor: GatewaySensor.steps, Double(detail.records.reduce(0) { $0 + Int($1.steps) }))
-            }
+            // No step record today (just after midnight, or a ring left on the desk) is 0 steps;
+            // a failed request is no value.
+            do {
+                let detail = try await ring.steps(daysAgo: 0)
+                ringValue(id, sensor: GatewaySensor.steps, Double(detail?.records.reduce(0) { $0 + Int($1.steps) } ?? 0))
+            } catch {}
             if devices[id]?.ringMeasured == true || ContinuousClock.now - startedAt > .seconds(30) {
                 try? await ring.stopMeasurement(current)
                 current = current == .heartRate ? .spo2 : .heartRate

@@ -3,6 +3,7 @@ import BluetideHCI
 import BluetideVirtual
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// Virtual LE controllers served over TCP (H4 framing), one port per controller, all on one
 /// shared in-process ``VirtualLink``: separate processes (our own `HostStack` over
@@ -125,8 +126,10 @@ public final class VirtualControllerServer: Sendable {
     /// share the radio with in-process controllers; their public addresses must then differ from
     /// ``publicAddress(forController:)``). Throws ``TransportError/openFailed(_:)`` naming the
     /// port when one cannot be listened on (the others are closed again).
-    public static func start(_ listeners: [Listener], link: VirtualLink? = nil) async throws -> VirtualControllerServer {
+    /// `rssi` gives pairs of controllers (by number) their own RSSI, applied whenever both have a host.
+    public static func start(_ listeners: [Listener], link: VirtualLink? = nil, rssi: [ControllerPairRSSI] = []) async throws -> VirtualControllerServer {
         let link = link ?? VirtualLink(name: "controllers")
+        let plan = RSSIPlan(rules: rssi)
         let (events, eventSink) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(4096))
         var ports: [Port] = []
         var endpoints: [Endpoint] = []
@@ -134,7 +137,7 @@ public final class VirtualControllerServer: Sendable {
             let number = offset + 1
             let address = publicAddress(forController: number)
             do {
-                let port = try await listen(listener, number: number, address: address, link: link, events: eventSink)
+                let port = try await listen(listener, number: number, address: address, link: link, plan: plan, events: eventSink)
                 ports.append(port)
                 endpoints.append(Endpoint(
                     number: number, host: listener.host ?? "127.0.0.1", port: port.channel.localAddress?.port ?? listener.port,
@@ -150,7 +153,7 @@ public final class VirtualControllerServer: Sendable {
     }
 
     private static func listen(
-        _ listener: Listener, number: Int, address: BluetoothAddress, link: VirtualLink,
+        _ listener: Listener, number: Int, address: BluetoothAddress, link: VirtualLink, plan: RSSIPlan,
         events: AsyncStream<Event>.Continuation
     ) async throws -> Port {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
@@ -159,7 +162,7 @@ public final class VirtualControllerServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { child in
-                admit(child, slot: slot, attempt: 0, number: number, address: address, link: link, events: events)
+                admit(child, slot: slot, attempt: 0, number: number, address: address, link: link, plan: plan, events: events)
             }
         let channel = try await bootstrap.bind(host: listener.host ?? "127.0.0.1", port: listener.port).get()
         return Port(channel: channel, loop: loop, slot: slot)
@@ -176,7 +179,7 @@ public final class VirtualControllerServer: Sendable {
     /// child is only registered, so only read, once accepted.
     private static func admit(
         _ child: any Channel, slot: NIOLoopBoundBox<PortSlot>, attempt: Int, number: Int, address: BluetoothAddress,
-        link: VirtualLink, events: AsyncStream<Event>.Continuation
+        link: VirtualLink, plan: RSSIPlan, events: AsyncStream<Event>.Continuation
     ) -> EventLoopFuture<Void> {
         let loop = child.eventLoop
         let peer = child.remoteAddress.map { address in
@@ -189,7 +192,7 @@ public final class VirtualControllerServer: Sendable {
                 return loop.makeFailedFuture(ChannelError.ioOnClosedChannel)
             }
             return loop.scheduleTask(in: admissionRetryInterval) {}.futureResult.flatMap {
-                admit(child, slot: slot, attempt: attempt + 1, number: number, address: address, link: link, events: events)
+                admit(child, slot: slot, attempt: attempt + 1, number: number, address: address, link: link, plan: plan, events: events)
             }
         }
         return loop.makeCompletedFuture {
@@ -203,7 +206,7 @@ public final class VirtualControllerServer: Sendable {
             slot.value.session = Task {
                 await serve(
                     child, inbound: inbound, after: previous, number: number, peer: peer, address: address,
-                    link: link, events: events)
+                    link: link, plan: plan, events: events)
             }
             child.closeFuture.whenComplete { _ in
                 if let current = slot.value.client, current === child { slot.value.client = nil }
@@ -217,10 +220,12 @@ public final class VirtualControllerServer: Sendable {
     /// event-loop turn.
     private static func serve(
         _ channel: any Channel, inbound: InboundPackets, after previous: Task<Void, Never>?,
-        number: Int, peer: String, address: BluetoothAddress, link: VirtualLink, events: AsyncStream<Event>.Continuation
+        number: Int, peer: String, address: BluetoothAddress, link: VirtualLink, plan: RSSIPlan,
+        events: AsyncStream<Event>.Continuation
     ) async {
         await previous?.value
         let controller = await link.attachController(publicAddress: address)
+        await plan.attach(controller, number: number, link: link)
         events.yield(.hostConnected(controller: number, peer: peer))
         let output = ChannelBatchWriter(channel: channel, name: "controller \(number) host \(peer)")
         let writer = Task {
@@ -239,6 +244,7 @@ public final class VirtualControllerServer: Sendable {
         } catch {
             reason = "\(error)"
         }
+        plan.detach(controller, number: number)
         await controller.detachHost()
         await writer.value
         try? await channel.close().get()
@@ -259,5 +265,56 @@ public final class VirtualControllerServer: Sendable {
             await session?.value
         }
         eventSink.finish()
+    }
+}
+
+/// The RSSI two controllers of a ``VirtualControllerServer`` report for each other, by number
+/// (`bluetide controllers --rssi 1-2=-50`): so one emulated device is heard at -50 dBm by one
+/// host and at -80 dBm by another.
+public struct ControllerPairRSSI: Sendable, Equatable {
+    public var first: Int
+    public var second: Int
+    public var dBm: Int8
+
+    public init(first: Int, second: Int, dBm: Int8) {
+        self.first = first
+        self.second = second
+        self.dBm = dBm
+    }
+
+    /// `A-B=DBM`, e.g. `1-2=-50`; nil when the text is not of that form.
+    public init?(parsing text: String) {
+        let sides = text.split(separator: "=", maxSplits: 1).map(String.init)
+        guard sides.count == 2 else { return nil }
+        let numbers = sides[0].split(separator: "-").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard numbers.count == 2, let a = numbers[0], let b = numbers[1], a >= 1, b >= 1, a != b,
+              let dBm = Int8(sides[1].trimmingCharacters(in: .whitespaces)), (-127...20).contains(dBm) else { return nil }
+        self.init(first: a, second: b, dBm: dBm)
+    }
+}
+
+/// The controllers with a host now, by number, and the RSSI rules to apply between them.
+final class RSSIPlan: Sendable {
+    let rules: [ControllerPairRSSI]
+    private let attached = Mutex<[Int: VirtualController]>([:])
+
+    init(rules: [ControllerPairRSSI]) { self.rules = rules }
+
+    func attach(_ controller: VirtualController, number: Int, link: VirtualLink) async {
+        guard !rules.isEmpty else { return }
+        let others = attached.withLock { attached in
+            attached[number] = controller
+            return attached
+        }
+        for rule in rules where rule.first == number || rule.second == number {
+            let other = rule.first == number ? rule.second : rule.first
+            if let peer = others[other] { await link.setRSSI(rule.dBm, between: controller, and: peer) }
+        }
+    }
+
+    func detach(_ controller: VirtualController, number: Int) {
+        attached.withLock { attached in
+            if attached[number] === controller { attached[number] = nil }
+        }
     }
 }

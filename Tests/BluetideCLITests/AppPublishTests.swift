@@ -138,6 +138,26 @@ struct AppPublishTests {
         }
     }
 
+    @Test func uartBridgesSentAndReceivedBytesToTopics() async throws {
+        try await MosquittoBroker.run { broker in
+            let sub = try await MosquittoClients.subscribe(broker, topics: ["bluetide/app/uart/#"])
+            let run = try await BluetideExecutable.run(
+                ["uart", "Bluetide UART", "--emulate", "nus", "--mqtt", broker.url], stdin: "hello mqtt\n")
+            try #require(run.status == 0, "\(run.stderr)")
+            let lines = try await Self.lines(sub) { $0 == "bluetide/app/uart/availability|0|offline" }
+            await sub.stop()
+            let sent = Self.payloads(lines, topic: "bluetide/app/uart/uart-sent")
+            let received = Self.payloads(lines, topic: "bluetide/app/uart/uart-received")
+            func text(_ records: [[String: Any]]) -> String {
+                records.compactMap { ($0["value"] as? [String: Any])?["summary"] as? String }.joined()
+            }
+            #expect(text(sent) == "hello mqtt\n", "\(sent)")
+            #expect(text(received) == "hello mqtt\n", "the emulated module echoes: \(received)")
+            #expect(sent.allSatisfy { ($0["device"] as? [String: Any])?["name"] as? String == "Bluetide UART" && $0["time"] != nil })
+            try await JSONOutputSchemaTests.expectValid(Self.records(lines, prefix: "bluetide/app/uart/"))
+        }
+    }
+
     @Test func badMQTTOptionsExitTwoAndAnUnreachableBrokerOne() async throws {
         let bad = try await BluetideExecutable.run(["ride", "--emulate", "ftms-bike", "--duration", "1", "--mqtt", "http://x"])
         #expect(bad.status == 2)

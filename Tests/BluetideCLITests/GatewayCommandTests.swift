@@ -89,6 +89,67 @@ struct GatewayCommandTests {
         }
     }
 
+    /// Issue 24 item 4 with separate processes: two gateways on one virtual radio (`bluetide
+    /// controllers`, the strap heard at -50 dBm by `near` and -80 dBm by `far`); the better one
+    /// connects; `kill -9` it and the other takes the strap over, values flowing again within 10 s.
+    @Test func twoGatewayProcessesOnOneRadioTheBetterConnectsAndTheOtherTakesOverAfterKillDashNine() async throws {
+        try await MosquittoBroker.run { broker in
+            let controllers = try BluetideExecutable.launch(
+                ["controllers", "tcp-server:127.0.0.1:0", "tcp-server:127.0.0.1:0", "tcp-server:127.0.0.1:0",
+                 "--rssi", "1-2=-50", "--rssi", "1-3=-80", "--json", "--exit-on-stdin-eof"], name: "controllers")
+            let children = ChildList(controllers)
+            do {
+                try await Self.takeOver(broker: broker, controllers: controllers, children: children)
+            } catch {
+                await children.stopAll()
+                throw error
+            }
+            await children.stopAll()
+        }
+    }
+
+    /// The steps of the kill -9 test; every process started is put in `children`.
+    static func takeOver(broker: MosquittoBroker, controllers: BumbleProcess, children: ChildList) async throws {
+        let ready = try await controllers.firstJSON("type", "ready", timeout: .seconds(30))
+        let ports = (ready["ports"]?.array ?? []).compactMap { $0.int }
+        try #require(ports.count == 3)
+        let sub = try await MosquittoClients.subscribe(broker, topics: ["bluetide/f1de0000e001/#"])
+        let strap = try BluetideExecutable.launch(
+            ["emulate", "heart-rate", "--transport", "tcp-client:127.0.0.1:\(ports[0])", "--address", "F1:DE:00:00:E0:01"], name: "strap")
+        await children.add(strap)
+        _ = try await strap.firstLine(timeout: .seconds(30), describing: "the strap advertising") { $0.contains("advertising") }
+        // The weaker gateway starts first: it still leaves the strap to the stronger one.
+        let far = try gatewayProcess("far", port: ports[2], broker: broker.url)
+        await children.add(far)
+        let near = try gatewayProcess("near", port: ports[1], broker: broker.url)
+        await children.add(near)
+        let test = GatewayCommandTests()
+        try await test.waitFor(sub) { $0.hasPrefix("bluetide/f1de0000e001/claim|") && $0.contains("\"gateway\":\"near\"") }
+        try await test.waitFor(sub) { $0.hasPrefix("bluetide/f1de0000e001/heart-rate|") && $0.contains("\"gateway\":\"near\"") }
+        let farLog = await far.output(.stderr)
+        #expect(!farLog.contains { $0.contains("connected to f1de0000e001") }, "\(farLog)")
+
+        let killed = ContinuousClock.now
+        kill(near.pid, SIGKILL)
+        try await test.waitFor(sub) { $0.hasPrefix("bluetide/f1de0000e001/claim|") && $0.contains("\"gateway\":\"far\"") }
+        try await test.waitFor(sub) { $0.hasPrefix("bluetide/f1de0000e001/heart-rate|") && $0.contains("\"gateway\":\"far\"") }
+        let took = killed.duration(to: .now)
+        #expect(took < .seconds(10), "values flowed again through the other gateway after \(took)")
+        // And keep flowing.
+        for _ in 0..<3 {
+            try await test.waitFor(sub) { $0.hasPrefix("bluetide/f1de0000e001/heart-rate|") && $0.contains("\"gateway\":\"far\"") }
+        }
+        kill(far.pid, SIGTERM)
+        #expect(await far.waitForCompletion(timeout: .seconds(20)) == 0)
+        await sub.stop()
+    }
+
+    static func gatewayProcess(_ id: String, port: Int, broker url: String) throws -> BumbleProcess {
+        try BluetideExecutable.launch(
+            ["gateway", "--id", id, "--watch", "service:180D", "--transport", "tcp-client:127.0.0.1:\(port)",
+             "--mqtt", url, "--presence-interval", "1"], name: id)
+    }
+
     static func utcNow() -> String {
         Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
     }
@@ -148,5 +209,16 @@ struct GatewayCommandTests {
         // Everything else runs without it.
         let decode = try await BluetideExecutable.run(["decode", "heart-rate", "0648"], environment: ["BLUETIDE_LIBMOSQUITTO": "/nonexistent/libmosquitto.so.1"])
         #expect(decode.status == 0)
+    }
+}
+
+/// Processes a test started, stopped (newest first) whatever happens.
+actor ChildList {
+    private var children: [BumbleProcess]
+    init(_ first: BumbleProcess) { children = [first] }
+    func add(_ child: BumbleProcess) { children.append(child) }
+    func stopAll() async {
+        for child in children.reversed() { await child.stop() }
+        children = []
     }
 }

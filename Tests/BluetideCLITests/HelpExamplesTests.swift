@@ -151,6 +151,9 @@ import Glibc
         if text.hasPrefix("bluetide gateway") {
             return "needs an MQTT broker on the example's address (127.0.0.1:1883, broker.lan); GatewayBrokerTests and GatewayCommandTests run the gateway against a mosquitto on a free port"
         }
+        if text.hasPrefix("bluetide emulate heart-rate --transport tcp-client:127.0.0.1:9000") {
+            return "needs the example's `bluetide controllers` on ports 9000-9002; GatewayCommandTests runs that set-up on free ports"
+        }
         if text.contains("--mqtt mqtt://") {
             return "needs an MQTT broker on the example's address (127.0.0.1:1883); AppPublishTests run the apps' --mqtt against a mosquitto on a free port"
         }

@@ -66,6 +66,22 @@ import Testing
 }
 
 @Suite struct HeartRateModelTests {
+    @Test func theRateOptionNotifiesThatManyMeasurementsASecondEachOnItsOwnTick() throws {
+        var options = EmulatorOptions()
+        try options.set("rate", to: "200")
+        var model = HeartRateModel(seed: 7, options: options)
+        #expect(model.tickInterval == 0.005)
+        let outputs = values(drive(&model, to: 10, step: model.tickInterval), .heartRateMeasurement)
+        #expect((1999...2000).contains(outputs.count))
+        // About one a tick (two where the floating-point sums meet), not bursts of a tenth of a
+        // second: a benchmark sees an even load.
+        let perTick = Dictionary(grouping: outputs, by: \.time).values.map(\.count)
+        #expect(perTick.max() ?? 0 <= 2)
+        for (_, bytes) in outputs { #expect((60...180).contains(try HeartRateMeasurement(exactly: bytes).beatsPerMinute)) }
+        var bad = EmulatorOptions()
+        #expect(throws: EmulatorOptionError.self) { try bad.set("rate", to: "5000") }
+    }
+
     @Test func measurementsArePlausibleAndRRMatchesTheRate() throws {
         var model = HeartRateModel(seed: 7)
         let outputs = values(drive(&model, to: 600, step: 0.1), .heartRateMeasurement)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bluetide
 import BluetideSerial
+import BluetideGateway
 import Foundation
 
 /// `bluetide uart`: the client (`connect`, the default) and the server (`serve`) of BLE serial.
@@ -136,6 +137,8 @@ struct UARTConnectCommand: AsyncParsableCommand {
 
     @OptionGroup var traffic: UARTTrafficOptions
 
+    @OptionGroup var broker: MQTTPublishOptions
+
     @Flag(name: .long, help: "Status lines (and received data, device lists) as JSON lines.")
     var json = false
 
@@ -195,6 +198,21 @@ struct UARTConnectCommand: AsyncParsableCommand {
         let permit = try traffic.permission()
         let log = try traffic.openLog()
         defer { log?.close() }
+        try broker.validate(app: "uart")
+        let publisher = try await broker.connect(app: "uart")
+        do {
+            try await execute(io: io, ending: ending, options: options, tcpAddress: tcpAddress, permit: permit, log: log, publisher: publisher)
+        } catch {
+            await publisher?.finishReporting()
+            throw error
+        }
+        if let publisher, let problem = await publisher.finishReporting() { throw CommandFailure(problem) }
+    }
+
+    private func execute(
+        io: UARTConsole, ending: LineEnding?, options: SerialLinkOptions, tcpAddress: (host: String, port: UInt16)?,
+        permit: UARTPermission, log: UARTTrafficLog?, publisher: AppPublisher?
+    ) async throws {
         // The UART console owns standard input: pairing is answered by --pairing (or Just Works).
         let deviceSession = try await DeviceSession.open(session, conversation: nil)
         await deviceSession.central.setMaximumConnections(maxConnections)
@@ -217,7 +235,7 @@ struct UARTConnectCommand: AsyncParsableCommand {
             let runner = UARTRunner(
                 links: links, io: io, reporter: reporter,
                 formatter: UARTOutputFormatter(hex: hex, prefixNames: links.count > 1, timestamps: timestamps),
-                json: json, broadcast: broadcast, permit: permit, log: log)
+                json: json, broadcast: broadcast, permit: permit, log: log, publisher: publisher)
             // Each link's status events are reported while the mode runs.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for link in links { group.addTask { for await event in link.status { reporter.report(event, link: link) } } }

@@ -1,5 +1,6 @@
 import Bluetide
 import BluetideSerial
+import BluetideGateway
 import Foundation
 import Synchronization
 
@@ -16,12 +17,16 @@ final class UARTRunner: Sendable {
 
     init(
         links: [SerialLink], io: UARTConsole, reporter: UARTStatusReporter, formatter: UARTOutputFormatter, json: Bool, broadcast: Bool,
-        permit: UARTPermission = .rw, log: UARTTrafficLog? = nil
+        permit: UARTPermission = .rw, log: UARTTrafficLog? = nil, publisher: AppPublisher? = nil
     ) {
         self.bridge = SerialBridge(links: links, broadcast: broadcast, permission: permit) { event in
             switch event {
-            case let .sent(bytes, link): log?.record(.sent, device: link.name, address: link.address, bytes: bytes)
-            case let .received(bytes, link): log?.record(.received, device: link.name, address: link.address, bytes: bytes)
+            case let .sent(bytes, link):
+                log?.record(.sent, device: link.name, address: link.address, bytes: bytes)
+                publisher?.publish(Self.record("uart-sent", bytes, link: link, reporter: reporter), type: "uart-sent")
+            case let .received(bytes, link):
+                log?.record(.received, device: link.name, address: link.address, bytes: bytes)
+                publisher?.publish(Self.record("uart-received", bytes, link: link, reporter: reporter), type: "uart-received")
             case let .notice(notice, link): reporter.message("\(notice)", link: link)
             }
         }
@@ -32,6 +37,15 @@ final class UARTRunner: Sendable {
     }
 
     var links: [SerialLink] { bridge.links }
+
+    /// A chunk that crossed the link as `uart --mqtt` publishes it: `device`, `value` (`hex`, and
+    /// the text as `summary`), `time`.
+    static func record(_ type: String, _ bytes: [UInt8], link: SerialLink, reporter: UARTStatusReporter) -> String {
+        reporter.line(type, [
+            "device": UARTStatusReporter.device(link),
+            "value": ["hex": .string(bytes.map { String(format: "%02x", $0) }.joined()), "summary": .string(String(decoding: bytes, as: UTF8.self))],
+        ])
+    }
 
     // MARK: Received bytes
 

@@ -48,7 +48,11 @@ public struct HeartRateModel: DeviceModel {
             manufacturerName: "Bluetide", modelNumber: "HRM", serialNumber: EmulatedDeviceInformation.serialNumber(seed: seed))
         beatsPerMinute = 70
         targetBPM = 70
+        notificationInterval = 1 / min(1000, max(0.1, options.heartRateNotificationsPerSecond))
     }
+
+    /// Seconds between two measurements notified (1 s unless `rate` says otherwise).
+    public let notificationInterval: Double
 
     public var advertising: AdvertisingHints {
         AdvertisingHints(localName: localName, serviceUUIDs: [.heartRate, .battery], appearance: 0x0341)
@@ -66,7 +70,7 @@ public struct HeartRateModel: DeviceModel {
         ]
     }
 
-    public var tickInterval: Double { 0.1 }
+    public var tickInterval: Double { min(0.1, notificationInterval) }
 
     public func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? {
         switch characteristic {
@@ -90,9 +94,9 @@ public struct HeartRateModel: DeviceModel {
     public mutating func tick(now: Double) -> [EmulatedOutput] {
         var out = battery.tick(now: now)
         advance(to: now)
-        if nextNotification == nil { nextNotification = now + 1 }
+        if nextNotification == nil { nextNotification = now + notificationInterval }
         while let due = nextNotification, now >= due {
-            nextNotification = due + 1
+            nextNotification = due + notificationInterval
             out.append(EmulatedOutput(.heartRateMeasurement, makeMeasurement().bytes))
         }
         return out

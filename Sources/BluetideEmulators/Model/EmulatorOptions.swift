@@ -35,6 +35,9 @@ public struct EmulatorOptions: Hashable, Sendable {
     public var serialStream: NumericLineStream.Series?
     /// Lines a second of ``serialStream``.
     public var serialStreamRate: Double = 10
+    /// Heart-rate measurements notified a second (heart-rate); 1 like a real strap, more to
+    /// offer a benchmark its load (`--option rate=500`).
+    public var heartRateNotificationsPerSecond: Double = 1
 
     /// Memberwise initialiser.
     public init() {}
@@ -68,6 +71,7 @@ extension EmulatorOptions {
         ("clock", "ring clock at start, seconds since 1970 (colmi-r02; default now)"),
         ("stream", "numeric lines printed by itself: sine, counter or both (hm10, nus)"),
         ("stream-rate", "lines a second of stream, 0.1...1000 (hm10, nus; default 10)"),
+        ("rate", "measurements notified a second, 0.1...1000 (heart-rate; default 1)"),
     ]
 
     /// Sets one option from text, e.g. `set("power", to: "250")` (for `--option power=250`).
@@ -98,6 +102,7 @@ extension EmulatorOptions {
             }
             serialStream = series
         case "stream-rate": serialStreamRate = try number(0.1...1000)
+        case "rate": heartRateNotificationsPerSecond = try number(0.1...1000)
         default:
             throw EmulatorOptionError(key: key, problem: "unknown option; known: \(Self.keys.map(\.key).joined(separator: ", "))")
         }
