@@ -25,6 +25,9 @@ import Synchronization
 public final class Peripheral: Sendable {
     /// The host stack this peripheral drives (the package's layers only).
     package let stack: HostStack
+    /// Why this peripheral cannot advertise (its ``Bluetooth`` runs on a backend without the
+    /// peripheral role), in one line saying what to use instead; nil when it can.
+    let unavailable: String?
 
     private let state: Mutex<State>
     private let updates: AsyncStream<PeripheralValueUpdate>.Continuation
@@ -74,8 +77,9 @@ public final class Peripheral: Sendable {
 
     /// A peripheral on `stack`, which must be started (``HostStack/start()``) before services
     /// are added or advertising starts.
-    package init(stack: HostStack) {
+    package init(stack: HostStack, unavailable: String? = nil) {
         self.stack = stack
+        self.unavailable = unavailable
         state = Mutex(State())
         let (updateStream, updates) = AsyncStream.makeStream(of: PeripheralValueUpdate.self, bufferingPolicy: .unbounded)
         self.updates = updates
@@ -285,6 +289,7 @@ public final class Peripheral: Sendable {
     public func startAdvertising(
         _ advertising: AdvertisingData, scanResponse: AdvertisingData? = nil, interval: Duration = .milliseconds(100)
     ) async throws {
+        if let unavailable { throw BluetideError.host(unavailable) }
         let (seconds, attoseconds) = interval.components
         let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
         let request = AdvertisingRequest(
