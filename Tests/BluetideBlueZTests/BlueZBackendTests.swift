@@ -93,4 +93,19 @@ extension BlueZGuestTests {
             _ = try await rig.guest.run("bluetoothctl power on", timeout: .seconds(30))
         }
     }
+
+    @Test func ringSyncRunsOverTheBlueZTransport() async throws {
+        try await withRig("ring sync over bluez", 300) { rig in
+            let ring = try await rig.emulate("colmi-r02", on: 6, address: "C1:B1:7E:00:03:06", name: "R02_BZ06")
+            defer { Task { await ring.stop() } }
+            let started = ContinuousClock.now
+            let sync = try await rig.guest.run(
+                Self.bluetideInGuest("ring sync --transport bluez --device C1:B1:7E:00:03:06/R --days 1 --db /tmp/bz-ring.sqlite --json"),
+                timeout: .seconds(180))
+            #expect(sync.status == 0, "ring sync: \(sync.stdout.suffix(3)) \(sync.stderr.suffix(5))")
+            let synced = try #require(sync.json.first { $0["type"] as? String == "synced" }, "\(sync.stdout.suffix(3)) \(sync.stderr.suffix(5))")
+            #expect(Self.count(synced["added"]) > 0, "\(synced)")
+            print("bluez backend: ring sync took \(BlueZRig.seconds(since: started)) s")
+        }
+    }
 }
