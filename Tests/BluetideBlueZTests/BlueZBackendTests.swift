@@ -21,7 +21,8 @@ extension BlueZGuestTests {
 
             let started = ContinuousClock.now
             let scan = try await rig.guest.run(
-                Self.bluetideInGuest("scan --transport bluez --name BZ-HRM --scan-time 6 --json"), timeout: .seconds(60))
+                Self.bluetideInGuest("scan --transport bluez --name BZ-HRM --service 180D --min-rssi -100 --scan-time 6 --json"),
+                timeout: .seconds(60))
             #expect(scan.status == 0, "scan: \(scan.stderr.suffix(5))")
             let seen = scan.json.first { $0["type"] as? String == "advertisement" }
             let device = try #require(seen?["device"] as? [String: Any], "no advertisement: \(scan.stdout.suffix(5)) \(scan.stderr.suffix(5))")
@@ -49,6 +50,24 @@ extension BlueZGuestTests {
             #expect(notifications.allSatisfy { (($0["value"] as? [String: Any])?["hex"] as? String)?.count ?? 0 >= 4 })
             print("bluez backend: subscribe (connect, discovery, 3 values) took \(BlueZRig.seconds(since: subscribed)) s")
 
+            // Writes with response: accepted, and refused with the strap's ATT error 0x80.
+            let accepted = try await rig.guest.run(
+                Self.bluetideInGuest("write BZ-HRM 2A39 01 --transport bluez --json"), timeout: .seconds(90))
+            #expect(accepted.status == 0, "write 01: \(accepted.stderr.suffix(5))")
+            let refusedWrite = try await rig.guest.run(Self.bluetideInGuest("write BZ-HRM 2A39 02 --transport bluez"), timeout: .seconds(90))
+            #expect(refusedWrite.status == 1)
+            #expect(refusedWrite.stderr.contains { $0.contains("0x80") }, "\(refusedWrite.stderr)")
+
+            // A write without response to a serial module.
+            let module = try await rig.emulate("hm10", on: 7, address: "C1:B1:7E:00:03:07", name: "BZ-HM10")
+            defer { Task { await module.stop() } }
+            let command = try await rig.guest.run(
+                Self.bluetideInGuest("write BZ-HM10 FFE1 48656C6C6F --without-response --transport bluez"), timeout: .seconds(90))
+            #expect(command.status == 0, "write without response: \(command.stderr.suffix(5))")
+            await module.stop()
+            let moduleEvents = await module.output().compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+            #expect(moduleEvents.contains { $0["type"] as? String == "written" && Self.hex(of: $0) == "48656c6c6f" }, "\(moduleEvents.suffix(5))")
+
             // What BlueZ cannot do is refused in one line that says what to use instead.
             let capture = try await rig.guest.run(
                 Self.bluetideInGuest("read BZ-HRM battery-level --transport bluez+snoop:/tmp/x.btsnoop"), timeout: .seconds(60))
@@ -59,6 +78,9 @@ extension BlueZGuestTests {
             await strap.stop()
             let events = await strap.output().compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
             #expect(events.contains { $0["type"] as? String == "subscription" && Self.uuid(of: $0) == "2A37" })
+            let writes = events.filter { $0["type"] as? String == "written" && Self.uuid(of: $0) == "2A39" }
+            #expect(writes.contains { Self.hex(of: $0) == "01" && $0["attError"] == nil }, "\(writes)")
+            #expect(writes.contains { Self.hex(of: $0) == "02" && $0["attError"] as? Int == 0x80 }, "\(writes)")
         }
     }
 
