@@ -88,9 +88,7 @@ final class BlueZCentral: CentralBackend {
     }
 
     func waitUntilClosed() async -> String? {
-        // The bus connection's end: a stream over nothing that ends with it.
-        let ends = try? await bluez.bus.signals(DBusMatchRule(interface: "org.bluetide.Never", member: "Never"))
-        if let ends { for await _ in ends {} }
+        await bluez.bus.waitUntilClosed()
         return bluez.bus.closeReason.flatMap { $0 == "the D-Bus connection was closed" ? nil : $0 }
     }
 

@@ -130,6 +130,10 @@ public final class DBusConnection: Sendable {
         await loop.stop()
     }
 
+    /// Waits until the connection has ended (``close()``, or the bus went away: see
+    /// ``closeReason``).
+    public func waitUntilClosed() async { await loop.waitUntilFinished() }
+
     /// Why the connection ended (the bus went away, ``close()``), nil while it is open.
     public var closeReason: String? { router.closeReason }
 
