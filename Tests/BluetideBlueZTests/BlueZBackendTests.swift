@@ -113,6 +113,24 @@ extension BlueZGuestTests {
             #expect(refused.status == 1)
             #expect(refused.stderr.contains { $0.contains("not powered") && $0.contains("bluetoothctl power on") }, "\(refused.stderr)")
             _ = try await rig.guest.run("bluetoothctl power on", timeout: .seconds(30))
+
+            // rfkill: a soft block is read from /sys/class/rfkill and the advice unblocks first.
+            let rfkill = "for r in /sys/class/rfkill/rfkill*; do [ \"$(cat $r/type)\" = bluetooth ] && echo %d > $r/soft; done; true"
+            _ = try await rig.guest.run(String(format: rfkill, 1), timeout: .seconds(30))
+            let blocked = try await rig.guest.run(Self.bluetideInGuest("doctor --json"), timeout: .seconds(60))
+            _ = try await rig.guest.run(String(format: rfkill, 0) + "; sleep 1; bluetoothctl power on", timeout: .seconds(30))
+            let blockedAdapter = try #require(blocked.json.first { $0["type"] as? String == "adapter" }, "\(blocked.stdout)")
+            #expect((blockedAdapter["rfkill"] as? [String: Any])?["softBlocked"] as? Bool == true, "\(blockedAdapter)")
+            #expect((blocked.json.last?["before"] as? [String])?.first == "rfkill unblock bluetooth", "\(String(describing: blocked.json.last))")
+
+            // Without root or CAP_NET_ADMIN (user nobody): no user channel, and the advice says so.
+            let nobody = try await rig.guest.run(
+                "setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all env LD_LIBRARY_PATH=/opt/swiftlib HOME=/tmp /share/bin/bluetide doctor --json",
+                timeout: .seconds(60))
+            #expect(nobody.status == 0, "\(nobody.stderr.suffix(5))")
+            let nobodySystem = try #require(nobody.json.first { $0["type"] as? String == "system" }, "\(nobody.stdout) \(nobody.stderr.suffix(5))")
+            #expect((nobodySystem["userChannel"] as? [String: Any])?["allowed"] as? Bool == false, "\(nobodySystem)")
+            #expect((nobodySystem["notes"] as? [String])?.contains { $0.contains("setcap cap_net_admin") } == true, "\(nobodySystem)")
         }
     }
 
