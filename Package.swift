@@ -39,7 +39,7 @@ let package = Package(
         // A D-Bus client on libdbus-1 (loaded at run time): the BlueZ backend's transport to bluetoothd.
         .target(name: "BluetideDBus", swiftSettings: strict),
         // BlueZ's D-Bus API (adapters, devices, GATT objects) on BluetideDBus.
-        .target(name: "BluetideBlueZ", dependencies: ["BluetideDBus"], swiftSettings: strict),
+        .target(name: "BluetideBlueZ", dependencies: ["BluetideDBus", "Bluetide", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .target(name: "BluetideProfiles", dependencies: ["BluetideCore", "BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideRecording", dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideEmulators", dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
@@ -198,7 +198,7 @@ let package = Package(
             name: "BluetideGatewayTests",
             dependencies: ["BluetideGateway", "BluetideMQTT", "BluetideTestSupport", "Bluetide", "BluetideCore", "BluetideProfiles", "BluetideSupport", "BluetideEmulation", "BluetideEmulators"],
             swiftSettings: strict),
-        .testTarget(name: "BluetideDBusTests", dependencies: ["BluetideDBus", "BluetideBlueZ", "BluetideTestSupport", "BluetideSupport"], swiftSettings: strict),
+        .testTarget(name: "BluetideDBusTests", dependencies: ["BluetideDBus", "BluetideBlueZ", "BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideMQTTTests", dependencies: ["BluetideMQTT", "BluetideTestSupport", "BluetideSupport"], swiftSettings: strict),
         .testTarget(name: "BluetideCoreTests", dependencies: ["BluetideCore", "BluetideSupport", "BluetideTestSupport"], swiftSettings: strict),
         .testTarget(name: "BluetideProfilesTests", dependencies: ["BluetideProfiles", "BluetideCore"], swiftSettings: strict),

@@ -118,6 +118,7 @@ public struct Bluetooth: Sendable {
     public static func open(transport: String = "virtual", configuration: Configuration = Configuration()) async throws -> Bluetooth {
         // Checked before the transport opens (a tcp-server transport waits for its controller).
         try configuration.validate()
+        if let backend = try await openBackend(transport, configuration: configuration) { return backend }
         let opened: any HCITransport
         do {
             opened = try await Transport.open(transport)
@@ -175,6 +176,7 @@ public struct Bluetooth: Sendable {
     /// controller went away first (its process ended, its TCP peer closed, a framing error).
     /// Cancelling the wait returns nil.
     public func waitUntilClosed() async -> BluetideError? {
+        if let backend = central.external { return await backend.waitUntilClosed().map(BluetideError.host) }
         let reason = await stack.waitUntilStopped()
         if case .notRunning = reason { return nil }
         return .host(reason.description)
@@ -184,7 +186,48 @@ public struct Bluetooth: Sendable {
     /// closes the stack and its transport. Idempotent.
     public func close() async {
         await central.disconnectAll()
+        if let backend = central.external {
+            await backend.close()
+            return
+        }
         _ = try? await stack.stopAdvertising()
         await stack.close()
+    }
+}
+
+extension Bluetooth {
+    /// Opens `transport` on a registered ``BackendScheme`` when its scheme names one (the
+    /// central runs over it; the own host under ``stack`` is never started); nil otherwise.
+    static func openBackend(_ transport: String, configuration: Configuration) async throws -> Bluetooth? {
+        let (head, snoop) = transport.firstRange(of: "+snoop:").map { (String(transport[..<$0.lowerBound]), true) } ?? (transport, false)
+        let name = head.split(separator: ":", maxSplits: 1).first.map(String.init) ?? head
+        guard let scheme = TransportRegistry.scheme(named: name) as? any BackendScheme else { return nil }
+        if snoop {
+            throw BluetideError.transportUnavailable(
+                spec: transport, reason: "\(name) has no HCI traffic to capture: run btmon (as root) beside it instead of +snoop")
+        }
+        let argument = head.count > name.count ? String(head.dropFirst(name.count + 1)) : nil
+        do { try scheme.validate(argument: argument) } catch {
+            throw BluetideError.transportUnavailable(spec: transport, reason: "\(error)")
+        }
+        let backend: any CentralBackend
+        do {
+            backend = try await scheme.openCentral(argument: argument, configuration: configuration)
+        } catch let error as BluetideError {
+            throw error
+        } catch {
+            throw BluetideError.transportUnavailable(spec: transport, reason: "\(error)")
+        }
+        let unavailable = backend.peripheralUnavailable ?? "the peripheral role is not available on \(name)"
+        let idle = HostStack(transport: BackendOnlyTransport(reason: unavailable))
+        let address = await backend.address ?? .randomStatic(0)
+        return Bluetooth(
+            stack: idle,
+            central: Central(
+                stack: idle, maximumConnections: configuration.maximumConnections,
+                defaultConnectTimeout: configuration.connectTimeout, pairsWhenRequired: configuration.pairing.pairsWhenRequired,
+                canAuthenticate: configuration.pairing.ioCapability != .noInputNoOutput, backend: backend),
+            peripheral: Peripheral(stack: idle, unavailable: backend.peripheralUnavailable), address: address, transportSpec: transport,
+            promptFeed: PairingPromptFeed(stack: idle))
     }
 }

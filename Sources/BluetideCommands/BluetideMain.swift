@@ -10,6 +10,7 @@ public enum BluetideMain {
         let given = arguments ?? Array(CommandLine.arguments.dropFirst())
         StandardStreams.ignoreBrokenPipeSignal()
         StandardErrorLogHandler.bootstrap(level: LoggingOptions.level(in: given) ?? .warning)
+        BackendSchemes.register()
         let json = given.prefix(while: { $0 != "--" }).contains("--json")
         do {
             // --log-level and -v/-vv work on every command: taken out here, before parsing.

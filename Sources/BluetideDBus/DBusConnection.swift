@@ -130,6 +130,10 @@ public final class DBusConnection: Sendable {
         await loop.stop()
     }
 
+    /// Waits until the connection has ended (``close()``, or the bus went away: see
+    /// ``closeReason``).
+    public func waitUntilClosed() async { await loop.waitUntilFinished() }
+
     /// Why the connection ended (the bus went away, ``close()``), nil while it is open.
     public var closeReason: String? { router.closeReason }
 
@@ -170,16 +174,18 @@ public final class DBusConnection: Sendable {
         defer { library.messageUnref(message) }
         let milliseconds = Int32(clamping: max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
         let reply = PendingReply(library: library)
+        let id = ObjectIdentifier(reply)
         let sent: Bool = handle.withLock { raw in
             guard let raw else { return false }
             var pending: OpaquePointer?
             guard library.sendWithReply(raw.pointer, message, &pending, milliseconds) != 0, let pending else { return false }
             reply.pending = RawPointer(pending)
+            // Listed before the lock is let go: the tear-down (which takes this lock first) then
+            // finds it and fails it, so no call waits on a connection that is gone.
+            pendingCalls.withLock { $0[id] = reply }
             return true
         }
         guard sent else { throw DBusError("the D-Bus connection is closed (\(closeReason ?? "closed")): cannot call \(interface).\(member)") }
-        let id = ObjectIdentifier(reply)
-        pendingCalls.withLock { $0[id] = reply }
         defer { _ = pendingCalls.withLock { $0.removeValue(forKey: id) } }
         let answer = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

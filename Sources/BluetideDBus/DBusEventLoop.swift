@@ -113,6 +113,18 @@ final class DBusEventLoop: Sendable {
         }
     }
 
+    /// Waits until the loop has ended and let go of the connection (after ``stop()`` or the bus going away).
+    func waitUntilFinished() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state -> Bool in
+                if state.finished { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
     /// Asks the loop to end without waiting (from the loop thread: the bus went away).
     func requestStop() {
         state.withLock { $0.stopping = true }

@@ -141,7 +141,8 @@ struct DBusClientTests {
         let signals = try await connection.signals(DBusMatchRule(interface: "org.bluetide.Test"))
         await bus.stop()
         for await _ in signals {}
-        #expect(connection.closeReason != nil)
+        await connection.waitUntilClosed()
+        #expect(connection.closeReason == "the D-Bus bus closed the connection")
         await #expect(throws: DBusError.self) {
             _ = try await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetId")
         }

@@ -15,8 +15,13 @@ import Foundation
 /// }
 /// ```
 public final class Central: Sendable {
-    /// The host stack the central drives (the package's layers only).
+    /// The host stack the central drives (the package's layers only); idle when the central
+    /// runs on another backend.
     package let stack: HostStack
+    /// The stack the central runs over: the own host, or a registered backend (BlueZ…).
+    let backend: any CentralBackend
+    /// The backend when it is not the own host.
+    let external: (any CentralBackend)?
     let registry: CentralRegistry
     /// Default time limit of a connect attempt when ``connect(to:timeout:policy:)`` gets none.
     public let defaultConnectTimeout: Duration
@@ -32,9 +37,11 @@ public final class Central: Sendable {
     /// time.
     package init(
         stack: HostStack, maximumConnections: Int = 8, defaultConnectTimeout: Duration = .seconds(10),
-        pairsWhenRequired: Bool = false, canAuthenticate: Bool = true
+        pairsWhenRequired: Bool = false, canAuthenticate: Bool = true, backend: (any CentralBackend)? = nil
     ) {
         self.stack = stack
+        self.backend = backend ?? HostCentralBackend(stack: stack)
+        self.external = backend
         self.pairsWhenRequired = pairsWhenRequired
         self.canAuthenticate = canAuthenticate
         self.registry = CentralRegistry(maximumConnections: maximumConnections)
@@ -48,9 +55,9 @@ public final class Central: Sendable {
     /// The sequence ends after `timeout` (nil: when the consumer stops iterating or the stack
     /// closes); the controller's scan stops when the last scan ends.
     public func scan(filter: ScanFilter = ScanFilter(), timeout: Duration? = nil) async throws -> AsyncStream<Advertisement> {
-        let reports: AsyncStream<AdvertisementReport>
+        let reports: AsyncStream<Advertisement>
         do {
-            reports = try await stack.scan(active: true)
+            reports = try await backend.scan(filter: filter)
         } catch {
             throw BluetideError.from(error, operation: "scan")
         }
@@ -59,8 +66,7 @@ public final class Central: Sendable {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     var merger = AdvertisementMerger()
-                    for await report in reports {
-                        let advertisement = merger.receive(report, at: Date())
+                    for await advertisement in reports {
                         guard filter.matches(advertisement),
                               merger.shouldReport(advertisement, allowDuplicates: filter.allowDuplicates) else { continue }
                         continuation.yield(advertisement)
@@ -121,7 +127,7 @@ public final class Central: Sendable {
             /// What is left of `total` (nil without one).
             func left() -> Duration? { deadline.map { ContinuousClock.now.duration(to: $0) } }
             var lastError: (any Error)?
-            var established: HostConnection?
+            var established: (any CentralLink)?
             for attempt in 1...policy.retry.attempts {
                 if attempt > 1 {
                     if let left = left(), left <= policy.retry.delay { break }
@@ -170,10 +176,10 @@ public final class Central: Sendable {
     }
 
     /// Makes one link, queued behind other attempts (the controller makes one at a time).
-    func establishLink(to address: BluetoothAddress, timeout: Duration) async throws -> HostConnection {
+    func establishLink(to address: BluetoothAddress, timeout: Duration) async throws -> any CentralLink {
         await registry.takeConnectTurn()
         do {
-            let link = try await stack.connect(to: address, timeout: timeout.seconds)
+            let link = try await backend.connect(to: address, timeout: timeout)
             await registry.passConnectTurn()
             return link
         } catch {

@@ -9,7 +9,7 @@ import BluetideSupport
 actor ConnectionCore {
     private enum State {
         case starting
-        case connected(HostConnection)
+        case connected(any CentralLink)
         case reconnecting(attempt: Int)
         case closed(BluetideError?)
     }
@@ -35,7 +35,7 @@ actor ConnectionCore {
     private var requestedMTU: Int?
     private var subscriptions: [BluetoothUUID: Subscription] = [:]
     private var nextStreamID = 0
-    private var linkWaiters: [CheckedContinuation<HostConnection, any Error>] = []
+    private var linkWaiters: [CheckedContinuation<any CentralLink, any Error>] = []
     private var userDisconnected = false
 
     init(central: Central, address: BluetoothAddress, policy: ConnectionPolicy, slot: Int, hub: EventHub) {
@@ -52,19 +52,19 @@ actor ConnectionCore {
 
     /// Sets the first link up: MTU, discovery, link-loss watch; within `limit` when given (and
     /// never longer than the policy's set-up time limit).
-    func start(with link: HostConnection, within limit: Duration? = nil) async throws {
+    func start(with link: any CentralLink, within limit: Duration? = nil) async throws {
         try await attach(link, within: limit)
         hub.emit(.connected)
     }
 
     /// Prepares `link` (MTU exchange, discovery, subscriptions restored) and makes it current,
     /// each step within the policy's set-up time limit or `cap` when shorter.
-    private func attach(_ link: HostConnection, within cap: Duration? = nil) async throws {
+    private func attach(_ link: any CentralLink, within cap: Duration? = nil) async throws {
         let limit = cap.map { min($0, policy.setupTimeout) } ?? policy.setupTimeout
         let mtu = requestedMTU
         let discovered = try await withTimeLimit(limit, onTimeout: { BluetideError.timedOut(operation: "MTU exchange and service discovery", seconds: limit.seconds) }) {
-            if let mtu { _ = try? await link.gatt.exchangeMTU(clientMTU: mtu) }
-            return try await link.gatt.discoverDatabase()
+            if let mtu { _ = try? await link.exchangeMTU(mtu) }
+            return try await link.discoverDatabase()
         }
         mtuExchanged = mtu != nil
         services = discovered
@@ -92,13 +92,13 @@ actor ConnectionCore {
         linkWaiters.removeAll()
         Task { [weak self] in
             let reason = await link.waitForDisconnection()
-            await self?.linkDown(link, reason: DisconnectReason(reason))
+            await self?.linkDown(link, reason: reason)
         }
     }
 
     /// The link ended: close, or reconnect when the policy says so.
-    private func linkDown(_ link: HostConnection, reason: DisconnectReason) async {
-        guard case let .connected(current) = state, current == link else { return }
+    private func linkDown(_ link: any CentralLink, reason: DisconnectReason) async {
+        guard case let .connected(current) = state, current === link else { return }
         hub.emit(.disconnected(reason: reason))
         if userDisconnected || !policy.reconnect.isEnabled {
             await close(userDisconnected ? nil : .disconnected(reason: reason))
@@ -160,7 +160,7 @@ actor ConnectionCore {
         userDisconnected = true
         switch state {
         case let .connected(link):
-            let reason = (try? await link.disconnect()).map(DisconnectReason.init) ?? .localHostTerminated
+            let reason = (try? await link.disconnect()) ?? .localHostTerminated
             if case .connected = state {
                 hub.emit(.disconnected(reason: reason))
                 await close(nil)
@@ -181,9 +181,9 @@ actor ConnectionCore {
 
     /// The current link, waiting while reconnecting. With `replacing`, a link that was seen to
     /// fail is not handed out again: the call waits for the next one (or the close).
-    private func currentLink(replacing failed: HostConnection? = nil) async throws -> HostConnection {
+    private func currentLink(replacing failed: (any CentralLink)? = nil) async throws -> any CentralLink {
         switch state {
-        case let .connected(link) where link != failed: return link
+        case let .connected(link) where link !== failed: return link
         case let .closed(error): throw error ?? BluetideError.disconnected(reason: .localHostTerminated)
         case .starting, .reconnecting, .connected:
             return try await withCheckedThrowingContinuation { linkWaiters.append($0) }
@@ -196,7 +196,7 @@ actor ConnectionCore {
     @discardableResult
     private func perform<T: Sendable>(
         _ operation: String, _ characteristic: BluetoothUUID? = nil,
-        _ body: @escaping @Sendable (HostConnection) async throws -> T
+        _ body: @escaping @Sendable (any CentralLink) async throws -> T
     ) async throws -> T {
         await operations.acquireUncancellable()
         let what = characteristic.map { "\(operation) of \($0)" } ?? operation
@@ -204,7 +204,7 @@ actor ConnectionCore {
             let limit = policy.operationTimeout
             let retries = policy.reconnect.isEnabled
             let value = try await withTimeLimit(limit, onTimeout: { BluetideError.timedOut(operation: what, seconds: limit.seconds) }) {
-                var failed: HostConnection?
+                var failed: (any CentralLink)?
                 while true {
                     let link = try await self.currentLink(replacing: failed)
                     // Timed out while waiting for the link: do not act late.
@@ -231,13 +231,13 @@ actor ConnectionCore {
     /// the central's policy allows, secures the link (encrypting with the bond, or pairing) and
     /// runs it once more.
     private func runPairingWhenRequired<T: Sendable>(
-        _ body: @escaping @Sendable (HostConnection) async throws -> T, on link: HostConnection
+        _ body: @escaping @Sendable (any CentralLink) async throws -> T, on link: any CentralLink
     ) async throws -> T {
         do {
             return try await body(link)
         } catch let GATTClientError.att(code, handle, request)
-            where central.pairsWhenRequired && Self.securityCodes.contains(code) {
-            let current = await central.stack.securityLevel(of: link.handle)
+            where central.pairsWhenRequired && link.pairsOnSecurityErrors && Self.securityCodes.contains(code) {
+            let current = await link.securityLevel()
             // Encrypted but not enough (0x05 on an encrypted link): pair again for MITM keys —
             // unless this host cannot authenticate (NoInputNoOutput): another Just Works pairing
             // would only replace good keys (BlueZ refuses it with 0x0C), so the device's answer stands.
@@ -254,9 +254,9 @@ actor ConnectionCore {
     private static let securityCodes: Set<ATTErrorCode> = [.insufficientEncryption, .insufficientAuthentication, .insufficientEncryptionKeySize]
 
     /// Secures `link` through the host, translating a pairing failure into the API's words.
-    private func secure(_ link: HostConnection, force: Bool) async throws -> SecurityLevel {
+    private func secure(_ link: any CentralLink, force: Bool) async throws -> SecurityLevel {
         do {
-            return try await central.stack.pair(link.handle, force: force)
+            return try await link.pair(force: force)
         } catch let error as SMPPairingError {
             throw BluetideError.pairingFailed(error)
         }
@@ -271,7 +271,7 @@ actor ConnectionCore {
     var securityLevel: SecurityLevel {
         get async {
             guard case let .connected(link) = state else { return .none }
-            return await central.stack.securityLevel(of: link.handle)
+            return await link.securityLevel()
         }
     }
 
@@ -290,15 +290,15 @@ actor ConnectionCore {
 
     func read(_ uuid: BluetoothUUID) async throws -> [UInt8] {
         try await perform("read", uuid) { link in
-            let handle = try await self.characteristic(uuid).valueHandle
-            return try await link.gatt.read(handle: handle)
+            let found = try await self.characteristic(uuid)
+            return try await link.read(found)
         }
     }
 
     func readDescriptor(_ uuid: BluetoothUUID, of characteristicUUID: BluetoothUUID) async throws -> [UInt8] {
         try await perform("read of descriptor \(uuid)", characteristicUUID) { link in
-            let handle = try await self.descriptor(uuid, of: characteristicUUID).handle
-            return try await link.gatt.read(handle: handle)
+            let found = try await self.descriptor(uuid, of: characteristicUUID)
+            return try await link.read(found, of: try await self.characteristic(characteristicUUID))
         }
     }
 
@@ -316,9 +316,9 @@ actor ConnectionCore {
 
     func write(_ bytes: [UInt8], to uuid: BluetoothUUID, withResponse: Bool) async throws {
         try await perform(withResponse ? "write" : "write without response", uuid) { link in
-            let handle = try await self.characteristic(uuid).valueHandle
+            let found = try await self.characteristic(uuid)
             if withResponse {
-                try await link.gatt.write(handle: handle, value: bytes)
+                try await link.write(bytes, to: found, withResponse: true)
             } else {
                 // An attribute value holds at most 512 octets; a longer Write Command would be
                 // dropped by the server without a word, so refuse it here.
@@ -326,7 +326,7 @@ actor ConnectionCore {
                 guard bytes.count <= maximum else {
                     throw BluetideError.valueTooLong(uuid, length: bytes.count, maximum: maximum)
                 }
-                try await link.gatt.writeWithoutResponse(handle: handle, value: bytes)
+                try await link.write(bytes, to: found, withResponse: false)
             }
         }
     }
@@ -336,12 +336,12 @@ actor ConnectionCore {
         repeat {
             let start = position
             position = try await perform("send", uuid) { link in
-                let handle = try await self.characteristic(uuid).valueHandle
+                let found = try await self.characteristic(uuid)
                 // MTU − 3 octets per Write Command, and never more than an attribute value
                 // may hold (512 octets), which servers refuse silently.
                 let chunk = min(max(await link.mtu() - 3, 1), 512)
                 let end = min(start + chunk, bytes.count)
-                try await link.gatt.writeWithoutResponse(handle: handle, value: Array(bytes[start..<end]))
+                try await link.write(Array(bytes[start..<end]), to: found, withResponse: false)
                 return end
             }
         } while position < bytes.count
@@ -351,8 +351,7 @@ actor ConnectionCore {
         guard (23...517).contains(mtu) else { throw BluetideError.invalidArgument("MTU \(mtu) out of range 23…517") }
         if mtuExchanged { throw BluetideError.mtuAlreadyExchanged(current: await self.mtu) }
         let result = try await perform("MTU exchange") { link in
-            _ = try await link.gatt.exchangeMTU(clientMTU: mtu)
-            return await link.mtu()
+            try await link.exchangeMTU(mtu)
         }
         mtuExchanged = true
         requestedMTU = mtu
@@ -370,15 +369,16 @@ actor ConnectionCore {
         try await perform("RSSI read") { link in Int(try await link.rssi()) }
     }
 
-    func parameters() async -> HostConnection.Parameters? {
+    func parameters() async -> ConnectionParameters? {
         guard case let .connected(link) = state else { return nil }
         return await link.parameters()
     }
 
     func requestParameters(_ parameters: LEConnectionParameters) async throws {
-        let stack = central.stack
         try await perform("connection parameter update") { link in
-            try await stack.execute(LEConnectionUpdate(handle: link.handle, connection: parameters))
+            try await link.requestParameters(
+                intervalMin: parameters.intervalMin, intervalMax: parameters.intervalMax, latency: parameters.maxLatency,
+                supervisionTimeout: parameters.supervisionTimeout)
         }
     }
 
@@ -399,7 +399,7 @@ actor ConnectionCore {
 
     private func addStream(
         _ continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation, id: Int, for uuid: BluetoothUUID,
-        on link: HostConnection
+        on link: any CentralLink
     ) async throws {
         if subscriptions[uuid] != nil {
             subscriptions[uuid]?.streams.add(continuation, id: id)
@@ -413,10 +413,10 @@ actor ConnectionCore {
     }
 
     /// Subscribes on `link`'s GATT client (one subscription per characteristic and link).
-    private func hostSubscribe(_ uuid: BluetoothUUID, on link: HostConnection) async throws -> AsyncStream<[UInt8]> {
+    private func hostSubscribe(_ uuid: BluetoothUUID, on link: any CentralLink) async throws -> AsyncStream<[UInt8]> {
         let found = try characteristic(uuid)
         guard !found.properties.isDisjoint(with: [.notify, .indicate]) else { throw BluetideError.notSubscribable(uuid) }
-        return try await link.gatt.subscribe(to: found)
+        return try await link.subscribe(to: found)
     }
 
     /// Forwards one link's values of `uuid` to the user's sequences, in order, straight from
@@ -435,7 +435,7 @@ actor ConnectionCore {
         // In turn with other operations, so a new subscription made meanwhile is not undone.
         _ = try? await perform("unsubscribe", uuid) { link in
             guard await self.subscriptions[uuid] == nil else { return }
-            try await link.gatt.unsubscribe(from: try await self.characteristic(uuid))
+            try await link.unsubscribe(from: try await self.characteristic(uuid))
         }
     }
 }

@@ -26,6 +26,9 @@ import BluetideSupport
 public final class Peripheral: Sendable {
     /// The host stack this peripheral drives (the package's layers only).
     package let stack: HostStack
+    /// Why this peripheral cannot advertise (its ``Bluetooth`` runs on a backend without the
+    /// peripheral role), in one line saying what to use instead; nil when it can.
+    let unavailable: String?
 
     private let state: Mutex<State>
     private let updates: AsyncStream<PeripheralValueUpdate>.Continuation
@@ -77,8 +80,9 @@ public final class Peripheral: Sendable {
 
     /// A peripheral on `stack`, which must be started (``HostStack/start()``) before services
     /// are added or advertising starts.
-    package init(stack: HostStack) {
+    package init(stack: HostStack, unavailable: String? = nil) {
         self.stack = stack
+        self.unavailable = unavailable
         state = Mutex(State())
         let (updateStream, updates) = AsyncStream.makeStream(of: PeripheralValueUpdate.self, bufferingPolicy: .unbounded)
         self.updates = updates
@@ -322,6 +326,7 @@ public final class Peripheral: Sendable {
     public func startAdvertising(
         _ advertising: AdvertisingData, scanResponse: AdvertisingData? = nil, interval: Duration = .milliseconds(100)
     ) async throws {
+        if let unavailable { throw BluetideError.host(unavailable) }
         let milliseconds = interval.inMilliseconds
         let request = AdvertisingRequest(
             advertising: advertising, scanResponse: scanResponse,

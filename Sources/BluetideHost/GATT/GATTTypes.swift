@@ -93,6 +93,12 @@ public struct GATTDescriptor: Hashable, Sendable {
     public var uuid: BluetoothUUID
     /// Its handle.
     public var handle: UInt16
+
+    /// A descriptor as found by discovery (or reported by another stack, e.g. BlueZ).
+    public init(uuid: BluetoothUUID, handle: UInt16) {
+        self.uuid = uuid
+        self.handle = handle
+    }
 }
 
 /// Security state of a link, as the server needs it for permission checks.
@@ -116,6 +122,12 @@ public struct GATTRemoteCharacteristic: Hashable, Sendable {
     public var characteristic: GATTCharacteristic
     /// Its descriptors, in handle order.
     public var descriptors: [GATTDescriptor]
+
+    /// A characteristic with its descriptors.
+    public init(characteristic: GATTCharacteristic, descriptors: [GATTDescriptor]) {
+        self.characteristic = characteristic
+        self.descriptors = descriptors
+    }
 }
 
 /// A discovered service with its characteristics (the result of a full discovery).
@@ -124,4 +136,10 @@ public struct GATTRemoteService: Hashable, Sendable {
     public var service: GATTServiceRange
     /// Its characteristics, in handle order.
     public var characteristics: [GATTRemoteCharacteristic]
+
+    /// A service with its characteristics.
+    public init(service: GATTServiceRange, characteristics: [GATTRemoteCharacteristic]) {
+        self.service = service
+        self.characteristics = characteristics
+    }
 }
