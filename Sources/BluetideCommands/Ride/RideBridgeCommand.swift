@@ -120,6 +120,7 @@ struct RideBridgeCommand: AsyncParsableCommand {
     }
 
     private func run(_ ride: RideSession, bridge: RideBridge, dircon: DirconServing?, output: CommandOutput, stopOnSignals: Bool) async throws {
+        let stop = RideRunning.catchStops(stopOnSignals)
         let samples = try await RideRunning.start(ride)
         let startedAt = Date()
         let json = json
@@ -164,6 +165,6 @@ struct RideBridgeCommand: AsyncParsableCommand {
                 output.emit(json ? RideRunning.sampleLine(sample, startedAt: startedAt) : RideView.line(sample))
             }
         }
-        await RideRunning.wait(for: pump, duration: stop.duration, stopOnSignals: stopOnSignals)
+        await RideRunning.wait(for: pump, duration: self.stop.duration, stop: stop)
     }
 }

@@ -196,6 +196,7 @@ struct RideRunOptions: ParsableArguments {
         commands: AsyncStream<String>?, observe: (@Sendable (RideSample) async -> Void)?,
         onSession: (@Sendable (RideSession) async -> Void)?
     ) async throws {
+        let stop = RideRunning.catchStops(stopOnSignals)
         let samples = try await RideRunning.start(ride)
         let recorded = ride.source as? RecordedRideSource<ContinuousClock>
         // The samples' wall clock: the recording's start for a replay, now for a live ride.
@@ -266,7 +267,7 @@ struct RideRunOptions: ParsableArguments {
                 }
             }
         }
-        await RideRunning.wait(for: printer, duration: stop.duration, stopOnSignals: stopOnSignals)
+        await RideRunning.wait(for: printer, duration: self.stop.duration, stop: stop)
         if let workout, let summary = tally.finishedSummary {
             let text = "workout \(workout.name) done: \(summary.text)"
             publisher?.publish(RideRunning.noticeLine(text), type: "notice")

@@ -13,19 +13,32 @@ enum RideRunning {
         }
     }
 
-    /// Waits until `printer` ends (the samples ended), `duration` seconds pass, or (with
-    /// `stopOnSignals`) Ctrl-C or SIGTERM; then cancels `printer`.
-    static func wait(for printer: Task<Void, Never>, duration: Double?, stopOnSignals: Bool) async {
+    /// Starts catching Ctrl-C, SIGTERM and SIGHUP when `stopOnSignals`: called before the
+    /// command starts its ride or prints a line, so a Ctrl-C at any moment stops it the orderly
+    /// way (the ride is stopped, the devices let go) instead of killing it.
+    static func catchStops(_ stopOnSignals: Bool) -> StopSignal? {
+        stopOnSignals ? StopSignal.install() : nil
+    }
+
+    /// Waits until `printer` ends (the samples ended), `duration` seconds pass (counted from
+    /// now, when the ride runs), or `stop` sees Ctrl-C or SIGTERM (also one caught earlier);
+    /// then cancels `printer`.
+    static func wait(for printer: Task<Void, Never>, duration: Double?, stop: StopSignal?) async {
         let ender = Task {
-            if stopOnSignals { _ = await StopSignal.install(duration: duration).wait() } else if let duration {
-                try? await Task.sleep(for: .seconds(duration))
-            } else {
-                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+            await withTaskGroup(of: Void.self) { group in
+                if let stop { group.addTask { _ = await stop.wait() } }
+                if let duration { group.addTask { try? await Task.sleep(for: .seconds(duration)) } }
+                if stop == nil, duration == nil {
+                    group.addTask { while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) } }
+                }
+                await group.next()
+                group.cancelAll()
             }
             printer.cancel()
         }
         await printer.value
         ender.cancel()
+        _ = await ender.value
     }
 
     /// A sample as its `--json` record (`type` `sample`, docs/json-output.md).
