@@ -104,12 +104,14 @@ import Testing
         try await riding(session, rig) {
             let stream = try await session.start()
             try await session.setTarget(.power(watts: 150))
-            live += try await guarded("two seconds at 150 W") { try await samples(stream) { $0.filter { $0.trigger == .tick }.count >= 2 } }
+            // Each phase lasts until two ticks carry its target: ticks already on their way when
+            // the target changed (a busy machine delivers them late) still carry the old one.
+            live += try await guarded("two seconds at 150 W") { try await samples(stream) { $0.filter { $0.trigger == .tick && $0.target == .power(watts: 150) }.count >= 2 } }
             #expect(try await session.perform(RideControlCommand.parse("grade 2.5")) == "target 2.5 %")
             #expect(await session.currentTarget == .grade(percent: 2.5))
-            live += try await guarded("two seconds at 2.5 %") { try await samples(stream) { $0.filter { $0.trigger == .tick }.count >= 2 } }
+            live += try await guarded("two seconds at 2.5 %") { try await samples(stream) { $0.filter { $0.trigger == .tick && $0.target == .grade(percent: 2.5) }.count >= 2 } }
             #expect(try await session.perform(.free) == "free riding")
-            live += try await guarded("two seconds free") { try await samples(stream) { $0.filter { $0.trigger == .tick }.count >= 2 } }
+            live += try await guarded("two seconds free") { try await samples(stream) { $0.filter { $0.trigger == .tick && $0.target == nil }.count >= 2 } }
         }
         let liveTicks = live.filter { $0.trigger == .tick }
         #expect(liveTicks.contains { $0.target == .power(watts: 150) })
