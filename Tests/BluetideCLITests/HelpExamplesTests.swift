@@ -130,6 +130,9 @@ import Glibc
         let text = example.text
         if text.contains("hci-socket:") { return "needs a Bluetooth adapter (hci-socket)" }
         if text.contains("serial:/dev/") { return "needs a controller on a serial port" }
+        if text.contains("--transport bluez") {
+            return "needs bluetoothd with a powered adapter on the system bus; BlueZBackendTests runs these commands in the BlueZ guest"
+        }
         if text.contains("tcp-client:") {
             return "needs `bluetide controllers` (or Bumble) running in another terminal; the multi-process set-ups are tested with free ports in ControllersAndBenchCommandTests, RideCommandTests and ReadmeExampleTests"
         }
