@@ -20,6 +20,15 @@ import Testing
         #expect(features.parameterBytes == [0x00, 0x01, 0, 0, 0, 0, 0, 0, 0x80])
         #expect(LESetEventMask(mask: 0x1F).parameterBytes == [0x1F, 0, 0, 0, 0, 0, 0, 0])
         #expect(try LESetEventMask(parameters: [0x1F, 0, 0, 0, 0, 0, 0, 0x02]).mask == 0x0200_0000_0000_001F)
+        let version: [UInt8] = [0x00, 0x0D, 0x34, 0x12, 0x0C, 0x5F, 0x00, 0x78, 0x56]
+        #expect(try HCIReadLocalVersionInformation.ReturnParameters(parameters: version) == HCIReadLocalVersionInformation.ReturnParameters(
+            hciVersion: 0x0D, hciSubversion: 0x1234, lmpVersion: 0x0C, companyIdentifier: 0x005F, lmpSubversion: 0x5678))
+        let buffers = HCIReadBufferSize.ReturnParameters(aclDataPacketLength: 1021, synchronousDataPacketLength: 60,
+                                                         totalNumACLDataPackets: 8, totalNumSynchronousDataPackets: 2)
+        #expect(buffers.parameterBytes == [0x00, 0xFD, 0x03, 60, 8, 0, 2, 0])
+        #expect(try HCIReadBufferSize.ReturnParameters(parameters: buffers.parameterBytes) == buffers)
+        #expect(try HCISetEventMask(parameters: HCISetEventMask(mask: HCISetEventMask.defaultMask).parameterBytes).mask == HCISetEventMask.defaultMask)
+        #expect(try HCIReadLocalSupportedFeatures.ReturnParameters(parameters: [0, 1, 2, 3, 4, 5, 6, 7, 8]).features == 0x0807_0605_0403_0201)
     }
 
     @Test func aShortBlockNamesTheFieldThatWasCut() {
