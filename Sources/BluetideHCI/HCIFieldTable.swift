@@ -27,6 +27,13 @@ public struct HCIField<Root>: Sendable {
             encode: { value, writer in writer.write(value[keyPath: path].rawValue) })
     }
 
+    /// A one-byte flag called `name`: 0 is false, anything else true (written as 0 or 1).
+    public static func flag(_ path: WritableKeyPath<Root, Bool> & Sendable, _ name: String) -> HCIField {
+        HCIField(
+            decode: { (value: inout Root, reader: inout ByteReader) throws(DecodingError) in value[keyPath: path] = try reader.readUInt8(name) != 0 },
+            encode: { value, writer in writer.write(UInt8(value[keyPath: path] ? 1 : 0)) })
+    }
+
     /// The status byte of return parameters.
     public static func status(_ path: WritableKeyPath<Root, HCIStatus> & Sendable) -> HCIField {
         HCIField(

@@ -31,6 +31,15 @@ import Testing
         #expect(try HCIReadLocalSupportedFeatures.ReturnParameters(parameters: [0, 1, 2, 3, 4, 5, 6, 7, 8]).features == 0x0807_0605_0403_0201)
     }
 
+    @Test func flagsReadAnyNonZeroByteAsTrueAndWriteOne() throws {
+        #expect(try LESetScanEnable(parameters: [0x02, 0x00]) == LESetScanEnable(enable: true, filterDuplicates: false))
+        #expect(LESetScanEnable(enable: true, filterDuplicates: true).parameterBytes == [1, 1])
+        #expect(try LESetAdvertisingEnable(parameters: [0]).enable == false)
+        let scan = LESetScanParameters(active: false, interval: 0x60, window: 0x30, ownAddressType: .random, filterPolicy: 0)
+        #expect(scan.parameterBytes == [0x00, 0x60, 0x00, 0x30, 0x00, 0x01, 0x00])
+        #expect(try LESetScanParameters(parameters: scan.parameterBytes) == scan)
+    }
+
     @Test func aShortBlockNamesTheFieldThatWasCut() {
         #expect(throws: DecodingError.truncated("ISO data packet length", needed: 2, present: 1, at: 4)) {
             try LEReadBufferSizeV2.ReturnParameters(parameters: [0x00, 0xFB, 0x00, 0x0F, 0x64])
