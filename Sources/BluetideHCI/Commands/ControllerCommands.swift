@@ -10,7 +10,7 @@ public struct HCIReset: HCIParameterlessCommand, Equatable {
 }
 
 /// Set Event Mask (0x0C01): which events the controller may send (bit n = event code n+1).
-public struct HCISetEventMask: HCICommand, Equatable {
+public struct HCISetEventMask: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x0C01)
     public static let name = "Set Event Mask"
     /// The 64-bit mask.
@@ -18,8 +18,8 @@ public struct HCISetEventMask: HCICommand, Equatable {
     /// The default after Reset (`0x00001FFFFFFFFFFF`).
     public static let defaultMask: UInt64 = 0x0000_1FFF_FFFF_FFFF
     public init(mask: UInt64) { self.mask = mask }
-    public init(from reader: inout ByteReader) throws(DecodingError) { mask = try reader.read(UInt64.self, "event mask") }
-    public func encode(to writer: inout ByteWriter) { writer.write(mask) }
+    public static let fields: [HCIField<Self>] = [.integer(\.mask, "event mask")]
+    public static let blank = Self(mask: 0)
 }
 
 /// Read Local Version Information (0x1001).
@@ -29,7 +29,7 @@ public struct HCIReadLocalVersionInformation: HCIParameterlessCommand, Equatable
     public init() {}
 
     /// The controller's HCI and LMP/LL versions and manufacturer.
-    public struct ReturnParameters: HCIReturnParameters, Equatable {
+    public struct ReturnParameters: HCIReturnParameters, HCIFieldTable, Equatable {
         /// Outcome (0x00 success).
         public var status: HCIStatus
         /// HCI version (0x09 = Core 5.0, 0x0C = 5.3, 0x0D = 5.4).
@@ -51,22 +51,12 @@ public struct HCIReadLocalVersionInformation: HCIParameterlessCommand, Equatable
             self.companyIdentifier = companyIdentifier
             self.lmpSubversion = lmpSubversion
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            status = try HCIStatus(from: &reader)
-            hciVersion = try reader.readUInt8("HCI version")
-            hciSubversion = try reader.read(UInt16.self, "HCI subversion")
-            lmpVersion = try reader.readUInt8("LMP version")
-            companyIdentifier = try reader.read(UInt16.self, "company identifier")
-            lmpSubversion = try reader.read(UInt16.self, "LMP subversion")
-        }
-        public func encode(to writer: inout ByteWriter) {
-            status.encode(to: &writer)
-            writer.write(hciVersion)
-            writer.write(hciSubversion)
-            writer.write(lmpVersion)
-            writer.write(companyIdentifier)
-            writer.write(lmpSubversion)
-        }
+        public static let fields: [HCIField<Self>] = [
+            .status(\.status), .integer(\.hciVersion, "HCI version"), .integer(\.hciSubversion, "HCI subversion"),
+            .integer(\.lmpVersion, "LMP version"), .integer(\.companyIdentifier, "company identifier"),
+            .integer(\.lmpSubversion, "LMP subversion"),
+        ]
+        public static let blank = Self(hciVersion: 0, hciSubversion: 0, lmpVersion: 0, companyIdentifier: 0, lmpSubversion: 0)
     }
 }
 
@@ -111,7 +101,7 @@ public struct HCIReadLocalSupportedFeatures: HCIParameterlessCommand, Equatable 
     public init() {}
 
     /// What Command Complete returns for this command (status first).
-    public struct ReturnParameters: HCIReturnParameters, Equatable {
+    public struct ReturnParameters: HCIReturnParameters, HCIFieldTable, Equatable {
         /// Outcome (0x00 success).
         public var status: HCIStatus
         /// The 64-bit LMP features, little-endian.
@@ -120,14 +110,8 @@ public struct HCIReadLocalSupportedFeatures: HCIParameterlessCommand, Equatable 
             self.status = status
             self.features = features
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            status = try HCIStatus(from: &reader)
-            features = try reader.read(UInt64.self, "LMP features")
-        }
-        public func encode(to writer: inout ByteWriter) {
-            status.encode(to: &writer)
-            writer.write(features)
-        }
+        public static let fields: [HCIField<Self>] = [.status(\.status), .integer(\.features, "LMP features")]
+        public static let blank = Self(features: 0)
     }
 }
 
@@ -138,7 +122,7 @@ public struct HCIReadBufferSize: HCIParameterlessCommand, Equatable {
     public init() {}
 
     /// What Command Complete returns for this command (status first).
-    public struct ReturnParameters: HCIReturnParameters, Equatable {
+    public struct ReturnParameters: HCIReturnParameters, HCIFieldTable, Equatable {
         /// Outcome (0x00 success).
         public var status: HCIStatus
         /// Maximum ACL payload per packet, bytes.
@@ -157,20 +141,13 @@ public struct HCIReadBufferSize: HCIParameterlessCommand, Equatable {
             self.totalNumACLDataPackets = totalNumACLDataPackets
             self.totalNumSynchronousDataPackets = totalNumSynchronousDataPackets
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            status = try HCIStatus(from: &reader)
-            aclDataPacketLength = try reader.read(UInt16.self, "ACL data packet length")
-            synchronousDataPacketLength = try reader.readUInt8("synchronous data packet length")
-            totalNumACLDataPackets = try reader.read(UInt16.self, "total ACL data packets")
-            totalNumSynchronousDataPackets = try reader.read(UInt16.self, "total synchronous data packets")
-        }
-        public func encode(to writer: inout ByteWriter) {
-            status.encode(to: &writer)
-            writer.write(aclDataPacketLength)
-            writer.write(synchronousDataPacketLength)
-            writer.write(totalNumACLDataPackets)
-            writer.write(totalNumSynchronousDataPackets)
-        }
+        public static let fields: [HCIField<Self>] = [
+            .status(\.status), .integer(\.aclDataPacketLength, "ACL data packet length"),
+            .integer(\.synchronousDataPacketLength, "synchronous data packet length"),
+            .integer(\.totalNumACLDataPackets, "total ACL data packets"),
+            .integer(\.totalNumSynchronousDataPackets, "total synchronous data packets"),
+        ]
+        public static let blank = Self(aclDataPacketLength: 0, totalNumACLDataPackets: 0)
     }
 }
 

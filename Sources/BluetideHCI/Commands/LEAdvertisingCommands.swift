@@ -130,20 +130,18 @@ public struct LESetScanResponseData: HCICommand, Equatable {
 }
 
 /// LE Set Advertising Enable (0x200A).
-public struct LESetAdvertisingEnable: HCICommand, Equatable {
+public struct LESetAdvertisingEnable: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x200A)
     public static let name = "LE Set Advertising Enable"
     /// True to start, false to stop.
     public var enable: Bool
     public init(enable: Bool) { self.enable = enable }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        enable = try reader.readUInt8("advertising enable") != 0
-    }
-    public func encode(to writer: inout ByteWriter) { writer.write(UInt8(enable ? 1 : 0)) }
+    public static let fields: [HCIField<Self>] = [.flag(\.enable, "advertising enable")]
+    public static let blank = Self(enable: false)
 }
 
 /// LE Set Scan Parameters (0x200B).
-public struct LESetScanParameters: HCICommand, Equatable {
+public struct LESetScanParameters: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x200B)
     public static let name = "LE Set Scan Parameters"
     /// True for active scanning (scan requests, so scan responses are reported too).
@@ -164,24 +162,15 @@ public struct LESetScanParameters: HCICommand, Equatable {
         self.ownAddressType = ownAddressType
         self.filterPolicy = filterPolicy
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        active = try reader.readUInt8("scan type") != 0
-        interval = try reader.read(UInt16.self, "scan interval")
-        window = try reader.read(UInt16.self, "scan window")
-        ownAddressType = LEAddressType(rawValue: try reader.readUInt8("own address type"))
-        filterPolicy = try reader.readUInt8("scanning filter policy")
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(UInt8(active ? 1 : 0))
-        writer.write(interval)
-        writer.write(window)
-        writer.write(ownAddressType.rawValue)
-        writer.write(filterPolicy)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .flag(\.active, "scan type"), .integer(\.interval, "scan interval"), .integer(\.window, "scan window"),
+        .raw(\.ownAddressType, "own address type"), .integer(\.filterPolicy, "scanning filter policy"),
+    ]
+    public static let blank = Self()
 }
 
 /// LE Set Scan Enable (0x200C).
-public struct LESetScanEnable: HCICommand, Equatable {
+public struct LESetScanEnable: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x200C)
     public static let name = "LE Set Scan Enable"
     /// True to start, false to stop.
@@ -192,12 +181,6 @@ public struct LESetScanEnable: HCICommand, Equatable {
         self.enable = enable
         self.filterDuplicates = filterDuplicates
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        enable = try reader.readUInt8("scan enable") != 0
-        filterDuplicates = try reader.readUInt8("filter duplicates") != 0
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(UInt8(enable ? 1 : 0))
-        writer.write(UInt8(filterDuplicates ? 1 : 0))
-    }
+    public static let fields: [HCIField<Self>] = [.flag(\.enable, "scan enable"), .flag(\.filterDuplicates, "filter duplicates")]
+    public static let blank = Self(enable: false)
 }

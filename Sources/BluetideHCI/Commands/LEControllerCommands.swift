@@ -3,7 +3,7 @@ import BluetideCore
 // LE controller setup commands (Core spec Vol 4 Part E 7.8).
 
 /// LE Set Event Mask (0x2001): which LE Meta subevents may be sent (bit n = subevent n+1).
-public struct LESetEventMask: HCICommand, Equatable {
+public struct LESetEventMask: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2001)
     public static let name = "LE Set Event Mask"
     /// The 64-bit mask (bit n lets event or subevent n+1 through).
@@ -11,8 +11,8 @@ public struct LESetEventMask: HCICommand, Equatable {
     /// The default after Reset (`0x1F`: subevents 0x01-0x05).
     public static let defaultMask: UInt64 = 0x1F
     public init(mask: UInt64) { self.mask = mask }
-    public init(from reader: inout ByteReader) throws(DecodingError) { mask = try reader.read(UInt64.self, "LE event mask") }
-    public func encode(to writer: inout ByteWriter) { writer.write(mask) }
+    public static let fields: [HCIField<Self>] = [.integer(\.mask, "LE event mask")]
+    public static let blank = Self(mask: 0)
 }
 
 /// LE Read Buffer Size v1 (0x2002): the LE ACL buffers (length 0 = use Read Buffer Size's).
@@ -22,7 +22,7 @@ public struct LEReadBufferSize: HCIParameterlessCommand, Equatable {
     public init() {}
 
     /// What Command Complete returns for this command (status first).
-    public struct ReturnParameters: HCIReturnParameters, Equatable {
+    public struct ReturnParameters: HCIReturnParameters, HCIFieldTable, Equatable {
         /// Outcome (0x00 success).
         public var status: HCIStatus
         /// Maximum LE ACL payload per packet, bytes (0 = shared with BR/EDR).
@@ -34,16 +34,11 @@ public struct LEReadBufferSize: HCIParameterlessCommand, Equatable {
             self.leACLDataPacketLength = leACLDataPacketLength
             self.totalNumLEACLDataPackets = totalNumLEACLDataPackets
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            status = try HCIStatus(from: &reader)
-            leACLDataPacketLength = try reader.read(UInt16.self, "LE ACL data packet length")
-            totalNumLEACLDataPackets = try reader.readUInt8("total LE ACL data packets")
-        }
-        public func encode(to writer: inout ByteWriter) {
-            status.encode(to: &writer)
-            writer.write(leACLDataPacketLength)
-            writer.write(totalNumLEACLDataPackets)
-        }
+        public static let fields: [HCIField<Self>] = [
+            .status(\.status), .integer(\.leACLDataPacketLength, "LE ACL data packet length"),
+            .integer(\.totalNumLEACLDataPackets, "total LE ACL data packets"),
+        ]
+        public static let blank = Self(leACLDataPacketLength: 0, totalNumLEACLDataPackets: 0)
     }
 }
 
@@ -54,7 +49,7 @@ public struct LEReadBufferSizeV2: HCIParameterlessCommand, Equatable {
     public init() {}
 
     /// What Command Complete returns for this command (status first).
-    public struct ReturnParameters: HCIReturnParameters, Equatable {
+    public struct ReturnParameters: HCIReturnParameters, HCIFieldTable, Equatable {
         /// Outcome (0x00 success).
         public var status: HCIStatus
         /// Maximum LE ACL payload per packet, bytes.
@@ -73,20 +68,12 @@ public struct LEReadBufferSizeV2: HCIParameterlessCommand, Equatable {
             self.isoDataPacketLength = isoDataPacketLength
             self.totalNumISODataPackets = totalNumISODataPackets
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            status = try HCIStatus(from: &reader)
-            leACLDataPacketLength = try reader.read(UInt16.self, "LE ACL data packet length")
-            totalNumLEACLDataPackets = try reader.readUInt8("total LE ACL data packets")
-            isoDataPacketLength = try reader.read(UInt16.self, "ISO data packet length")
-            totalNumISODataPackets = try reader.readUInt8("total ISO data packets")
-        }
-        public func encode(to writer: inout ByteWriter) {
-            status.encode(to: &writer)
-            writer.write(leACLDataPacketLength)
-            writer.write(totalNumLEACLDataPackets)
-            writer.write(isoDataPacketLength)
-            writer.write(totalNumISODataPackets)
-        }
+        public static let fields: [HCIField<Self>] = [
+            .status(\.status), .integer(\.leACLDataPacketLength, "LE ACL data packet length"),
+            .integer(\.totalNumLEACLDataPackets, "total LE ACL data packets"),
+            .integer(\.isoDataPacketLength, "ISO data packet length"), .integer(\.totalNumISODataPackets, "total ISO data packets"),
+        ]
+        public static let blank = Self(leACLDataPacketLength: 0, totalNumLEACLDataPackets: 0)
     }
 }
 
@@ -131,7 +118,7 @@ public struct LEReadLocalSupportedFeatures: HCIParameterlessCommand, Equatable {
     public init() {}
 
     /// What Command Complete returns for this command (status first).
-    public struct ReturnParameters: HCIReturnParameters, Equatable {
+    public struct ReturnParameters: HCIReturnParameters, HCIFieldTable, Equatable {
         /// Outcome (0x00 success).
         public var status: HCIStatus
         /// The 64-bit LE feature bits.
@@ -140,14 +127,8 @@ public struct LEReadLocalSupportedFeatures: HCIParameterlessCommand, Equatable {
             self.status = status
             self.features = features
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            status = try HCIStatus(from: &reader)
-            features = LEFeatures(rawValue: try reader.read(UInt64.self, "LE features"))
-        }
-        public func encode(to writer: inout ByteWriter) {
-            status.encode(to: &writer)
-            writer.write(features.rawValue)
-        }
+        public static let fields: [HCIField<Self>] = [.status(\.status), .raw(\.features, "LE features")]
+        public static let blank = Self(features: [])
     }
 }
 
