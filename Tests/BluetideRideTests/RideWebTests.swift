@@ -173,38 +173,22 @@ import FoundationNetworking
     /// are there with the page's token. (Clicking them is not driven here: the socket's commands
     /// are checked above.)
     @Test(.needs("chromium", install: "apt-get install chromium")) func thePageRunsInHeadlessChromium() async throws {
-        let chromium = try #require(OptionalTool.executable("chromium"), "chromium is not installed (apt-get install chromium)")
+        _ = try #require(HeadlessChromium.executable(), "chromium is not installed (apt-get install chromium)")
         let feed = RideLiveFeed()
         let access = RideWebAccess()
         let running = try await RideWebServer(feed: feed, control: RideWebControl { _ in "ok" }, access: access).start(host: "127.0.0.1", port: 0)
         for t in 1...3 { await feed.publish(Self.sample(Double(t), power: 211)) }
-        let profile = NSTemporaryDirectory() + "chromium-ride-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: profile) }
         let url = running.localURL + "/"
         let dom: String
         do {
-            dom = try await guarded("chromium's DOM", seconds: 90) {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
-                    Thread {
-                        let process = Process()
-                        process.executableURL = chromium
-                        process.arguments = [
-                            "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile)", "--virtual-time-budget=5000",
-                            "--dump-dom", url,
-                        ]
-                        let pipe = Pipe()
-                        process.standardOutput = pipe
-                        process.standardError = FileHandle.nullDevice
-                        do {
-                            try process.run()
-                            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                            process.waitUntilExit()
-                            continuation.resume(returning: String(decoding: data, as: UTF8.self))
-                        } catch {
-                            continuation.resume(throwing: error)
-                        }
-                    }.start()
-                }
+            // The page is read once its script has opened /live and shown the latest sample (an
+            // event wait inside the browser), not after a fixed budget of the browser's time.
+            dom = try await HeadlessChromium.session { browser in
+                try browser.open(url)
+                try browser.waitUntil(
+                    "document.getElementById('state').textContent === 'live' && document.getElementById('power').textContent === '211'",
+                    what: "the page live with the latest sample", seconds: 90)
+                return try browser.evaluate("document.documentElement.outerHTML") as? String ?? ""
             }
         } catch {
             await running.stop()
