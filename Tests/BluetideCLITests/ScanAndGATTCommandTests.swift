@@ -6,7 +6,7 @@ import Testing
     @Test func scanListsTheEmulatedDevicesStrongestFirst() async throws {
         let collector = LineCollector()
         let command = try ScanCommand.parse(
-            ["--transport", privateLink(), "--emulate", "heart-rate@-70,csc@-45", "--scan-time", "1.5"])
+            ["--transport", privateLink(), "--emulate", "heart-rate@-70,csc@-45", "--scan-time", "5"])
         try await withGuard { try await command.execute(collector.output) }
         let lines = collector.lines
         #expect(lines.count == 3, "lines: \(lines)")
@@ -22,7 +22,7 @@ import Testing
     @Test func scanJSONGivesOneObjectPerDeviceAndAppliesFilters() async throws {
         let collector = LineCollector()
         let command = try ScanCommand.parse(
-            ["--transport", privateLink(), "--emulate", "heart-rate@-60,csc@-50,hm10@-80", "--scan-time", "1.5",
+            ["--transport", privateLink(), "--emulate", "heart-rate@-60,csc@-50,hm10@-80", "--scan-time", "5",
              "--json", "--service", "180D"])
         try await withGuard { try await command.execute(collector.output) }
         let objects = collector.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -33,7 +33,7 @@ import Testing
 
         let weak = LineCollector()
         let strongOnly = try ScanCommand.parse(
-            ["--transport", privateLink(), "--emulate", "heart-rate@-60,csc@-50,hm10@-80", "--timeout", "1.5",
+            ["--transport", privateLink(), "--emulate", "heart-rate@-60,csc@-50,hm10@-80", "--timeout", "5",
              "--json", "--min-rssi", "-65", "--name-prefix", "Bluetide"])
         try await withGuard { try await strongOnly.execute(weak.output) }
         let names = weak.lines.compactMap { ((try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["device"] as? [String: Any])?["name"] as? String }
