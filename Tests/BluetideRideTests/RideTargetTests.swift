@@ -48,6 +48,30 @@ import Testing
     }
 }
 
+/// A sample carries the target in force at its own time: a value stamped before a target change
+/// but handled after it (late on a busy machine) keeps the target it was ridden at, as the
+/// replay of the log, which orders by time, gives it.
+@Suite struct RideTargetTimeTests {
+    @Test func aLateValueKeepsTheTargetOfItsOwnTime() async throws {
+        let strap = DeviceIdentity(address: "C0:00:00:00:00:02", name: "HRM")
+        let trainer = DeviceIdentity(address: "C0:00:00:00:00:01", name: "Trainer")
+        func heartRate(_ time: Double) -> ValueRecord {
+            ValueRecord(timestamp: time, device: strap, characteristic: .heartRateMeasurement, operation: .notify,
+                        value: HeartRateMeasurement(beatsPerMinute: 120).bytes)
+        }
+        let erg = try #require(RideTargetLog.entries(for: .power(watts: 150), role: .ftmsTrainer).last)
+        let write = ValueRecord(timestamp: 5, device: trainer, characteristic: erg.characteristic, operation: .write, value: erg.bytes)
+        let session = RideSession(source: RecordedRideSource(records: [heartRate(1), write, heartRate(4.5), heartRate(6)], pace: .asFastAsPossible))
+        let samples = try await guarded("the replay's samples") {
+            var samples: [RideSample] = []
+            for await sample in try await session.start() { samples.append(sample) }
+            return samples
+        }
+        let targets = samples.filter { $0.trigger != .tick }.map { "\($0.time): \($0.target.map { "\($0)" } ?? "free")" }
+        #expect(targets == ["1.0: free", "4.5: free", "6.0: \(RideTarget.power(watts: 150))"])
+    }
+}
+
 @Suite struct RideControlCommandTests {
     @Test func parsesTheCommandsAndSaysWhatIsWrong() throws {
         #expect(try RideControlCommand.parse("erg 220") == .target(.power(watts: 220)))

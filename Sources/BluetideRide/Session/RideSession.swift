@@ -41,6 +41,11 @@ public actor RideSession {
     private var merger: RideMerger
     private var recorder: RideRecorder?
     private var target: RideTarget?
+    /// The target before the last change, and the ride time of that change (the time its write
+    /// is recorded at). A sample stamped before the change (a tick delivered late on a busy
+    /// machine) carries the target in force at its own time, as a replay of the log gives it.
+    private var targetBefore: RideTarget?
+    private var targetSince = -Double.infinity
     private var workout: Workout?
     private var workoutStart: Double?
     private var lastWorkoutWatts: Int?
@@ -108,7 +113,7 @@ public actor RideSession {
         workoutStart = nil
         pausedAt = nil
         try await trainer.apply(target)
-        self.target = target
+        change(target: target, at: now)
         await record(target, trainer: trainer)
     }
 
@@ -146,7 +151,7 @@ public actor RideSession {
         workoutStart = nil
         pausedAt = nil
         try await trainer.setSimulation(parameters)
-        target = .grade(percent: parameters.gradePercent)
+        change(target: .grade(percent: parameters.gradePercent), at: now)
         await record(target, trainer: trainer, parameters: parameters)
     }
 
@@ -158,7 +163,7 @@ public actor RideSession {
         workoutStart = nil
         pausedAt = nil
         try await trainer.reset()
-        target = nil
+        change(target: nil, at: now)
         await record(nil, trainer: trainer)
     }
 
@@ -202,7 +207,7 @@ public actor RideSession {
         pausedAt = now
         pausedTarget = target
         try await trainer.reset()
-        target = nil
+        change(target: nil, at: now)
         await record(nil, trainer: trainer)
         return "paused"
     }
@@ -221,7 +226,7 @@ public actor RideSession {
         }
         if let again = pausedTarget {
             try await trainer.apply(again)
-            target = again
+            change(target: again, at: now)
             await record(again, trainer: trainer)
             return "riding on (target \(again))"
         }
@@ -268,10 +273,10 @@ public actor RideSession {
         case let .target(recorded, time):
             // A recording's target (a replay has no trainer of its own to ask).
             now = max(now, time)
-            target = recorded
+            change(target: recorded, at: time)
         }
         guard var sample = merger.receive(event) else { return nil }
-        sample.target = target
+        sample.target = sample.time < targetSince ? targetBefore : target
         // A paused workout stays where the pause found it.
         if let workout, let workoutStart { sample.workout = workout.position(at: (pausedAt ?? sample.time) - workoutStart) }
         lapSummary.add(sample)
@@ -280,6 +285,12 @@ public actor RideSession {
     }
 
     /// Sends the workout's target for `time` when it changed.
+    private func change(target new: RideTarget?, at time: Double) {
+        targetBefore = target
+        target = new
+        targetSince = time
+    }
+
     private func stepWorkout(at time: Double) {
         guard let workout, let workoutStart, pausedAt == nil else { return }
         let elapsed = time - workoutStart
@@ -297,7 +308,7 @@ public actor RideSession {
         }
         guard let watts = workout.targetWatts(at: elapsed, ftp: configuration.ftpWatts), watts != lastWorkoutWatts else { return }
         lastWorkoutWatts = watts
-        target = .power(watts: watts)
+        change(target: .power(watts: watts), at: now)
         let source = source, notices = noticeContinuation
         if recorder != nil, let trainer = trainerDevice { recordTarget(target, trainer: trainer) }
         let previous = controlTask
