@@ -27,7 +27,7 @@ struct CoachBluetooth: Sendable {
             do {
                 return CoachBluetooth(bluetooth: try await Bluetooth.open(transport: transport), world: nil, trainers: [], spec: transport)
             } catch {
-                throw CommandFailure("cannot open transport \(transport): \(error)")
+                throw CommandFailure.cannotOpenTransport(transport, error)
             }
         }
         let parsed: TransportSpec
@@ -62,7 +62,7 @@ struct CoachBluetooth: Sendable {
             return CoachBluetooth(bluetooth: bluetooth, world: world, trainers: trainers, spec: spec)
         } catch {
             await world.close()
-            throw CommandFailure("cannot open transport \(spec): \(error)")
+            throw CommandFailure.cannotOpenTransport("\(spec)", error)
         }
     }
 
