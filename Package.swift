@@ -179,12 +179,17 @@ let package = Package(
                 "Bluetide", "BluetideCore", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideReflexCoach", "BluetideRide", "BluetideRing",
             ],
             swiftSettings: strict),
+        // The coach's Bluetooth with emulated trainers and straps (the coach library knows no emulators).
+        .target(
+            name: "BluetideReflexEmulation",
+            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideEmulation", "BluetideEmulators"],
+            swiftSettings: strict),
         .target(
             name: "BluetideCommands",
             dependencies: [
                 "BluetideCore", "BluetideProfiles", "BluetideTransport", "BluetideBench", "BluetideSupport",
                 "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
-                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial", "BluetideSerialWeb", "BluetideRide", "BluetideRideWeb",
+                "BluetideReflex", "BluetideReflexCoach", "BluetideReflexEmulation", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial", "BluetideSerialWeb", "BluetideRide", "BluetideRideWeb",
                 "BluetideCapture", "BluetideGateway", "BluetideMQTT", "BluetideBlueZ", "BluetideDBus", "BluetideSupport", "BluetideDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -257,7 +262,7 @@ let package = Package(
         .testTarget(
             name: "BluetideReflexWebTests",
             dependencies: [
-                "BluetideTestSupport", "BluetideReflexWeb", "BluetideReflex", "BluetideReflexCoach", "BluetideCommands",
+                "BluetideTestSupport", "BluetideReflexWeb", "BluetideReflex", "BluetideReflexCoach", "BluetideReflexEmulation", "BluetideCommands",
                 "Bluetide", "BluetideCore", "BluetideProfiles", "BluetideSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
