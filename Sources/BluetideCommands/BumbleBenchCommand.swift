@@ -98,7 +98,7 @@ struct BumbleBenchTransportOptions: ParsableArguments {
             throw CommandFailure("--transport \(transport): the in-process virtual link has no peer from another process; use `bluetide bench loopback` for both sides in this process, or share controllers (`bluetide controllers tcp-server:_:9000 tcp-server:_:9001`, or Bumble's) and pass --transport tcp-client:127.0.0.1:9000")
         }
         do { return try await Transport.open(spec) } catch {
-            throw CommandFailure("cannot open transport \(transport): \(error)")
+            throw CommandFailure.cannotOpenTransport(transport, error)
         }
     }
 }

@@ -152,7 +152,7 @@ final class DeviceSession: Sendable {
                     bluetooth: try await Bluetooth.open(transport: text, configuration: configuration), emulated: [],
                     world: nil, transportText: text, prompter: prompter, labels: labels, bondFile: options.bondFilePath)
             } catch {
-                throw CommandFailure("cannot open transport \(text): \(error)")
+                throw CommandFailure.cannotOpenTransport(text, error)
             }
         }
         guard case let .virtual(name) = spec.kind else {
@@ -178,7 +178,7 @@ final class DeviceSession: Sendable {
                 bondFile: options.bondFilePath)
         } catch {
             await world.close()
-            throw CommandFailure("cannot open transport \(text): \(error)")
+            throw CommandFailure.cannotOpenTransport(text, error)
         }
     }
 

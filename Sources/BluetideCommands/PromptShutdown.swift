@@ -13,6 +13,8 @@ enum PromptShutdown {
     static let politeLimit: Duration = .seconds(1)
 
     /// Runs `work`; if it has not finished after `limit`, runs `force` and still waits for `work`.
+    /// Returns once `work` and any `force` it started have ended: after the return nothing of the
+    /// shutdown runs on (a `force` not started by then never starts).
     static func run(within limit: Duration = politeLimit, _ work: @escaping @Sendable () async -> Void,
                     force: @escaping @Sendable () async -> Void) async {
         let polite = Task { await work() }
@@ -22,6 +24,7 @@ enum PromptShutdown {
         }
         await polite.value
         deadline.cancel()
+        _ = await deadline.result
     }
 
     /// Closes `bluetooth` the polite way (disconnect, advertising off, then the transport), and

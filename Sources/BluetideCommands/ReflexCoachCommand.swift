@@ -6,6 +6,7 @@ import BluetideEmulators
 import BluetideProfiles
 import BluetideReflex
 import BluetideReflexCoach
+import BluetideReflexEmulation
 import BluetideReflexWeb
 import BluetideTransport
 import BluetideGateway

@@ -2,6 +2,7 @@ import ArgumentParser
 import Bluetide
 import BluetideReflex
 import BluetideReflexCoach
+import BluetideReflexEmulation
 import BluetideTransport
 import Foundation
 

@@ -219,7 +219,7 @@ struct ReplayCommand: AsyncParsableCommand {
             bluetooth = try await Bluetooth.open(
                 transport: "\(spec)", configuration: .init(address: address, deviceName: name ?? "Bluetide Replay"))
         } catch {
-            throw CommandFailure("cannot open transport \(spec): \(error)")
+            throw CommandFailure.cannotOpenTransport("\(spec)", error)
         }
         let peripheral: ReplayPeripheral
         do {

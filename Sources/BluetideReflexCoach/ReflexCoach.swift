@@ -93,7 +93,8 @@ public struct ReflexCoach: Sendable {
     /// ``CoachEvent/ended(_:)``. A request on `stop` ends the run with its reason: the device is
     /// sent `02 stop`, the session is stored as incomplete with the reason, and `ended` is still
     /// reported (keep iterating until it arrives). Ending the iteration early cancels the run the
-    /// same way, without anyone to tell.
+    /// same way, without anyone to tell; ``RunStop/waitUntilEnded()`` then says when the
+    /// session's end is stored.
     public func run(athleteID: Int64, sequenceName: String, choice: TrainerChoice = .strongest,
                     stop: RunStop = RunStop()) -> AsyncThrowingStream<CoachEvent, any Error> {
         stream(stop: stop) { emit in
@@ -122,8 +123,10 @@ public struct ReflexCoach: Sendable {
         let task = Task {
             do {
                 try await body { continuation.yield($0) }
+                stop.markEnded()
                 continuation.finish()
             } catch {
+                stop.markEnded()
                 if let reason = stop.reason, !Self.isStorageFailure(error) {
                     continuation.finish(throwing: CoachError.stopped(reason))
                 } else {

@@ -29,6 +29,45 @@ import Testing
         return names.union(standardLibrary).union(layers)
     }
 
+    /// Names the notes page uses that are no Swift declaration of ours: the standard library's
+    /// and other packages' types, a D-Bus interface, the layer table's column value.
+    static let notesOutside: Set<String> = ["AsyncStream", "Clock", "AES", "P256", "ObjectManager", "App", "Package"]
+
+    /// The package's target and product names, from Package.swift (`name: "X"`, `product(name: "X"`).
+    static func packageNames() throws -> Set<String> {
+        let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let pattern = try NSRegularExpression(pattern: #"name:\s*"([A-Za-z0-9_]+)""#)
+        var names: Set<String> = []
+        for match in pattern.matches(in: manifest, range: NSRange(manifest.startIndex..., in: manifest)) {
+            if let range = Range(match.range(at: 1), in: manifest) { names.insert(String(manifest[range])) }
+        }
+        return names
+    }
+
+    /// The names in `page`'s backticks that Sources do not declare (see ``everyTypeThePageNamesExists()``).
+    static func missingNames(in page: String, declared: Set<String>) throws -> [String] {
+        // `Name`, `Name.member`, `Name(on:)`: identifiers that start with a capital letter.
+        let code = try NSRegularExpression(pattern: #"`([A-Z][A-Za-z0-9]*)(?:\.([A-Za-z][A-Za-z0-9]*))?(?:\([^`]*\))?`"#)
+        var missing: [String] = []
+        for match in code.matches(in: page, range: NSRange(page.startIndex..., in: page)) {
+            guard let type = Range(match.range(at: 1), in: page).map({ String(page[$0]) }) else { continue }
+            let member = Range(match.range(at: 2), in: page).map { String(page[$0]) }
+            if member == "swift" || member == "md" { continue }  // a file name: `Package.swift`, `ARCHITECTURE.md`
+            if !declared.contains(type) { missing.append(type) }
+            if let member, !declared.contains(member), !notesOutside.contains(type) { missing.append("\(type).\(member)") }
+        }
+        return missing
+    }
+
+    /// docs/ARCHITECTURE-NOTES.md too: every type it names exists, every target it names is one.
+    @Test func everyNameTheNotesPageUsesExists() throws {
+        let page = try String(contentsOf: Self.root.appendingPathComponent("docs/ARCHITECTURE-NOTES.md"), encoding: .utf8)
+        let declared = try Self.declaredNames().union(Self.packageNames()).union(Self.notesOutside)
+        #expect(declared.contains("BluetideReflexCoach") && declared.contains("NIOCore"), "the manifest's names were read")
+        let missing = try Self.missingNames(in: page, declared: declared)
+        #expect(missing.isEmpty, "docs/ARCHITECTURE-NOTES.md names what neither Sources nor Package.swift declare: \(missing)")
+    }
+
     @Test func everyTypeThePageNamesExists() throws {
         let page = try String(contentsOf: Self.root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
         let declared = try Self.declaredNames()

@@ -57,6 +57,7 @@ import Testing
         let command = try ScanCommand.parse(["--transport", "tcp-client:127.0.0.1:1", "--timeout", "1"])
         let message = try #require(try await failureMessage { try await command.execute(LineCollector().output) })
         #expect(message.hasPrefix("cannot open transport tcp-client:127.0.0.1:1"), "\(message)")
+        #expect(message.components(separatedBy: "cannot open transport").count == 2, "said once: \(message)")
         let emulateOnSerial = try ScanCommand.parse(["--transport", "tcp-client:127.0.0.1:1", "--emulate", "csc"])
         let refused = try #require(try await failureMessage { try await emulateOnSerial.execute(LineCollector().output) })
         #expect(refused.contains("--emulate needs a virtual transport"))

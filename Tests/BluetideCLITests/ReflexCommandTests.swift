@@ -5,6 +5,7 @@ import BluetideTransport
 import Foundation
 import Synchronization
 import Testing
+import BluetideTestSupport
 @testable import BluetideCommands
 
 @Suite struct ReflexCommandTests {
@@ -68,10 +69,13 @@ import Testing
 
 /// The command itself on a virtual link, with a bare host stack as the coach.
 @Suite struct ReflexDeviceCommandRunTests {
+    /// The printed lines; a test waits for one to arrive (no polling).
     final class Lines: Sendable {
-        private let state = Mutex<[String]>([])
-        func append(_ line: String) { state.withLock { $0.append(line) } }
-        var all: [String] { state.withLock { $0 } }
+        private let state = Observed<[String]>([])
+        func append(_ line: String) { state.append(line) }
+        var all: [String] { state.value }
+        /// Returns once a line matching `predicate` was printed.
+        func waitFor(_ predicate: @escaping @Sendable (String) -> Bool) async throws { _ = try await state.first(where: predicate) }
     }
 
     struct TimedOut: Error {}
@@ -80,7 +84,7 @@ import Testing
     @Test func printsOneLinePerEventWhileACoachRunsASequence() async throws {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask { try await self.exchange(); return true }
-            group.addTask { try await Task.sleep(for: .seconds(30)); return false }
+            group.addTask { try await Task.sleep(for: .seconds(30)); return false }  // the hang guard's own timer
             defer { group.cancelAll() }
             guard try await group.next() == true else { throw TimedOut() }
         }
@@ -123,9 +127,7 @@ import Testing
         for await status in control where status.first == 0x12 { break }
         _ = try await connection.disconnect()
         // Wait for the disconnect line, then interrupt.
-        for _ in 0..<500 where !lines.all.contains(where: { $0.hasPrefix("coach disconnected") }) {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await lines.waitFor { $0.hasPrefix("coach disconnected") }
         interrupt.yield(2)
         try await serving.value
         await coach.close()

@@ -193,6 +193,7 @@ struct Tmux: Sendable {
     func screen() async throws -> String { try await run(["capture-pane", "-p", "-t", session, "-S", "-200"]) }
 
     /// Waits (every 100 ms, at most about 60 s) until the screen shows `text`; throws with the screen.
+    /// (A wall-time wait on an outside program, tmux, which has no event to wait on: allowed.)
     func waitForScreen(containing text: String) async throws -> String {
         var screen = ""
         for _ in 0..<600 {

@@ -12,7 +12,7 @@ import Testing
     @Test func aHungBodyIsCutOffWithTheGivenError() async throws {
         await #expect(throws: Limit()) {
             try await withRunTimeLimit(0.3, onTimeout: { Limit() }) {
-                try await Task.sleep(for: .seconds(60))
+                try await Task.sleep(for: .seconds(60))  // a stand-in for a hung body: cut off, never waited out
                 return 0
             }
         }

@@ -8,7 +8,8 @@ import Foundation
 import Testing
 @testable import BluetideReflexCoach
 
-/// Runs `body`, failing when it takes longer than `seconds` (a hang guard, not a timing assertion).
+/// Runs `body`, failing when it takes longer than `seconds` (a hang guard, not a timing assertion:
+/// its timer is the only real sleep here, and it only cuts a hung body off).
 func within<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await body() }
@@ -244,10 +245,11 @@ struct CoachRig {
         try rig.store.saveSequence(name: "Long", targets: (0..<30).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 400, count: 30), at: Date())
         let athleteID = try #require(athlete.id)
         let coach = rig.coach()
+        let stop = RunStop()
         let sessionID = try await within(40, "two steps") {
             var session: Int64 = -1
             var seen = 0
-            for try await event in coach.run(athleteID: athleteID, sequenceName: "Long") {
+            for try await event in coach.run(athleteID: athleteID, sequenceName: "Long", stop: stop) {
                 if case let .sessionStarted(id) = event { session = id }
                 if case .step = event { seen += 1 }
                 if seen == 2 { break }
@@ -255,13 +257,11 @@ struct CoachRig {
             return session
         }
         let store = rig.store
-        let session = try await within(30, "session marked ended") {
-            while true {
-                if let s = try store.session(id: sessionID), s.ended != nil { return s }
-                try await Task.sleep(for: .milliseconds(20))
-            }
-        }
+        // The run goes on storing its end after the iteration left: wait for that event.
+        try await within(30, "session marked ended") { try await stop.waitUntilEnded() }
+        let session = try #require(try store.session(id: sessionID))
         await rig.close()
+        #expect(session.ended != nil)
         #expect(!session.complete)
         let stored = try store.steps(sessionID: sessionID)
         #expect(stored.count >= 2 && stored.count < 30)

@@ -5,6 +5,7 @@ import Foundation
 import GRDB
 import Synchronization
 import Testing
+import BluetideTestSupport
 @testable import BluetideReflexCoach
 
 /// Every way a run ends leaves a session with an end and a true reason, and the trainer free
@@ -134,12 +135,17 @@ import Testing
         var configured = ReflexCoach(central: rig.bluetooth.central, store: store)
         configured.scanRound = .seconds(1)
         let coach = configured
-        let running = Counter()
+        // The run's events so far (Int.max once it ended): each reader goes round once per event,
+        // so the readers and writers meet the run's writes all along without sleeping.
+        let progress = Observed(0)
         let others = (0..<3).map { index in
             Task.detached { [athlete] () throws -> Int in
                 let other = try CoachStore(path: path)
                 var rounds = 0
-                while running.value == 0 {
+                var seen = -1
+                while true {
+                    seen = try await progress.wait { [seen] in $0 > seen }
+                    if seen == Int.max { break }
                     _ = try other.results(athleteID: athleteID)
                     _ = try CSVExport.steps(from: other, athleteID: athleteID)
                     if index > 0 {
@@ -149,13 +155,20 @@ import Testing
                         try other.recordWeight(athleteID: athleteID, date: CalendarDate(year: 2026, month: 11, day: 20)!, kilograms: 60)
                     }
                     rounds += 1
-                    try await Task.sleep(for: .milliseconds(5))
                 }
                 return rounds
             }
         }
-        let events = try await within(50, "run") { try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Long")) }
-        running.increment()
+        let events: [CoachEvent]
+        do {
+            events = try await within(50, "run") {
+                try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Long")) { _ in progress.update { $0 += 1 } }
+            }
+            progress.update { $0 = Int.max }
+        } catch {
+            progress.update { $0 = Int.max }
+            throw error
+        }
         for other in others { #expect(try await other.value > 0) }
         await rig.close()
         guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }

@@ -167,29 +167,31 @@ final class ActionReader: Sendable {
     }
 }
 
-/// Collects a stream's elements; ``take(_:)`` waits (cancellably) until enough arrived.
-actor Mailbox<Element: Sendable> {
-    private var items: [Element] = []
-    private var ended = false
+/// Collects a stream's elements; ``take(_:)`` waits (cancellably) until enough arrived, woken
+/// by each arrival (no polling).
+final class Mailbox<Element: Sendable>: Sendable {
+    private struct Box: Sendable {
+        var items: [Element] = []
+        var ended = false
+    }
+
+    private let box = Observed(Box())
 
     init<S: AsyncSequence & Sendable>(_ stream: S) where S.Element == Element {
-        Task { [weak self] in
-            do { for try await item in stream { await self?.put(item) } } catch {}
-            await self?.finish()
+        Task { [box] in
+            do { for try await item in stream { box.update { $0.items.append(item) } } } catch {}
+            box.update { $0.ended = true }
         }
     }
 
-    private func put(_ item: Element) { items.append(item) }
-    private func finish() { ended = true }
-
     /// The next `count` elements (fewer when the stream ended or the task was cancelled).
     func take(_ count: Int) async -> [Element] {
-        while items.count < count, !ended, !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(2))
+        _ = try? await box.wait { $0.items.count >= count || $0.ended }
+        return box.update { box in
+            let n = min(count, box.items.count)
+            defer { box.items.removeFirst(n) }
+            return Array(box.items.prefix(n))
         }
-        let n = min(count, items.count)
-        defer { items.removeFirst(n) }
-        return Array(items.prefix(n))
     }
 }
 

@@ -1,5 +1,6 @@
 import BluetideReflex
 import BluetideReflexCoach
+import BluetideReflexEmulation
 import BluetideTestSupport
 import Foundation
 import Synchronization
@@ -167,13 +168,13 @@ import Glibc
                 // The server admits sockets on several event loops, so its order of admission need not
                 // be the order of connect(2): wait until it holds both and has read the second's bytes,
                 // which leaves exactly one silent connection (the first) to give way.
-                #expect(RawSocket.waitUntil(seconds: 15) { running.connections.held == 2 && running.connections.silent == 1 })
+                #expect(RawSocket.waitUntil(running, seconds: 15) { $0.held == 2 && $0.silent == 1 })
                 let third = try RawSocket.connect(port: running.port)
                 defer { close(third) }
                 try RawSocket.send(third, "GET /athletes HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 let evicted = RawSocket.readUntilClosed(first, seconds: 15)
                 // Once the server has read both requests, no held connection is silent.
-                #expect(RawSocket.waitUntil(seconds: 15) { running.connections.silent == 0 && running.connections.held == 2 })
+                #expect(RawSocket.waitUntil(running, seconds: 15) { $0.silent == 0 && $0.held == 2 })
                 #expect(evicted.closed && evicted.text.isEmpty, "the silent connection gave way")
                 // Both held connections are in use: the next one is refused, in words.
                 let refused = try RawSocket.connect(port: running.port)
@@ -243,13 +244,13 @@ import Glibc
                         let start = running.connections.accepted
                         for index in 0..<flood {
                             if index % 500 == 0 {
-                                #expect(RawSocket.waitUntil(seconds: 60) { running.connections.accepted - start >= index - 200 },
+                                #expect(RawSocket.waitUntil(running, seconds: 60) { $0.accepted - start >= index - 200 },
                                         "accepted \(running.connections.accepted - start) of \(index)")
                             }
                             let fd = try RawSocket.connect(port: port, blocking: false)
                             held.append(fd)
                         }
-                        #expect(RawSocket.waitUntil(seconds: 60) { running.connections.accepted - start >= flood },
+                        #expect(RawSocket.waitUntil(running, seconds: 60) { $0.accepted - start >= flood },
                                 "accepted \(running.connections.accepted - start) of \(flood)")
                         return held
                     }

@@ -1,5 +1,6 @@
 import BluetideReflex
 import BluetideReflexCoach
+import BluetideReflexEmulation
 import BluetideTestSupport
 import Foundation
 import HummingbirdWSClient

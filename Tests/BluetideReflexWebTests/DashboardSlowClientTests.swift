@@ -46,7 +46,7 @@ import Glibc
                     trickling.append(fd)
                     try RawSocket.send(fd, "G")
                 }
-                #expect(RawSocket.waitUntil(seconds: 30) { running.connections.accepted >= 12 && running.connections.partial == 8 },
+                #expect(RawSocket.waitUntil(running, seconds: 30) { $0.accepted >= 12 && $0.partial == 8 },
                         "\(running.connections)")
                 let fd = try RawSocket.connect(port: running.port)
                 defer { close(fd) }

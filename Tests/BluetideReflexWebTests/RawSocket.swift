@@ -1,4 +1,5 @@
 import Foundation
+@testable import BluetideReflexWeb
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -76,14 +77,10 @@ enum RawSocket {
         return poll(&poller, 1, 0) == 1
     }
 
-    /// Checks `condition` every 20 ms until it holds (true) or `seconds` pass (false).
-    static func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(20_000)
-        }
-        return true
+    /// Blocks this thread until `condition` holds for `dashboard`'s connection figures (true) or
+    /// `seconds` pass (false): woken by each change of the figures, no polling.
+    static func waitUntil(_ dashboard: RunningDashboard, seconds: Double, _ condition: (ConnectionFigures) -> Bool) -> Bool {
+        dashboard.gate.waitForFigures(within: seconds, until: condition)
     }
 
     /// Raises this process's open-file limit as far as its hard limit allows; returns the soft limit now.

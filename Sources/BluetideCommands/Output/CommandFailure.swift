@@ -1,3 +1,5 @@
+import Bluetide
+
 /// A user-facing failure: one line on standard error (a JSON `error` object with `--json`) and
 /// exit status 1, or 2 when it is bad input.
 ///
@@ -31,6 +33,15 @@ struct CommandFailure: Error, CustomStringConvertible {
     }
 
     var description: String { message }
+
+    /// "cannot open transport SPEC: WHY" — once: the library's own error says "cannot open
+    /// transport" too, so only its reason is kept.
+    static func cannotOpenTransport(_ spec: String, _ error: any Error) -> CommandFailure {
+        if case let .transportUnavailable(_, reason) = error as? BluetideError {
+            return CommandFailure("cannot open transport \(spec): \(reason)")
+        }
+        return CommandFailure("cannot open transport \(spec): \(error)")
+    }
 
     /// `--count` in "--count 0: …" or "--emulate: …"; nil when the message does not start with an option.
     static func leadingOption(of message: String) -> String? {

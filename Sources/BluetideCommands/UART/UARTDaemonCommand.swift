@@ -35,7 +35,7 @@ struct UARTDaemonCommand: AsyncParsableCommand {
         let devices = try Self.load(config)
         let bluetooth: Bluetooth
         do { bluetooth = try await Bluetooth.open(transport: transport) } catch {
-            throw CommandFailure("cannot open transport \(transport): \(error)")
+            throw CommandFailure.cannotOpenTransport(transport, error)
         }
         let signal = StopSignal.install()
         let daemon = SerialDaemon(devices: devices, central: bluetooth.central)

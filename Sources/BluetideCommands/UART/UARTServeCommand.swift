@@ -87,7 +87,7 @@ struct UARTServeCommand: AsyncParsableCommand {
         do {
             bluetooth = try await Bluetooth.open(transport: transport, configuration: .init(deviceName: options.name))
         } catch {
-            throw CommandFailure("cannot open transport \(transport): \(error)")
+            throw CommandFailure.cannotOpenTransport(transport, error)
         }
         // Caught from here, so a stop right after the "advertising" line is not lost.
         let signal = StopSignal.install()

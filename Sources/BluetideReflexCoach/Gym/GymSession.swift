@@ -111,23 +111,18 @@ public struct GymSession: Sendable {
     /// A session running its lanes through `coach`.
     public init(coach: ReflexCoach) { self.coach = coach }
 
-    /// Scans in rounds of the coach's ``ReflexCoach/scanRound`` until `count` distinct trainers
-    /// were seen or its ``ReflexCoach/scanTimeout`` passed; returns the `count` strongest.
+    /// Scans until `count` distinct trainers (the coach's ``ReflexCoach/trainerQuery(_:)``) were
+    /// seen or its ``ReflexCoach/scanTimeout`` passed (``Central/find(each:excluding:within:)``,
+    /// the one device finder); returns them strongest first.
     public func findTrainers(count: Int) async throws -> [Advertisement] {
         let total = ReflexCoach.seconds(coach.scanTimeout)
-        var elapsed = 0.0
-        var seen: [String: Advertisement] = [:]
-        while elapsed < total {
-            let round = min(ReflexCoach.seconds(coach.scanRound), total - elapsed)
-            for ad in try await coach.central.discover(filter: coach.scanFilter, timeout: .milliseconds(Int64(round * 1000))) {
-                seen[ad.address.string] = ad
-            }
-            elapsed += round
-            if seen.count >= count {
-                return Array(seen.values.sorted { ($0.rssi, $1.address.string) > ($1.rssi, $0.address.string) }.prefix(count))
-            }
-            try Task.checkCancellation()
+        let query = coach.trainerQuery(.strongest)
+        let search = try await coach.central.find(each: Array(repeating: query, count: count), within: coach.scanTimeout)
+        let found = search.found.compactMap { $0 }
+        if found.count == count {
+            return found.sorted { ($0.rssi, $1.address.string) > ($1.rssi, $0.address.string) }
         }
+        let seen = Dictionary(search.seen.filter(query.matches).map { ($0.address.string, $0) }, uniquingKeysWith: { first, _ in first })
         let names = seen.values.map { "\($0.name ?? "?") \($0.address.string)" }.sorted()
         throw CoachError.device("found \(seen.count) of the \(count) trainers needed within \(Int(total)) s"
             + (names.isEmpty ? "" : " (seen: \(names.joined(separator: ", ")))"))

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import Synchronization
 
@@ -16,6 +17,8 @@ final class ConnectionGate: Sendable {
     /// The limits applied.
     let limits: ConnectionLimits
     private let state: Mutex<State>
+    /// Broadcast after every change of the figures, for ``waitForFigures(within:until:)``.
+    private let changed = NSCondition()
 
     init(limits: ConnectionLimits) {
         self.limits = limits
@@ -42,22 +45,26 @@ final class ConnectionGate: Sendable {
             return (id, admission, evicted)
         }
         evicted?.close(promise: nil)
+        announceChange()
         return (id, admission)
     }
 
     /// Connection `id` sent its first byte.
     func spoke(_ id: Int) {
         state.withLock { $0.table.spoke(id) }
+        announceChange()
     }
 
     /// Connection `id` started another request's header (kept alive).
     func startedHeader(_ id: Int) {
         state.withLock { $0.table.startedHeader(id) }
+        announceChange()
     }
 
     /// Connection `id` sent a whole request header.
     func headerComplete(_ id: Int) {
         state.withLock { $0.table.headerComplete(id) }
+        announceChange()
     }
 
     /// Connection `id` closed.
@@ -66,6 +73,29 @@ final class ConnectionGate: Sendable {
             state.table.closed(id)
             state.channels[id] = nil
         }
+        announceChange()
+    }
+
+    /// Wakes the threads in ``waitForFigures(within:until:)`` to look again.
+    private func announceChange() {
+        changed.lock()
+        changed.broadcast()
+        changed.unlock()
+    }
+
+    /// Blocks the calling thread (never a task of the cooperative pool) until `condition` holds
+    /// for the figures or `seconds` pass; true when it held. Woken by each change, so a waiter
+    /// (a test, a monitor) waits for the event itself instead of looking again and again.
+    func waitForFigures(within seconds: Double, until condition: (ConnectionFigures) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        changed.lock()
+        defer { changed.unlock() }
+        // A change made between this look and the wait below broadcasts only once the lock is
+        // released by `wait`: no change is missed.
+        while !condition(figures) {
+            if !changed.wait(until: deadline) { return condition(figures) }
+        }
+        return true
     }
 
     /// Figures for logs and tests: connections held now, silent ones among them; accepted,

@@ -47,8 +47,8 @@ public actor DirconBridge {
             while let index = outputs.firstIndex(where: { if case .forward = $0 { true } else { false } }) {
                 guard case let .forward(command, forwarded, connectionID) = outputs[index] else { break }
                 await send(Array(outputs[..<index]))
-                let failure = await carryOut(command)
-                via = failure.map { " → trainer refused: \($0)" } ?? " → trainer confirmed"
+                let failure = await command.carryOut(on: session)
+                via = FTMSBridgeCore.TrainerCommand.outcome(failure)
                 outputs = Array(outputs[(index + 1)...]) + core.completed(forwarded, failure: failure, connection: connectionID)
             }
             await send(outputs)
@@ -87,23 +87,6 @@ public actor DirconBridge {
     private func send(_ outputs: [DirconBridgeCore.Output]) async {
         for case let .send(message, id) in outputs {
             await connections[id]?.send(message.bytes)
-        }
-    }
-
-    /// Sends `command` to the real trainer; nil when it confirmed, else why not.
-    private func carryOut(_ command: FTMSBridgeCore.TrainerCommand) async -> String? {
-        do {
-            switch command {
-            case let .targetPower(watts): try await session.setTarget(.power(watts: watts))
-            case let .simulation(parameters): try await session.setSimulation(parameters)
-            case let .resistance(percent): try await session.setTarget(.resistance(percent: percent))
-            case .reset: try await session.resetTrainer()
-            }
-            return nil
-        } catch let error as TrainerControlError {
-            return error.reason
-        } catch {
-            return "\(error)"
         }
     }
 }

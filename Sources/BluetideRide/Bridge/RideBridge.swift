@@ -198,8 +198,8 @@ public actor RideBridge {
         var decision = core.receive(bytes, from: handle)
         var via = ""
         if case let .forward(command, forwarded) = decision {
-            let failure = await carryOut(command)
-            via = failure.map { " → trainer refused: \($0)" } ?? " → trainer confirmed"
+            let failure = await command.carryOut(on: session)
+            via = FTMSBridgeCore.TrainerCommand.outcome(failure)
             decision = core.completed(forwarded, failure: failure)
         }
         guard case let .answer(response, statuses) = decision else { return }
@@ -208,23 +208,6 @@ public actor RideBridge {
         if fitness.trainingStatus != core.trainingStatus { fitness.trainingStatus = core.trainingStatus }
         eventContinuation.yield(RideBridgeEvent(
             kind: .request, text: "\(who): \(request)\(via) → \(response.result)", result: response.result))
-    }
-
-    /// Sends `command` to the real trainer; nil when it confirmed, else why not.
-    private func carryOut(_ command: FTMSBridgeCore.TrainerCommand) async -> String? {
-        do {
-            switch command {
-            case let .targetPower(watts): try await session.setTarget(.power(watts: watts))
-            case let .simulation(parameters): try await session.setSimulation(parameters)
-            case let .resistance(percent): try await session.setTarget(.resistance(percent: percent))
-            case .reset: try await session.resetTrainer()
-            }
-            return nil
-        } catch let error as TrainerControlError {
-            return error.reason
-        } catch {
-            return "\(error)"
-        }
     }
 
     /// `set target power 180 W`: a control point request in words.
@@ -240,5 +223,31 @@ public actor RideBridge {
         case let .setTargetResistanceLevelWide(tenths): "set resistance level \(RideFormat.fixed(Double(tenths) / 10, 1))"
         default: "\(request)"
         }
+    }
+}
+
+extension FTMSBridgeCore.TrainerCommand {
+    /// Sends this command to `session`'s trainer, as both bridges (BLE and DIRCON) do with a
+    /// control point request they forward; nil when the trainer confirmed, else why not.
+    func carryOut(on session: RideSession) async -> String? {
+        do {
+            switch self {
+            case let .targetPower(watts): try await session.setTarget(.power(watts: watts))
+            case let .simulation(parameters): try await session.setSimulation(parameters)
+            case let .resistance(percent): try await session.setTarget(.resistance(percent: percent))
+            case .reset: try await session.resetTrainer()
+            }
+            return nil
+        } catch let error as TrainerControlError {
+            return error.reason
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    /// What a bridge's event adds after a forwarded request: ` → trainer confirmed`, or
+    /// ` → trainer refused: WHY` for the failure ``carryOut(on:)`` returned.
+    static func outcome(_ failure: String?) -> String {
+        failure.map { " → trainer refused: \($0)" } ?? " → trainer confirmed"
     }
 }

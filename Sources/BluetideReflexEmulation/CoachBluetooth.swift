@@ -1,0 +1,101 @@
+import Bluetide
+import BluetideEmulation
+import BluetideEmulators
+import Foundation
+
+/// The coach's Bluetooth: a host on a transport, or with emulation a ``VirtualWorld`` holding
+/// emulated punch trainers (simulated athletes in front of them) and heart-rate straps beside
+/// the coach's host — what `reflex coach run`, `session` and `serve` use, and tests of the coach
+/// and its dashboard. (The coach library itself knows no emulators: this target joins the two.)
+public struct CoachBluetooth: Sendable {
+    /// The coach's host (scan and connect through ``Bluetooth/central``).
+    public let bluetooth: Bluetooth
+    /// The emulated trainers and the coach's host share it, when emulated.
+    public let world: VirtualWorld?
+    /// The emulated trainers (the first is the one a single run finds), then the emulated straps.
+    public let trainers: [EmulatedPeripheral]
+    /// The first emulated trainer, when there is one.
+    public var emulated: EmulatedPeripheral? { trainers.first }
+    /// The transport actually opened (a private `virtual:` link when emulated).
+    public let spec: String
+
+    /// A coach on `bluetooth`, opened on `spec`, with nothing emulated.
+    public init(bluetooth: Bluetooth, spec: String) {
+        self.init(bluetooth: bluetooth, world: nil, trainers: [], spec: spec)
+    }
+
+    init(bluetooth: Bluetooth, world: VirtualWorld?, trainers: [EmulatedPeripheral], spec: String) {
+        self.bluetooth = bluetooth
+        self.world = world
+        self.trainers = trainers
+        self.spec = spec
+    }
+
+    /// Starts `count` emulated trainers (at least one) and `straps` emulated heart-rate straps on
+    /// the virtual link `linkName` (nil: a fresh private link), then the coach's host on it
+    /// (capturing its HCI traffic to `snoop` when given). `output` gets one line per device.
+    /// Throws ``EmulatedCoachError``; nothing is left running then.
+    public static func emulated(
+        linkName: String?, snoop: String? = nil, count: Int = 1, straps: Int = 0, seed: UInt64 = UInt64.random(in: 0...UInt64.max),
+        output: (String) -> Void
+    ) async throws -> CoachBluetooth {
+        let world = VirtualWorld(linkName: linkName ?? "reflex-coach-\(UUID().uuidString)")
+        let spec = world.transportSpec + (snoop.map { "+snoop:\($0)" } ?? "")
+        var trainers: [EmulatedPeripheral] = []
+        do {
+            for index in 0..<max(1, count) {
+                let model = count <= 1 ? PunchTrainerModel(seed: seed) : PunchTrainerModel(seed: seed &+ UInt64(index), options: skill(index))
+                let trainer = try await world.emulate([model])
+                trainers.append(trainer)
+                output("emulated trainer \"\(trainer.advertisedName)\" on \(world.transportSpec)"
+                       + (count <= 1 ? "" : " (simulated athlete: mean \(Int(skill(index).reactionMeanMilliseconds)) ms, misses \(Int(skill(index).missProbability * 100)) %)"))
+            }
+            for index in 0..<straps {
+                var options = EmulatorOptions()
+                options.localName = strapName(index)
+                let strap = try await world.emulate([HeartRateModel(seed: seed &+ 0x57AB &+ UInt64(index), options: options)])
+                trainers.append(strap)
+                output("emulated heart-rate strap \"\(strap.advertisedName)\" on \(world.transportSpec)")
+            }
+        } catch {
+            await world.close()
+            throw EmulatedCoachError.trainerNotStarted(transport: world.transportSpec, reason: "\(error)")
+        }
+        do {
+            let bluetooth = try await world.openHost(snoop: snoop)
+            return CoachBluetooth(bluetooth: bluetooth, world: world, trainers: trainers, spec: spec)
+        } catch {
+            await world.close()
+            throw EmulatedCoachError.hostNotOpened(transport: spec, error)
+        }
+    }
+
+    /// The simulated athlete in front of emulated trainer `index` of several: the first the
+    /// fastest and surest, each next one 40 ms slower on average and a little more likely to miss,
+    /// so a game between them has a clear order.
+    public static func skill(_ index: Int) -> EmulatorOptions {
+        var options = EmulatorOptions()
+        options.reactionMeanMilliseconds = 300 + 40 * Double(index % 8)
+        options.reactionStandardDeviationMilliseconds = 60
+        options.missProbability = 0.02 + 0.02 * Double(index % 8)
+        return options
+    }
+
+    /// The advertised name of emulated strap `index` (from 0): `Strap-1`, `Strap-2`, …
+    public static func strapName(_ index: Int) -> String { "Strap-\(index + 1)" }
+}
+
+/// Why ``CoachBluetooth/emulated(linkName:snoop:count:straps:seed:output:)`` failed.
+public enum EmulatedCoachError: Error, CustomStringConvertible {
+    /// An emulated trainer or strap did not start on `transport`.
+    case trainerNotStarted(transport: String, reason: String)
+    /// The coach's host did not open on `transport` (the library's error).
+    case hostNotOpened(transport: String, any Error)
+
+    public var description: String {
+        switch self {
+        case let .trainerNotStarted(transport, reason): "cannot start the emulated trainer on \(transport): \(reason)"
+        case let .hostNotOpened(transport, error): "cannot open transport \(transport): \(error)"
+        }
+    }
+}
