@@ -168,12 +168,16 @@ func play(_ gym: GymSession, _ mode: GymMode, _ athletes: [Int64], _ sequence: S
         #expect(decisions.count == 1)
         guard case .winner(_, "first to 3 hits")? = decisions.first else { Issue.record("\(decisions)"); return }
         #expect(outcome.decision == decisions.first)
+        var storedCounts: [Int] = []
         for run in outcome.runs {
             #expect(!run.complete && run.reason.hasPrefix("stopped: game over"), "\(run.reason)")
             let sessionID = try #require(run.sessionID)
             let stored = try rig.store.steps(sessionID: sessionID)
-            #expect(stored.count >= 2 && stored.count < steps)
+            #expect(stored.count < steps, "stopped before its end")
+            storedCounts.append(stored.count)
         }
+        // The winner's lane stored its three hits; the other lane may lag behind on a busy machine.
+        #expect(storedCounts.max() ?? 0 >= 3, "\(storedCounts)")
     }
 
     /// A relay of two teams of two on two trainers; one trainer's link is dropped and restored in
