@@ -20,4 +20,9 @@ package enum HostExecutors {
         let index = UInt(bitPattern: ObjectIdentifier(object).hashValue) % UInt(loops.count)
         return loops[Int(index)].executor
     }
+
+    /// True when the calling thread is the one `executor` runs jobs on (an event loop's thread).
+    package static func isCurrent(_ executor: any SerialExecutor) -> Bool {
+        (executor as? any EventLoop)?.inEventLoop ?? false
+    }
 }
