@@ -7,9 +7,9 @@ struct BenchCommand: AsyncParsableCommand {
         commandName: "bench",
         abstract: "Measure codec and stack throughput, and run Bumble's bench scenarios (central, peripheral, loopback).",
         discussion: """
-            codec and gatt measure this toolkit on its own. central and peripheral speak the GATT service and packets of Bumble's bench app (bumble.apps.bench), against Bumble or against another bluetide; loopback runs both of those sides in this process.
+            codec, gatt and stall measure this toolkit on its own. central and peripheral speak the GATT service and packets of Bumble's bench app (bumble.apps.bench), against Bumble or against another bluetide; loopback runs both of those sides in this process.
             """,
-        subcommands: [CodecBench.self, GATTBench.self, BumbleBenchCentral.self, BumbleBenchPeripheral.self, BumbleBenchLoopback.self])
+        subcommands: [CodecBench.self, GATTBench.self, StallBench.self, BumbleBenchCentral.self, BumbleBenchPeripheral.self, BumbleBenchLoopback.self])
 }
 
 /// `bluetide bench codec`: decodes a million packets of each hot profile and prints packets/s.
