@@ -1,6 +1,8 @@
 import BluetideCore
 import BluetideHost
+import BluetideSupport
 import BluetideTransport
+import BluetideVirtual
 
 /// One Bluetooth LE host over one transport, with its ``central`` and ``peripheral`` roles.
 ///
@@ -46,6 +48,12 @@ public struct Bluetooth: Sendable {
         /// — a pairing included — repeats byte for byte (tests and replays only: the keys are
         /// predictable from the seed).
         public var randomness: HostRandomness
+        /// The clock every wait of this host runs on: HCI command and ATT time limits, connect
+        /// time limits and retry delays, reconnect back-off, set-up and operation time limits,
+        /// scan lengths. `.continuous` (the default) is the monotonic clock; a test passes
+        /// `BluetideClock(ManualClock())` — the same clock as its ``VirtualLink`` — so a whole
+        /// scenario runs in virtual time (``ManualClock/advancing(step:yields:_:)``).
+        public var clock: BluetideClock
 
         /// A configuration; see each property.
         public init(
@@ -53,9 +61,10 @@ public struct Bluetooth: Sendable {
             commandTimeout: Duration = .seconds(10), attTransactionTimeout: Duration = .seconds(30),
             connectTimeout: Duration = .seconds(10), maximumConnections: Int = 8, localMTU: Int = 517,
             usesControllerAddress: Bool = false, pairing: PairingPolicy = .justWorks, bondFile: String? = nil,
-            randomness: HostRandomness = .system
+            randomness: HostRandomness = .system, clock: BluetideClock = .continuous
         ) {
             self.randomness = randomness
+            self.clock = clock
             self.usesControllerAddress = usesControllerAddress
             self.pairing = pairing
             self.bondFile = bondFile
@@ -144,13 +153,15 @@ public struct Bluetooth: Sendable {
         var randomness = configuration.randomness
         let random = configuration.usesControllerAddress
             ? nil : configuration.address ?? .randomStatic(UInt64.random(in: 0...0x3FFF_FFFF_FFFF, using: &randomness))
-        let stack = HostStack(
-            transport: opened,
-            configuration: HostStack.Configuration(
-                randomAddress: random, deviceName: configuration.deviceName, appearance: configuration.appearance,
-                commandTimeout: configuration.commandTimeout.seconds,
-                attTransactionTimeout: configuration.attTransactionTimeout.seconds, localMTU: configuration.localMTU,
-                security: configuration.pairing.hostPolicy, bondFile: configuration.bondFile, randomness: randomness))
+        let hostConfiguration = HostStack.Configuration(
+            randomAddress: random, deviceName: configuration.deviceName, appearance: configuration.appearance,
+            commandTimeout: configuration.commandTimeout.seconds,
+            attTransactionTimeout: configuration.attTransactionTimeout.seconds, localMTU: configuration.localMTU,
+            security: configuration.pairing.hostPolicy, bondFile: configuration.bondFile, randomness: randomness)
+        // The monotonic clock keeps the stack's own starvation guard (HostStack's default).
+        let stack = configuration.clock.isContinuous
+            ? HostStack(transport: opened, configuration: hostConfiguration)
+            : HostStack(transport: opened, configuration: hostConfiguration, clock: configuration.clock)
         do {
             try await stack.start()
         } catch {
@@ -167,7 +178,7 @@ public struct Bluetooth: Sendable {
                 stack: stack, maximumConnections: configuration.maximumConnections,
                 defaultConnectTimeout: configuration.connectTimeout,
                 pairsWhenRequired: configuration.pairing.pairsWhenRequired,
-                canAuthenticate: configuration.pairing.ioCapability != .noInputNoOutput),
+                canAuthenticate: configuration.pairing.ioCapability != .noInputNoOutput, clock: configuration.clock),
             peripheral: Peripheral(stack: stack), address: address, transportSpec: transport,
             promptFeed: PairingPromptFeed(stack: stack))
     }
@@ -196,6 +207,13 @@ public struct Bluetooth: Sendable {
 }
 
 extension Bluetooth {
+    /// Makes sure the in-process virtual link `name` runs on `clock` (created on it when the
+    /// link is not in use yet; one in use keeps its clock): for worlds whose radio and hosts
+    /// share one clock.
+    package static func prepareVirtualLink(named name: String, clock: BluetideClock) async {
+        _ = await VirtualLink.named(name, clock: clock)
+    }
+
     /// Opens `transport` on a registered ``BackendScheme`` when its scheme names one (the
     /// central runs over it; the own host under ``stack`` is never started); nil otherwise.
     static func openBackend(_ transport: String, configuration: Configuration) async throws -> Bluetooth? {
@@ -226,7 +244,8 @@ extension Bluetooth {
             central: Central(
                 stack: idle, maximumConnections: configuration.maximumConnections,
                 defaultConnectTimeout: configuration.connectTimeout, pairsWhenRequired: configuration.pairing.pairsWhenRequired,
-                canAuthenticate: configuration.pairing.ioCapability != .noInputNoOutput, backend: backend),
+                canAuthenticate: configuration.pairing.ioCapability != .noInputNoOutput, backend: backend,
+                clock: configuration.clock),
             peripheral: Peripheral(stack: idle, unavailable: backend.peripheralUnavailable), address: address, transportSpec: transport,
             promptFeed: PairingPromptFeed(stack: idle))
     }

@@ -39,7 +39,12 @@ public final class ManualClock: Clock, Sendable {
         var sleepers: [Sleeper] = []
         var cancelled: Set<UInt64> = []
         var nextID: UInt64 = 0
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Counts readings, sleeps and advances: ``advancing(step:yields:_:)`` moves time only
+        /// after a scheduling window in which nobody used the clock.
+        var activity: UInt64 = 0
+        var waiters: [(id: UInt64, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Waiters cancelled before they were installed.
+        var cancelledWaiters: Set<UInt64> = []
 
         /// Resumes the waiters satisfied by the current number of sleepers.
         mutating func notifyWaiters() {
@@ -54,7 +59,12 @@ public final class ManualClock: Clock, Sendable {
     public init() {}
 
     /// The current instant.
-    public var now: Instant { state.withLock { $0.now } }
+    public var now: Instant {
+        state.withLock { state in
+            state.activity &+= 1
+            return state.now
+        }
+    }
 
     /// The clock has no resolution limit.
     public var minimumResolution: Duration { .zero }
@@ -67,6 +77,7 @@ public final class ManualClock: Clock, Sendable {
         try Task.checkCancellation()
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
+            state.activity &+= 1
             return state.nextID
         }
         try await withTaskCancellationHandler {
@@ -101,6 +112,7 @@ public final class ManualClock: Clock, Sendable {
     /// (earliest first).
     public func advance(by duration: Duration) {
         let due = state.withLock { state -> [Sleeper] in
+            state.activity &+= 1
             state.now = state.now.advanced(by: duration)
             let now = state.now
             let due = state.sleepers.filter { $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
@@ -114,22 +126,82 @@ public final class ManualClock: Clock, Sendable {
     /// the same instant). Returns false when nobody sleeps.
     @discardableResult
     public func advanceToNextDeadline() -> Bool {
-        guard let next = state.withLock({ $0.sleepers.map(\.deadline).min() }) else { return false }
-        let now = self.now
+        guard let (now, next) = state.withLock({ state in state.sleepers.map(\.deadline).min().map { (state.now, $0) } }) else {
+            return false
+        }
         advance(by: now < next ? now.duration(to: next) : .zero)
         return true
     }
 
     /// Returns once at least `count` tasks sleep on this clock (so a test can advance knowing
-    /// the sleeps it expects have started).
+    /// the sleeps it expects have started), or when the waiting task is cancelled.
     public func waitForSleepers(_ count: Int = 1) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.sleepers.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state -> Bool in
+                    if state.cancelledWaiters.remove(id) != nil || state.sleepers.count >= count { return true }
+                    state.waiters.append((id, count, continuation))
+                    return false
+                }
+                if ready { continuation.resume() }
             }
-            if ready { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                if let index = state.waiters.firstIndex(where: { $0.id == id }) { return state.waiters.remove(at: index).continuation }
+                state.cancelledWaiters.insert(id)
+                return nil
+            }
+            waiter?.resume()
+        }
+    }
+
+    /// Runs `body` in virtual time: while it runs, the clock moves towards the earliest
+    /// sleeper's deadline whenever the work already queued to run has had its turn and nobody
+    /// used the clock meanwhile. Every sleep on this clock — time limits, retry delays,
+    /// reconnect back-offs, a virtual link's advertising intervals and latency — then passes in
+    /// almost no wall time, in deadline order; a body that waits for something that never comes
+    /// meets its own time limits (on this clock) instead of hanging.
+    ///
+    /// "The queued work has had its turn" is judged by scheduling, never by wall time: the
+    /// driver runs at background priority, yields `yields` times, and moves time only when no
+    /// task read the clock, slept on it or was woken by it during those yields; and it moves at
+    /// most `step` at once, so work still in flight on another thread sees at most a few steps
+    /// pass (a time limit of seconds needs hundreds of quiet windows to pass). A busy machine
+    /// makes the run slower, not different.
+    public func advancing<T: Sendable>(
+        step: Duration = .milliseconds(10), yields: Int = 8, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask(priority: .background) {
+                while !Task.isCancelled {
+                    let before = self.state.withLock { $0.activity }
+                    for _ in 0..<yields { await Task.yield() }
+                    let quiet = self.state.withLock { state -> (now: Instant, next: Instant)?? in
+                        guard state.activity == before else { return .some(nil) }
+                        guard let next = state.sleepers.map(\.deadline).min() else { return nil }
+                        return (state.now, next)
+                    }
+                    switch quiet {
+                    case .none:
+                        await self.waitForSleepers(1)
+                    case .some(.none):
+                        continue
+                    case let .some(.some((now, next))):
+                        self.advance(by: now < next ? min(now.duration(to: next), step) : .zero)
+                    }
+                }
+                return nil
+            }
+            defer { group.cancelAll() }
+            while let result = try await group.next() {
+                if let value = result { return value }
+            }
+            throw CancellationError()
         }
     }
 }

@@ -1,14 +1,24 @@
 import Synchronization
 
-/// Runs `body`, throwing `onTimeout()` when it has not finished after `limit` (nil: no limit).
-///
-/// At the limit the body is cancelled and the call returns at once, without waiting for the body
-/// to notice: host stack waits (an ATT transaction, a link coming back) are not all cancellable,
-/// and a time limit must hold regardless. Cancelling the caller cancels the body.
+/// Runs `body`, throwing `onTimeout()` when it has not finished after `limit` (nil: no limit)
+/// on the monotonic clock. See ``withTimeLimit(_:clock:onTimeout:_:)``.
 public func withTimeLimit<T: Sendable>(
     _ limit: Duration?, onTimeout: @escaping @Sendable () -> any Error,
     _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
+    try await withTimeLimit(limit, clock: ContinuousClock(), onTimeout: onTimeout, body)
+}
+
+/// Runs `body`, throwing `onTimeout()` when it has not finished after `limit` (nil: no limit)
+/// on `clock` (a ``ManualClock`` in tests: the limit passes only when the test moves time).
+///
+/// At the limit the body is cancelled and the call returns at once, without waiting for the body
+/// to notice: host stack waits (an ATT transaction, a link coming back) are not all cancellable,
+/// and a time limit must hold regardless. Cancelling the caller cancels the body.
+public func withTimeLimit<T: Sendable, C: Clock>(
+    _ limit: Duration?, clock: C, onTimeout: @escaping @Sendable () -> any Error,
+    _ body: @escaping @Sendable () async throws -> T
+) async throws -> T where C.Duration == Duration {
     guard let limit else { return try await body() }
     let outcome = FirstOutcome<T>()
     return try await withTaskCancellationHandler {
@@ -18,7 +28,7 @@ public func withTimeLimit<T: Sendable>(
                 do { outcome.finish(.success(try await body())) } catch { outcome.finish(.failure(error)) }
             }
             let timer = Task {
-                try? await Task.sleep(for: limit)
+                try? await clock.sleep(for: limit)
                 if !Task.isCancelled, outcome.finish(.failure(onTimeout())) { work.cancel() }
             }
             outcome.onFinish { timer.cancel() }

@@ -4,6 +4,7 @@ import BluetideEmulation
 import BluetideEmulators
 import BluetideHCI
 import BluetideRecording
+import BluetideSupport
 import BluetideTransport
 import Foundation
 import Testing
@@ -40,6 +41,28 @@ struct CaptureSummary {
 
     static func temporaryCapture(_ name: String) -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("world-\(name)-\(UUID().uuidString).btsnoop").path
+    }
+
+    @Test func aWorldOnAManualClockRunsInVirtualTime() async throws {
+        let manual = ManualClock()
+        let world = VirtualWorld(clock: BluetideClock(manual))
+        defer { Task { await world.close() } }
+        let strap = try await world.emulate([HeartRateModel(seed: 5)], name: "Virtual HRM", rssi: -50)
+        // The host opened by the world runs on the world's clock, whatever its configuration said.
+        let bluetooth = try await world.openHost(configuration: .init(deviceName: "Virtual host"))
+        #expect(bluetooth.central.clock.manual === manual)
+        try await manual.advancing {
+            let start = manual.now
+            // A 3 s scan: 3 s of virtual time, however busy the machine.
+            let found = try await bluetooth.central.discover(filter: ScanFilter(name: .exact("Virtual HRM")), timeout: .seconds(3))
+            let scanned = start.duration(to: manual.now)
+            #expect(scanned >= .seconds(3) && scanned < .seconds(4))
+            #expect(found.map(\.address) == [strap.address])
+            // Connecting, with its time limits on the same clock.
+            let connection = try await bluetooth.central.connect(to: strap.address, policy: .resilient)
+            #expect(try await connection.services().contains { $0.service.uuid == BluetoothUUID(0x180D) })
+            await connection.disconnect()
+        }
     }
 
     @Test func eachHostAndDeviceCapturesOnlyItsOwnTraffic() async throws {

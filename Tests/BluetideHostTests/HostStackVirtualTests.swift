@@ -3,6 +3,7 @@ import BluetideHCI
 import BluetideTransport
 import BluetideVirtual
 import Testing
+import BluetideTestSupport
 @testable import BluetideHost
 
 /// Two Bluetide host stacks talking over the in-process virtual link.
@@ -99,21 +100,25 @@ import Testing
     }
 
     @Test func linkLossFailsAPendingRequestPromptly() async throws {
-        let pair = try await VirtualPair.start()
+        // In virtual time: the link and both stacks run on a manual clock.
+        let clock = ManualClock()
+        let pair = try await VirtualPair.start(clock: clock)
         defer { Task { await pair.close() } }
-        let (link, _) = try await within(10, "connect") { try await pair.connect() }
-        // Every packet now takes 2 s in the air, then the link is lost while a read waits.
-        await pair.centralTransport.controller.link.setLatency(.seconds(2))
-        let read = Task { try await link.gatt.read(handle: 3) }
-        try await Task.sleep(for: .milliseconds(100))
-        await pair.centralTransport.controller.link.linkLoss(pair.centralTransport.controller)
-        let outcome = await withinGuard { await read.result }
-        guard case let .failure(error) = outcome else {
-            Issue.record("read succeeded across link loss")
-            return
+        try await clock.advancing {
+            let (link, _) = try await within(10, "connect") { try await pair.connect() }
+            // Every packet now takes 2 s in the air, then the link is lost while a read waits.
+            await pair.centralTransport.controller.link.setLatency(.seconds(2))
+            let read = Task { try await link.gatt.read(handle: 3) }
+            try await clock.sleep(for: .milliseconds(100))
+            await pair.centralTransport.controller.link.linkLoss(pair.centralTransport.controller)
+            let outcome = await withinGuard { await read.result }
+            guard case let .failure(error) = outcome else {
+                Issue.record("read succeeded across link loss")
+                return
+            }
+            #expect("\(error)".contains("closed"))
+            #expect(await link.waitForDisconnection() == .connectionTimeout)
         }
-        #expect("\(error)".contains("closed"))
-        #expect(await link.waitForDisconnection() == .connectionTimeout)
     }
 
     @Test func connectTimesOutWhenNobodyAdvertises() async throws {

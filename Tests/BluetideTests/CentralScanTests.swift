@@ -4,6 +4,7 @@ import Foundation
 import Testing
 @testable import Bluetide
 import BluetideHost
+import BluetideTestSupport
 
 /// Scanning through the public API: merging, each filter kind, duplicates, timeout, discover.
 @Suite(.timeLimit(.minutes(1))) struct CentralScanTests {
@@ -12,21 +13,22 @@ import BluetideHost
 
     /// Three peripherals: "HRM-1" (heart rate service, manufacturer 0x0059), "HRM-2" (battery),
     /// "Trainer" (no service, name in the scan response only).
-    static func world() async throws -> (link: String, central: TestCentral, peripherals: [TestPeripheral]) {
+    /// With `clock`, all of it runs on that clock.
+    static func world(clock: ManualClock? = nil) async throws -> (link: String, central: TestCentral, peripherals: [TestPeripheral]) {
         let link = uniqueLinkName()
         let a = try await TestPeripheral.start(link: link, seed: 0xA1, advertising: AdvertisingData([
             .flags([.leGeneralDiscoverable]), .completeLocalName("HRM-1"),
             .serviceUUIDs([heartRate], size: .bits16, complete: true),
             .manufacturerSpecificData(companyID: 0x0059, data: [1, 2]),
-        ]))
+        ]), clock: clock)
         let b = try await TestPeripheral.start(link: link, seed: 0xB2, advertising: AdvertisingData([
             .flags([.leGeneralDiscoverable]), .completeLocalName("HRM-2"),
             .serviceUUIDs([battery], size: .bits16, complete: true), .txPowerLevel(-4),
-        ]))
+        ]), clock: clock)
         let c = try await TestPeripheral.start(
             link: link, seed: 0xC3, advertising: AdvertisingData([.flags([.leGeneralDiscoverable])]),
-            scanResponse: AdvertisingData([.completeLocalName("Trainer")]))
-        let central = try await TestCentral.start(link: link)
+            scanResponse: AdvertisingData([.completeLocalName("Trainer")]), clock: clock)
+        let central = try await TestCentral.start(link: link, clock: clock)
         return (link, central, [a, b, c])
     }
 
@@ -134,38 +136,43 @@ import BluetideHost
     }
 
     @Test func withoutDuplicatesAnAddressIsReportedOnce() async throws {
-        let (_, central, peripherals) = try await Self.world()
+        // In virtual time: advertising intervals and the quiet wait pass on a manual clock.
+        let clock = ManualClock()
+        let (_, central, peripherals) = try await Self.world(clock: clock)
         defer { Task { await Self.close(central, peripherals) } }
-        // With duplicates: report after report (advertising every 20 ms).
-        let every: Int = try await within(20, "duplicates") {
-            var n = 0
-            for await _ in try await central.central.scan(filter: .init(name: .exact("HRM-1"), allowDuplicates: true)) {
-                n += 1
-                if n == 5 { break }
+        try await clock.advancing {
+            // With duplicates: report after report (advertising every 20 ms).
+            let every: Int = try await within(20, "duplicates") {
+                var n = 0
+                for await _ in try await central.central.scan(filter: .init(name: .exact("HRM-1"), allowDuplicates: true)) {
+                    n += 1
+                    if n == 5 { break }
+                }
+                return n
             }
-            return n
-        }
-        #expect(every == 5)
-        // Without: the first report, then nothing more while a witness scan sees the device
-        // advertise ten more times.
-        let reports = TestGATT.SinkLog()
-        let once = try await central.central.scan(filter: .init(name: .exact("HRM-1")))
-        let counter = Task {
-            for await _ in once { reports.append([1]) }
-        }
-        try await within(20, "first report") { await reports.waitForCount(1) }
-        let witnessed: Int = try await within(20, "witness") {
-            var n = 0
-            for await _ in try await central.central.scan(filter: .init(name: .exact("HRM-1"), allowDuplicates: true)) {
-                n += 1
-                if n == 10 { break }
+            #expect(every == 5)
+            // Without: the first report, then nothing more while a witness scan sees the device
+            // advertise ten more times.
+            let reports = TestGATT.SinkLog()
+            let once = try await central.central.scan(filter: .init(name: .exact("HRM-1")))
+            let counter = Task {
+                for await _ in once { reports.append([1]) }
             }
-            return n
+            try await within(20, "first report") { await reports.waitForCount(1) }
+            let witnessed: Int = try await within(20, "witness") {
+                var n = 0
+                for await _ in try await central.central.scan(filter: .init(name: .exact("HRM-1"), allowDuplicates: true)) {
+                    n += 1
+                    if n == 10 { break }
+                }
+                return n
+            }
+            #expect(witnessed == 10)
+            // Nothing more comes in 50 ms (two more advertising intervals) of virtual time.
+            try await clock.sleep(for: .milliseconds(50))
+            #expect(reports.count == 1)
+            counter.cancel()
         }
-        #expect(witnessed == 10)
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(reports.count == 1)
-        counter.cancel()
     }
 
     @Test func scanEndsAtItsTimeoutEvenWithNothingToReport() async throws {

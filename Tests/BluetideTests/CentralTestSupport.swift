@@ -111,16 +111,16 @@ struct TestPeripheral {
 
     static func start(
         link: String, seed: UInt64, advertising: AdvertisingData? = nil, scanResponse: AdvertisingData? = nil,
-        advertise: Bool = true, readvertise: Bool = true
+        advertise: Bool = true, readvertise: Bool = true, clock: ManualClock? = nil
     ) async throws -> TestPeripheral {
+        if let clock { _ = await VirtualLink.named(link, clock: clock) }
         let transport = await VirtualTransport.attach(toLinkNamed: link)
         let address = BluetoothAddress.randomStatic(seed)
         let sink = TestGATT.SinkLog()
-        let stack = HostStack(
-            transport: transport,
-            configuration: .init(
-                randomAddress: address, deviceName: "Bluetide Test", services: [TestGATT.definition(log: sink)],
-                commandTimeout: 30))
+        let configuration = HostStack.Configuration(
+            randomAddress: address, deviceName: "Bluetide Test", services: [TestGATT.definition(log: sink)], commandTimeout: 30)
+        let stack = clock.map { HostStack(transport: transport, configuration: configuration, clock: $0) }
+            ?? HostStack(transport: transport, configuration: configuration)
         try await stack.start()
         let data = advertising ?? AdvertisingData([
             .flags([.leGeneralDiscoverable, .brEdrNotSupported]), .completeLocalName("Bluetide Test"),
@@ -166,12 +166,21 @@ struct TestCentral {
     let stack: HostStack
     let transport: VirtualTransport
 
-    static func start(link: String, seed: UInt64 = 0x0BAD_CAFE_0001, maximumConnections: Int = 8) async throws -> TestCentral {
+    /// With `clock`, the link (when this creates it), the host and the central all run on it
+    /// (drive it with ``ManualClock/advancing(step:yields:_:)``).
+    static func start(
+        link: String, seed: UInt64 = 0x0BAD_CAFE_0001, maximumConnections: Int = 8, clock: ManualClock? = nil
+    ) async throws -> TestCentral {
+        if let clock { _ = await VirtualLink.named(link, clock: clock) }
         let transport = await VirtualTransport.attach(toLinkNamed: link)
-        let stack = HostStack(transport: transport, configuration: .init(randomAddress: .randomStatic(seed), commandTimeout: 30))
+        let configuration = HostStack.Configuration(randomAddress: .randomStatic(seed), commandTimeout: 30)
+        let stack = clock.map { HostStack(transport: transport, configuration: configuration, clock: $0) }
+            ?? HostStack(transport: transport, configuration: configuration)
         try await stack.start()
         return TestCentral(
-            central: Central(stack: stack, maximumConnections: maximumConnections, defaultConnectTimeout: .seconds(20)),
+            central: Central(
+                stack: stack, maximumConnections: maximumConnections, defaultConnectTimeout: .seconds(20),
+                clock: clock.map { BluetideClock($0) } ?? .continuous),
             stack: stack, transport: transport)
     }
 

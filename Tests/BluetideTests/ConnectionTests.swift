@@ -4,15 +4,17 @@ import BluetideVirtual
 import Foundation
 import Testing
 @testable import Bluetide
+import BluetideTestSupport
 
 /// Connections through the public API: reads, writes, errors, MTU, notifications, limits.
 @Suite(.timeLimit(.minutes(3))) struct ConnectionTests {
+    /// A peripheral and a central on a fresh link; with `clock`, all of it runs on that clock.
     static func pair(
-        maximumConnections: Int = 8
+        maximumConnections: Int = 8, clock: ManualClock? = nil
     ) async throws -> (link: String, central: TestCentral, peripheral: TestPeripheral) {
         let link = uniqueLinkName()
-        let peripheral = try await TestPeripheral.start(link: link, seed: 0x5151)
-        let central = try await TestCentral.start(link: link, maximumConnections: maximumConnections)
+        let peripheral = try await TestPeripheral.start(link: link, seed: 0x5151, clock: clock)
+        let central = try await TestCentral.start(link: link, maximumConnections: maximumConnections, clock: clock)
         return (link, central, peripheral)
     }
 
@@ -126,23 +128,30 @@ import Testing
     }
 
     @Test func retryPolicyConnectsToADeviceThatStartsAdvertisingLate() async throws {
+        // In virtual time: the link, both hosts and the central run on one manual clock.
+        let clock = ManualClock()
         let link = uniqueLinkName()
-        let peripheral = try await TestPeripheral.start(link: link, seed: 0x7777, advertise: false)
-        let central = try await TestCentral.start(link: link)
+        let peripheral = try await TestPeripheral.start(link: link, seed: 0x7777, advertise: false, clock: clock)
+        let central = try await TestCentral.start(link: link, clock: clock)
         defer { Task { await central.close(); await peripheral.close() } }
-        // One attempt fails.
-        await #expect(throws: BluetideError.connectTimedOut(peripheral.address, seconds: 0.2)) {
-            _ = try await central.central.connect(to: peripheral.address, timeout: .milliseconds(200))
+        try await clock.advancing {
+            // One attempt fails.
+            await #expect(throws: BluetideError.connectTimedOut(peripheral.address, seconds: 0.2)) {
+                _ = try await central.central.connect(to: peripheral.address, timeout: .milliseconds(200))
+            }
+            // Many attempts: the device starts advertising after the first ones failed.
+            let start = clock.now
+            let late = Task {
+                try await clock.sleep(for: .milliseconds(500))
+                try await peripheral.advertise()
+            }
+            let policy = ConnectionPolicy(retry: .init(attempts: 60, delay: .milliseconds(50)), operationTimeout: .seconds(20), setupTimeout: .seconds(20))
+            let connection = try await central.central.connect(to: peripheral.address, timeout: .milliseconds(200), policy: policy)
+            try await late.value
+            // Attempts of 0.2 s, 0.05 s apart: the third starts at 0.5 s and finds the device.
+            #expect(start.duration(to: clock.now) >= .milliseconds(500))
+            #expect(try await connection.read(TestGATT.counter, as: UInt16.self) == 0x1234)
         }
-        // Many attempts: the device starts advertising after the first ones failed.
-        let late = Task {
-            try await Task.sleep(for: .milliseconds(500))
-            try await peripheral.advertise()
-        }
-        let policy = ConnectionPolicy(retry: .init(attempts: 60, delay: .milliseconds(50)), operationTimeout: .seconds(20), setupTimeout: .seconds(20))
-        let connection = try await central.central.connect(to: peripheral.address, timeout: .milliseconds(200), policy: policy)
-        try await late.value
-        #expect(try await connection.read(TestGATT.counter, as: UInt16.self) == 0x1234)
     }
 
     @Test func maximumConnectionsIsEnforced() async throws {
@@ -309,41 +318,48 @@ import Testing
     }
 
     @Test func anOperationWithoutAnswerTimesOutAndTheNextOneStillWorks() async throws {
-        let (link, central, peripheral) = try await Self.pair()
+        // In virtual time: the 4 s of latency, the 2 s limit and the wait pass on a manual clock.
+        let clock = ManualClock()
+        let (link, central, peripheral) = try await Self.pair(clock: clock)
         defer { Task { await central.close(); await peripheral.close() } }
-        let connection = try await central.central.connect(
-            to: peripheral.address, policy: ConnectionPolicy(operationTimeout: .seconds(2), setupTimeout: .seconds(20)))
-        let radio = await VirtualLink.named(link)
-        // Latency well above the time limit, and a limit that a loaded machine still meets for
-        // an ordinary read.
-        await radio.setLatency(.seconds(4))
-        await #expect(throws: BluetideError.timedOut(operation: "read of \(TestGATT.counter)", seconds: 2)) {
-            _ = try await connection.read(TestGATT.counter)
+        try await clock.advancing {
+            let connection = try await central.central.connect(
+                to: peripheral.address, policy: ConnectionPolicy(operationTimeout: .seconds(2), setupTimeout: .seconds(20)))
+            let radio = await VirtualLink.named(link)
+            // Latency well above the time limit.
+            await radio.setLatency(.seconds(4))
+            await #expect(throws: BluetideError.timedOut(operation: "read of \(TestGATT.counter)", seconds: 2)) {
+                _ = try await connection.read(TestGATT.counter)
+            }
+            await radio.setLatency(.zero)
+            // The late answer (about 4 s after the request) belongs to the abandoned read; once it
+            // is in, the next read succeeds.
+            try await clock.sleep(for: .milliseconds(2500))
+            #expect(try await connection.read(TestGATT.readOnly) == [7])
         }
-        await radio.setLatency(.zero)
-        // The late answer (about 4 s after the request) belongs to the abandoned read; once it
-        // is in, the next read succeeds.
-        try await Task.sleep(for: .milliseconds(2500))
-        #expect(try await connection.read(TestGATT.readOnly) == [7])
     }
 
     @Test func connectionParametersCanBeRequested() async throws {
-        let (_, central, peripheral) = try await Self.pair()
+        // In virtual time: the update takes effect a few connection intervals later.
+        let clock = ManualClock()
+        let (_, central, peripheral) = try await Self.pair(clock: clock)
         defer { Task { await central.close(); await peripheral.close() } }
-        let connection = try await central.central.connect(to: peripheral.address, policy: .test)
-        try await connection.requestParameters(
-            minimumInterval: .milliseconds(15), maximumInterval: .milliseconds(15), latency: 2,
-            supervisionTimeout: .seconds(2))
-        let updated = try await within(20, "parameter update") {
-            while true {
-                if let p = await connection.parameters(), p.latency == 2 { return p }
-                try await Task.sleep(for: .milliseconds(10))
+        try await clock.advancing {
+            let connection = try await central.central.connect(to: peripheral.address, policy: .test)
+            try await connection.requestParameters(
+                minimumInterval: .milliseconds(15), maximumInterval: .milliseconds(15), latency: 2,
+                supervisionTimeout: .seconds(2))
+            let updated = try await within(20, "parameter update") {
+                while true {
+                    if let p = await connection.parameters(), p.latency == 2 { return p }
+                    try await clock.sleep(for: .milliseconds(10))
+                }
             }
-        }
-        #expect(updated.intervalMilliseconds == 15)
-        #expect(updated.supervisionTimeoutMilliseconds == 2000)
-        await #expect(throws: BluetideError.self) {
-            try await connection.requestParameters(minimumInterval: .milliseconds(1), maximumInterval: .milliseconds(2))
+            #expect(updated.intervalMilliseconds == 15)
+            #expect(updated.supervisionTimeoutMilliseconds == 2000)
+            await #expect(throws: BluetideError.self) {
+                try await connection.requestParameters(minimumInterval: .milliseconds(1), maximumInterval: .milliseconds(2))
+            }
         }
     }
 

@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import Bluetide
 import BluetideHost
+import BluetideTestSupport
 
 /// Reconnection after link loss, and the policy arithmetic.
 @Suite(.timeLimit(.minutes(1))) struct PolicyReconnectTests {
@@ -73,58 +74,131 @@ import BluetideHost
     }
 
     @Test func aSteadyStreamSurvivesRepeatedLinkLossInOrderWithoutDuplicates() async throws {
+        // In virtual time: the device's pace, the outages and the reconnects run on one manual clock.
+        let clock = ManualClock()
         let link = uniqueLinkName()
-        let peripheral = try await TestPeripheral.start(link: link, seed: 0x3535)
-        let central = try await TestCentral.start(link: link)
+        let peripheral = try await TestPeripheral.start(link: link, seed: 0x3535, clock: clock)
+        let central = try await TestCentral.start(link: link, clock: clock)
         defer { Task { await central.close(); await peripheral.close() } }
-        let connection = try await central.central.connect(to: peripheral.address, policy: fastReconnect)
-        let values = try await connection.notifications(of: TestGATT.notify, as: UInt16.self)
-        let end: UInt16 = 0xFFFF
-        let collector = Task {
-            var got: [UInt16] = []
-            for try await value in values {
-                if value == end { return (values: got, reachedEnd: true) }
-                got.append(value)
+        try await clock.advancing {
+            let connection = try await central.central.connect(to: peripheral.address, policy: fastReconnect)
+            let values = try await connection.notifications(of: TestGATT.notify, as: UInt16.self)
+            let end: UInt16 = 0xFFFF
+            let collector = Task {
+                var got: [UInt16] = []
+                for try await value in values {
+                    if value == end { return (values: got, reachedEnd: true) }
+                    got.append(value)
+                }
+                return (values: got, reachedEnd: false)  // the sequence ended by itself: a silent end
             }
-            return (values: got, reachedEnd: false)  // the sequence ended by itself: a silent end
-        }
-        // The device notifies a counter every 2 ms and notes which values reached a subscriber.
-        let producer = Task {
-            var delivered: [(value: UInt16, clients: Int)] = []
-            var i: UInt16 = 1
-            while !Task.isCancelled, i < end {
-                delivered.append((i, try await peripheral.notify(i.bytes)))
-                i += 1
-                try? await Task.sleep(for: .milliseconds(2))
+            // The device notifies a counter every 2 ms and notes which values reached a subscriber.
+            let producer = Task {
+                var delivered: [(value: UInt16, clients: Int)] = []
+                var i: UInt16 = 1
+                while !Task.isCancelled, i < end {
+                    delivered.append((i, try await peripheral.notify(i.bytes)))
+                    i += 1
+                    try? await clock.sleep(for: .milliseconds(2))
+                }
+                return delivered
             }
-            return delivered
-        }
-        var events = connection.events.makeAsyncIterator()
-        _ = await events.next()
-        for _ in 0..<3 {
-            try await Task.sleep(for: .milliseconds(100))
-            await peripheral.controller.link.linkLoss(peripheral.controller)
-            while let event = await events.next(), event != .reconnected {}
-        }
-        try await Task.sleep(for: .milliseconds(100))
-        producer.cancel()
-        let delivered = try await producer.value
-        while try await peripheral.notify(end.bytes) == 0 { try await Task.sleep(for: .milliseconds(5)) }
-        let collected = try await within(20, "collect") { try await collector.value }
-        let received = collected.values
-        // One sequence across the three link losses: it did not end before the device's last value.
-        #expect(collected.reachedEnd)
+            var events = connection.events.makeAsyncIterator()
+            _ = await events.next()
+            for _ in 0..<3 {
+                try await clock.sleep(for: .milliseconds(100))
+                await peripheral.controller.link.linkLoss(peripheral.controller)
+                while let event = await events.next(), event != .reconnected {}
+            }
+            try await clock.sleep(for: .milliseconds(100))
+            producer.cancel()
+            let delivered = try await producer.value
+            while try await peripheral.notify(end.bytes) == 0 { try await clock.sleep(for: .milliseconds(5)) }
+            let collected = try await within(20, "collect") { try await collector.value }
+            let received = collected.values
+            // One sequence across the three link losses: it did not end before the device's last value.
+            #expect(collected.reachedEnd)
 
-        // In order, no value twice, nothing the device did not send to us.
-        #expect(zip(received, received.dropFirst()).allSatisfy { $0 < $1 })
-        let sentToUs = Set(delivered.filter { $0.clients == 1 }.map(\.value))
-        #expect(Set(received).isSubset(of: sentToUs))
-        // After the last reconnect nothing is lost (earlier, values in flight when the radio
-        // broke may be).
-        let lastGap = delivered.lastIndex { $0.clients == 0 } ?? 0
-        let afterLastReconnect = delivered[(lastGap + 1)...].map(\.value)
-        #expect(!afterLastReconnect.isEmpty)
-        #expect(Array(received.suffix(afterLastReconnect.count)) == afterLastReconnect)
+            // In order, no value twice, nothing the device did not send to us.
+            #expect(zip(received, received.dropFirst()).allSatisfy { $0 < $1 })
+            let sentToUs = Set(delivered.filter { $0.clients == 1 }.map(\.value))
+            #expect(Set(received).isSubset(of: sentToUs))
+            // After the last reconnect nothing is lost (earlier, values in flight when the radio
+            // broke may be).
+            let lastGap = delivered.lastIndex { $0.clients == 0 } ?? 0
+            let afterLastReconnect = delivered[(lastGap + 1)...].map(\.value)
+            #expect(!afterLastReconnect.isEmpty)
+            #expect(Array(received.suffix(afterLastReconnect.count)) == afterLastReconnect)
+        }
+    }
+
+    /// The outage scenario in virtual time: a device goes away for 12 s, the central backs off
+    /// (seconds-long, seeded waits) and reconnects when it is back. Run twice on fresh worlds:
+    /// the same events, back at the same virtual instant (give or take an advertising interval),
+    /// in a fraction of a second of wall time.
+    @Test func aReconnectAfterAnOutageRunsInVirtualTimeTheSameWayEveryTime() async throws {
+        let policy = ConnectionPolicy(
+            reconnect: ConnectionPolicy.Reconnect(
+                maximumAttempts: 8, delay: .seconds(1), backoffMultiplier: 2, maximumDelay: .seconds(8), jitter: 0.2,
+                attemptTimeout: .seconds(1), jitterSeed: 42),
+            operationTimeout: .seconds(20), setupTimeout: .seconds(20))
+        let outage = Duration.seconds(12)
+        func scenario() async throws -> (events: [ConnectionEvent], reconnectedAfter: Duration) {
+            let clock = ManualClock()
+            let link = uniqueLinkName()
+            let peripheral = try await TestPeripheral.start(link: link, seed: 0x3636, readvertise: false, clock: clock)
+            let central = try await TestCentral.start(link: link, clock: clock)
+            defer { Task { await central.close(); await peripheral.close() } }
+            return try await clock.advancing {
+                let connection = try await central.central.connect(to: peripheral.address, policy: policy)
+                let values = try await connection.notifications(of: TestGATT.notify)
+                var events = connection.events.makeAsyncIterator()
+                let first = await events.next()
+                #expect(first == .connected)
+                // The device goes away (the radio link breaks, it stops advertising) and comes back
+                // after the outage.
+                try? await peripheral.stack.stopAdvertising()
+                let lost = clock.now
+                await peripheral.controller.link.linkLoss(peripheral.controller)
+                let back = Task {
+                    try await clock.sleep(until: lost.advanced(by: outage))
+                    try await peripheral.advertise()
+                }
+                var seen: [ConnectionEvent] = []
+                while let event = await events.next() {
+                    seen.append(event)
+                    if event == .reconnected { break }
+                    if case .failed = event { break }
+                }
+                let reconnectedAfter = lost.duration(to: clock.now)
+                try await back.value
+                // The subscription is back.
+                #expect(try await peripheral.notify([0x5A]) == 1)
+                var iterator = values.makeAsyncIterator()
+                #expect(try await iterator.next() == [0x5A])
+                return (seen, reconnectedAfter)
+            }
+        }
+        let first = try await scenario()
+        let second = try await scenario()
+        // Waits before attempts 1, 2, 3… (seed 42): about 1, 2, 4, 8 s, each failed attempt 1 s:
+        // the attempt that starts after 12 s finds the device.
+        let delays = policy.reconnect.delays(seed: 42)
+        var start = Duration.zero
+        var attempts = 0
+        for delay in delays {
+            attempts += 1
+            start += delay
+            if start >= outage { break }
+            start += policy.reconnect.attemptTimeout
+        }
+        let expected: [ConnectionEvent] = [.disconnected(reason: .connectionTimeout)]
+            + (1...attempts).map { .reconnecting(attempt: $0) } + [.reconnected]
+        #expect(first.events == expected)
+        #expect(second.events == first.events)
+        // Back after the outage, within a few advertising intervals of the last attempt's start.
+        #expect(first.reconnectedAfter >= start && first.reconnectedAfter < start + .milliseconds(500))
+        #expect(second.reconnectedAfter >= start && second.reconnectedAfter < start + .milliseconds(500))
     }
 
     @Test func operationsDuringReconnectWaitForTheLink() async throws {

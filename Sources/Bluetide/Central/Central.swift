@@ -32,13 +32,19 @@ public final class Central: Sendable {
     /// capability is NoInputNoOutput, so pairing again cannot cure Insufficient Authentication
     /// (0x05) on a link that is already encrypted.
     let canAuthenticate: Bool
+    /// The clock every wait of the central runs on (``Bluetooth/Configuration/clock``): connect
+    /// time limits and retry delays, scan lengths, and each connection's set-up and operation
+    /// time limits and reconnect back-off.
+    public let clock: BluetideClock
 
     /// A central over a started `stack`, allowing at most `maximumConnections` connections at a
-    /// time.
+    /// time, waiting on `clock`.
     package init(
         stack: HostStack, maximumConnections: Int = 8, defaultConnectTimeout: Duration = .seconds(10),
-        pairsWhenRequired: Bool = false, canAuthenticate: Bool = true, backend: (any CentralBackend)? = nil
+        pairsWhenRequired: Bool = false, canAuthenticate: Bool = true, backend: (any CentralBackend)? = nil,
+        clock: BluetideClock = .continuous
     ) {
+        self.clock = clock
         self.stack = stack
         self.backend = backend ?? HostCentralBackend(stack: stack)
         self.external = backend
@@ -73,7 +79,8 @@ public final class Central: Sendable {
                     }
                 }
                 if let timeout {
-                    group.addTask { try? await Task.sleep(for: timeout) }
+                    let clock = self.clock
+                    group.addTask { try? await clock.sleep(for: timeout) }
                 }
                 _ = await group.next()
                 group.cancelAll()
@@ -123,15 +130,15 @@ public final class Central: Sendable {
         let slot = try await registry.reserve()
         do {
             let limit = timeout ?? defaultConnectTimeout
-            let deadline = total.map { ContinuousClock.now + $0 }
+            let deadline = total.map { clock.now.advanced(by: $0) }
             /// What is left of `total` (nil without one).
-            func left() -> Duration? { deadline.map { ContinuousClock.now.duration(to: $0) } }
+            func left() -> Duration? { deadline.map { clock.now.duration(to: $0) } }
             var lastError: (any Error)?
             var established: (any CentralLink)?
             for attempt in 1...policy.retry.attempts {
                 if attempt > 1 {
                     if let left = left(), left <= policy.retry.delay { break }
-                    try await Task.sleep(for: policy.retry.delay)
+                    try await clock.sleep(for: policy.retry.delay)
                 }
                 var attemptLimit = limit
                 if let left = left() {

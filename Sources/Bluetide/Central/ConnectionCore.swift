@@ -62,7 +62,7 @@ actor ConnectionCore {
     private func attach(_ link: any CentralLink, within cap: Duration? = nil) async throws {
         let limit = cap.map { min($0, policy.setupTimeout) } ?? policy.setupTimeout
         let mtu = requestedMTU
-        let discovered = try await withTimeLimit(limit, onTimeout: { BluetideError.timedOut(operation: "MTU exchange and service discovery", seconds: limit.seconds) }) {
+        let discovered = try await withTimeLimit(limit, clock: central.clock, onTimeout: { BluetideError.timedOut(operation: "MTU exchange and service discovery", seconds: limit.seconds) }) {
             if let mtu { _ = try? await link.exchangeMTU(mtu) }
             return try await link.discoverDatabase()
         }
@@ -73,7 +73,7 @@ actor ConnectionCore {
         for uuid in subscriptions.keys.sorted(by: { $0.description < $1.description }) {
             subscriptions[uuid]?.pump = nil
             do {
-                let values = try await withTimeLimit(limit, onTimeout: { BluetideError.timedOut(operation: "subscribe to \(uuid)", seconds: limit.seconds) }) {
+                let values = try await withTimeLimit(limit, clock: central.clock, onTimeout: { BluetideError.timedOut(operation: "subscribe to \(uuid)", seconds: limit.seconds) }) {
                     try await self.hostSubscribe(uuid, on: link)
                 }
                 if let streams = subscriptions[uuid]?.streams { subscriptions[uuid]?.pump = pump(values, into: streams) }
@@ -116,7 +116,7 @@ actor ConnectionCore {
             guard !userDisconnected, case .reconnecting = state else { return }
             state = .reconnecting(attempt: attempt)
             hub.emit(.reconnecting(attempt: attempt))
-            try? await Task.sleep(for: delays[attempt - 1])
+            try? await central.clock.sleep(for: delays[attempt - 1])
             guard !userDisconnected, case .reconnecting = state else { return }
             do {
                 let link = try await central.establishLink(to: address, timeout: plan.attemptTimeout)
@@ -203,7 +203,7 @@ actor ConnectionCore {
         do {
             let limit = policy.operationTimeout
             let retries = policy.reconnect.isEnabled
-            let value = try await withTimeLimit(limit, onTimeout: { BluetideError.timedOut(operation: what, seconds: limit.seconds) }) {
+            let value = try await withTimeLimit(limit, clock: central.clock, onTimeout: { BluetideError.timedOut(operation: what, seconds: limit.seconds) }) {
                 var failed: (any CentralLink)?
                 while true {
                     let link = try await self.currentLink(replacing: failed)

@@ -3,6 +3,7 @@ import BluetideCapture
 import BluetideCore
 import BluetideEmulators
 import BluetideRecording
+import BluetideSupport
 import BluetideTransport
 import Foundation
 
@@ -38,11 +39,31 @@ public actor VirtualWorld {
     private var hosts: [Member] = []
     private var devices: [Member] = []
     private var closed = false
+    /// The clock the link and every member run on.
+    public nonisolated let clock: BluetideClock
+    private var linkPrepared = false
 
     /// A world on the link `linkName`; nil makes a private link no other part of the process
     /// uses (so concurrent worlds never see each other's devices).
-    public init(linkName: String? = nil) {
+    ///
+    /// The radio (advertising intervals, latency, link-layer procedures) and every host and
+    /// device the world opens run on `clock` — it replaces the clock of the configurations
+    /// given to ``openHost(configuration:snoop:)``, unless it is the default `.continuous`. A
+    /// `BluetideClock(ManualClock())` makes the whole world run in virtual time: drive it with
+    /// ``ManualClock/advancing(step:yields:_:)``, and a reconnect after a link loss takes
+    /// milliseconds of wall time, the same way every time. A link already in use by the process
+    /// keeps the clock it was created with.
+    public init(linkName: String? = nil, clock: BluetideClock = .continuous) {
         self.linkName = linkName ?? "world-\(UUID().uuidString.prefix(8))"
+        self.clock = clock
+    }
+
+    /// `configuration` on the world's clock (unless the world runs on the default one).
+    private func onWorldClock(_ configuration: Bluetooth.Configuration) -> Bluetooth.Configuration {
+        guard !clock.isContinuous else { return configuration }
+        var configuration = configuration
+        configuration.clock = clock
+        return configuration
     }
 
     /// The transport spec of the link, without capture: `virtual:NAME`.
@@ -55,7 +76,7 @@ public actor VirtualWorld {
     /// Close it with ``Bluetooth/close()`` or let ``close()`` do it.
     public func openHost(configuration: Bluetooth.Configuration = .init(), snoop: String? = nil) async throws -> Bluetooth {
         let (transport, controller) = try await attach(snoop: snoop)
-        let bluetooth = try await Bluetooth.start(on: transport, spec: spec(snoop: snoop), configuration: configuration)
+        let bluetooth = try await Bluetooth.start(on: transport, spec: spec(snoop: snoop), configuration: onWorldClock(configuration))
         let host = Member(bluetooth: bluetooth, controller: controller, rssi: nil, close: { await bluetooth.close() })
         for device in devices { await place(device, from: host) }
         hosts.append(host)
@@ -144,7 +165,7 @@ public actor VirtualWorld {
         configuration: Bluetooth.Configuration, rssi: Int8?, snoop: String?, publicAddress: BluetoothAddress? = nil
     ) async throws -> Bluetooth {
         let (transport, controller) = try await attach(snoop: snoop, publicAddress: publicAddress)
-        let bluetooth = try await Bluetooth.start(on: transport, spec: spec(snoop: snoop), configuration: configuration)
+        let bluetooth = try await Bluetooth.start(on: transport, spec: spec(snoop: snoop), configuration: onWorldClock(configuration))
         let device = Member(bluetooth: bluetooth, controller: controller, rssi: rssi, close: { await bluetooth.close() })
         for host in hosts { await place(device, from: host) }
         devices.append(device)
@@ -159,6 +180,10 @@ public actor VirtualWorld {
         let writer: BTSnoopFileWriter?
         do { writer = try snoop.map { try BTSnoopFileWriter(path: $0) } } catch {
             throw BluetideError.transportUnavailable(spec: spec(snoop: snoop), reason: "cannot create the capture: \(error)")
+        }
+        if !linkPrepared {
+            linkPrepared = true
+            if !clock.isContinuous { await Bluetooth.prepareVirtualLink(named: linkName, clock: clock) }
         }
         let controller = await VirtualTransport.attach(toLinkNamed: linkName, publicAddress: publicAddress)
         guard let writer else { return (controller, controller) }

@@ -50,6 +50,13 @@ public final class VirtualLink: Sendable {
         await VirtualLinkRegistry.shared.link(named: name)
     }
 
+    /// The link with this name, created on first use running on `clock` (a link already in use
+    /// keeps its own clock): so a test or a virtual world puts the radio on the same clock as
+    /// its hosts.
+    public static func named<C: Clock>(_ name: String, clock: C) async -> VirtualLink where C.Duration == Duration {
+        await VirtualLinkRegistry.shared.link(named: name) { VirtualLink(name: name, clock: clock) }
+    }
+
     // MARK: Attaching
 
     /// Attaches a new controller with a fresh host connection. Its public address defaults to
@@ -385,9 +392,9 @@ actor VirtualLinkRegistry {
     static let shared = VirtualLinkRegistry()
     private var links: [String: VirtualLink] = [:]
 
-    func link(named name: String) -> VirtualLink {
+    func link(named name: String, make: (() -> VirtualLink)? = nil) -> VirtualLink {
         if let link = links[name] { return link }
-        let link = VirtualLink(name: name)
+        let link = make?() ?? VirtualLink(name: name)
         links[name] = link
         return link
     }

@@ -50,17 +50,22 @@ struct VirtualPair {
     let peripheralTransport: VirtualTransport
     let peripheralAddress: BluetoothAddress
 
-    static func start(localMTU: Int = 517) async throws -> VirtualPair {
+    /// With `clock`, the link and both stacks run on it (drive it with
+    /// ``ManualClock/advancing(step:yields:_:)``).
+    static func start(localMTU: Int = 517, clock: ManualClock? = nil) async throws -> VirtualPair {
         let linkName = "test-\(UUID().uuidString)"
+        if let clock { _ = await VirtualLink.named(linkName, clock: clock) }
         let centralTransport = await VirtualTransport.attach(toLinkNamed: linkName)
         let peripheralTransport = await VirtualTransport.attach(toLinkNamed: linkName)
         let peripheralAddress = BluetoothAddress.randomStatic(0x1234_5678_9ABC)
-        let peripheral = HostStack(
-            transport: peripheralTransport,
-            configuration: .init(randomAddress: peripheralAddress, deviceName: "Bluetide Test", services: [TestService.definition], localMTU: localMTU))
-        let central = HostStack(
-            transport: centralTransport,
-            configuration: .init(randomAddress: .randomStatic(0x0BAD_CAFE_0001), localMTU: localMTU))
+        func stack(_ transport: VirtualTransport, _ configuration: HostStack.Configuration) -> HostStack {
+            clock.map { HostStack(transport: transport, configuration: configuration, clock: $0) }
+                ?? HostStack(transport: transport, configuration: configuration)
+        }
+        let peripheral = stack(
+            peripheralTransport,
+            .init(randomAddress: peripheralAddress, deviceName: "Bluetide Test", services: [TestService.definition], localMTU: localMTU))
+        let central = stack(centralTransport, .init(randomAddress: .randomStatic(0x0BAD_CAFE_0001), localMTU: localMTU))
         try await peripheral.start()
         try await central.start()
         try await peripheral.startAdvertising(
