@@ -187,6 +187,7 @@ public struct Bluetooth: Sendable {
     public func close() async {
         await central.disconnectAll()
         if let backend = central.external {
+            await peripheral.backend.close()
             await backend.close()
             return
         }
@@ -221,13 +222,25 @@ extension Bluetooth {
         let unavailable = backend.peripheralUnavailable ?? "the peripheral role is not available on \(name)"
         let idle = HostStack(transport: BackendOnlyTransport(reason: unavailable))
         let address = await backend.address ?? .randomStatic(0)
+        // A backend that serves too gives the peripheral role; else the peripheral refuses.
+        let peripheral: Peripheral
+        if let provider = backend as? any PeripheralBackendProvider {
+            do {
+                peripheral = Peripheral(backend: try await provider.makePeripheral())
+            } catch {
+                await backend.close()
+                throw BluetideError.transportUnavailable(spec: transport, reason: "\(error)")
+            }
+        } else {
+            peripheral = Peripheral(stack: idle, unavailable: backend.peripheralUnavailable)
+        }
         return Bluetooth(
             stack: idle,
             central: Central(
                 stack: idle, maximumConnections: configuration.maximumConnections,
                 defaultConnectTimeout: configuration.connectTimeout, pairsWhenRequired: configuration.pairing.pairsWhenRequired,
                 canAuthenticate: configuration.pairing.ioCapability != .noInputNoOutput, backend: backend),
-            peripheral: Peripheral(stack: idle, unavailable: backend.peripheralUnavailable), address: address, transportSpec: transport,
+            peripheral: peripheral, address: address, transportSpec: transport,
             promptFeed: PairingPromptFeed(stack: idle))
     }
 }
