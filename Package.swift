@@ -203,7 +203,7 @@ let package = Package(
             name: "BluetideGatewayTests",
             dependencies: ["BluetideGateway", "BluetideMQTT", "BluetideTestSupport", "Bluetide", "BluetideCore", "BluetideProfiles", "BluetideSupport", "BluetideEmulation", "BluetideEmulators"],
             swiftSettings: strict),
-        .testTarget(name: "BluetideDBusTests", dependencies: ["BluetideDBus", "BluetideBlueZ", "BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
+        .testTarget(name: "BluetideDBusTests", dependencies: ["BluetideDBus", "BluetideBlueZ", "BluetideTransport", "BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideMQTTTests", dependencies: ["BluetideMQTT", "BluetideTestSupport", "BluetideSupport"], swiftSettings: strict),
         .testTarget(name: "BluetideCoreTests", dependencies: ["BluetideCore", "BluetideSupport", "BluetideTestSupport"], swiftSettings: strict),
         .testTarget(name: "BluetideProfilesTests", dependencies: ["BluetideProfiles", "BluetideCore"], swiftSettings: strict),

@@ -198,6 +198,7 @@ public struct Bluetooth: Sendable {
     public func close() async {
         await central.disconnectAll()
         if let backend = central.external {
+            await peripheral.backend.close()
             await backend.close()
             return
         }
@@ -239,6 +240,18 @@ extension Bluetooth {
         let unavailable = backend.peripheralUnavailable ?? "the peripheral role is not available on \(name)"
         let idle = HostStack(transport: BackendOnlyTransport(reason: unavailable))
         let address = await backend.address ?? .randomStatic(0)
+        // A backend that serves too gives the peripheral role; else the peripheral refuses.
+        let peripheral: Peripheral
+        if let provider = backend as? any PeripheralBackendProvider {
+            do {
+                peripheral = Peripheral(backend: try await provider.makePeripheral())
+            } catch {
+                await backend.close()
+                throw BluetideError.transportUnavailable(spec: transport, reason: "\(error)")
+            }
+        } else {
+            peripheral = Peripheral(stack: idle, unavailable: backend.peripheralUnavailable)
+        }
         return Bluetooth(
             stack: idle,
             central: Central(
@@ -246,7 +259,7 @@ extension Bluetooth {
                 defaultConnectTimeout: configuration.connectTimeout, pairsWhenRequired: configuration.pairing.pairsWhenRequired,
                 canAuthenticate: configuration.pairing.ioCapability != .noInputNoOutput, backend: backend,
                 clock: configuration.clock),
-            peripheral: Peripheral(stack: idle, unavailable: backend.peripheralUnavailable), address: address, transportSpec: transport,
+            peripheral: peripheral, address: address, transportSpec: transport,
             promptFeed: PairingPromptFeed(stack: idle))
     }
 }

@@ -68,13 +68,14 @@ struct BlueZTransportRefusalTests {
         #expect(capture.stderr.count == 1 && capture.stderr[0].contains("btmon"), "\(capture.stderr)")
     }
 
-    @Test func thePeripheralRoleIsRefusedOnBlueZ() async throws {
+    @Test func aBluetoothdThatRefusesTheGATTServicesIsReportedInOneLine() async throws {
+        // The stand-in has no GattManager1: RegisterApplication fails as on a bluetoothd without it.
         let bluetoothd = try await StandInBluetoothd.start(powered: true)
         let emulate = try await BluetideExecutable.run(
             ["emulate", "heart-rate", "--transport", "bluez", "--duration", "1"], environment: bluetoothd.environment)
         await bluetoothd.stop()
         #expect(emulate.status == 1)
-        #expect(emulate.stderr.contains { $0.contains("the peripheral role is not available on the bluez transport yet: use --transport hci-socket:N") },
+        #expect(emulate.stderr.contains { $0.contains("bluetoothd refused the GATT services (GattManager1.RegisterApplication on hci0)") },
                 "\(emulate.stderr)")
     }
 

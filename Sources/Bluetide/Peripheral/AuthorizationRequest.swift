@@ -41,11 +41,11 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible {
 
     /// Lets the central read (or write, as asked) this characteristic until it disconnects;
     /// the waiting request goes through.
-    public func allow() async { await central.stack.authorize(.allow(request)) }
+    public func allow() async { await central.stack?.authorize(.allow(request)) }
 
     /// Refuses: the waiting request gets Insufficient Authorization (0x08). The central may
     /// ask again later.
-    public func deny() async { await central.stack.authorize(.deny(request)) }
+    public func deny() async { await central.stack?.authorize(.deny(request)) }
 
     /// "central … asks to read 2A37 (0x000C)", for logs and prompts.
     public var description: String {

@@ -24,11 +24,11 @@ import BluetideSupport
 /// (``add(definitions:)``, what emulated and replayed devices use). Its background tasks end
 /// when it is deinitialised.
 public final class Peripheral: Sendable {
-    /// The host stack this peripheral drives (the package's layers only).
-    package let stack: HostStack
+    /// The stack this peripheral drives: the own host or another backend (BlueZ…).
+    let backend: any PeripheralBackend
     /// Why this peripheral cannot advertise (its ``Bluetooth`` runs on a backend without the
     /// peripheral role), in one line saying what to use instead; nil when it can.
-    let unavailable: String?
+    var unavailable: String? { backend.unavailable }
 
     private let state: Mutex<State>
     private let updates: AsyncStream<PeripheralValueUpdate>.Continuation
@@ -45,6 +45,8 @@ public final class Peripheral: Sendable {
         var readvertises = true
         var maximumCentrals = 4
         var advertisingWanted = false
+        /// Why the backend refused the services last added; thrown by the next advertising start.
+        var servingProblem: String?
     }
 
     /// A service as reflected at ``add(services:)``, or as given to ``add(definitions:)``.
@@ -72,7 +74,7 @@ public final class Peripheral: Sendable {
         /// Answers with the value handles of every registered service, in order.
         case register([RegisteredService], CheckedContinuation<[[UInt16]], Never>)
         /// Replaces every service with a database laid out by the caller.
-        case place(GATTDatabase, CheckedContinuation<Void, Never>)
+        case place([GATTServicePlacement], CheckedContinuation<Void, any Error>)
         case startAdvertising(AdvertisingRequest, CheckedContinuation<Void, any Error>)
         case stopAdvertising(CheckedContinuation<Void, any Error>)
         case connectionsChanged(connected: Bool)
@@ -80,9 +82,13 @@ public final class Peripheral: Sendable {
 
     /// A peripheral on `stack`, which must be started (``HostStack/start()``) before services
     /// are added or advertising starts.
-    package init(stack: HostStack, unavailable: String? = nil) {
-        self.stack = stack
-        self.unavailable = unavailable
+    package convenience init(stack: HostStack, unavailable: String? = nil) {
+        self.init(backend: HostPeripheralBackend(stack: stack, unavailable: unavailable))
+    }
+
+    /// A peripheral on `backend` (``PeripheralBackendProvider/makePeripheral()``).
+    init(backend: any PeripheralBackend) {
+        self.backend = backend
         state = Mutex(State())
         let (updateStream, updates) = AsyncStream.makeStream(of: PeripheralValueUpdate.self, bufferingPolicy: .unbounded)
         self.updates = updates
@@ -93,9 +99,9 @@ public final class Peripheral: Sendable {
         let valueTask = Task {
             for await update in updateStream {
                 if update.everyCentral {
-                    await stack.notifyEveryConnection(update.bytes, at: update.valueHandle)
+                    await backend.notifyEveryCentral(update.bytes, of: ServedValue(valueHandle: update.valueHandle))
                 } else {
-                    await stack.updateValue(update.bytes, at: update.valueHandle)
+                    await backend.updateValue(update.bytes, of: ServedValue(valueHandle: update.valueHandle))
                 }
                 update.handed?.resume()
             }
@@ -109,18 +115,12 @@ public final class Peripheral: Sendable {
             }
         }
         let eventTask = Task { [weak self] in
-            for await event in stack.serverEvents {
+            for await event in backend.events {
                 guard let self else { return }
                 await self.handle(event)
             }
         }
-        let connectionTask = Task { [weak self] in
-            for await connection in stack.incomingConnections {
-                guard let self else { return }
-                self.connected(connection)
-            }
-        }
-        tasks.withLock { $0 = [valueTask, controlTask, eventTask, connectionTask] }
+        tasks.withLock { $0 = [valueTask, controlTask, eventTask] }
     }
 
     deinit {
@@ -215,12 +215,11 @@ public final class Peripheral: Sendable {
     ///   rules (overlapping services, a value before its declaration, a handle used twice).
     @discardableResult
     public func serve(placed services: [GATTServicePlacement]) async throws -> [[ServedValue]] {
-        let database: GATTDatabase
-        do { database = try GATTDatabase(placing: services) } catch {
+        do { _ = try GATTDatabase(placing: services) } catch {
             throw BluetideError.invalidArgument("GATT layout: \(error)")
         }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            if case .terminated = control.yield(.place(database, continuation)) { continuation.resume() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            if case .terminated = control.yield(.place(services, continuation)) { continuation.resume() }
         }
         return services.map { $0.characteristics.map { ServedValue(valueHandle: $0.valueHandle) } }
     }
@@ -275,14 +274,20 @@ public final class Peripheral: Sendable {
 
     private func install(_ services: [RegisteredService]) async -> [[UInt16]] {
         let definitions = services.map { $0.definition() }
-        await stack.setServices(definitions)
+        let handles = Self.valueHandles(of: definitions)
+        let exported = zip(definitions, handles).map { PeripheralBackendService($0, values: $1.map(ServedValue.init(valueHandle:))) }
+        do {
+            try await backend.setServices(exported)
+            state.withLock { $0.servingProblem = nil }
+        } catch {
+            state.withLock { $0.servingProblem = "the services could not be served: \(error)" }
+        }
         // The new server starts without subscriptions.
         for service in services {
             for characteristic in service.characteristics {
                 characteristic.subscriptionsEnded(on: ObjectIdentifier(self), connectionHandle: nil)
             }
         }
-        let handles = Self.valueHandles(of: definitions)
         let me = ObjectIdentifier(self)
         var byHandle: [UInt16: any CharacteristicBindable] = [:]
         for (service, serviceHandles) in zip(services, handles) {
@@ -359,14 +364,19 @@ public final class Peripheral: Sendable {
         case let .register(services, continuation):
             registered += services
             continuation.resume(returning: await install(registered))
-        case let .place(database, continuation):
+        case let .place(services, continuation):
             registered = []
-            await stack.setDatabase(database)
-            state.withLock { $0.characteristicsByHandle = [:] }
-            continuation.resume()
+            do {
+                try await backend.serve(placed: services)
+                state.withLock { $0.characteristicsByHandle = [:] }
+                continuation.resume()
+            } catch {
+                continuation.resume(throwing: error)
+            }
         case let .startAdvertising(request, continuation):
             do {
-                try await stack.startAdvertising(
+                if let problem = state.withLock({ $0.servingProblem }) { throw BluetideError.host(problem) }
+                try await backend.startAdvertising(
                     request.advertising, scanResponse: request.scanResponse,
                     intervalMilliseconds: request.intervalMilliseconds)
                 advertising = request
@@ -379,7 +389,7 @@ public final class Peripheral: Sendable {
             advertising = nil
             state.withLock { $0.advertisingWanted = false }
             do {
-                try await stack.stopAdvertising()
+                try await backend.stopAdvertising()
                 continuation.resume()
             } catch {
                 continuation.resume(throwing: BluetideError.from(error, operation: "advertising"))
@@ -388,19 +398,21 @@ public final class Peripheral: Sendable {
             guard let request = advertising else { return }
             let (count, maximum, readvertises) = state.withLock { ($0.centrals.count, $0.maximumCentrals, $0.readvertises) }
             guard readvertises else {
-                // The controller stopped advertising when the central connected.
+                // The controller stopped advertising when the central connected (another
+                // stack is told to).
                 if connected {
                     advertising = nil
                     state.withLock { $0.advertisingWanted = false }
+                    if !backend.advertisingStopsOnConnection { try? await backend.stopAdvertising() }
                 }
                 return
             }
             if count < maximum {
-                try? await stack.startAdvertising(
+                try? await backend.startAdvertising(
                     request.advertising, scanResponse: request.scanResponse,
                     intervalMilliseconds: request.intervalMilliseconds)
             } else {
-                try? await stack.stopAdvertising()
+                try? await backend.stopAdvertising()
             }
         }
     }
@@ -427,21 +439,20 @@ public final class Peripheral: Sendable {
     /// the default policy is deny. Every access makes a new subscription.
     public var authorizationRequests: AsyncStream<AuthorizationRequest> { authorizationSubscribers.makeStream() }
 
-    private func connected(_ connection: HostConnection) {
-        let central = ConnectedCentral(connection, stack: stack)
-        state.withLock { $0.centrals[connection.handle] = central }
+    private func connected(_ central: ConnectedCentral) {
+        state.withLock { $0.centrals[central.handle] = central }
         connectionSubscribers.yield(central)
         control.yield(.connectionsChanged(connected: true))
         // Ends when the link closes (also when the stack stops: it closes every link).
         Task { [weak self] in
-            _ = await connection.waitForDisconnection()
+            _ = await central.waitForDisconnection()
             guard let self else { return }
             let characteristics = self.state.withLock { state in
-                state.centrals.removeValue(forKey: connection.handle)
+                if state.centrals[central.handle] == central { state.centrals.removeValue(forKey: central.handle) }
                 return Array(state.characteristicsByHandle.values)
             }
             for characteristic in characteristics {
-                characteristic.subscriptionsEnded(on: ObjectIdentifier(self), connectionHandle: connection.handle)
+                characteristic.subscriptionsEnded(on: ObjectIdentifier(self), connectionHandle: central.handle)
             }
             self.control.yield(.connectionsChanged(connected: false))
         }
@@ -449,38 +460,32 @@ public final class Peripheral: Sendable {
 
     // MARK: - Server events
 
-    private func handle(_ event: HostStack.ServerEvent) async {
-        switch event.event {
-        case let .valueWritten(connection, handle, _, value):
-            guard let characteristic = state.withLock({ $0.characteristicsByHandle[handle] }) else { return }
-            characteristic.deliverWrite(value, from: await central(on: connection), connectionHandle: connection)
-        case let .subscriptionChanged(connection, handle, configuration):
-            let characteristic = state.withLock { $0.characteristicsByHandle[handle] }
+    private func handle(_ event: PeripheralBackendEvent) async {
+        switch event {
+        case let .connected(central):
+            connected(central)
+        case let .written(value, bytes, connection):
+            guard let characteristic = state.withLock({ $0.characteristicsByHandle[value.valueHandle] }) else { return }
+            characteristic.deliverWrite(bytes, from: await central(on: connection), connectionHandle: connection)
+        case let .subscriptionChanged(value, configuration, connection):
+            let characteristic = state.withLock { $0.characteristicsByHandle[value.valueHandle] }
             guard characteristic != nil || !subscriptionSubscribers.isEmpty else { return }
             // A change that arrives after its link closed would leave a stale subscriber.
-            guard let central = await central(on: connection), await central.connection.isOpen() else { return }
-            subscriptionSubscribers.yield(PeripheralSubscriptionChange(
-                central: central, value: ServedValue(valueHandle: handle), configuration: configuration))
+            guard let central = await central(on: connection), await central.isConnected() else { return }
+            subscriptionSubscribers.yield(PeripheralSubscriptionChange(central: central, value: value, configuration: configuration))
             characteristic?.subscriptionChanged(
                 on: ObjectIdentifier(self), connectionHandle: connection, configuration: configuration, central: central)
         case let .authorizationRequested(request):
-            // Nobody to ask, or the central already gone: refused (the default policy).
-            guard let central = await central(on: request.connection),
-                  authorizationSubscribers.yield(AuthorizationRequest(request, central: central)) > 0
-            else {
-                await stack.authorize(.deny(request))
-                return
-            }
-        default:
-            break
+            // Nobody to ask: refused (the default policy).
+            if authorizationSubscribers.yield(request) == 0 { await request.deny() }
         }
     }
 
     /// The central on a connection handle, also when the event overtook the connection's
-    /// announcement (they come on two different streams).
+    /// announcement.
     private func central(on connection: UInt16) async -> ConnectedCentral? {
         if let known = state.withLock({ $0.centrals[connection] }) { return known }
-        return await stack.openConnections.first { $0.handle == connection }.map { ConnectedCentral($0, stack: stack) }
+        return await backend.central(on: connection)
     }
 }
 

@@ -43,6 +43,14 @@ public struct GATTReadContext: Sendable {
     public var handle: UInt16
     /// The value offset asked for (Read Blob), 0 for a plain read.
     public var offset: Int
+
+    /// What a read of `handle` at `offset` on `connection` is told (another stack's server
+    /// applies a definition's handlers too).
+    package init(connection: UInt16, handle: UInt16, offset: Int) {
+        self.connection = connection
+        self.handle = handle
+        self.offset = offset
+    }
 }
 
 /// What a write validator is told.
@@ -55,6 +63,14 @@ public struct GATTWriteContext: Sendable {
     public var uuid: BluetoothUUID
     /// The complete new value (for a long write, all prepared parts assembled).
     public var value: [UInt8]
+
+    /// What a write of `value` to `handle` (of type `uuid`) on `connection` is told.
+    package init(connection: UInt16, handle: UInt16, uuid: BluetoothUUID, value: [UInt8]) {
+        self.connection = connection
+        self.handle = handle
+        self.uuid = uuid
+        self.value = value
+    }
 }
 
 /// Supplies an attribute value at read time (instead of the stored value), or an ATT error.
