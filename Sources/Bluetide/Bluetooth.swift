@@ -108,7 +108,7 @@ public struct Bluetooth: Sendable {
     /// Questions pairing puts to the user (confirm a number, enter or show a passkey), in
     /// order, for links of both roles; answer each once. One sequence for the host's life: read
     /// it from one task.
-    public var pairingPrompts: AsyncStream<PairingPrompt> { promptFeed.prompts }
+    public var pairingPrompts: AsyncStream<PairingPrompt> { central.external?.pairingPrompts ?? promptFeed.prompts }
 
     /// The bonded devices (those of ``Configuration/bondFile`` and new ones).
     public func bonds() async -> [BondRecord] { await stack.bonds.map(BondRecord.init) }

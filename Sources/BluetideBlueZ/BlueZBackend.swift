@@ -36,16 +36,27 @@ public struct BlueZBackendScheme: BackendScheme {
             guard try await bluez.isRunning() else {
                 throw BlueZBackendError("bluetoothd is not running: start it (sudo systemctl start bluetooth) or use hci-socket:N (bluetide doctor)")
             }
-            let adapters = try await bluez.adapters()
-            guard let adapter = argument.map({ name in adapters.first { $0.name == name } }) ?? adapters.first else {
-                let known = adapters.map(\.name).joined(separator: ", ")
-                throw BlueZBackendError(argument.map { "bluetoothd has no adapter \($0)" + (known.isEmpty ? "" : " (it has \(known))") }
-                    ?? "bluetoothd has no adapter: plug one in, or use the virtual controller (bluetide demo)")
-            }
+            let adapter = try await bluez.adapter(named: argument)
             guard adapter.powered else {
                 throw BlueZBackendError("\(adapter.name) is not powered: bluetoothctl power on (or sudo btmgmt --index \(adapter.index ?? 0) power on), then try again")
             }
-            return BlueZCentral(bluez: bluez, adapter: adapter)
+            // The pairing agent answers bluetoothd's questions with the application's prompts.
+            // Without it (bluetoothd refused it) scanning, reading and writing still work; pairing
+            // then says why it cannot ask.
+            var agent: BlueZAgent?
+            var agentProblem: String?
+            if configuration.pairing.pairable {
+                let made = BlueZAgent(bus: bluez.bus, policy: configuration.pairing)
+                do {
+                    try await made.register()
+                    agent = made
+                } catch {
+                    agentProblem = "bluetoothd refused Bluetide's pairing agent (\(error))"
+                }
+            } else {
+                agentProblem = "this host is not pairable (its pairing policy)"
+            }
+            return BlueZCentral(bluez: bluez, adapter: adapter, agent: agent, agentProblem: agentProblem, pairing: configuration.pairing)
         } catch {
             await bluez.close()
             throw error
@@ -75,11 +86,21 @@ func devicePath(adapter: String, address: BluetoothAddress) -> String {
 final class BlueZCentral: CentralBackend {
     let bluez: BlueZ
     let adapter: BlueZAdapter
+    /// Our `org.bluez.Agent1`, nil when the policy is not pairable.
+    let agent: BlueZAgent?
+    /// Why there is no agent, for pairing's error.
+    let agentProblem: String?
+    let pairing: PairingPolicy
 
-    init(bluez: BlueZ, adapter: BlueZAdapter) {
+    init(bluez: BlueZ, adapter: BlueZAdapter, agent: BlueZAgent?, agentProblem: String?, pairing: PairingPolicy) {
         self.bluez = bluez
         self.adapter = adapter
+        self.agent = agent
+        self.agentProblem = agentProblem
+        self.pairing = pairing
     }
+
+    var pairingPrompts: AsyncStream<PairingPrompt>? { agent?.prompts }
 
     var address: BluetoothAddress? { get async { bluetideAddress(adapter.address, type: adapter.addressType) } }
 
@@ -95,6 +116,7 @@ final class BlueZCentral: CentralBackend {
     func close() async {
         _ = try? await bluez.bus.call(
             destination: BlueZ.service, path: adapter.path, interface: BlueZ.adapterInterface, member: "StopDiscovery", timeout: .seconds(2))
+        await agent?.unregister()
         await bluez.close()
     }
 
@@ -225,7 +247,8 @@ final class BlueZCentral: CentralBackend {
             }
             guard found else { throw BluetideError.connectTimedOut(address, seconds: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18) }
         }
-        let link = try await BlueZLink.watch(bus: bus, device: path, address: address)
+        let link = try await BlueZLink.watch(
+            bus: bus, device: path, address: address, adapterAddress: adapter.address, agent: agent, agentProblem: agentProblem, pairing: pairing)
         let left = ContinuousClock.now.duration(to: deadline)
         do {
             guard left > .zero else { throw DBusError("no time left", name: "org.freedesktop.DBus.Error.NoReply") }

@@ -22,23 +22,44 @@ final class BlueZLink: CentralLink {
         var characteristicPaths: [UInt16: String] = [:]
         var descriptorPaths: [UInt16: String] = [:]
         var subscriptions: [String: (AsyncStream<[UInt8]>.Continuation, Task<Void, Never>)] = [:]
+        /// Characteristics whose notifications bluetoothd hands over a socket (`NotifyAcquired`).
+        var acquirable: Set<String> = []
+        /// Notification sockets from `AcquireNotify`, by characteristic path.
+        var sockets: [String: BlueZNotifySocket] = [:]
     }
 
     let bus: DBusConnection
     let device: String
     let address: BluetoothAddress
+    /// Our adapter's address as BlueZ writes it, to find the device's key in its store.
+    let adapterAddress: String?
+    let agent: BlueZAgent?
+    let agentProblem: String?
+    let pairing: PairingPolicy
     private let state = Mutex(State())
     private let watcher = Mutex<Task<Void, Never>?>(nil)
 
-    private init(bus: DBusConnection, device: String, address: BluetoothAddress) {
+    private init(
+        bus: DBusConnection, device: String, address: BluetoothAddress, adapterAddress: String?, agent: BlueZAgent?, agentProblem: String?,
+        pairing: PairingPolicy
+    ) {
         self.bus = bus
         self.device = device
         self.address = address
+        self.adapterAddress = adapterAddress
+        self.agent = agent
+        self.agentProblem = agentProblem
+        self.pairing = pairing
     }
 
     /// A link whose device is watched from now on.
-    static func watch(bus: DBusConnection, device: String, address: BluetoothAddress) async throws -> BlueZLink {
-        let link = BlueZLink(bus: bus, device: device, address: address)
+    static func watch(
+        bus: DBusConnection, device: String, address: BluetoothAddress, adapterAddress: String?, agent: BlueZAgent?,
+        agentProblem: String?, pairing: PairingPolicy
+    ) async throws -> BlueZLink {
+        let link = BlueZLink(
+            bus: bus, device: device, address: address, adapterAddress: adapterAddress, agent: agent, agentProblem: agentProblem,
+            pairing: pairing)
         let changes = try await bus.signals(.propertiesChanged(sender: BlueZ.service, interface: BlueZ.deviceInterface, pathNamespace: device))
         let task = Task { [weak link] in
             for await change in changes where change.path == device {
@@ -80,6 +101,8 @@ final class BlueZLink: CentralLink {
                 state.resolvedWaiters = []
                 state.subscriptions = [:]
             }
+            for socket in state.sockets.values { socket.stop() }
+            state.sockets = [:]
             return (state.waiters, state.resolvedWaiters, Array(state.subscriptions.values))
         }
         for waiter in waiters { waiter.resume(returning: reason) }
@@ -96,6 +119,9 @@ final class BlueZLink: CentralLink {
         let resolved = try await bus.property(
             "ServicesResolved", of: BlueZ.deviceInterface, at: device, destination: BlueZ.service, timeout: .seconds(5))
         if resolved.bool == true { apply(["ServicesResolved": .boolean(true), "Connected": .boolean(true)]) }
+        // A device bonded before this link: bluetoothd encrypts it from its key on connect.
+        let paired = try? await bus.property("Paired", of: BlueZ.deviceInterface, at: device, destination: BlueZ.service, timeout: .seconds(5))
+        if let paired = paired?.bool { apply(["Paired": .boolean(paired)]) }
         state.withLock { $0.connected = true }
         let ready = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
@@ -149,7 +175,8 @@ final class BlueZLink: CentralLink {
 
     /// The device's services from bluetoothd's objects (service, char and desc paths carry
     /// their handles).
-    static func database(_ objects: BlueZObjects, device: String) -> (services: [GATTRemoteService], characteristics: [UInt16: String], descriptors: [UInt16: String], mtu: Int?) {
+    static func database(_ objects: BlueZObjects, device: String) -> (services: [GATTRemoteService], characteristics: [UInt16: String], descriptors: [UInt16: String], mtu: Int?, acquirable: Set<String>) {
+        var acquirable: Set<String> = []
         var services: [GATTRemoteService] = []
         var characteristicPaths: [UInt16: String] = [:]
         var descriptorPaths: [UInt16: String] = [:]
@@ -167,6 +194,11 @@ final class BlueZLink: CentralLink {
                       let charUUID = characteristic["UUID"]?.string.flatMap({ try? BluetoothUUID($0) }) else { continue }
                 let valueHandle = characteristic["Handle"]?.integer.flatMap { UInt16(exactly: $0) }.flatMap { $0 == 0 ? nil : $0 } ?? declaration &+ 1
                 if let value = characteristic["MTU"]?.integer { mtu = Int(value) }
+                // bluetoothd offers AcquireNotify for notify (not indicate) characteristics, and
+                // says so with the NotifyAcquired property.
+                if characteristic["NotifyAcquired"] != nil, characteristic["Flags"]?.strings?.contains("notify") == true {
+                    acquirable.insert(characteristicPath)
+                }
                 var descriptors: [GATTDescriptor] = []
                 for (descriptorPath, descInterfaces) in below.sorted(by: { $0.key < $1.key })
                 where descriptorPath.hasPrefix(characteristicPath + "/") {
@@ -189,7 +221,7 @@ final class BlueZLink: CentralLink {
                 service: GATTServiceRange(uuid: uuid, startHandle: start, endHandle: end, isPrimary: service["Primary"]?.bool ?? true),
                 characteristics: characteristics.sorted { $0.characteristic.declarationHandle < $1.characteristic.declarationHandle }))
         }
-        return (services.sorted { $0.service.startHandle < $1.service.startHandle }, characteristicPaths, descriptorPaths, mtu)
+        return (services.sorted { $0.service.startHandle < $1.service.startHandle }, characteristicPaths, descriptorPaths, mtu, acquirable)
     }
 
     func discoverDatabase() async throws -> [GATTRemoteService] {
@@ -200,6 +232,7 @@ final class BlueZLink: CentralLink {
         state.withLock { state in
             state.characteristicPaths = found.characteristics
             state.descriptorPaths = found.descriptors
+            state.acquirable = found.acquirable
             if let mtu = found.mtu { state.mtu = mtu }
         }
         return found.services
@@ -275,8 +308,50 @@ final class BlueZLink: CentralLink {
         }
     }
 
+    /// Notifications through a socket when bluetoothd offers it (`AcquireNotify`: each read is
+    /// one value, no D-Bus message per value), else `StartNotify` and the `Value` changes
+    /// (indications, and characteristics another client already subscribed to).
     func subscribe(to characteristic: GATTCharacteristic) async throws -> AsyncStream<[UInt8]> {
         let path = try path(of: characteristic)
+        if state.withLock({ $0.acquirable.contains(path) }), let stream = try await acquireNotify(path) { return stream }
+        return try await startNotify(characteristic, path: path)
+    }
+
+    /// Whether `characteristic`'s notifications come through an acquired socket now.
+    func isAcquired(_ characteristic: GATTCharacteristic) -> Bool {
+        guard let path = state.withLock({ $0.characteristicPaths[characteristic.valueHandle] }) else { return false }
+        return state.withLock { $0.sockets[path] != nil }
+    }
+
+    /// `AcquireNotify`; nil when bluetoothd refuses it (the caller falls back to StartNotify).
+    private func acquireNotify(_ path: String) async throws -> AsyncStream<[UInt8]>? {
+        let reply: [DBusValue]
+        do {
+            reply = try await bus.call(
+                destination: BlueZ.service, path: path, interface: BlueZ.characteristicInterface, member: "AcquireNotify",
+                arguments: [.dictionary([:])], timeout: .seconds(30))
+        } catch let error as DBusError where error.name == "org.bluez.Error.NotConnected" {
+            throw BluetideError.disconnected(reason: state.withLock { $0.ended } ?? .remoteUserTerminated)
+        } catch is DBusError {
+            return nil
+        }
+        guard case let .unixFD(fd)? = reply.first?.unwrapped else { return nil }
+        let mtu = reply.dropFirst().first?.integer.map { Int($0) }
+        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        let socket = BlueZNotifySocket(fd: fd, bufferSize: max(mtu ?? 517, 517))
+        let stale = state.withLock { state -> Bool in
+            if state.ended != nil { return true }
+            state.sockets[path]?.stop()
+            state.sockets[path] = socket
+            return false
+        }
+        socket.start(continuation)
+        if stale { socket.stop() }
+        continuation.onTermination = { _ in socket.stop() }
+        return stream
+    }
+
+    private func startNotify(_ characteristic: GATTCharacteristic, path: String) async throws -> AsyncStream<[UInt8]> {
         let changes = try await bus.signals(.propertiesChanged(sender: BlueZ.service, interface: BlueZ.characteristicInterface, pathNamespace: path))
         let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(4096))
         let pump = Task {
@@ -312,6 +387,11 @@ final class BlueZLink: CentralLink {
 
     func unsubscribe(from characteristic: GATTCharacteristic) async throws {
         let path = try path(of: characteristic)
+        // An acquired socket: closing it is the unsubscription (bluetoothd writes the CCCD).
+        if let socket = state.withLock({ $0.sockets.removeValue(forKey: path) }) {
+            socket.stop()
+            return
+        }
         if let (continuation, task) = state.withLock({ $0.subscriptions.removeValue(forKey: path) }) {
             task.cancel()
             continuation.finish()
@@ -349,20 +429,73 @@ final class BlueZLink: CentralLink {
 
     func isOpen() async -> Bool { state.withLock { $0.ended == nil && $0.connected } }
 
+    /// Pairs through bluetoothd (`Device1.Pair`, with MITM protection when both sides' IO
+    /// capabilities allow it), our agent answering its questions, within the policy's time limit
+    /// plus time for a person to type. A device already paired is not paired again: BlueZ
+    /// pairs a device once, so `force` says how to start over instead.
     func pair(force: Bool) async throws -> SecurityLevel {
-        if state.withLock({ $0.paired }) && !force { return .encrypted }
+        if state.withLock({ $0.paired }) {
+            guard force else { return await securityLevel() }
+            throw BluetideError.host(
+                "\(address) is already paired through bluetoothd and it pairs a device once: to pair again, "
+                    + "bluetide bonds remove \(address) --transport bluez, then connect again")
+        }
+        guard let agent else {
+            throw BluetideError.host("cannot pair through bluetoothd: \(agentProblem ?? "no pairing agent")")
+        }
+        agent.forget(device)
         do {
-            _ = try await bus.call(destination: BlueZ.service, path: device, interface: BlueZ.deviceInterface, member: "Pair", timeout: .seconds(60))
-        } catch let error as DBusError where error.name == "org.bluez.Error.AlreadyExists" {
-        } catch {
-            throw BluetideError.host("pairing through bluetoothd failed: \(error)")
+            _ = try await bus.call(
+                destination: BlueZ.service, path: device, interface: BlueZ.deviceInterface, member: "Pair",
+                timeout: pairing.timeout + .seconds(30))
+        } catch let error as DBusError {
+            if error.name == "org.bluez.Error.AlreadyExists" {
+                state.withLock { $0.paired = true }
+                return await securityLevel()
+            }
+            if error.isTimeout {
+                _ = try? await bus.call(
+                    destination: BlueZ.service, path: device, interface: BlueZ.deviceInterface, member: "CancelPairing", timeout: .seconds(5))
+            }
+            throw Self.pairingError(error, method: agent.method(of: device))
         }
         state.withLock { $0.paired = true }
-        return .encrypted
+        return await securityLevel()
     }
 
-    /// BlueZ says whether a device is paired, not the link's level: paired counts as encrypted.
-    func securityLevel() async -> SecurityLevel { state.withLock { $0.paired } ? .encrypted : .none }
+    /// BlueZ's answer to `Pair` in Bluetide's words (the command line explains those).
+    static func pairingError(_ error: DBusError, method: BlueZAgent.Method?) -> BluetideError {
+        switch error.name {
+        case "org.bluez.Error.AuthenticationCanceled", "org.bluez.Error.AuthenticationRejected":
+            // Our agent (the user, or a mode that could not answer) said no.
+            return .pairingFailed(.localFailure(method == .numericComparison ? .numericComparisonFailed : .passkeyEntryFailed))
+        case "org.bluez.Error.AuthenticationTimeout":
+            return .pairingFailed(.timeout)
+        case _ where error.isTimeout:
+            return .pairingFailed(.timeout)
+        case "org.bluez.Error.AuthenticationFailed":
+            return .host("pairing through bluetoothd failed: \(error.message) (the device refused, or the passkey did not match); check the number and pair again")
+        default:
+            return .host("pairing through bluetoothd failed: \(error)")
+        }
+    }
+
+    /// The link's level: none until paired; then the level of the key bluetoothd stored (its key
+    /// store, when this process may read it: root), else what our agent saw while pairing
+    /// (numeric comparison: authenticated Secure Connections; a passkey: authenticated), else
+    /// encrypted (a paired LE link is encrypted, bonded devices from the key on connect).
+    func securityLevel() async -> SecurityLevel {
+        guard state.withLock({ $0.paired }) else { return .none }
+        let text = try? await bus.property("Address", of: BlueZ.deviceInterface, at: device, destination: BlueZ.service, timeout: .seconds(2))
+        if let adapterAddress, let text = text?.string, let key = BlueZKeyInfo.read(adapter: adapterAddress, device: text) {
+            return key.securityLevel
+        }
+        switch agent?.method(of: device) {
+        case .numericComparison: return .authenticatedSecureConnections
+        case .passkey: return .authenticated
+        case .justWorks, nil: return .encrypted
+        }
+    }
 
     func parameters() async -> ConnectionParameters? { nil }
 

@@ -43,6 +43,14 @@ public protocol CentralBackend: Sendable {
     func waitUntilClosed() async -> String?
     /// Disconnects everything and lets the stack go.
     func close() async
+    /// The questions the stack's pairing agent asks (``Bluetooth/pairingPrompts`` hands them
+    /// to the application), one sequence for the backend's life; nil when the backend asks none.
+    var pairingPrompts: AsyncStream<PairingPrompt>? { get }
+}
+
+extension CentralBackend {
+    /// No pairing agent: nothing is asked.
+    public var pairingPrompts: AsyncStream<PairingPrompt>? { nil }
 }
 
 /// One link of a ``CentralBackend``: what ``Connection`` needs of it. Identity is the link's

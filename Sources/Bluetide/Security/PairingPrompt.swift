@@ -19,27 +19,51 @@ public struct PairingPrompt: Sendable, CustomStringConvertible {
 
     /// What the user has to do.
     public let kind: Kind
-    /// The HCI connection handle of the link being paired.
+    /// The HCI connection handle of the link being paired (0 on a backend that does not say,
+    /// such as BlueZ).
     public let handle: UInt16
     /// The address of the device being paired (as it connected), nil when its link has closed
     /// meanwhile: lets an application name the device in the question.
     public let address: BluetoothAddress?
-    let stack: HostStack
+    /// Delivers the answer to whoever asked (the own host's SMP, a backend's agent).
+    let respond: @Sendable (Answer) async -> Void
+
+    /// An answer to a prompt, as a backend receives it.
+    public enum Answer: Sendable, Hashable {
+        /// Numeric comparison: true when both devices show the same number.
+        case confirm(Bool)
+        /// Passkey entry: the six digits typed, or nil when the user cancelled.
+        case passkey(UInt32?)
+    }
+
+    /// A prompt asked by a backend's pairing agent (``CentralBackend/pairingPrompts``):
+    /// `respond` gets the one answer (``confirm(_:)``, ``enter(passkey:)`` or ``cancel()``).
+    public init(
+        kind: Kind, address: BluetoothAddress?, handle: UInt16 = 0, respond: @escaping @Sendable (Answer) async -> Void
+    ) {
+        self.kind = kind
+        self.address = address
+        self.handle = handle
+        self.respond = respond
+    }
 
     init(_ prompt: SMPPrompt, handle: UInt16, address: BluetoothAddress?, stack: HostStack) {
-        switch prompt {
-        case let .confirmNumber(number): kind = .confirmNumber(number)
-        case .enterPasskey: kind = .enterPasskey
-        case let .displayPasskey(passkey): kind = .displayPasskey(passkey)
+        let kind: Kind = switch prompt {
+        case let .confirmNumber(number): .confirmNumber(number)
+        case .enterPasskey: .enterPasskey
+        case let .displayPasskey(passkey): .displayPasskey(passkey)
         }
-        self.handle = handle
-        self.address = address
-        self.stack = stack
+        self.init(kind: kind, address: address, handle: handle) { answer in
+            switch answer {
+            case let .confirm(same): await stack.answerPairing(.confirm(same), on: handle)
+            case let .passkey(passkey): await stack.answerPairing(.passkey(passkey), on: handle)
+            }
+        }
     }
 
     /// Answers a numeric comparison: true when both devices show the same number.
     public func confirm(_ same: Bool) async {
-        await stack.answerPairing(.confirm(same), on: handle)
+        await respond(.confirm(same))
     }
 
     /// Answers a passkey entry with the six digits typed (0…999999). Throws
@@ -48,15 +72,15 @@ public struct PairingPrompt: Sendable, CustomStringConvertible {
         guard passkey <= 999_999 else {
             throw BluetideError.invalidArgument("passkey \(passkey) has more than six digits: expected 000000…999999")
         }
-        await stack.answerPairing(.passkey(passkey), on: handle)
+        await respond(.passkey(passkey))
     }
 
     /// Refuses: pairing ends with Pairing Failed (0x01 "Passkey Entry Failed" or 0x0C "Numeric
     /// Comparison Failed").
     public func cancel() async {
         switch kind {
-        case .confirmNumber: await stack.answerPairing(.confirm(false), on: handle)
-        case .enterPasskey, .displayPasskey: await stack.answerPairing(.passkey(nil), on: handle)
+        case .confirmNumber: await respond(.confirm(false))
+        case .enterPasskey, .displayPasskey: await respond(.passkey(nil))
         }
     }
 
