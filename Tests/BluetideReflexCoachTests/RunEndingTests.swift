@@ -49,6 +49,20 @@ import BluetideTestSupport
         #expect(session.endReason == "stopped: SIGINT")
     }
 
+    /// The run's end as an event: waits resume when it comes (at once after), a cancelled wait throws.
+    @Test func aRunStopSaysWhenItsRunEndedAndItsWaitsCanBeCancelled() async throws {
+        let stop = RunStop()
+        #expect(!stop.hasEnded)
+        let waiter = Task { try await stop.waitUntilEnded() }
+        let cancelled = Task { try await stop.waitUntilEnded() }
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        stop.markEnded()
+        try await within(10, "the waiter resumed") { try await waiter.value }
+        #expect(stop.hasEnded)
+        try await stop.waitUntilEnded()
+    }
+
     @Test func aStopBeforeTheSessionExistsThrowsStoppedAndStoresNothing() async throws {
         let rig = try await CoachRig.start()
         let athlete = try rig.store.addAthlete(Athlete(name: "Ana", created: Date()))

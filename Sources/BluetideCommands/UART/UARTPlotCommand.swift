@@ -67,28 +67,23 @@ struct UARTPlotCommand: AsyncParsableCommand {
             throw CommandFailure("--port \(port): cannot serve the page on \(host):\(port): \(error)")
         }
         StandardStreams.error.line("\(link.name): plotting at http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(web.port)/")
-        let status = Task { for await event in link.status { StandardStreams.error.line("\(link.name): \(event)") } }
-        let started = ContinuousClock.now
-        let reader = Task {
-            for await line in link.lines() {
-                let elapsed = ContinuousClock.now - started
-                await feed.publish(line: line.text, t: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-                StandardStreams.output.line(line.text)
-            }
-        }
-        let closed = Task { await link.waitForClose() }
+        // Until a stop signal or the link's close (the plotting itself is the library's).
         let reason: String? = await withTaskGroup(of: String?.self) { group in
-            group.addTask { _ = await stop.value; return nil }
-            group.addTask { await closed.value }
+            group.addTask {
+                await feed.plot(link, clock: ContinuousClock(), echo: { StandardStreams.output.line($0) },
+                                status: { StandardStreams.error.line("\(link.name): \($0)") })
+            }
+            group.addTask {
+                // Cancelled when the link closed first: the stop wait ends too.
+                await withTaskCancellationHandler { _ = await stop.value } onCancel: { stop.cancel() }
+                return nil
+            }
             let first = await group.next() ?? nil
             group.cancelAll()
-            closed.cancel()
             return first
         }
-        reader.cancel()
         await web.stop()
         await link.close()
-        status.cancel()
         await deviceSession.close()
         if let reason, reason != "closed" { throw CommandFailure("\(link.name): \(reason)") }
     }

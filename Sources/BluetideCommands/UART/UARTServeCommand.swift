@@ -3,7 +3,6 @@ import Bluetide
 import BluetideSerial
 import BluetideTransport
 import Foundation
-import Synchronization
 
 /// `bluetide uart serve`: the computer as a BLE serial device (Nordic UART or HM-10 peripheral),
 /// bridged to stdin/stdout, a pty or a TCP port.
@@ -100,24 +99,59 @@ struct UARTServeCommand: AsyncParsableCommand {
         }
         let reporter = UARTServeReporter(io: io, json: json, name: options.name)
         let watcher = Task { for await event in server.events { reporter.report(event) } }
-        let runner = UARTServeRunner(server: server, io: io, reporter: reporter, json: json, permit: permit, log: log, name: options.name)
+        let bridge = SerialServerBridge(server: server, permission: permit) { [name = options.name] event in
+            switch event {
+            case let .sent(bytes): log?.record(.sent, device: name, bytes: bytes)
+            case let .received(chunk): log?.record(.received, device: chunk.central.map { "\($0)" } ?? "?", bytes: chunk.bytes)
+            case let .notice(notice): reporter.message("\(notice)")
+            }
+        }
         do {
             if let pty {
-                try await runner.bridgePTY(path: pty, stop: stop)
+                try await Self.untilStopped(stop) { try await bridge.bridgePseudoTerminal(at: pty) }
             } else if let tcpAddress {
-                try await runner.bridgeTCP(host: tcpAddress.host, port: tcpAddress.port, stop: stop)
+                try await Self.untilStopped(stop) { try await bridge.bridgeTCP(host: tcpAddress.host, port: tcpAddress.port) }
             } else {
-                try await runner.pipe(idleTimeout: idleTimeout, stop: stop)
+                // A stop ends the input and closes the server (a pending drain ends), then the pipe.
+                let json = json
+                try await Self.untilStopped(stop, onStop: { io.input.stop(); await server.close() }) {
+                    await bridge.pipe(input: io.input, idleTimeout: .milliseconds(Int64(idleTimeout * 1000)), clock: ContinuousClock()) { chunk in
+                        await Self.print(chunk, to: io, json: json, reporter: reporter)
+                    }
+                }
             }
         } catch {
             await server.close()
             watcher.cancel()
             await PromptShutdown.close(bluetooth)
-            throw error
+            throw error as? CommandFailure ?? CommandFailure("\(error)")
         }
         await server.close()
         await watcher.value
         await PromptShutdown.close(bluetooth)
+    }
+
+    /// Runs `body` until it ends or `stop` comes; then `onStop` runs and `body` is cancelled
+    /// (and waited for). `stop` itself is left running (its signal handling lasts until the end).
+    static func untilStopped(_ stop: Task<String, Never>, onStop: @escaping @Sendable () async -> Void = {},
+                             _ body: @escaping @Sendable () async throws -> Void) async throws {
+        let work = Task { try await body() }
+        let watcher = Task {
+            _ = await stop.value
+            guard !Task.isCancelled else { return }
+            await onStop()
+            work.cancel()
+        }
+        defer { watcher.cancel() }
+        try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
+    }
+
+    /// A central's write on stdout: the bytes, or with --json a `received` record.
+    static func print(_ chunk: SerialServerChunk, to io: UARTConsole, json: Bool, reporter: UARTServeReporter) async {
+        guard json else { return await io.writeData(chunk.bytes) }
+        var fields: [String: JSONOutputValue] = ["value": JSONOutput.value(chunk.bytes), "text": .string(String(decoding: chunk.bytes, as: UTF8.self))]
+        if let central = chunk.central { fields["device"] = JSONOutput.device(central) }
+        await io.writeData(Array((reporter.line("received", fields) + "\n").utf8))
     }
 }
 
@@ -165,135 +199,5 @@ struct UARTServeReporter: Sendable {
         fields["time"] = JSONOutput.time(
             monotonic: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
         return JSONOutput.line(type, fields)
-    }
-}
-
-/// Runs a ``SerialServer`` as a pipe, a pty bridge or a TCP bridge.
-final class UARTServeRunner: Sendable {
-    let server: SerialServer
-    let io: UARTConsole
-    let reporter: UARTServeReporter
-    let json: Bool
-    let permit: UARTPermission
-    let log: UARTTrafficLog?
-    let name: String
-    private let lastReceived = Mutex(ContinuousClock.now)
-
-    init(server: SerialServer, io: UARTConsole, reporter: UARTServeReporter, json: Bool, permit: UARTPermission, log: UARTTrafficLog?, name: String) {
-        self.server = server
-        self.io = io
-        self.reporter = reporter
-        self.json = json
-        self.permit = permit
-        self.log = log
-        self.name = name
-    }
-
-    /// Copies what centrals write to `write` (logged; dropped with --permit wo) until the server closes.
-    private func forwardReceived(_ write: @escaping @Sendable ([UInt8], SerialServerChunk) async -> Void) async {
-        for await chunk in server.received {
-            lastReceived.withLock { $0 = .now }
-            log?.record(.received, device: chunk.central.map { "\($0)" } ?? "?", bytes: chunk.bytes)
-            guard permit.receives else { continue }
-            await write(chunk.bytes, chunk)
-        }
-    }
-
-    /// Sends input to the centrals (logged), unless --permit ro.
-    private func send(_ bytes: [UInt8]) async throws {
-        guard permit.sends else { return }
-        try await server.send(bytes)
-        log?.record(.sent, device: name, bytes: bytes)
-    }
-
-    /// Stdin to the centrals, their writes to stdout; ends once stdin has ended, was sent, and
-    /// no central wrote for `idleTimeout` seconds, or on a stop signal.
-    func pipe(idleTimeout: Double, stop: Task<String, Never>) async throws {
-        let io = io, json = json, reporter = reporter, server = server
-        let printer = Task {
-            await forwardReceived { bytes, chunk in
-                if json {
-                    var fields: [String: JSONOutputValue] = ["value": JSONOutput.value(bytes), "text": .string(String(decoding: bytes, as: UTF8.self))]
-                    if let central = chunk.central { fields["device"] = JSONOutput.device(central) }
-                    await io.writeData(Array((reporter.line("received", fields) + "\n").utf8))
-                } else {
-                    await io.writeData(bytes)
-                }
-            }
-        }
-        defer { printer.cancel() }
-        let stopped = Mutex(false)
-        let stopper = Task {
-            _ = await stop.value
-            stopped.withLock { $0 = true }
-            io.input.stop()
-            await server.close()
-        }
-        defer { stopper.cancel() }
-        while let chunk = await io.input.read() {
-            do { try await send(chunk) } catch { return }
-        }
-        // Everything read goes out once a central has taken it; then wait for writes to stop.
-        do { try await server.drain() } catch { return }
-        lastReceived.withLock { $0 = .now }
-        let idle = Duration.milliseconds(Int64(idleTimeout * 1000))
-        while !stopped.withLock({ $0 }) {
-            let deadline = lastReceived.withLock { $0 } + idle
-            if ContinuousClock.now >= deadline { break }
-            try? await Task.sleep(until: min(deadline, .now + .milliseconds(200)), clock: .continuous)
-        }
-        if server.droppedBytes > 0 { reporter.message("\(server.droppedBytes) received bytes dropped: the output was not read in time") }
-    }
-
-    /// Bridges a pseudo-terminal linked at `path` to the server until Ctrl-C or SIGTERM.
-    func bridgePTY(path: String, stop: Task<String, Never>) async throws {
-        let terminal: PseudoTerminal
-        let port: FileDescriptorPort
-        do {
-            terminal = try PseudoTerminal(linkPath: path)
-            port = try terminal.port()
-        } catch { throw CommandFailure("\(error)") }
-        defer { port.close(); terminal.close() }
-        reporter.message("serial port ready: \(path) → \(terminal.slavePath)")
-        let fromCentrals = Task { await forwardReceived { bytes, _ in try? await port.write(bytes) } }
-        defer { fromCentrals.cancel() }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { [self] in
-                while let chunk = await port.read() { do { try await send(chunk) } catch { return } }
-            }
-            group.addTask { _ = await stop.value }
-            _ = await group.next()
-            port.stop()
-            group.cancelAll()
-        }
-    }
-
-    /// Bridges one TCP client at a time on `host:port` to the server until Ctrl-C or SIGTERM.
-    func bridgeTCP(host: String, port number: UInt16, stop: Task<String, Never>) async throws {
-        let listener: TCPListener
-        do { listener = try TCPListener(host: host, port: number) } catch { throw CommandFailure("\(error)") }
-        defer { listener.close() }
-        reporter.message("listening on \(host):\(listener.port)")
-        let client = CurrentClient()
-        // Bytes that arrive with no client connected are dropped (as a serial line would).
-        let fromCentrals = Task { await forwardReceived { bytes, _ in if let port = client.port { try? await port.write(bytes) } } }
-        defer { fromCentrals.cancel() }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { [self] in
-                while let port = await listener.accept() {
-                    client.port = port
-                    reporter.message("TCP client connected")
-                    while let chunk = await port.read() { do { try await send(chunk) } catch { break } }
-                    client.port = nil
-                    port.close()
-                    reporter.message("TCP client left; waiting for the next")
-                }
-            }
-            group.addTask { _ = await stop.value }
-            _ = await group.next()
-            listener.stop()
-            client.port?.stop()
-            group.cancelAll()
-        }
     }
 }

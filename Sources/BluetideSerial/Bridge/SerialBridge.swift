@@ -310,12 +310,7 @@ public final class SerialBridge: Sendable {
     /// once it can be opened. The symlink and terminal are removed at the end.
     public func bridgePseudoTerminal(at path: String) async throws {
         guard let link = links.first else { throw SerialBridgeError.noLink }
-        let terminal: PseudoTerminal
-        let port: FileDescriptorPort
-        do {
-            terminal = try PseudoTerminal(linkPath: path)
-            do { port = try terminal.port() } catch { terminal.close(); throw error }
-        } catch { throw SerialBridgeError.port("\(error)") }
+        let (terminal, port) = try PseudoTerminal.bridgeEnd(at: path)
         defer { port.close(); terminal.close() }
         events(.notice(.portReady(linkPath: path, devicePath: terminal.slavePath), link: link))
         try await serve(port)
@@ -370,8 +365,19 @@ public final class SerialBridge: Sendable {
     }
 }
 
+extension PseudoTerminal {
+    /// A pseudo-terminal with a symlink at `path` and its master side as a port, for a bridge;
+    /// a failure is ``SerialBridgeError/port(_:)`` (nothing is left open then).
+    static func bridgeEnd(at path: String) throws -> (PseudoTerminal, FileDescriptorPort) {
+        do {
+            let terminal = try PseudoTerminal(linkPath: path)
+            do { return (terminal, try terminal.port()) } catch { terminal.close(); throw error }
+        } catch { throw SerialBridgeError.port("\(error)") }
+    }
+}
+
 /// The latest of some value, shared between tasks.
-private final class Latest<Value: Sendable>: Sendable {
+final class Latest<Value: Sendable>: Sendable {
     private let slot: Mutex<Value>
     init(_ value: Value) { slot = Mutex(value) }
     var value: Value { slot.withLock { $0 } }
