@@ -7,13 +7,13 @@ let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "Bluetide",
-    platforms: [.macOS(.v15)],
+    // Linux only for now (the transports, GPIO, D-Bus and the tests use Linux interfaces): no platforms are declared.
     products: [
-        .library(name: "BluetideCore", targets: ["BluetideCore"]),
+        .library(name: "BluetideBase", targets: ["BluetideBase"]),
         .library(name: "BluetideProfiles", targets: ["BluetideProfiles"]),
         .library(name: "BluetideHost", targets: ["BluetideHost"]),
         .library(name: "Bluetide", targets: ["Bluetide"]),
-        .executable(name: "bluetide", targets: ["bluetide"]),
+        .executable(name: "bluetide", targets: ["BluetideCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -30,7 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
-        .target(name: "BluetideCore", dependencies: ["BluetideSupport"], swiftSettings: strict),
+        .target(name: "BluetideBase", dependencies: ["BluetideSupport"], swiftSettings: strict),
         // What several layers share and none owns: SplitMix64, civil-date arithmetic, ManualClock,
         // AsyncLock, time limits. Depends on nothing, so any target may import it.
         .target(name: "BluetideSupport", swiftSettings: strict),
@@ -39,16 +39,16 @@ let package = Package(
         // A D-Bus client on libdbus-1 (loaded at run time): the BlueZ backend's transport to bluetoothd.
         .target(name: "BluetideDBus", swiftSettings: strict),
         // BlueZ's D-Bus API (adapters, devices, GATT objects) on BluetideDBus.
-        .target(name: "BluetideBlueZ", dependencies: ["BluetideDBus", "Bluetide", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
-        .target(name: "BluetideProfiles", dependencies: ["BluetideCore", "BluetideSupport"], swiftSettings: strict),
-        .target(name: "BluetideRecording", dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
-        .target(name: "BluetideEmulators", dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
-        .target(name: "BluetideGPIO", dependencies: ["BluetideCore", "BluetideSupport"], swiftSettings: strict),
-        .target(name: "BluetideHCI", dependencies: ["BluetideCore"], swiftSettings: strict),
+        .target(name: "BluetideBlueZ", dependencies: ["BluetideDBus", "Bluetide", "BluetideBase", "BluetideProfiles"], swiftSettings: strict),
+        .target(name: "BluetideProfiles", dependencies: ["BluetideBase", "BluetideSupport"], swiftSettings: strict),
+        .target(name: "BluetideRecording", dependencies: ["BluetideBase", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
+        .target(name: "BluetideDeviceModels", dependencies: ["BluetideBase", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
+        .target(name: "BluetideGPIO", dependencies: ["BluetideBase", "BluetideSupport"], swiftSettings: strict),
+        .target(name: "BluetideHCI", dependencies: ["BluetideBase"], swiftSettings: strict),
         .target(
             name: "BluetideVirtual",
             dependencies: [
-                "BluetideCore", "BluetideHCI", "BluetideSupport",
+                "BluetideBase", "BluetideHCI", "BluetideSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
@@ -56,7 +56,7 @@ let package = Package(
         .target(
             name: "BluetideTransport",
             dependencies: [
-                "BluetideCore", "BluetideHCI", "BluetideVirtual",
+                "BluetideBase", "BluetideHCI", "BluetideVirtual",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -65,23 +65,23 @@ let package = Package(
         .target(
             name: "BluetideHost",
             dependencies: [
-                "BluetideCore", "BluetideHCI", "BluetideTransport", "BluetideSupport", .product(name: "Logging", package: "swift-log"),
+                "BluetideBase", "BluetideHCI", "BluetideTransport", "BluetideSupport", .product(name: "Logging", package: "swift-log"),
                 // Pairing (Security/): P-256 ECDH, and the AES-128 block function AES-CMAC is built on.
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         .target(
             name: "Bluetide",
-            dependencies: ["BluetideCore", "BluetideProfiles", "BluetideHCI", "BluetideTransport", "BluetideHost", "BluetideSupport"],
+            dependencies: ["BluetideBase", "BluetideProfiles", "BluetideHCI", "BluetideTransport", "BluetideHost", "BluetideSupport"],
             swiftSettings: strict),
         // `bluetide clone`: a capture's HCI traffic followed up to ATT, rebuilt as a device model.
         .target(
             name: "BluetideCapture",
-            dependencies: ["BluetideCore", "BluetideHCI", "BluetideHost", "BluetideTransport", "BluetideRecording", "BluetideProfiles"],
+            dependencies: ["BluetideBase", "BluetideHCI", "BluetideHost", "BluetideTransport", "BluetideRecording", "BluetideProfiles"],
             swiftSettings: strict),
         .target(
             name: "BluetideEmulation",
-            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideEmulators", "BluetideHost", "BluetideTransport", "BluetideRecording", "BluetideCapture", "BluetideSupport"],
+            dependencies: ["Bluetide", "BluetideBase", "BluetideProfiles", "BluetideDeviceModels", "BluetideHost", "BluetideTransport", "BluetideRecording", "BluetideCapture", "BluetideSupport"],
             swiftSettings: strict),
         .target(
             name: "BluetideCharts",
@@ -91,20 +91,20 @@ let package = Package(
         // bluetide gateway: devices on an MQTT broker (values, Home Assistant discovery, commands).
         .target(
             name: "BluetideGateway",
-            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideMQTT", "BluetideRide", "BluetideRing", .product(name: "Yams", package: "Yams")],
+            dependencies: ["Bluetide", "BluetideBase", "BluetideProfiles", "BluetideMQTT", "BluetideRide", "BluetideRing", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict),
-        .target(name: "BluetideSerial", dependencies: ["BluetideCore", "BluetideProfiles", "Bluetide", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "BluetideSerial", dependencies: ["BluetideBase", "BluetideProfiles", "Bluetide", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(
             name: "BluetideReflex",
             dependencies: ["BluetideCharts", "BluetideProfiles", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .target(
             name: "BluetideReflexDevice",
-            dependencies: ["Bluetide", "BluetideGPIO", "BluetideProfiles", "BluetideCore", "BluetideSupport"],
+            dependencies: ["Bluetide", "BluetideGPIO", "BluetideProfiles", "BluetideBase", "BluetideSupport"],
             swiftSettings: strict),
         .target(
             name: "BluetideReflexCoach",
-            dependencies: ["Bluetide", "BluetideReflex", "BluetideProfiles", "BluetideCore", "BluetideSupport"],
+            dependencies: ["Bluetide", "BluetideReflex", "BluetideProfiles", "BluetideBase", "BluetideSupport"],
             swiftSettings: strict),
         .target(
             name: "BluetideReflexWeb",
@@ -121,7 +121,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // The ride app: trainers and sensors merged into samples, trainer control, workouts, export.
-        .target(name: "BluetideRide", dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideRecording", "BluetideSupport"], swiftSettings: strict),
+        .target(name: "BluetideRide", dependencies: ["Bluetide", "BluetideBase", "BluetideProfiles", "BluetideRecording", "BluetideSupport"], swiftSettings: strict),
         // The live pages' kernel: serving, the feed-to-WebSocket pump, host checks and tokens.
         .target(
             name: "BluetideLiveWeb",
@@ -155,7 +155,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BluetideRing",
-            dependencies: ["BluetideCore", "BluetideProfiles", "Bluetide", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BluetideBase", "BluetideProfiles", "Bluetide", "BluetideSupport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(
             name: "BluetideRingWeb",
@@ -170,82 +170,82 @@ let package = Package(
         // transport, or both in one process), GATT throughput between two stacks, codec decoding.
         .target(
             name: "BluetideBench",
-            dependencies: ["BluetideCore", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual", "BluetideSupport"],
+            dependencies: ["BluetideBase", "BluetideProfiles", "BluetideHost", "BluetideTransport", "BluetideVirtual", "BluetideSupport"],
             swiftSettings: strict),
         // The demo's world and device scripts (`bluetide demo` parses and prints).
         .target(
             name: "BluetideDemo",
             dependencies: [
-                "Bluetide", "BluetideCore", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideReflexCoach", "BluetideRide", "BluetideRing",
+                "Bluetide", "BluetideBase", "BluetideEmulation", "BluetideDeviceModels", "BluetideProfiles", "BluetideReflexCoach", "BluetideRide", "BluetideRing",
             ],
             swiftSettings: strict),
         // The coach's Bluetooth with emulated trainers and straps (the coach library knows no emulators).
         .target(
             name: "BluetideReflexEmulation",
-            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideEmulation", "BluetideEmulators"],
+            dependencies: ["Bluetide", "BluetideBase", "BluetideProfiles", "BluetideEmulation", "BluetideDeviceModels"],
             swiftSettings: strict),
         .target(
             name: "BluetideCommands",
             dependencies: [
-                "BluetideCore", "BluetideProfiles", "BluetideTransport", "BluetideBench", "BluetideSupport",
-                "BluetideRecording", "BluetideEmulators", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
+                "BluetideBase", "BluetideProfiles", "BluetideTransport", "BluetideBench", "BluetideSupport",
+                "BluetideRecording", "BluetideDeviceModels", "BluetideEmulation", "Bluetide", "BluetideReflexDevice", "BluetideGPIO",
                 "BluetideReflex", "BluetideReflexCoach", "BluetideReflexEmulation", "BluetideReflexWeb", "BluetideRing", "BluetideRingWeb", "BluetideSerial", "BluetideSerialWeb", "BluetideRide", "BluetideRideWeb",
                 "BluetideCapture", "BluetideGateway", "BluetideMQTT", "BluetideBlueZ", "BluetideDBus", "BluetideSupport", "BluetideDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
-        .executableTarget(name: "bluetide", dependencies: ["BluetideCommands"], swiftSettings: strict),
+        .executableTarget(name: "BluetideCLI", dependencies: ["BluetideCommands"], swiftSettings: strict),
         // Shared by the test targets: run-time limits for hang guards, and the Bumble interop
         // harness (Bumble/: environment probe, child processes with timed line output, controllers.py).
         .target(name: "BluetideTestSupport", dependencies: ["BluetideSupport"], path: "Tests/BluetideTestSupport", swiftSettings: strict),
         .testTarget(
             name: "BluetideGatewayTests",
-            dependencies: ["BluetideGateway", "BluetideMQTT", "BluetideTestSupport", "Bluetide", "BluetideCore", "BluetideProfiles", "BluetideSupport", "BluetideEmulation", "BluetideEmulators"],
+            dependencies: ["BluetideGateway", "BluetideMQTT", "BluetideTestSupport", "Bluetide", "BluetideBase", "BluetideProfiles", "BluetideSupport", "BluetideEmulation", "BluetideDeviceModels"],
             swiftSettings: strict),
-        .testTarget(name: "BluetideDBusTests", dependencies: ["BluetideDBus", "BluetideBlueZ", "BluetideTransport", "BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
+        .testTarget(name: "BluetideDBusTests", dependencies: ["BluetideDBus", "BluetideBlueZ", "BluetideTransport", "BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideBase", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideMQTTTests", dependencies: ["BluetideMQTT", "BluetideTestSupport", "BluetideSupport"], swiftSettings: strict),
-        .testTarget(name: "BluetideCoreTests", dependencies: ["BluetideCore", "BluetideSupport", "BluetideTestSupport"], swiftSettings: strict),
-        .testTarget(name: "BluetideProfilesTests", dependencies: ["BluetideProfiles", "BluetideCore"], swiftSettings: strict),
-        .testTarget(name: "BluetideRecordingTests", dependencies: ["BluetideRecording", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
-        .testTarget(name: "BluetideEmulatorsTests", dependencies: ["BluetideEmulators", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
-        .testTarget(name: "BluetideGPIOTests", dependencies: ["BluetideGPIO", "BluetideSupport", "BluetideCore"], swiftSettings: strict),
+        .testTarget(name: "BluetideBaseTests", dependencies: ["BluetideBase", "BluetideSupport", "BluetideTestSupport"], swiftSettings: strict),
+        .testTarget(name: "BluetideProfilesTests", dependencies: ["BluetideProfiles", "BluetideBase"], swiftSettings: strict),
+        .testTarget(name: "BluetideRecordingTests", dependencies: ["BluetideRecording", "BluetideBase", "BluetideProfiles"], swiftSettings: strict),
+        .testTarget(name: "BluetideDeviceModelsTests", dependencies: ["BluetideDeviceModels", "BluetideBase", "BluetideProfiles"], swiftSettings: strict),
+        .testTarget(name: "BluetideGPIOTests", dependencies: ["BluetideGPIO", "BluetideSupport", "BluetideBase"], swiftSettings: strict),
         .testTarget(
             name: "BluetideSecurityTests",
-            dependencies: ["BluetideHost", "BluetideHCI", "BluetideCore", "BluetideTransport", "BluetideTestSupport", "BluetideSupport"],
+            dependencies: ["BluetideHost", "BluetideHCI", "BluetideBase", "BluetideTransport", "BluetideTestSupport", "BluetideSupport"],
             exclude: ["Bumble"], swiftSettings: strict),
         .testTarget(
             name: "BluetideCaptureTests",
             dependencies: [
-                "BluetideCapture", "BluetideCore", "BluetideHCI", "BluetideHost", "BluetideTransport", "BluetideRecording",
-                "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideRing", "BluetideSupport", "BluetideProfiles",
+                "BluetideCapture", "BluetideBase", "BluetideHCI", "BluetideHost", "BluetideTransport", "BluetideRecording",
+                "Bluetide", "BluetideEmulation", "BluetideDeviceModels", "BluetideRing", "BluetideSupport", "BluetideProfiles",
                 "BluetideCommands", "BluetideTestSupport",
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict),
-        .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI", "BluetideCore"], swiftSettings: strict),
-        .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual", "BluetideCore", "BluetideHCI", "BluetideSupport", "BluetideTransport"], swiftSettings: strict),
-        .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport", "BluetideHCI", "BluetideVirtual", "BluetideCore", .product(name: "NIOCore", package: "swift-nio")], swiftSettings: strict),
-        .testTarget(name: "BluetideHostTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideCore"], exclude: ["Fixtures"], swiftSettings: strict),
-        .testTarget(name: "BluetideTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideCore", "BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideProfiles"], swiftSettings: strict),
-        .testTarget(name: "BluetideEmulationTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideHCI", "BluetideEmulation", "BluetideHost", "BluetideTransport", "BluetideEmulators", "BluetideProfiles", "BluetideRecording", "BluetideCore"], swiftSettings: strict),
-        .testTarget(name: "BluetideReflexDeviceTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideReflexDevice", "Bluetide", "BluetideGPIO", "BluetideHost", "BluetideTransport", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
+        .testTarget(name: "BluetideHCITests", dependencies: ["BluetideHCI", "BluetideBase"], swiftSettings: strict),
+        .testTarget(name: "BluetideVirtualTests", dependencies: ["BluetideVirtual", "BluetideBase", "BluetideHCI", "BluetideSupport", "BluetideTransport"], swiftSettings: strict),
+        .testTarget(name: "BluetideTransportTests", dependencies: ["BluetideTransport", "BluetideHCI", "BluetideVirtual", "BluetideBase", .product(name: "NIOCore", package: "swift-nio")], swiftSettings: strict),
+        .testTarget(name: "BluetideHostTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideBase"], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "BluetideTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideBase", "BluetideHost", "BluetideVirtual", "BluetideTransport", "BluetideHCI", "BluetideProfiles"], swiftSettings: strict),
+        .testTarget(name: "BluetideEmulationTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideHCI", "BluetideEmulation", "BluetideHost", "BluetideTransport", "BluetideDeviceModels", "BluetideProfiles", "BluetideRecording", "BluetideBase"], swiftSettings: strict),
+        .testTarget(name: "BluetideReflexDeviceTests", dependencies: ["BluetideTestSupport", "BluetideSupport", "BluetideReflexDevice", "Bluetide", "BluetideGPIO", "BluetideHost", "BluetideTransport", "BluetideBase", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideReflexTests", dependencies: ["BluetideReflex", "BluetideCharts", "BluetideProfiles", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
-        .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideCommands", "BluetideSerial", "BluetideDemo", "BluetideMQTT", "BluetideDBus", "BluetideBench", "BluetideProfiles", "bluetide", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport", "BluetideHCI", "BluetideCore", "BluetideHost", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .testTarget(name: "BluetideBlueZTests", dependencies: ["BluetideTestSupport", "Bluetide", "BluetideCore", "BluetideEmulators", "BluetideProfiles", "BluetideSupport", "bluetide"], swiftSettings: strict),
-        .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideTestSupport", "BluetideSupport", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideEmulators", "BluetideProfiles", "BluetideTransport", "BluetideCommands", "BluetideCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
+        .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideCommands", "BluetideSerial", "BluetideDemo", "BluetideMQTT", "BluetideDBus", "BluetideBench", "BluetideProfiles", "BluetideCLI", "BluetideRecording", "BluetideEmulation", "BluetideDeviceModels", "BluetideTransport", "BluetideHCI", "BluetideBase", "BluetideHost", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .testTarget(name: "BluetideBlueZTests", dependencies: ["BluetideTestSupport", "Bluetide", "BluetideBase", "BluetideDeviceModels", "BluetideProfiles", "BluetideSupport", "BluetideCLI"], swiftSettings: strict),
+        .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideTestSupport", "BluetideSupport", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideDeviceModels", "BluetideProfiles", "BluetideTransport", "BluetideCommands", "BluetideBase", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(
             name: "BluetideSerialTests",
             dependencies: [
-                "BluetideCore", "BluetideProfiles", "BluetideSupport", "BluetideTestSupport", "BluetideSerial", "BluetideSerialWeb", "Bluetide",
-                "BluetideEmulation", "BluetideEmulators", "BluetideTransport",
+                "BluetideBase", "BluetideProfiles", "BluetideSupport", "BluetideTestSupport", "BluetideSerial", "BluetideSerialWeb", "Bluetide",
+                "BluetideEmulation", "BluetideDeviceModels", "BluetideTransport",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "BluetideRingTests",
-            dependencies: ["BluetideCore", "BluetideProfiles", "BluetideSupport", 
-                "BluetideTestSupport", "BluetideRing", "BluetideRingWeb", "Bluetide", "BluetideEmulation", "BluetideEmulators",
+            dependencies: ["BluetideBase", "BluetideProfiles", "BluetideSupport", 
+                "BluetideTestSupport", "BluetideRing", "BluetideRingWeb", "Bluetide", "BluetideEmulation", "BluetideDeviceModels",
                 "BluetideTransport", "BluetideCommands", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
@@ -253,8 +253,8 @@ let package = Package(
         .testTarget(
             name: "BluetideRideTests",
             dependencies: [
-                "BluetideSupport", "BluetideTestSupport", "BluetideRide", "BluetideRideWeb", "Bluetide", "BluetideCore",
-                "BluetideProfiles", "BluetideRecording", "BluetideEmulation", "BluetideEmulators", "BluetideTransport",
+                "BluetideSupport", "BluetideTestSupport", "BluetideRide", "BluetideRideWeb", "Bluetide", "BluetideBase",
+                "BluetideProfiles", "BluetideRecording", "BluetideEmulation", "BluetideDeviceModels", "BluetideTransport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -263,7 +263,7 @@ let package = Package(
             name: "BluetideReflexWebTests",
             dependencies: [
                 "BluetideTestSupport", "BluetideReflexWeb", "BluetideReflex", "BluetideReflexCoach", "BluetideReflexEmulation", "BluetideCommands",
-                "Bluetide", "BluetideCore", "BluetideProfiles", "BluetideSupport",
+                "Bluetide", "BluetideBase", "BluetideProfiles", "BluetideSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The device file `bluetide clone` writes (`device.json`) and `bluetide emulate --from` serves:
 /// every GATT server reconstructed from a capture. The schema is documented in docs/clone.md;

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHost
 
 /// What the capture showed of one GATT server, gathered during the pass and turned into a

@@ -1,5 +1,5 @@
 import ArgumentParser
-import BluetideCore
+import BluetideBase
 
 /// The `bluetide` command line tool.
 public struct BluetideCommand: AsyncParsableCommand {

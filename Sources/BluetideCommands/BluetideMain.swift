@@ -1,5 +1,5 @@
 import ArgumentParser
-import BluetideCore
+import BluetideBase
 import Foundation
 
 /// Entry point of the `bluetide` executable: bootstraps logging, runs the command, and maps

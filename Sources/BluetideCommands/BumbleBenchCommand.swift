@@ -1,6 +1,6 @@
 import ArgumentParser
 import BluetideBench
-import BluetideCore
+import BluetideBase
 import BluetideTransport
 import Foundation
 

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Bluetide
 import BluetideCapture
-import BluetideCore
+import BluetideBase
 import BluetideEmulation
 import BluetideTransport
 import Foundation

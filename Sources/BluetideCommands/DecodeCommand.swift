@@ -1,5 +1,5 @@
 import ArgumentParser
-import BluetideCore
+import BluetideBase
 import BluetideProfiles
 import Foundation
 

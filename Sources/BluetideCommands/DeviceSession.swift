@@ -1,8 +1,8 @@
 import ArgumentParser
 import Bluetide
-import BluetideCore
+import BluetideBase
 import BluetideEmulation
-import BluetideEmulators
+import BluetideDeviceModels
 import BluetideProfiles
 import BluetideTransport
 import Foundation

@@ -1,7 +1,7 @@
 import ArgumentParser
-import BluetideCore
+import BluetideBase
 import BluetideEmulation
-import BluetideEmulators
+import BluetideDeviceModels
 import Bluetide
 import BluetideTransport
 import Dispatch

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Bluetide
-import BluetideCore
+import BluetideBase
 import Foundation
 
 /// `bluetide gatt DEVICE`: everything a device serves, with readable values decoded.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Bluetide
-import BluetideEmulators
+import BluetideDeviceModels
 import BluetideGateway
 import BluetideMQTT
 import Foundation

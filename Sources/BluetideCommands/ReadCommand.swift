@@ -1,6 +1,6 @@
 import ArgumentParser
 import Bluetide
-import BluetideCore
+import BluetideBase
 import Foundation
 
 /// Options of the commands that act on one characteristic of one device.

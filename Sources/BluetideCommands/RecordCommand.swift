@@ -1,6 +1,6 @@
 import ArgumentParser
 import Bluetide
-import BluetideCore
+import BluetideBase
 import BluetideRecording
 import Foundation
 import Synchronization

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Bluetide
-import BluetideCore
+import BluetideBase
 import Foundation
 
 /// `bluetide scan`: the devices around, strongest signal first.

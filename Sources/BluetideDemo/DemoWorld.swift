@@ -1,6 +1,6 @@
 import Bluetide
 import BluetideEmulation
-import BluetideEmulators
+import BluetideDeviceModels
 import Foundation
 
 /// The demo's devices, central and script. Owns what it starts and stops all of it.

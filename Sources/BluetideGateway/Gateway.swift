@@ -1,5 +1,5 @@
 import Bluetide
-import BluetideCore
+import BluetideBase
 import BluetideMQTT
 import BluetideProfiles
 import BluetideRide

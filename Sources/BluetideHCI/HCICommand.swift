@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// How the controller answers a command.
 public enum HCICommandCompletion: Sendable {

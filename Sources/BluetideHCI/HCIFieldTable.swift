@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// One field of an HCI parameter block, declared once: where it lives in the value, and how its
 /// bytes read (with the field's name for errors) and write. A type lists its fields in wire

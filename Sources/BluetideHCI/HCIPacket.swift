@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// An HCI command opcode: OGF (6 bits) and OCF (10 bits), sent as one little-endian UInt16.
 public struct HCIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// A value carried as HCI command, return or event parameters: it reads itself from the
 /// parameter bytes and writes the same layout back.

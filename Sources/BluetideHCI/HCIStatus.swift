@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// An HCI status or disconnection reason code (Core spec Vol 1 Part F, "Controller error codes").
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 // COLMI R02, Punch (reflex trainer), Nordic UART / HM-10 entries for ProfileCatalog.
 extension ProfileCatalog {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 // Heart Rate, Battery, Device Information, CSC, Cycling Power entries for ProfileCatalog.
 extension ProfileCatalog {

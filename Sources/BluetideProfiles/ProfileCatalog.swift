@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// One decoded packet, ready for a person (``summary``) or a program (``value`` as JSON).
 public struct DecodedPacket: Sendable {

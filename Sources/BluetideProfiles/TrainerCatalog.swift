@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 // FTMS and Tacx FE-C entries for ProfileCatalog.
 //

@@ -1,5 +1,5 @@
 import Bluetide
-import BluetideCore
+import BluetideBase
 import BluetideProfiles
 import BluetideSupport
 import Foundation

@@ -1,6 +1,6 @@
 import Bluetide
 import BluetideEmulation
-import BluetideEmulators
+import BluetideDeviceModels
 import Foundation
 
 /// The coach's Bluetooth: a host on a transport, or with emulation a ``VirtualWorld`` holding

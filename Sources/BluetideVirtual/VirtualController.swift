@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 
 /// One virtual LE controller on a ``VirtualLink``, speaking HCI to one host.

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 
 /// What every virtual controller reports about itself.

@@ -1,5 +1,5 @@
 import Bluetide
-import BluetideEmulators
+import BluetideDeviceModels
 import BluetideTestSupport
 import Foundation
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-import BluetideCore
+import BluetideBase
 import Testing
 @testable import BluetideBench
 @testable import BluetideCommands

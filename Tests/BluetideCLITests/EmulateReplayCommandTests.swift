@@ -1,5 +1,5 @@
-import BluetideCore
-import BluetideEmulators
+import BluetideBase
+import BluetideDeviceModels
 import BluetideRecording
 import Foundation
 import Synchronization

@@ -1,5 +1,5 @@
 import BluetideEmulation
-import BluetideEmulators
+import BluetideDeviceModels
 import BluetideTransport
 import Testing
 @testable import BluetideCommands

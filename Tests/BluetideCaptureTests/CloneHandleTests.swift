@@ -1,7 +1,7 @@
 import Bluetide
 @testable import BluetideCapture
 @testable import BluetideCommands
-import BluetideCore
+import BluetideBase
 import BluetideEmulation
 import BluetideTestSupport
 import Foundation

@@ -1,6 +1,6 @@
 import Bluetide
 import BluetideCapture
-import BluetideCore
+import BluetideBase
 import BluetideEmulation
 import BluetideSupport
 import Foundation

@@ -1,8 +1,8 @@
 import Bluetide
 import BluetideCapture
-import BluetideCore
+import BluetideBase
 import BluetideEmulation
-import BluetideEmulators
+import BluetideDeviceModels
 import BluetideRing
 import BluetideSupport
 import Foundation

@@ -1,6 +1,6 @@
-import BluetideCore
+import BluetideBase
 import BluetideEmulation
-import BluetideEmulators
+import BluetideDeviceModels
 import BluetideHost
 import BluetideProfiles
 import Testing

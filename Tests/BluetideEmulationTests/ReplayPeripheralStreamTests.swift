@@ -1,5 +1,5 @@
 import Bluetide
-import BluetideCore
+import BluetideBase
 import BluetideEmulation
 import BluetideHost
 import BluetideProfiles

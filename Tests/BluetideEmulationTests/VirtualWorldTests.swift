@@ -1,7 +1,7 @@
 import Bluetide
-import BluetideCore
+import BluetideBase
 import BluetideEmulation
-import BluetideEmulators
+import BluetideDeviceModels
 import BluetideHCI
 import BluetideRecording
 import BluetideSupport

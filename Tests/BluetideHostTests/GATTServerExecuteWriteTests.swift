@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import Synchronization
 import Testing
 @testable import BluetideHost

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 import BluetideTestSupport
 import BluetideTransport

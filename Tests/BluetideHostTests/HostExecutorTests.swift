@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideTransport
 import BluetideVirtual
 import Foundation

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import Foundation
 import Testing
 @testable import BluetideProfiles

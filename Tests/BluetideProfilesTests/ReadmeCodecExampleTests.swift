@@ -1,5 +1,5 @@
 import Testing
-import BluetideCore
+import BluetideBase
 import BluetideProfiles
 
 /// The codec example shown in README.md, kept compiling and true by running it here.

@@ -1,6 +1,6 @@
 import Bluetide
 import BluetideEmulation
-import BluetideEmulators
+import BluetideDeviceModels
 import BluetideProfiles
 import BluetideReflex
 import BluetideTransport

@@ -1,7 +1,7 @@
 import Synchronization
 import Bluetide
 import BluetideEmulation
-import BluetideEmulators
+import BluetideDeviceModels
 import BluetideTestSupport
 import BluetideTransport
 import Foundation

@@ -1,5 +1,5 @@
 import Bluetide
-import BluetideEmulators
+import BluetideDeviceModels
 import Foundation
 import Testing
 @testable import BluetideCommands

@@ -1,7 +1,7 @@
 import BluetideTestSupport
 import Foundation
 import Testing
-import BluetideEmulators
+import BluetideDeviceModels
 @testable import BluetideRing
 
 /// The `bluetide` executable, each ring command in its own process, on `bluetide controllers`

@@ -1,6 +1,6 @@
 import Bluetide
 import BluetideEmulation
-import BluetideEmulators
+import BluetideDeviceModels
 import BluetideTestSupport
 import BluetideTransport
 import Foundation

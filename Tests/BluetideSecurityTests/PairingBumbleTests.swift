@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideTestSupport
 import BluetideTransport
 import Foundation

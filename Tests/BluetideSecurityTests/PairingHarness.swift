@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 @testable import BluetideHost
 

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideSupport
 import BluetideTestSupport
 import BluetideTransport

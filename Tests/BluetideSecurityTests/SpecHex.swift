@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Bytes in wire order (least significant first) from hex written as the specification writes
 /// its sample data (most significant octet first, spaces allowed).

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import Foundation
 
 /// Which advertisements a scan reports. Every criterion that is set must match; an empty

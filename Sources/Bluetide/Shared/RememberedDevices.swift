@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import Foundation
 
 /// A device the user picked once, kept so an app can reconnect on its next start without

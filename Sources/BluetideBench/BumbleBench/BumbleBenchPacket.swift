@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The packets of Bumble's `bench` app (`bumble.apps.bench`), so Bluetide can be its peer.
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The answering side of a bench run (`receive` or `pong`), without I/O: counts what arrives,
 /// measures speed and jitter, and says which ACK to send back. Times are seconds on one

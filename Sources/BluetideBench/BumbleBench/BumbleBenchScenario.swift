@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The four scenarios of Bumble's bench app, by Bumble's names. Each runs against its
 /// ``peer`` on the other side: `send` ↔ `receive` (throughput), `ping` ↔ `pong` (round trips).

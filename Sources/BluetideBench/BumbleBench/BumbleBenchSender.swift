@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The originating side of a bench run (`send` or `ping`), without I/O: it makes the RESET and
 /// SEQUENCE packets and interprets what comes back. Times are seconds on one monotonic clock.

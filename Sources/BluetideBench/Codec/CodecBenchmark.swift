@@ -1,5 +1,5 @@
 import Foundation
-import BluetideCore
+import BluetideBase
 import BluetideProfiles
 import BluetideSupport
 

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import Foundation
 
 /// The one JSON schema every `--json` prints (`docs/json-output.md`, version ``schemaVersion``):

@@ -1,5 +1,5 @@
 import Bluetide
-import BluetideCore
+import BluetideBase
 
 /// Every way pairing (or encrypting from a bond) can end badly, in one line a user
 /// understands: what happened, with the Pairing Failed reason or HCI status the specification

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The bytes a `write` in the shell sends: a typed form of the characteristic's profile
 /// (`reset`, `target-power 200`: ``WriteForm``), hex (`01FF`, `01 ff`, `0x01`), text in quotes

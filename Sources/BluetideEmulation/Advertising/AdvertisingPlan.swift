@@ -1,5 +1,5 @@
-import BluetideCore
-import BluetideEmulators
+import BluetideBase
+import BluetideDeviceModels
 import BluetideHost
 
 /// Advertising data and scan response for an emulated device, packed from its

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The random static address an emulated device advertises from when none is given.
 ///

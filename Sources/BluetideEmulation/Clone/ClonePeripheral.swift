@@ -1,7 +1,7 @@
 import Bluetide
 import BluetideCapture
-import BluetideCore
-import BluetideEmulators
+import BluetideBase
+import BluetideDeviceModels
 import BluetideHost
 import BluetideRecording
 import Synchronization

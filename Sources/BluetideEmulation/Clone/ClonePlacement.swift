@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHost
 
 /// The captured handles of a cloned database, for ``Peripheral/serve(placed:)``: every service

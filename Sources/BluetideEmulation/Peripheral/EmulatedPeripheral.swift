@@ -1,6 +1,6 @@
 import Bluetide
-import BluetideCore
-import BluetideEmulators
+import BluetideBase
+import BluetideDeviceModels
 import BluetideHost
 import BluetideTransport
 import BluetideSupport

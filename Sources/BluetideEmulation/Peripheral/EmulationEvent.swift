@@ -1,5 +1,5 @@
 import Bluetide
-import BluetideCore
+import BluetideBase
 
 /// Something that happened on an emulated peripheral, for logs and the command line.
 public enum EmulationEvent: Sendable, Hashable, CustomStringConvertible {

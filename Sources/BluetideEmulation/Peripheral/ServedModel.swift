@@ -1,5 +1,5 @@
-import BluetideCore
-import BluetideEmulators
+import BluetideBase
+import BluetideDeviceModels
 import BluetideProfiles
 import Synchronization
 

@@ -1,6 +1,6 @@
 import Bluetide
-import BluetideCore
-import BluetideEmulators
+import BluetideBase
+import BluetideDeviceModels
 import BluetideRecording
 
 /// Serves a value log as an emulated device: one GATT characteristic per recorded (service,

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHost
 
 /// Where each characteristic value of a set of service definitions lands in a ``HostStack``'s

@@ -1,7 +1,7 @@
 import Bluetide
 import BluetideCapture
-import BluetideCore
-import BluetideEmulators
+import BluetideBase
+import BluetideDeviceModels
 import BluetideRecording
 import BluetideSupport
 import BluetideTransport

@@ -1,5 +1,5 @@
 #if os(Linux)
-import BluetideCore
+import BluetideBase
 import Glibc
 
 /// A GPIO chip through the Linux character device (`/dev/gpiochipN`, uAPI v2, Linux ≥ 5.10).

@@ -1,5 +1,5 @@
 #if os(Linux)
-import BluetideCore
+import BluetideBase
 import Foundation
 import Glibc
 import Synchronization

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Constants of the Linux GPIO character device uAPI v2 (`<linux/gpio.h>`, Linux ≥ 5.10).
 ///

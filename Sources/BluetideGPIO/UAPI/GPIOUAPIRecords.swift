@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 extension GPIOUAPI {
     /// `struct gpiochip_info` (68 bytes): `char name[32]; char label[32]; u32 lines;`.

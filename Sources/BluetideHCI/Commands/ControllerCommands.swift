@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 // Controller and baseband, informational and status commands (Core spec Vol 4 Part E 7.3-7.5).
 

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 // Legacy LE advertising and scanning commands (Core spec Vol 4 Part E 7.8.5-7.8.11).
 

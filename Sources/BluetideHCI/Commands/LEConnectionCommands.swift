@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 // LE connection commands (Core spec Vol 4 Part E 7.8.12-7.8.49).
 

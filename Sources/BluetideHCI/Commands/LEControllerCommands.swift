@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 // LE controller setup commands (Core spec Vol 4 Part E 7.8).
 

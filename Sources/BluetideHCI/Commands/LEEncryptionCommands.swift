@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 // LE encryption commands (Core spec Vol 4 Part E 7.8.24-7.8.26). The keys come from SMP in the
 // host; the controller only applies them.

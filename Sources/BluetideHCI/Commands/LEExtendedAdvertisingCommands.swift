@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 // LE extended advertising sets (Core spec Vol 4 Part E 7.8.52-7.8.61).
 

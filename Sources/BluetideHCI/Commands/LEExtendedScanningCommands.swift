@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 // LE extended scanning and initiating (Core spec Vol 4 Part E 7.8.64-7.8.66). A controller that
 // was given one of these may refuse the legacy ones (and the reverse) until Reset.

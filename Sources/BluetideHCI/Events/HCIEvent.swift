@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Parameters of one HCI event code.
 public protocol HCIEventParameters: HCIParameters {

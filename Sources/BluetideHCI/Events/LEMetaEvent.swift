@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Parameters of one LE Meta subevent (after the subevent code byte).
 public protocol LEMetaSubevent: HCIParameters {

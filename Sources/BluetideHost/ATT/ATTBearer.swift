@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Identifies one request (or indication) queued on an ``ATTBearer``, so its answer can be
 /// matched by the owner.

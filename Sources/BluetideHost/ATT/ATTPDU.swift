@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// One attribute handle with the UUID of its type (Find Information Response entry).
 public struct ATTHandleUUID: Hashable, Sendable {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Flags AD type bits (Core Supplement Part A 1.3).
 public struct AdvertisingFlags: OptionSet, Hashable, Sendable {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 
 /// How a host sets itself up (``HostStack/Configuration`` is this type).

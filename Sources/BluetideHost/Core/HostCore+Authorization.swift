@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The application's authorisation of remote clients (``GATTPermissions/readAuthorized``,
 /// ``GATTPermissions/writeAuthorized``): the server holds a request and reports

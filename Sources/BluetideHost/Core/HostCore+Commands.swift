@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 
 /// One command of a request: what to send, how long it may wait, and whether its failure ends

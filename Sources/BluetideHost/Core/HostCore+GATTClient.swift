@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideSupport
 
 /// The GATT client procedures of every link, run inside the core: one at a time per link (the

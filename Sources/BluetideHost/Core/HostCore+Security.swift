@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 
 /// The one place of the host where link security happens: SMP PDUs (L2CAP CID 0x0006), the HCI

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 
 /// Names one request a driver gives to ``HostCore``; its answer (``HostEvent/finished(_:_:)``)

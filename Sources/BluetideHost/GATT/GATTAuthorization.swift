@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// A client asking for an attribute that needs the application's authorisation
 /// (``GATTPermissions/readAuthorized`` or ``GATTPermissions/writeAuthorized``) on a connection

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideSupport
 
 /// What a GATT client needs from a connection it does not run itself: request/response

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Access rules of a server attribute.
 public struct GATTPermissions: OptionSet, Hashable, Sendable {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Where one service's attributes go in a database whose handles the caller chooses
 /// (``GATTDatabase/init(placing:)``): a device rebuilt from a capture keeps the captured

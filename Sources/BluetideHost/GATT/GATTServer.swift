@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// What the server tells the application after handling a PDU.
 public enum GATTServerEvent: Hashable, Sendable {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Characteristic properties, as carried in a characteristic declaration (Core Vol 3 Part G 3.3.1.1).
 public struct GATTCharacteristicProperties: OptionSet, Hashable, Sendable {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 
 /// The controller's ACL buffers: the largest ACL payload it accepts and how many packets it holds.

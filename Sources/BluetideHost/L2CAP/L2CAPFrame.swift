@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// An L2CAP channel identifier. LE links use the fixed channels below (Core Vol 3 Part A 2.1).
 public struct L2CAPChannelID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {

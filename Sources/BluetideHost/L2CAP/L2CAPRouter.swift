@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Where one incoming L2CAP PDU went.
 public struct L2CAPRouting: Equatable, Sendable {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Connection parameters asked for in a Connection Parameter Update Request
 /// (Core Vol 3 Part A 4.20), in the controller's units.

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The local device's Link Layer role on a connection.
 public enum LinkRole: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The keys kept for one bonded device, found by its identity address (or, for a device that
 /// gave no identity, the address it paired from).

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import Foundation
 
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The command code, first octet of every SMP PDU (Core Vol 3 Part H 3.3, Table 3.3).
 public enum SMPCode: UInt8, Sendable, Hashable, CaseIterable {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 extension SMPPairing {
     /// Dispatches one decoded PDU to the step that expects it; anything else is refused.

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Phase 3 (Core Vol 3 Part H 2.4.3, 3.6): once the link is encrypted the responder sends its
 /// keys, then the initiator sends its own; each side's keys go in the order EncKey (LTK, EDIV

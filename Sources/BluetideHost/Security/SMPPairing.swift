@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The Security Manager of one LE link, in either role: a state machine without I/O.
 ///

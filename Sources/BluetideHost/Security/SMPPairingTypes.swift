@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// How two devices authenticate each other, from their IO capabilities (Core Vol 3 Part H 2.3.5.1).
 public enum SMPPairingMethod: Sendable, Hashable, Codable, CustomStringConvertible {

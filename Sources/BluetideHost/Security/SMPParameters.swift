@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// What a device can show and type, announced in Pairing Request/Response (Core Vol 3 Part H
 /// 3.5.1, Table 3.4). Together with the peer's, it picks the pairing method (2.3.5.1).

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// What the host's security policy does on its own.
 public struct SecurityPolicy: Sendable, Hashable {

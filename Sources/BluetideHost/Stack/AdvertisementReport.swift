@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 
 /// One advertising or scan-response PDU seen while scanning, from a legacy (0x02) or an

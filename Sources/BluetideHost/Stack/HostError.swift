@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 
 /// Why a host stack operation failed. Descriptions say what happened and what to try.

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Battery Level (0x2A19): remaining charge in percent, uint8 0-100.
 ///

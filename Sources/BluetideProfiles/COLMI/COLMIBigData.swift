@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// CRC-16/MODBUS (init 0xFFFF, reflected polynomial 0xA001, no final XOR), the V2 frame check.
 /// An empty input gives 0xFFFF; `[0x00]` gives 0x40BF.

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// A sleep stage in big-data sleep records.
 public struct COLMISleepStage: RawRepresentable, Hashable, Sendable, Encodable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideSupport
 
 /// Packed BCD as the ring uses it for dates and times (`24 08 18` is 2024-08-18).

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Progress of a big-data frame spread over several notifications.
 public struct COLMIBigDataProgress: Hashable, Sendable, Encodable {

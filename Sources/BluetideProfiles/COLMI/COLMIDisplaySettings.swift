@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Display settings of a ring with a screen (opcode 0x05, write only): bytes 1...11 are
 /// `04 <on 1|off 2> <hand 1 left|2 right> <brightness 1...5> 05 <2 all day|1 scheduled>

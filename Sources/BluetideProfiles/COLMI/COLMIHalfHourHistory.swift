@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// One packet of a stress (0x37) or HRV (0x39) history reply, by byte 1 = *k*. Layout as
 /// Gadgetbridge reads it (colmi-docs disagrees for k > 1):

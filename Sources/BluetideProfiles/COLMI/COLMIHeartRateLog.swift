@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// One packet of the heart-rate log reply (opcode 0x15), by byte 1 = sequence number *k*.
 ///

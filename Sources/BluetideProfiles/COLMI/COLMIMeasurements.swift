@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Battery reply (opcode 0x03; also pushed as device notification `73 0C`): `[1]` level %, `[2]` charging.
 public struct COLMIBattery: GATTCodable, Hashable, Sendable, Encodable {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// V1 command ids (byte 0 of every packet). A reply echoes its request's opcode.
 public enum COLMIOpcode {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Why a COLMI value could not be turned into bytes (a payload too long for its packet, a field
 /// out of range). Thrown by encoders instead of trapping or silently truncating.

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Phone name request payload (opcode 0x04): `[1]` client major, `[2]` client minor, `[3..]` ASCII name (≤ 12 bytes).
 public struct COLMIPhoneName: GATTCodable, Hashable, Sendable, Encodable {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Every V1 packet the ring sends, decoded by opcode.
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import Foundation
 
 /// One member of the COLMI / Yawell ring family that speaks this protocol, with what sets it

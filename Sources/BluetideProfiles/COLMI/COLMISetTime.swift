@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Set-time request (opcode 0x01): the ring's wall clock, packed BCD.
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// A date as the ring writes it in sport-detail replies: BCD year − 2000, month, day.
 public struct COLMIDate: GATTCodable, Hashable, Sendable, Encodable, CustomStringConvertible {

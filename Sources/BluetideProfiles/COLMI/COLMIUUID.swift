@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// GATT identifiers of the COLMI R02 ring (and QRing-family rings).
 ///

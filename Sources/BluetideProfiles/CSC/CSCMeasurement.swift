@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// CSC Measurement (0x2A5B), notified about once a second by a speed and/or cadence sensor.
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Wheel revolution data as CSC and Cycling Power send it: a uint32 revolution count and the
 /// time of the most recent revolution.

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// A request written to the SC Control Point (0x2A55): opcode (uint8) + parameter.
 /// The client must enable indications first; the answer is an ``SCControlPointResponse``.

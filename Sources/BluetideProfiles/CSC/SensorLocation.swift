@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Sensor Location (0x2A5D, uint8), shared by Cycling Speed and Cadence and Cycling Power.
 public enum SensorLocation: Equatable, Hashable, Sendable, Encodable, GATTCodable, CustomStringConvertible {

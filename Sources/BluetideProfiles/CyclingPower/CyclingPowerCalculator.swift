@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Speed, cadence and distance from Cycling Power Measurements (wheel time 1/2048 s, crank 1/1024 s).
 public struct CyclingPowerCalculator: Sendable, Equatable {

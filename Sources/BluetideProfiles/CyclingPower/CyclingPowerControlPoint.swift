@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// A request written to the Cycling Power Control Point (0x2A66): opcode (uint8) + parameter.
 /// Indications must be enabled first; the answer is a ``CyclingPowerControlPointResponse``.

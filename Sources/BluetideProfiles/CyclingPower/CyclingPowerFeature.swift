@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Cycling Power Feature (0x2A65, uint32): what a power meter supports.
 ///

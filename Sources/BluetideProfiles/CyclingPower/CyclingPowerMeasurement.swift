@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Cycling Power Measurement (0x2A63), notified by a power meter about once a second.
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Cycling Power Vector (0x2A64): force or torque samples around the crank revolution.
 ///

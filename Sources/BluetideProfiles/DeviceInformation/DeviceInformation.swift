@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// A Device Information string characteristic (manufacturer name 0x2A29, model number 0x2A24,
 /// serial number 0x2A25, hardware 0x2A27 / firmware 0x2A26 / software 0x2A28 revision).

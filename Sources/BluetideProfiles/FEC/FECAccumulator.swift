@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Session totals and averages derived from a sequence of FE-C pages.
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Fitness equipment state (bits 4-6 of the last byte of pages 16, 17, 25 and 26).
 public struct FEState: TrainerNamedCode {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Page 48 (0x30) Basic Resistance, app → trainer: a percentage of the maximum, not newtons.
 public struct FECBasicResistance: GATTCodable, Equatable, Sendable, Encodable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Page 16 (0x10) General FE Data, trainer → app, about 1 Hz.
 ///

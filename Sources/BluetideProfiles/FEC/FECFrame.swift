@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Which checksum an ANT message used.
 public enum ANTChecksumConvention: String, Sendable, Equatable, Encodable {

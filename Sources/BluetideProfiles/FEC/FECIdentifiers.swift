@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 extension BluetoothUUID {
     /// Tacx FE-C over BLE service, `6E40FEC1-B5A3-F393-E0A9-E50E24DCCA9E`.

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Page 54 (0x36) FE Capabilities, trainer → app (sent on request, page 70).
 public struct FECCapabilities: GATTCodable, Equatable, Sendable, Encodable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// One 8-byte ANT+ FE-C data page (byte 0 = page number), typed when Bluetide knows it.
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Indoor bike simulation parameters (SIM mode): control point op 0x11 and status op 0x12.
 ///

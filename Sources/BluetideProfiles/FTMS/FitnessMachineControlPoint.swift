@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// A request written to the Fitness Machine Control Point (0x2AD9): opcode uint8 + parameter.
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Requests built from physical units (rounded to the wire resolution, clamped to the field's range).
 extension FitnessMachineControlPointRequest {

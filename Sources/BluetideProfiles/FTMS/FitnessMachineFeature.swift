@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Fitness Machine Feature (0x2ACC): what the machine measures and which targets it accepts.
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// FTMS advertising Service Data (for service UUID 0x1826): flags uint8 + machine type uint16.
 ///

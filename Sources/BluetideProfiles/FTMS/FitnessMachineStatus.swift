@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Fitness Machine Status (0x2ADA): a notification of what changed, opcode + parameter.
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Indoor Bike Data (0x2AD2): one notification of an FTMS indoor bike's measurements.
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Supported Speed Range (0x2AD4): minimum, maximum and increment, each uint16 in 0.01 km/h.
 public struct SupportedSpeedRange: GATTCodable, Equatable, Sendable, Encodable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// A one-byte code with a name for each known value (training status, result codes, FE state).
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Training Status (0x2AD3): what phase of training the machine is in.
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// A control-point request type (client → device) of a SIG profile.
 public protocol ControlPointRequest: GATTCodable, Equatable, Encodable {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Heart Rate Measurement (0x2A37), notified by a heart-rate sensor about once a second.
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Commands written to punchControl: `01` start, `02` stop, `03 <s>` start after an s-second countdown.
 public enum PunchControlCommand: GATTCodable, Hashable, Sendable, Encodable {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The result of one step, notified on punchResponse.
 ///

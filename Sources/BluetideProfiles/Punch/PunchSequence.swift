@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Why a sequence or time sequence is refused, naming the step (0-based) and the problem.
 /// The device refuses such writes with ATT error 0x80 and reports the matching ``controlErrorCode``.

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// GATT identifiers of the reflex trainer's "Punch" service. All share the base
 /// `6D5E850D-C8C0-4EA9-BDA3-B7D1xxxxD22A`.

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// GATT identifiers of the two common BLE serial bridges.
 public enum SerialUUID {

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// A parsed JSON value, as much of JSON as a value-log line needs (all of it, in fact).
 ///

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The text form of value logs: one JSON object per line (JSON Lines), a header first, then one
 /// record per line. Field names and their order are fixed; see docs/value-log-format.md.

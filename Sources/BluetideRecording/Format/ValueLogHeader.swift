@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The first line of a value log: what the file is, which version of the format, and who wrote
 /// it when. Readers refuse files whose header is missing or of a newer version.

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// What happened to a characteristic value: how it travelled between the device and us.
 public enum ValueOperation: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import BluetideCore
+import BluetideBase
 
 /// What a value log holds, without its values: which characteristics (with their service and the
 /// operations recorded on them, in order of first appearance), the first device name, and how

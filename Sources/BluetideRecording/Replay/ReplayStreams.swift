@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 extension ValueReplay {
     /// The replay as an `AsyncStream` of records, played by a task of its own that stops when the

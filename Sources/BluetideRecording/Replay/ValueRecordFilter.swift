@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Which records a replay keeps. Each criterion left nil keeps everything; a record is kept when
 /// it meets every criterion given.

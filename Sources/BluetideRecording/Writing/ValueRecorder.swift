@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideSupport
 
 /// Stamps values with the recording's time and appends them to a log: what a `record` command

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideProfiles
 
 /// What ``RideBridge`` serves for one merged ride sample: the Indoor Bike Data an FTMS app

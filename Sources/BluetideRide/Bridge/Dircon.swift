@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideProfiles
 
 /// One message of Wahoo Direct Connect (DIRCON), the GATT-like protocol apps (Zwift on Apple TV,

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideProfiles
 
 /// The FTMS side of ``RideBridge`` without I/O: what an app's Fitness Machine Control Point

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideProfiles
 
 /// What a device contributes to a ride, which decides how its values are decoded and which

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// What a device says about itself in its Device Information service (0x180A): who made it,
 /// which model it is, its serial number and revisions. Each field is nil when the device does

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideProfiles
 
 /// A ride: the data source's devices merged into one stream of ``RideSample``s (once a second

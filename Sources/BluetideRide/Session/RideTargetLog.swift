@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideProfiles
 
 /// How a ride's targets are kept in its value log, so an export and a replay show them: each

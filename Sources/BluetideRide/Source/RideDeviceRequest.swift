@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// A device a ride asks for: what it is for, and which one (a name or address, or nil to take
 /// the first device advertising the right service).

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 
 /// Everything one virtual controller remembers between HCI packets (HCI Reset forgets it all).

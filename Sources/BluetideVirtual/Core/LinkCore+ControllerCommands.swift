@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 
 // The commands a host sends during init and connection set-up beyond advertising, scanning and

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 
 // Encryption as a controller does it for its host (Core Vol 6 Part B 5.1.3, Vol 4 Part E

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 
 // What the link does when a scheduled action falls due, and the link-layer procedures that take

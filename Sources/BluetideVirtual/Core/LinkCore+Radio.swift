@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 
 // What happens "in the air": advertising, scanning, connecting, ACL forwarding, disconnecting.

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideHCI
 
 /// Time on a virtual link: how long after the link was created something happens. The core

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Discover All Characteristics of a Service (Core Vol 3 Part G 4.6.1): Read By Type on 0x2803
 /// across the service's handles. Each characteristic ends just before the next declaration;

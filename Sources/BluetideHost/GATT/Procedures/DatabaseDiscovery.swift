@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// The whole database: every primary service (``PrimaryServiceDiscovery``), the
 /// characteristics of each (``CharacteristicDiscovery``) and the descriptors of each

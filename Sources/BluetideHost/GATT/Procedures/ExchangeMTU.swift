@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Exchange MTU (Core Vol 3 Part G 4.3.1): offers our receive MTU and gives the server's. The
 /// bearer lowers an offer above its own receive MTU, and applies the effective MTU (the smaller

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// What a GATT client procedure wants next: send a request and hand it the answer, or nothing
 /// more because it has its result.

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// A GATT client procedure to run on a link, as data: what ``HostInput/gattProcedure(_:handle:_:)``
 /// carries to the core, which builds the procedure with the link's MTU when its turn comes.

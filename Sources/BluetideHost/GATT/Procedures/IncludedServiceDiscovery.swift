@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Find Included Services (Core Vol 3 Part G 4.5.1): Read By Type on 0x2802 across a service's
 /// handles. An included service with a 128-bit UUID lists no UUID in its include declaration,

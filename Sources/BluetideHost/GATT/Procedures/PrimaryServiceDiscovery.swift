@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Discover All Primary Services (Read By Group Type on 0x2800) or, with a UUID, Discover
 /// Primary Services By Service UUID (Find By Type Value on 0x2800), over handles 1…0xFFFF until

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Read Characteristic Value, and Read Long Characteristic Value when the first part fills the
 /// MTU (Core Vol 3 Part G 4.8.1, 4.8.3): Read Request, then Read Blob from the length read so far

@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Subscribing or unsubscribing (Core Vol 3 Part G 4.10, 4.11, 4.12.3): the characteristic's
 /// descriptors are discovered to find its Client Characteristic Configuration descriptor, which

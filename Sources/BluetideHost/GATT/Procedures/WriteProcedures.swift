@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 
 /// Write Characteristic Value (Core Vol 3 Part G 4.9.3): a Write Request when the value fits in
 /// MTU − 3 octets, else a ``LongWrite`` from offset 0.
