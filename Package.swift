@@ -72,7 +72,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "Bluetide",
-            dependencies: ["BluetideBase", "BluetideProfiles", "BluetideHCI", "BluetideTransport", "BluetideHost", "BluetideSupport"],
+            dependencies: ["BluetideBase", "BluetideProfiles", "BluetideHCI", "BluetideVirtual", "BluetideTransport", "BluetideHost", "BluetideSupport"],
             swiftSettings: strict),
         // `bluetide clone`: a capture's HCI traffic followed up to ATT, rebuilt as a device model.
         .target(

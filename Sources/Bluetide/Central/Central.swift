@@ -129,43 +129,10 @@ public final class Central: Sendable {
     ) async throws -> Connection {
         let slot = try await registry.reserve()
         do {
-            let limit = timeout ?? defaultConnectTimeout
-            let deadline = total.map { clock.now.advanced(by: $0) }
-            /// What is left of `total` (nil without one).
-            func left() -> Duration? { deadline.map { clock.now.duration(to: $0) } }
-            var lastError: (any Error)?
-            var established: (any CentralLink)?
-            for attempt in 1...policy.retry.attempts {
-                if attempt > 1 {
-                    if let left = left(), left <= policy.retry.delay { break }
-                    try await clock.sleep(for: policy.retry.delay)
-                }
-                var attemptLimit = limit
-                if let left = left() {
-                    guard left > .zero else { break }
-                    attemptLimit = min(limit, left)
-                }
-                do {
-                    established = try await establishLink(to: address, timeout: attemptLimit)
-                    break
-                } catch {
-                    lastError = error
-                    if error is CancellationError { throw error }
-                }
-            }
-            guard let link = established else {
-                let error = BluetideError.from(lastError ?? BluetideError.connectTimedOut(address, seconds: (total ?? limit).seconds))
-                // An attempt cut short by `total` timed out at what was left; the limit is `total`.
-                if let total, case .connectTimedOut = error { throw BluetideError.connectTimedOut(address, seconds: total.seconds) }
-                throw error
-            }
+            // The attempts, the waits between them, the limits and the set-up: the connection's
+            // machine decides, its driver does.
             let connection = Connection(central: self, address: address, policy: policy, slot: slot)
-            do {
-                try await connection.core.start(with: link, within: left().map { max($0, .zero) })
-            } catch {
-                _ = try? await link.disconnect()
-                throw BluetideError.from(error, operation: "connection set-up")
-            }
+            try await connection.driver.connect(attemptTimeout: timeout ?? defaultConnectTimeout, within: total)
             await registry.register(slot, connection)
             return connection
         } catch {

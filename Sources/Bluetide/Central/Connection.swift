@@ -4,7 +4,8 @@ import BluetideHost
 
 /// A connection to one device, made by ``Central/connect(to:timeout:policy:)-(BluetoothAddress,_,_)``.
 ///
-/// A `Sendable` handle; its state lives in an actor. Operations (reads, writes, subscriptions,
+/// A `Sendable` handle; its state lives in an actor (``ConnectionDriver``), its decisions in a
+/// value (``ConnectionMachine``). Operations (reads, writes, subscriptions,
 /// MTU and RSSI requests) run one at a time in the order they were called, each limited to
 /// ``ConnectionPolicy/operationTimeout``. The services are discovered once per link and cached.
 /// With ``ConnectionPolicy/reconnect`` enabled a lost link is re-made: services are rediscovered,
@@ -19,7 +20,7 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     public let address: BluetoothAddress
     /// The policy the connection was made with.
     public let policy: ConnectionPolicy
-    let core: ConnectionCore
+    let driver: ConnectionDriver
     let hub: EventHub
 
     init(central: Central, address: BluetoothAddress, policy: ConnectionPolicy, slot: Int) {
@@ -27,7 +28,7 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
         self.policy = policy
         let hub = EventHub()
         self.hub = hub
-        self.core = ConnectionCore(central: central, address: address, policy: policy, slot: slot, hub: hub)
+        self.driver = ConnectionDriver(central: central, address: address, policy: policy, slot: slot, hub: hub)
     }
 
     /// The same connection (identity: two connections to one device are different).
@@ -43,31 +44,31 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     public var events: AsyncStream<ConnectionEvent> { hub.stream() }
 
     /// Whether the link is up now (false while reconnecting and once closed).
-    public var isConnected: Bool { get async { await core.isConnected } }
+    public var isConnected: Bool { get async { await driver.isConnected } }
 
     // MARK: Services
 
     /// The services discovered on the current link, with their characteristics and descriptors.
-    public func services() async throws -> [GATTRemoteService] { try await core.discoveredServices() }
+    public func services() async throws -> [GATTRemoteService] { try await driver.discoveredServices() }
 
     // MARK: Reads
 
     /// Reads a characteristic's value (long values completely, with Read Blob).
     public func read(_ characteristic: BluetoothUUID) async throws -> [UInt8] {
-        try await core.read(characteristic)
+        try await driver.read(characteristic)
     }
 
     /// Reads a characteristic's value and decodes it as `type`; throws
     /// ``BluetideError/decodingFailed(_:type:_:)`` naming the field when it does not decode.
     public func read<T: GATTDecodable>(_ characteristic: BluetoothUUID, as type: T.Type) async throws -> T {
-        let bytes = try await core.read(characteristic)
+        let bytes = try await driver.read(characteristic)
         return try Self.decode(bytes, as: type, from: characteristic)
     }
 
     /// Reads a descriptor of a characteristic (e.g. 0x2902 Client Characteristic Configuration,
     /// 0x2901 User Description), found by type so it survives a reconnect.
     public func readDescriptor(_ descriptor: BluetoothUUID, of characteristic: BluetoothUUID) async throws -> [UInt8] {
-        try await core.readDescriptor(descriptor, of: characteristic)
+        try await driver.readDescriptor(descriptor, of: characteristic)
     }
 
     // MARK: Writes
@@ -80,13 +81,13 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     /// controller buffers when they are full, so no value is ever dropped. For a long byte
     /// stream without response use ``send(_:to:)``.
     public func write(_ value: some GATTEncodable, to characteristic: BluetoothUUID, withResponse: Bool = true) async throws {
-        try await core.write(value.bytes, to: characteristic, withResponse: withResponse)
+        try await driver.write(value.bytes, to: characteristic, withResponse: withResponse)
     }
 
     /// Sends `bytes` without response in parts of at most MTU − 3 (and at most 512) octets, in order, paced by the
     /// controller's buffers (nothing is dropped). Suits serial-over-BLE characteristics.
     public func send(_ bytes: [UInt8], to characteristic: BluetoothUUID) async throws {
-        try await core.send(bytes, to: characteristic)
+        try await driver.send(bytes, to: characteristic)
     }
 
     // MARK: Notifications
@@ -106,7 +107,7 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     public func notifications(
         of characteristic: BluetoothUUID, buffering: NotificationBuffering = .standard
     ) async throws -> AsyncThrowingStream<[UInt8], any Error> {
-        try await core.subscribe(characteristic, buffering: buffering)
+        try await driver.subscribe(characteristic, buffering: buffering)
     }
 
     /// The values a characteristic notifies, decoded as `type`. A value that does not decode
@@ -116,9 +117,9 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     public func notifications<T: GATTDecodable>(
         of characteristic: BluetoothUUID, as type: T.Type, buffering: NotificationBuffering = .standard
     ) async throws -> AsyncThrowingStream<T, any Error> {
-        let raw = try await core.subscribe(characteristic, buffering: buffering)
+        let raw = try await driver.subscribe(characteristic, buffering: buffering)
         let (stream, continuation) = AsyncThrowingStream<T, any Error>.makeStream(bufferingPolicy: buffering.policy(of: T.self))
-        let drops = core.drops
+        let drops = driver.drops
         let task = Task {
             do {
                 for try await bytes in raw {
@@ -135,12 +136,12 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
 
     /// Notified values given up since the connection was made because a sequence's buffer was
     /// full (its reader fell behind; see ``NotificationBuffering``), over all its sequences.
-    public var droppedNotifications: Int { core.drops.total }
+    public var droppedNotifications: Int { driver.drops.total }
 
     // MARK: Link
 
     /// The effective ATT MTU of the current link, octets (23 until exchanged).
-    public var mtu: Int { get async { await core.mtu } }
+    public var mtu: Int { get async { await driver.mtu } }
 
     /// Exchanges the ATT MTU, asking for `mtu` octets (23…517); returns the effective MTU (the
     /// smaller of ours and the device's). ATT allows one exchange per link, so when
@@ -148,14 +149,14 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     /// ``BluetideError/mtuAlreadyExchanged(current:)``. The value is asked for again after a
     /// reconnect.
     @discardableResult
-    public func requestMTU(_ mtu: Int) async throws -> Int { try await core.requestMTU(mtu) }
+    public func requestMTU(_ mtu: Int) async throws -> Int { try await driver.requestMTU(mtu) }
 
     /// The link's signal strength as the controller measures it, dBm.
-    public func rssi() async throws -> Int { try await core.rssi() }
+    public func rssi() async throws -> Int { try await driver.rssi() }
 
     /// Connection interval (ms), peripheral latency (events) and supervision timeout (ms) of the
     /// current link; nil while reconnecting or closed.
-    public func parameters() async -> ConnectionParameters? { await core.parameters() }
+    public func parameters() async -> ConnectionParameters? { await driver.parameters() }
 
     /// Asks the controller for new connection parameters: interval between `minimumInterval` and
     /// `maximumInterval` (7.5 ms…4 s), `latency` connection events (0…499) and a supervision
@@ -174,7 +175,7 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
             throw BluetideError.invalidArgument(
                 "connection parameters out of range: interval 7.5 ms…4 s (min ≤ max), latency 0…499, supervision timeout 100 ms…32 s")
         }
-        try await core.requestParameters(parameters)
+        try await driver.requestParameters(parameters)
     }
 
     // MARK: Security
@@ -186,15 +187,15 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     /// refused) or ``BluetideError/disconnected(reason:)``.
     @discardableResult
     public func pair(force: Bool = false) async throws -> SecurityLevel {
-        do { return try await core.pair(force: force) } catch { throw BluetideError.from(error, operation: "pairing") }
+        do { return try await driver.pair(force: force) } catch { throw BluetideError.from(error, operation: "pairing") }
     }
 
     /// The link's security level now (``SecurityLevel/none`` while not encrypted or not up).
-    public var securityLevel: SecurityLevel { get async { await core.securityLevel } }
+    public var securityLevel: SecurityLevel { get async { await driver.securityLevel } }
 
     /// Disconnects (no reconnection follows) and waits until the link is closed. Notification
     /// and event sequences end without error. Idempotent.
-    public func disconnect() async { await core.disconnect() }
+    public func disconnect() async { await driver.disconnect() }
 
     static func decode<T: GATTDecodable>(_ bytes: [UInt8], as type: T.Type, from characteristic: BluetoothUUID) throws -> T {
         do {

@@ -3,22 +3,24 @@ import BluetideHCI
 import BluetideHost
 import BluetideSupport
 
-/// The state of one ``Connection``: the current link, the discovered services, subscriptions,
-/// the order of operations and the reconnect machinery. One owner of that state (principle 2):
-/// operations take their turn here (an ``AsyncLock`` waited on from this actor: no hop) rather than on a lock actor of their own.
-actor ConnectionCore {
-    private enum State {
-        case starting
-        case connected(any CentralLink)
-        case reconnecting(attempt: Int)
-        case closed(BluetideError?)
-    }
-
+/// Runs one ``Connection``: carries out what its ``ConnectionMachine`` decides (makes links,
+/// waits on the central's clock, sets links up, restores subscriptions, tells the user) and
+/// owns the connection's state — the current link, the discovered services, subscriptions and
+/// the order of operations. One owner of that state (principle 2): operations take their turn
+/// here (an ``AsyncLock`` waited on from this actor: no hop) rather than on a lock actor of
+/// their own.
+actor ConnectionDriver {
     /// One characteristic's subscription: the user's sequences and the pump that feeds them from
     /// the current link's GATT client.
     private struct Subscription {
         let streams: NotificationFanout
         var pump: Task<Void, Never>?
+    }
+
+    /// How a run of the machine ended the connect call.
+    private enum Outcome {
+        case connected
+        case failed(BluetideError)
     }
 
     private let central: Central
@@ -29,14 +31,21 @@ actor ConnectionCore {
     /// Values the user's full notification sequences gave up (``Connection/droppedNotifications``).
     nonisolated let drops: NotificationDrops
     private let operations = AsyncLock()
-    private var state: State = .starting
+    /// The decisions: connect, retry, time limits, reconnect with back-off, give up.
+    private var machine: ConnectionMachine
+    /// The current link, set up; nil while connecting or reconnecting and once closed.
+    private var link: (any CentralLink)?
+    /// The link an attempt just made, while it is set up.
+    private var newLink: (any CentralLink)?
+    /// Why the connection closed (nil: closed by the user, or still open).
+    private var closeError: BluetideError?
+    private var closed = false
     private var services: [GATTRemoteService] = []
     private var mtuExchanged = false
     private var requestedMTU: Int?
     private var subscriptions: [BluetoothUUID: Subscription] = [:]
     private var nextStreamID = 0
     private var linkWaiters: [CheckedContinuation<any CentralLink, any Error>] = []
-    private var userDisconnected = false
 
     init(central: Central, address: BluetoothAddress, policy: ConnectionPolicy, slot: Int, hub: EventHub) {
         self.central = central
@@ -46,23 +55,95 @@ actor ConnectionCore {
         self.hub = hub
         self.drops = NotificationDrops()
         self.requestedMTU = policy.preferredMTU
+        self.machine = ConnectionMachine(address: address, policy: policy, attemptTimeout: central.defaultConnectTimeout)
     }
 
     // MARK: Life cycle
 
-    /// Sets the first link up: MTU, discovery, link-loss watch; within `limit` when given (and
-    /// never longer than the policy's set-up time limit).
-    func start(with link: any CentralLink, within limit: Duration? = nil) async throws {
-        try await attach(link, within: limit)
-        hub.emit(.connected)
+    /// Makes and sets up the first link: `policy.retry.attempts` attempts of at most
+    /// `attemptTimeout` each, the whole within `total` when given. Returns once connected.
+    func connect(attemptTimeout: Duration, within total: Duration?) async throws {
+        machine = ConnectionMachine(address: address, policy: policy, attemptTimeout: attemptTimeout, within: total)
+        switch try await run(.connect) {
+        case .connected: return
+        case let .failed(error): throw error
+        case nil: throw closeError ?? BluetideError.disconnected(reason: .localHostTerminated)
+        }
+    }
+
+    /// Feeds `first` to the machine and carries out its actions, feeding each outcome back,
+    /// until it asks for nothing more. Returns how the connect call ends when this run decided
+    /// it. Throws `CancellationError` when the connect call is cancelled (the connection is then
+    /// closed).
+    @discardableResult
+    private func run(_ first: ConnectionMachine.Input) async throws -> Outcome? {
+        let clock = central.clock
+        var next: ConnectionMachine.Input? = first
+        var outcome: Outcome?
+        while let input = next {
+            next = nil
+            for action in machine.handle(input, now: clock.now) {
+                switch action {
+                case let .emit(event):
+                    hub.emit(event)
+                case .connected:
+                    outcome = .connected
+                case let .failConnect(error):
+                    outcome = .failed(error)
+                case let .close(error):
+                    await close(error)
+                case .dropLink:
+                    if let made = newLink {
+                        newLink = nil
+                        _ = try? await made.disconnect()
+                    }
+                case let .attempt(timeout):
+                    do {
+                        newLink = try await central.establishLink(to: address, timeout: timeout)
+                        next = .linkUp
+                    } catch {
+                        try await stopIfCancelled()
+                        next = .attemptFailed(BluetideError.from(error))
+                    }
+                case let .wait(until):
+                    do { try await clock.sleep(until: until) } catch { try await stopIfCancelled() }
+                    next = .waitOver
+                case let .setUp(limit):
+                    guard let made = newLink else { break }
+                    let first = machine.phase == .settingUp
+                    do {
+                        try await attach(made, within: limit)
+                        newLink = nil
+                        next = .setUpDone
+                    } catch {
+                        try await stopIfCancelled()
+                        next = .setUpFailed(first ? BluetideError.from(error, operation: "connection set-up") : BluetideError.from(error))
+                    }
+                }
+            }
+        }
+        return outcome
+    }
+
+    /// When the connect call was cancelled: closes and throws `CancellationError`.
+    private func stopIfCancelled() async throws {
+        guard Task.isCancelled else { return }
+        for action in machine.handle(.disconnectRequested, now: central.clock.now) {
+            if case let .close(error) = action { await close(error) }
+        }
+        if let made = newLink {
+            newLink = nil
+            _ = try? await made.disconnect()
+        }
+        throw CancellationError()
     }
 
     /// Prepares `link` (MTU exchange, discovery, subscriptions restored) and makes it current,
-    /// each step within the policy's set-up time limit or `cap` when shorter.
-    private func attach(_ link: any CentralLink, within cap: Duration? = nil) async throws {
-        let limit = cap.map { min($0, policy.setupTimeout) } ?? policy.setupTimeout
+    /// each step within `limit`.
+    private func attach(_ link: any CentralLink, within limit: Duration) async throws {
+        let clock = central.clock
         let mtu = requestedMTU
-        let discovered = try await withTimeLimit(limit, clock: central.clock, onTimeout: { BluetideError.timedOut(operation: "MTU exchange and service discovery", seconds: limit.seconds) }) {
+        let discovered = try await withTimeLimit(limit, clock: clock, onTimeout: { BluetideError.timedOut(operation: "MTU exchange and service discovery", seconds: limit.seconds) }) {
             if let mtu { _ = try? await link.exchangeMTU(mtu) }
             return try await link.discoverDatabase()
         }
@@ -73,7 +154,7 @@ actor ConnectionCore {
         for uuid in subscriptions.keys.sorted(by: { $0.description < $1.description }) {
             subscriptions[uuid]?.pump = nil
             do {
-                let values = try await withTimeLimit(limit, clock: central.clock, onTimeout: { BluetideError.timedOut(operation: "subscribe to \(uuid)", seconds: limit.seconds) }) {
+                let values = try await withTimeLimit(limit, clock: clock, onTimeout: { BluetideError.timedOut(operation: "subscribe to \(uuid)", seconds: limit.seconds) }) {
                     try await self.hostSubscribe(uuid, on: link)
                 }
                 if let streams = subscriptions[uuid]?.streams { subscriptions[uuid]?.pump = pump(values, into: streams) }
@@ -83,11 +164,11 @@ actor ConnectionCore {
                 subscriptions.removeValue(forKey: uuid)?.streams.finish(throwing: failure)
             }
         }
-        if case .closed = state {
+        if machine.isClosed {
             _ = try? await link.disconnect()
             throw BluetideError.disconnected(reason: .localHostTerminated)
         }
-        state = .connected(link)
+        self.link = link
         for waiter in linkWaiters { waiter.resume(returning: link) }
         linkWaiters.removeAll()
         Task { [weak self] in
@@ -96,53 +177,21 @@ actor ConnectionCore {
         }
     }
 
-    /// The link ended: close, or reconnect when the policy says so.
-    private func linkDown(_ link: any CentralLink, reason: DisconnectReason) async {
-        guard case let .connected(current) = state, current === link else { return }
-        hub.emit(.disconnected(reason: reason))
-        if userDisconnected || !policy.reconnect.isEnabled {
-            await close(userDisconnected ? nil : .disconnected(reason: reason))
-            return
-        }
-        state = .reconnecting(attempt: 1)
-        Task { await self.reconnect() }
-    }
-
-    private func reconnect() async {
-        let plan = policy.reconnect
-        let delays = plan.delays(seed: plan.jitterSeed ?? UInt64.random(in: .min ... .max))
-        var lastError: any Error = BluetideError.host("no attempt made")
-        for attempt in 1...plan.maximumAttempts {
-            guard !userDisconnected, case .reconnecting = state else { return }
-            state = .reconnecting(attempt: attempt)
-            hub.emit(.reconnecting(attempt: attempt))
-            try? await central.clock.sleep(for: delays[attempt - 1])
-            guard !userDisconnected, case .reconnecting = state else { return }
-            do {
-                let link = try await central.establishLink(to: address, timeout: plan.attemptTimeout)
-                do {
-                    try await attach(link)
-                } catch {
-                    _ = try? await link.disconnect()
-                    throw error
-                }
-                hub.emit(.reconnected)
-                return
-            } catch {
-                lastError = error
-            }
-        }
-        guard case .reconnecting = state else { return }
-        let failure = BluetideError.reconnectFailed(attempts: plan.maximumAttempts, lastError: "\(BluetideError.from(lastError))")
-        hub.emit(.failed(failure))
-        await close(failure)
+    /// The link ended: the machine closes, or reconnects when the policy says so (this task
+    /// runs the reconnection).
+    private func linkDown(_ lost: any CentralLink, reason: DisconnectReason) async {
+        guard let current = link, current === lost else { return }
+        link = nil
+        _ = try? await run(.linkLost(reason, jitterSeed: UInt64.random(in: .min ... .max)))
     }
 
     /// Closes for good: sequences end (cleanly when `error` is nil), waiters fail, the slot is
     /// freed.
     private func close(_ error: BluetideError?) async {
-        if case .closed = state { return }
-        state = .closed(error)
+        guard !closed else { return }
+        closed = true
+        closeError = error
+        link = nil
         // The slot is free before anyone hears of the close.
         await central.registry.release(slot)
         for (_, subscription) in subscriptions {
@@ -157,37 +206,25 @@ actor ConnectionCore {
     }
 
     func disconnect() async {
-        userDisconnected = true
-        switch state {
-        case let .connected(link):
-            let reason = (try? await link.disconnect()) ?? .localHostTerminated
-            if case .connected = state {
-                hub.emit(.disconnected(reason: reason))
-                await close(nil)
-            }
-        case .starting, .reconnecting:
-            await close(nil)
-        case .closed:
-            break
-        }
+        _ = try? await run(.disconnectRequested)
+        guard let current = link, machine.isConnected else { return }
+        let reason = (try? await current.disconnect()) ?? .localHostTerminated
+        // Unless the link's loss was handled meanwhile (it then closed).
+        guard link === current else { return }
+        link = nil
+        _ = try? await run(.disconnectDone(reason))
     }
 
-    var isConnected: Bool {
-        if case .connected = state { return true }
-        return false
-    }
+    var isConnected: Bool { link != nil }
 
     // MARK: Operations
 
     /// The current link, waiting while reconnecting. With `replacing`, a link that was seen to
     /// fail is not handed out again: the call waits for the next one (or the close).
     private func currentLink(replacing failed: (any CentralLink)? = nil) async throws -> any CentralLink {
-        switch state {
-        case let .connected(link) where link !== failed: return link
-        case let .closed(error): throw error ?? BluetideError.disconnected(reason: .localHostTerminated)
-        case .starting, .reconnecting, .connected:
-            return try await withCheckedThrowingContinuation { linkWaiters.append($0) }
-        }
+        if let link, link !== failed { return link }
+        if closed { throw closeError ?? BluetideError.disconnected(reason: .localHostTerminated) }
+        return try await withCheckedThrowingContinuation { linkWaiters.append($0) }
     }
 
     /// Runs `body` with the current link, after the operations called before it, within the
@@ -270,7 +307,7 @@ actor ConnectionCore {
 
     var securityLevel: SecurityLevel {
         get async {
-            guard case let .connected(link) = state else { return .none }
+            guard let link else { return .none }
             return await link.securityLevel()
         }
     }
@@ -360,7 +397,7 @@ actor ConnectionCore {
 
     var mtu: Int {
         get async {
-            guard case let .connected(link) = state else { return 23 }
+            guard let link else { return 23 }
             return await link.mtu()
         }
     }
@@ -370,7 +407,7 @@ actor ConnectionCore {
     }
 
     func parameters() async -> ConnectionParameters? {
-        guard case let .connected(link) = state else { return nil }
+        guard let link else { return nil }
         return await link.parameters()
     }
 
@@ -431,7 +468,7 @@ actor ConnectionCore {
         guard subscriptions[uuid]?.streams.remove(id) == true else { return }
         let subscription = subscriptions.removeValue(forKey: uuid)
         subscription?.pump?.cancel()
-        guard case .connected = state else { return }
+        guard link != nil else { return }
         // In turn with other operations, so a new subscription made meanwhile is not undone.
         _ = try? await perform("unsubscribe", uuid) { link in
             guard await self.subscriptions[uuid] == nil else { return }
