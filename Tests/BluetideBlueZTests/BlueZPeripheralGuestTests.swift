@@ -150,4 +150,37 @@ import Testing
             #expect(writes.contains { BlueZGuestTests.hex(of: $0) == "02" && $0["attError"] as? Int == 0x80 }, "\(writes)")
         }
     }
+
+    @Test func aValueLogIsReplayedAsAPeripheralOnBlueZ() async throws {
+        try await withRig("replay --as-peripheral --transport bluez", 300) { rig in
+            let log = rig.guest.shareDirectory.appendingPathComponent("replay-bluez.jsonl")
+            try Data("""
+                {"format":"bluetide-values","version":1}
+                {"t":0.4,"device":"C6:C5:C4:C3:C2:C1","service":"1816","characteristic":"2A5B","operation":"notify","value":"03a25e01006d0e4b63967f","profile":"csc"}
+                {"t":1.5,"device":"C6:C5:C4:C3:C2:C1","service":"1816","characteristic":"2A5B","operation":"notify","value":"03a45e0100d7124b63967f","profile":"csc"}
+                {"t":2.0,"device":"C6:C5:C4:C3:C2:C1","service":"180F","characteristic":"2A19","operation":"read","value":"5f","profile":"battery"}
+
+                """.utf8).write(to: log)
+            let replay = try await rig.guest.start(
+                Self.inGuest("replay /share/replay-bluez.jsonl --as-peripheral --name G-Replay --transport bluez"), timeout: .seconds(120))
+            defer { Task { try? await rig.guest.kill(replay) } }
+            _ = try await rig.guest.line(of: replay, timeout: .seconds(60)) { $0.contains("advertising") }
+            let (bluetooth, connection) = try await Self.connect(rig, to: "G-Replay")
+            do {
+                // The battery level is served (its value comes at t = 2 s of playback).
+                let battery = try await connection.read(try BluetoothUUID("2A19"))
+                #expect(battery.isEmpty || battery == [0x5F], "\(battery)")
+                // Playback starts when a central subscribes (BlueZ's StartNotify).
+                let values = await Self.first(2, of: try await connection.notifications(of: try BluetoothUUID("2A5B")), within: 60)
+                #expect(values.map(\.hexString) == ["03a25e01006d0e4b63967f", "03a45e0100d7124b63967f"], "\(values)")
+                await connection.disconnect()
+            } catch {
+                await bluetooth.close()
+                throw error
+            }
+            await bluetooth.close()
+            let result = try await rig.guest.result(of: replay, timeout: .seconds(60))
+            #expect(result.status == 0, "\(result.stdout.suffix(6)) \(result.stderr.suffix(5))")
+        }
+    }
 }
