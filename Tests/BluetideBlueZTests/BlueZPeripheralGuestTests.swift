@@ -183,4 +183,28 @@ import Testing
             #expect(result.status == 0, "\(result.stdout.suffix(6)) \(result.stderr.suffix(5))")
         }
     }
+
+    @Test func theRideBridgeServesFTMSThroughBlueZ() async throws {
+        try await withRig("ride bridge --serve-transport bluez", 300) { rig in
+            let bridge = try await rig.guest.start(
+                Self.inGuest("ride bridge --emulate ftms-bike,heart-rate --serve-transport bluez --name G-Bridge --json --duration 150"),
+                timeout: .seconds(180))
+            defer { Task { try? await rig.guest.kill(bridge) } }
+            _ = try await rig.guest.line(of: bridge, timeout: .seconds(90)) { $0.contains("\"bridge-") }
+            let (bluetooth, connection) = try await Self.connect(rig, to: "G-Bridge")
+            do {
+                #expect(!(try await connection.read(try BluetoothUUID("2ACC"))).isEmpty, "FTMS feature")
+                let data = await Self.first(2, of: try await connection.notifications(of: try BluetoothUUID("2AD2")), within: 60)
+                #expect(data.count == 2, "Indoor Bike Data: \(data)")
+                await connection.disconnect()
+            } catch {
+                await bluetooth.close()
+                throw error
+            }
+            await bluetooth.close()
+            try await rig.guest.kill(bridge)
+            let result = try await rig.guest.result(of: bridge, timeout: .seconds(30))
+            #expect(result.stdout.contains { $0.contains("bridge-") }, "\(result.stdout.suffix(6)) \(result.stderr.suffix(5))")
+        }
+    }
 }
