@@ -3,13 +3,12 @@ import BluetideDBus
 import Foundation
 import Synchronization
 
-/// The `bluez` transport: Bluetide's central over bluetoothd (D-Bus), so the system keeps its
-/// adapter. `bluez` takes bluetoothd's first adapter, `bluez:hci1` a given one. Register it once
+/// The `bluez` transport: Bluetide's central (and, `BlueZPeripheral`, its peripheral) over
+/// bluetoothd (D-Bus), so the system keeps its adapter. `bluez` takes bluetoothd's first adapter, `bluez:hci1` a given one. Register it once
 /// (the command line does): `try TransportRegistry.register(BlueZBackendScheme())`.
 ///
 /// What BlueZ does not offer through D-Bus is refused in one line: HCI captures (`+snoop`: run
-/// btmon), the peripheral role (not yet on this backend: `hci-socket:N`), connection parameters
-/// and a connected link's RSSI.
+/// btmon), fixed GATT handles (`hci-socket:N`), connection parameters and a connected link's RSSI.
 public struct BlueZBackendScheme: BackendScheme {
     public let name = "bluez"
     public let syntax = "bluez[:hciN]"

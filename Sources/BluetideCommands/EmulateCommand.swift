@@ -183,6 +183,10 @@ struct EmulateCommand: AsyncParsableCommand {
             throw CommandFailure("--duration \(duration): expected a number of seconds > 0")
         }
         var addresses: [BluetoothAddress] = []
+        if address != nil, case let .registered(scheme, _) = spec.kind, TransportRegistry.scheme(named: scheme) is any BackendScheme {
+            throw CommandFailure(
+                "--address: on \(scheme) the system's stack advertises from its adapter's own address; drop --address, or use --transport hci-socket:N to choose it")
+        }
         if let address {
             guard descriptors.count == 1 else {
                 throw CommandFailure("--address gives one device's address, but \(descriptors.count) devices were given: emulate them one per command")

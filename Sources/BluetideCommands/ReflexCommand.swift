@@ -31,6 +31,7 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
             Examples:
               bluetide reflex device --gpio sim
               bluetide reflex device --config /etc/reflex.conf --transport hci-socket:0
+              bluetide reflex device --gpio sim --transport bluez     # bluetoothd keeps the adapter
               bluetide reflex device --gpio sim --transport tcp-client:127.0.0.1:9000 \\
                   --duration 60
 
@@ -43,7 +44,7 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
     @Option(name: .long, help: "GPIO backend: sim (simulated athlete) or linux (/dev/gpiochipN); overrides the file.")
     var gpio: String?
 
-    @Option(name: .long, help: "HCI transport: virtual[:NAME], tcp-client:HOST:PORT, serial:DEV, hci-socket:N, …")
+    @Option(name: .long, help: "Transport: virtual[:NAME], tcp-client:HOST:PORT, serial:DEV, hci-socket:N, bluez[:hciN] (beside the system's Bluetooth), …")
     var transport: String = "virtual"
 
     @Option(name: .long, help: "Advertised name (default: the file's device-name, else Reflex-XXXX).")

@@ -54,13 +54,15 @@ final class BlueZRig: Sendable {
         }
     }
 
-    private static func make() async throws -> BlueZRig {
+    /// A rig of its own (its own controllers, ports, guest and shared folder `…-TAG`), for a
+    /// suite that runs beside the shared one.
+    static func make(tag: String = "") async throws -> BlueZRig {
         let started = ContinuousClock.now
         let imageStatus = try await BlueZGuestEnvironment.buildImage()
         guard let bluetide = BuiltExecutables.bluetide else {
             throw BumbleHarnessError(description: "the bluetide executable is not built next to the tests")
         }
-        let share = try makeShareDirectory(with: bluetide)
+        let share = try makeShareDirectory(with: bluetide, tag: tag)
 
         let specs = Array(repeating: "tcp-server:127.0.0.1:0", count: 3 + emulatedProfiles.count)
         let controllers = try BumbleProcess.launch(
@@ -83,16 +85,16 @@ final class BlueZRig: Sendable {
 
     /// A fresh shared folder for this process (`bin/bluetide` hard-linked when it can be, else
     /// copied), after removing those of earlier test processes that are gone.
-    private static func makeShareDirectory(with bluetide: URL) throws -> URL {
+    private static func makeShareDirectory(with bluetide: URL, tag: String) throws -> URL {
         let files = FileManager.default
         let temporary = files.temporaryDirectory
         let prefix = "bluez-rig-"
         for name in (try? files.contentsOfDirectory(atPath: temporary.path)) ?? [] where name.hasPrefix(prefix) {
-            if let pid = Int32(name.dropFirst(prefix.count)), pid != getpid(), kill(pid, 0) != 0 {
+            if let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }), pid != getpid(), kill(pid, 0) != 0 {
                 try? files.removeItem(at: temporary.appendingPathComponent(name))
             }
         }
-        let share = temporary.appendingPathComponent("\(prefix)\(getpid())", isDirectory: true)
+        let share = temporary.appendingPathComponent("\(prefix)\(getpid())" + (tag.isEmpty ? "" : "-\(tag)"), isDirectory: true)
         try? files.removeItem(at: share)
         try files.createDirectory(at: share.appendingPathComponent("bin"), withIntermediateDirectories: true)
         let binary = share.appendingPathComponent("bin/bluetide")

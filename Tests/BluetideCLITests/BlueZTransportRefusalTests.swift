@@ -79,6 +79,17 @@ struct BlueZTransportRefusalTests {
                 "\(emulate.stderr)")
     }
 
+    @Test func anEmulatedDeviceCannotChooseItsAddressOnBlueZ() async throws {
+        let bluetoothd = try await StandInBluetoothd.start(powered: true)
+        let emulate = try await BluetideExecutable.run(
+            ["emulate", "heart-rate", "--transport", "bluez", "--address", "C6:C5:C4:C3:C2:C1", "--duration", "1"],
+            environment: bluetoothd.environment)
+        await bluetoothd.stop()
+        #expect(emulate.status == 2)
+        #expect(emulate.stderr.count == 1 && emulate.stderr[0].contains("--address: on bluez the system's stack advertises from its adapter's own address"),
+                "\(emulate.stderr)")
+    }
+
     @Test func withoutBluetoothdTheTransportSaysHowToStartIt() async throws {
         let bus = try await StandInBluetoothd.start(powered: true, owned: false)
         let run = try await BluetideExecutable.run(["scan", "--transport", "bluez", "--scan-time", "1"], environment: bus.environment)
