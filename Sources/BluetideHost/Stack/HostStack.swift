@@ -189,7 +189,11 @@ public actor HostStack {
             } else {
                 outbox.yield(outputs.packets)
             }
-            outputs.packets = []
+            // Kept for the next round: a transport that handled the batch where it was handed
+            // in (the virtual link, a NIO channel's writer) holds no reference, so the buffer is
+            // reused instead of allocated again; one that keeps it (the writer task's queue)
+            // makes this a fresh buffer, as before.
+            outputs.packets.removeAll(keepingCapacity: true)
         }
         for event in outputs.events { carryOut(event) }
         outputs.events.removeAll(keepingCapacity: true)
