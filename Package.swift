@@ -91,7 +91,7 @@ let package = Package(
         // bluetide gateway: devices on an MQTT broker (values, Home Assistant discovery, commands).
         .target(
             name: "BluetideGateway",
-            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideMQTT", "BluetideRide", "BluetideRing", .product(name: "Yams", package: "Yams")],
+            dependencies: ["Bluetide", "BluetideCore", "BluetideProfiles", "BluetideMQTT", "BluetideRecording", "BluetideRide", "BluetideRing", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict),
         .target(name: "BluetideSerial", dependencies: ["BluetideCore", "BluetideProfiles", "Bluetide", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(
@@ -196,7 +196,7 @@ let package = Package(
         .target(name: "BluetideTestSupport", dependencies: ["BluetideSupport"], path: "Tests/BluetideTestSupport", swiftSettings: strict),
         .testTarget(
             name: "BluetideGatewayTests",
-            dependencies: ["BluetideGateway", "BluetideMQTT", "BluetideTestSupport", "Bluetide", "BluetideCore", "BluetideProfiles", "BluetideSupport", "BluetideEmulation", "BluetideEmulators"],
+            dependencies: ["BluetideGateway", "BluetideMQTT", "BluetideTestSupport", "Bluetide", "BluetideCore", "BluetideProfiles", "BluetideRecording", "BluetideSupport", "BluetideEmulation", "BluetideEmulators"],
             swiftSettings: strict),
         .testTarget(name: "BluetideDBusTests", dependencies: ["BluetideDBus", "BluetideBlueZ", "BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideCore", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideMQTTTests", dependencies: ["BluetideMQTT", "BluetideTestSupport", "BluetideSupport"], swiftSettings: strict),
