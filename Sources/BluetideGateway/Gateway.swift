@@ -174,6 +174,7 @@ public actor Gateway {
                     case let .disconnected(reason): self.log(.brokerLink("lost (\(reason)); reconnecting"))
                     case let .refused(reason): self.log(.brokerLink("refused: \(reason)"))
                     case let .outboxFileFailed(problem): self.log(.brokerLink(problem))
+                    case let .queued(count): self.log(.brokerLink("\(count) message\(count == 1 ? "" : "s") queued until it is back"))
                     }
                 }
             }

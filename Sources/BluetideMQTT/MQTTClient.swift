@@ -13,6 +13,10 @@ public enum MQTTEvent: Sendable, Equatable {
     /// The outbox file could not be written (a full disk, …): one line, said once; queued
     /// messages are kept in memory only from then on.
     case outboxFileFailed(String)
+    /// The outbox (QoS 1 messages kept while the broker is away) now holds this many messages:
+    /// said when the count reaches 1, 2, 4, 8, … (each power of two), so a log shows it growing
+    /// without a line per message.
+    case queued(Int)
 }
 
 /// An MQTT client on libmosquitto (loaded at run time, see ``MQTTClient/libraryProblem``): one

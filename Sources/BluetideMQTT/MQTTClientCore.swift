@@ -165,20 +165,33 @@ final class MQTTClientCore: Sendable {
     func keepIfOffline(_ message: MQTTMessage) -> Bool {
         var kept = false
         var failure: String?
+        var count = 0
         update { state in
             guard !state.connected || state.draining || state.outboxCount > 0 else { return }
             kept = true
             failure = state.keep(message)
+            count = state.outboxCount
         }
         report(failure)
+        reportQueued(count)
         return kept
+    }
+
+    /// Says that the outbox holds `count` messages when that is a power of two.
+    private func reportQueued(_ count: Int) {
+        if count > 0, count & (count - 1) == 0 { events.yield(.queued(count)) }
     }
 
     /// A QoS 1 message libmosquitto refused because the link just went down: kept.
     func keepRefused(_ message: MQTTMessage) {
         var failure: String?
-        update { failure = $0.keep(message) }
+        var count = 0
+        update { state in
+            failure = state.keep(message)
+            count = state.outboxCount
+        }
         report(failure)
+        reportQueued(count)
     }
 
     /// Sends the outbox in order through `mosq` (from the connect callback); stops if the link drops.
