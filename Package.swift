@@ -91,7 +91,7 @@ let package = Package(
         // bluetide gateway: devices on an MQTT broker (values, Home Assistant discovery, commands).
         .target(
             name: "BluetideGateway",
-            dependencies: ["Bluetide", "BluetideBase", "BluetideProfiles", "BluetideMQTT", "BluetideRide", "BluetideRing", .product(name: "Yams", package: "Yams")],
+            dependencies: ["Bluetide", "BluetideBase", "BluetideProfiles", "BluetideMQTT", "BluetideRecording", "BluetideRide", "BluetideRing", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict),
         .target(name: "BluetideSerial", dependencies: ["BluetideBase", "BluetideProfiles", "Bluetide", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(
@@ -201,7 +201,7 @@ let package = Package(
         .target(name: "BluetideTestSupport", dependencies: ["BluetideSupport"], path: "Tests/BluetideTestSupport", swiftSettings: strict),
         .testTarget(
             name: "BluetideGatewayTests",
-            dependencies: ["BluetideGateway", "BluetideMQTT", "BluetideTestSupport", "Bluetide", "BluetideBase", "BluetideProfiles", "BluetideSupport", "BluetideEmulation", "BluetideDeviceModels"],
+            dependencies: ["BluetideGateway", "BluetideMQTT", "BluetideTestSupport", "Bluetide", "BluetideBase", "BluetideProfiles", "BluetideRecording", "BluetideSupport", "BluetideEmulation", "BluetideDeviceModels"],
             swiftSettings: strict),
         .testTarget(name: "BluetideDBusTests", dependencies: ["BluetideDBus", "BluetideBlueZ", "BluetideTransport", "BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideBase", "BluetideProfiles"], swiftSettings: strict),
         .testTarget(name: "BluetideMQTTTests", dependencies: ["BluetideMQTT", "BluetideTestSupport", "BluetideSupport"], swiftSettings: strict),

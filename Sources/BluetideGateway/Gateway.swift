@@ -39,7 +39,13 @@ public struct GatewayConfiguration: Sendable {
         self.settleTime = .seconds(2)
         self.ringInterval = .seconds(60)
         self.maximumConnections = 64
+        self.stateInterval = .milliseconds(250)
     }
+
+    /// Shortest time between two retained state objects of one device. Values coming faster are
+    /// folded into the next state object (latest wins), published when the interval is over; the
+    /// last state of a device is always published (docs/gateway.md).
+    public var stateInterval: Duration
 
     /// The most devices this gateway keeps connected at once (the central's limit is raised to it).
     public var maximumConnections: Int
@@ -97,7 +103,12 @@ public actor Gateway {
         var connection: Connection?
         var task: Task<Void, Never>?
         var values: [String: GatewayJSON] = [:]
+        /// The `device` member of its records (address, address type, name), built once.
+        var json: GatewayJSON
         var announced: Set<String> = []
+        /// When its state object may be published again, and whether one is waiting.
+        var stateThrottle: StateThrottle
+        var stateFlush: Task<Void, Never>?
         var model: String = "BLE device"
         var trainer: (any TrainerControl)?
         var ring: Ring?
@@ -163,6 +174,7 @@ public actor Gateway {
                     case let .disconnected(reason): self.log(.brokerLink("lost (\(reason)); reconnecting"))
                     case let .refused(reason): self.log(.brokerLink("refused: \(reason)"))
                     case let .outboxFileFailed(problem): self.log(.brokerLink(problem))
+                    case let .queued(count): self.log(.brokerLink("\(count) message\(count == 1 ? "" : "s") queued until it is back"))
                     }
                 }
             }
@@ -204,7 +216,8 @@ public actor Gateway {
         guard devices[id] == nil, configuration.watch.contains(where: { $0.matches(advertisement) }) else { return }
         if let until = retryAfter[id], now < until { return }
         guard now - startedAt >= configuration.settleTime, isBestGateway(for: id, now: now) else { return }
-        var device = Device(address: advertisement.address, name: advertisement.name)
+        var device = Device(address: advertisement.address, name: advertisement.name, json: deviceJSON(advertisement.address, name: advertisement.name),
+                            stateThrottle: StateThrottle(interval: configuration.stateInterval))
         device.model = Self.model(advertisement.serviceUUIDs)
         devices[id] = device
         devices[id]?.task = Task { [self] in await self.serve(id, advertisement: advertisement) }
@@ -389,7 +402,7 @@ public actor Gateway {
         let record: GatewayJSON = [
             "type": "uart-received", "device": deviceJSON(device.address, name: device.name), "gateway": .string(configuration.id),
             "characteristic": characteristicJSON(uuid), "time": time(),
-            "value": ["hex": .string(bytes.map { String(format: "%02x", $0) }.joined()), "summary": .string(String(decoding: bytes, as: UTF8.self))],
+            "value": ["hex": .string(Self.hex(bytes)), "summary": .string(String(decoding: bytes, as: UTF8.self))],
         ]
         publish(MQTTMessage(topic: topics.value(id, metric: "uart"), text: record.text, qos: .atLeastOnce))
     }
@@ -404,14 +417,15 @@ public actor Gateway {
             publish(MQTTMessage(topic: topics.discovery(id, sensor: sensor.key), text: config.text, qos: .atLeastOnce, retain: true))
         }
         let record: GatewayJSON = [
-            "type": "ring-value", "device": deviceJSON(device.address, name: device.name), "gateway": .string(configuration.id),
+            "type": "ring-value", "device": device.json, "gateway": .string(configuration.id),
             "time": time(), "values": [sensor.key: .number(reading)],
         ]
         publish(MQTTMessage(topic: topics.value(id, metric: "ring"), text: record.text, qos: .atLeastOnce))
-        publishState(id)
+        stateChanged(id)
     }
 
     private func ended(_ id: String) {
+        flushState(id)
         if devices[id]?.connection != nil, !stopping {
             publish(MQTTMessage(topic: topics.deviceAvailability(id), text: "offline", qos: .atLeastOnce, retain: true))
             releaseClaim(id)
@@ -423,7 +437,7 @@ public actor Gateway {
     /// One value from a device: the value record, sensors announced once, the state object.
     private func value(_ id: String, uuid: BluetoothUUID, profile: String, bytes: [UInt8], packet: Result<DecodedPacket, DecodingError>) {
         guard let device = devices[id] else { return }
-        var value: [String: GatewayJSON] = ["hex": .string(bytes.map { String(format: "%02x", $0) }.joined()), "profile": .string(profile)]
+        var value: [String: GatewayJSON] = ["hex": .string(Self.hex(bytes)), "profile": .string(profile)]
         var decoded: GatewayJSON?
         var derived: GatewayJSON?
         switch packet {
@@ -437,7 +451,7 @@ public actor Gateway {
             value["decodeError"] = .string("\(error)")
         }
         let record: GatewayJSON = [
-            "type": "notification", "device": deviceJSON(device.address, name: device.name), "gateway": .string(configuration.id),
+            "type": "notification", "device": device.json, "gateway": .string(configuration.id),
             "characteristic": characteristicJSON(uuid), "time": time(), "value": .object(value),
         ]
         publish(MQTTMessage(topic: topics.value(id, metric: profile), text: record.text, qos: .atLeastOnce))
@@ -452,7 +466,7 @@ public actor Gateway {
                 publish(MQTTMessage(topic: topics.discovery(id, sensor: sensor.key), text: config.text, qos: .atLeastOnce, retain: true))
             }
         }
-        if changed { publishState(id) }
+        if changed { stateChanged(id) }
     }
 
     /// Clears our retained claim of `id` (an empty retained message deletes it).
@@ -462,10 +476,41 @@ public actor Gateway {
         publish(MQTTMessage(topic: topics.claim(id), payload: [], qos: .atLeastOnce, retain: true))
     }
 
+    /// A value of `id` changed: its state object now, or at the end of the throttle's interval
+    /// (one waiting publication carries every change made meanwhile).
+    private func stateChanged(_ id: String) {
+        guard let throttle = devices[id]?.stateThrottle else { return }
+        var updated = throttle
+        switch updated.changed(at: .now) {
+        case .publishNow:
+            devices[id]?.stateThrottle = updated
+            publishState(id)
+        case let .publishAt(when):
+            devices[id]?.stateThrottle = updated
+            devices[id]?.stateFlush = Task { [self] in
+                try? await Task.sleep(until: when, clock: .continuous)
+                await self.flushState(id)
+            }
+        case .waiting:
+            break
+        }
+    }
+
+    /// Publishes the state object of `id` if one is waiting (the throttle's interval is over, or
+    /// the device is leaving: its last state is never lost).
+    private func flushState(_ id: String) {
+        guard var throttle = devices[id]?.stateThrottle, throttle.isWaiting else { return }
+        throttle.published(at: .now)
+        devices[id]?.stateThrottle = throttle
+        devices[id]?.stateFlush?.cancel()
+        devices[id]?.stateFlush = nil
+        publishState(id)
+    }
+
     private func publishState(_ id: String) {
         guard let device = devices[id] else { return }
         let state: GatewayJSON = [
-            "type": "state", "device": deviceJSON(device.address, name: device.name), "gateway": .string(configuration.id),
+            "type": "state", "device": device.json, "gateway": .string(configuration.id),
             "time": time(), "values": .object(device.values),
         ]
         publish(MQTTMessage(topic: topics.state(id), text: state.text, qos: .atLeastOnce, retain: true))
@@ -605,6 +650,7 @@ public actor Gateway {
             await device.connection?.disconnect()
         }
         for (id, device) in serving where device.connection != nil {
+            flushState(id)
             publish(MQTTMessage(topic: topics.deviceAvailability(id), text: "offline", qos: .atLeastOnce, retain: true))
             releaseClaim(id)
         }
@@ -639,8 +685,35 @@ public actor Gateway {
         ["utc": .string(Self.utc(Date())), "monotonic": .number(seconds())]
     }
 
-    private nonisolated static func utc(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
+    /// `2026-11-28T01:57:26.123Z`: ISO 8601 in UTC with milliseconds (written by hand: a
+    /// `Date.ISO8601FormatStyle` per message was a noticeable part of the gateway's time).
+    nonisolated static func utc(_ date: Date) -> String {
+        let since1970 = date.timeIntervalSince1970
+        let whole = since1970.rounded(.down)
+        var seconds = time_t(whole)
+        var parts = tm()
+        _ = gmtime_r(&seconds, &parts)
+        let milliseconds = min(999, Int((since1970 - whole) * 1000))
+        func digits(_ value: Int, _ count: Int) -> String {
+            let text = String(value)
+            return text.utf8.count >= count ? text : String(repeating: "0", count: count - text.utf8.count) + text
+        }
+        return digits(Int(parts.tm_year) + 1900, 4) + "-" + digits(Int(parts.tm_mon) + 1, 2) + "-" + digits(Int(parts.tm_mday), 2)
+            + "T" + digits(Int(parts.tm_hour), 2) + ":" + digits(Int(parts.tm_min), 2) + ":" + digits(Int(parts.tm_sec), 2)
+            + "." + digits(milliseconds, 3) + "Z"
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Lower-case hex of `bytes`, two digits each.
+    nonisolated static func hex(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(hexDigits[Int(byte >> 4)])
+            out.append(hexDigits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     private nonisolated func deviceJSON(_ address: BluetoothAddress, name: String?) -> GatewayJSON {

@@ -1,3 +1,4 @@
+import BluetideRecording
 import Foundation
 
 /// A JSON value as the gateway publishes it, written by the rules of docs/json-output.md:
@@ -12,24 +13,10 @@ public indirect enum GatewayJSON: Sendable, Equatable {
     case array([GatewayJSON])
     case object([String: GatewayJSON])
 
-    /// `value` through its `Encodable` conformance, field names spelled one way; nil when it cannot be encoded.
+    /// `value` through its `Encodable` conformance, field names spelled one way, `nil` members
+    /// left out; nil when it cannot be encoded. One pass, no JSON text in between.
     public static func encoding(_ value: any Encodable) -> GatewayJSON? {
-        struct Box: Encodable {
-            let value: any Encodable
-            func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
-        }
-        let encoder = JSONEncoder()
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
-        guard let data = try? encoder.encode(Box(value: value)),
-              let decoded = try? Self.renaming.decode(Decoded.self, from: data) else { return nil }
-        return decoded.value
-    }
-
-    private static let renameKey = CodingUserInfoKey(rawValue: "bluetide.rename")!
-    private static var renaming: JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.userInfo[renameKey] = true
-        return decoder
+        GatewayJSONEncoder.encode(value)
     }
 
     /// A value parsed from JSON text as it is (keys unchanged), nil when it is not JSON.
@@ -37,7 +24,7 @@ public indirect enum GatewayJSON: Sendable, Equatable {
         (try? JSONDecoder().decode(Decoded.self, from: Data(text.utf8)))?.value
     }
 
-    /// Reads any JSON; `null` members are dropped, keys spelled one way.
+    /// Reads any JSON as it is; `null` members are dropped.
     private struct Decoded: Decodable {
         let value: GatewayJSON?
         init(from decoder: any Decoder) throws {
@@ -51,20 +38,10 @@ public indirect enum GatewayJSON: Sendable, Equatable {
             else {
                 let members = try container.decode([String: Decoded].self)
                 var object: [String: GatewayJSON] = [:]
-                let rename = decoder.userInfo[GatewayJSON.renameKey] as? Bool == true
-                for (key, item) in members { if let item = item.value { object[rename ? GatewayJSON.fieldName(key) : key] = item } }
+                for (key, item) in members { if let item = item.value { object[key] = item } }
                 value = .object(object)
             }
         }
-    }
-
-    /// `att_error` → `attError`, `distanceMeters` → `distanceMetres`.
-    static func fieldName(_ key: String) -> String {
-        let parts = key.split(separator: "_", omittingEmptySubsequences: true)
-        var name = parts.enumerated().map { index, part in index == 0 ? String(part) : part.prefix(1).uppercased() + part.dropFirst() }.joined()
-        if name.isEmpty { name = key }
-        return name.replacingOccurrences(of: "Meter", with: "Metre")
-            .replacingOccurrences(of: #"(^|[Kk]ilo|[Cc]enti|[Mm]illi)meter"#, with: "$1metre", options: .regularExpression)
     }
 
     /// The member at `path` (object keys), when there is one.
@@ -100,17 +77,7 @@ public indirect enum GatewayJSON: Sendable, Equatable {
         case let .string(value): Self.quote(value, into: &out)
         case let .integer(value): out += String(value)
         case let .bool(value): out += value ? "true" : "false"
-        case let .number(value):
-            guard value.isFinite else { out += "null"; return }
-            let rounded = (value * 1_000_000).rounded() / 1_000_000
-            if rounded == rounded.rounded(), abs(rounded) < 9e15 {
-                out += String(Int64(rounded))
-            } else {
-                var text = String(format: "%.6f", rounded)
-                while text.hasSuffix("0") { text.removeLast() }
-                if text.hasSuffix(".") { text.removeLast() }
-                out += text
-            }
+        case let .number(value): out += JSONText.number(value)
         case let .array(items):
             out += "["
             for (index, item) in items.enumerated() {

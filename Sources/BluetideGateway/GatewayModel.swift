@@ -257,3 +257,44 @@ public struct GatewaySensor: Sendable {
         return .object(config)
     }
 }
+
+/// When to publish a device's retained state object. The first change publishes at once; changes
+/// within ``interval`` of the last publication wait for its end, where one publication carries
+/// them all (latest wins). Pure: the gateway gives it the time.
+public struct StateThrottle: Sendable, Equatable {
+    /// What to do with a change.
+    public enum Decision: Sendable, Equatable {
+        /// Publish the state object now.
+        case publishNow
+        /// Publish at this instant (and not before); nothing is scheduled yet.
+        case publishAt(ContinuousClock.Instant)
+        /// A publication is already scheduled: it will carry this change.
+        case waiting
+    }
+
+    /// Shortest time between two publications.
+    public let interval: Duration
+    /// When the state object was last published, nil before the first.
+    public private(set) var lastPublished: ContinuousClock.Instant?
+    /// A change waits for its publication.
+    public private(set) var isWaiting = false
+
+    public init(interval: Duration) { self.interval = interval }
+
+    /// A value changed at `now`.
+    public mutating func changed(at now: ContinuousClock.Instant) -> Decision {
+        if isWaiting { return .waiting }
+        if let last = lastPublished, now - last < interval {
+            isWaiting = true
+            return .publishAt(last + interval)
+        }
+        lastPublished = now
+        return .publishNow
+    }
+
+    /// The waiting state object was published at `now`.
+    public mutating func published(at now: ContinuousClock.Instant) {
+        isWaiting = false
+        lastPublished = now
+    }
+}

@@ -13,6 +13,10 @@ public enum MQTTEvent: Sendable, Equatable {
     /// The outbox file could not be written (a full disk, …): one line, said once; queued
     /// messages are kept in memory only from then on.
     case outboxFileFailed(String)
+    /// The outbox (QoS 1 messages kept while the broker is away) now holds this many messages:
+    /// said when the count reaches 1, 2, 4, 8, … (each power of two), so a log shows it growing
+    /// without a line per message.
+    case queued(Int)
 }
 
 /// An MQTT client on libmosquitto (loaded at run time, see ``MQTTClient/libraryProblem``): one
@@ -20,7 +24,7 @@ public enum MQTTEvent: Sendable, Equatable {
 /// also reconnects with exponential back-off. Messages queued at QoS 1 while the broker is away
 /// are sent once it is back. Subscriptions are remembered and renewed on every reconnect.
 ///
-/// All state the callbacks touch lives in one ``MQTTClientCore`` behind one lock; waits have
+/// All state the callbacks touch lives in one ``MQTTSession`` behind one lock; waits have
 /// time limits and are cancellable. `events` and `messages` each have one reader.
 public final class MQTTClient: Sendable {
     public let options: MQTTOptions
@@ -29,7 +33,7 @@ public final class MQTTClient: Sendable {
     /// Messages received on the subscriptions, at most ``MQTTOptions/receiveBufferLimit`` waiting.
     public let messages: AsyncStream<MQTTMessage>
 
-    private let core: MQTTClientCore
+    private let core: MQTTSession
     private let library: MosquittoLibrary
     /// The libmosquitto client; nil once closed. Calls into the library happen under this lock
     /// (never taken by the library's callbacks), so none can race with `mosquitto_destroy`.
@@ -53,7 +57,7 @@ public final class MQTTClient: Sendable {
             of: MQTTMessage.self, bufferingPolicy: .bufferingOldest(max(1, options.receiveBufferLimit)))
         self.events = events
         self.messages = messages
-        let core = MQTTClientCore(library: library, endpoint: options.endpoint, events: eventInput, messages: messageInput)
+        let core = MQTTSession(library: library, endpoint: options.endpoint, events: eventInput, messages: messageInput)
         self.core = core
         core.setOutboxLimit(options.outboxLimit)
         if let path = options.outboxFile { try core.setOutboxFile(path) }

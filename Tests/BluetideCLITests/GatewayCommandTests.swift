@@ -61,8 +61,12 @@ struct GatewayCommandTests {
                 await broker.stop()
                 _ = try await first.firstLine(from: .stderr, timeout: .seconds(30), describing: "the broker lost") { $0.contains("broker: lost") }
                 let away = Self.utcNow()
-                // The gateway (another process) queues the strap's values, about one a second.
-                try await Task.sleep(for: .seconds(4))
+                // The gateway (another process) queues the strap's values, about one a second, each
+                // with its state object: it says so at 1, 2, 4, 8, … queued messages. Eight are
+                // at least three values queued after `away`.
+                _ = try await first.firstLine(from: .stderr, timeout: .seconds(60), describing: "8 messages queued") {
+                    $0.contains("broker: 8 messages queued")
+                }
                 kill(first.pid, SIGTERM)
                 #expect(await first.waitForCompletion(timeout: .seconds(20)) == 0)
                 let stopped = Self.utcNow()

@@ -1,6 +1,10 @@
 import Bluetide
 import BluetideBase
 import BluetideGateway
+import BluetideProfiles
+import BluetideRecording
+import BluetideSupport
+import Foundation
 import Testing
 
 @Suite struct GatewayModelTests {
@@ -45,6 +49,96 @@ import Testing
         struct Profile: Encodable { let distanceMeters: Double; let att_error: Int?; let wheel_speed: Int }
         #expect(GatewayJSON.parse(#"{"device_class":"power","n":null}"#) == ["device_class": "power"])
         #expect(GatewayJSON.encoding(Profile(distanceMeters: 2.5, att_error: nil, wheel_speed: 3))?.text == #"{"distanceMetres":2.5,"wheelSpeed":3}"#)
+    }
+
+    /// The JSON the gateway used to make by encoding with `JSONEncoder` and decoding the text again.
+    private static func roundTrip(_ value: any Encodable) -> GatewayJSON? {
+        struct Box: Encodable {
+            let value: any Encodable
+            func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+        }
+        let encoder = JSONEncoder()
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        guard let data = try? encoder.encode(Box(value: value)), let parsed = GatewayJSON.parse(String(decoding: data, as: UTF8.self)) else { return nil }
+        func renamed(_ json: GatewayJSON) -> GatewayJSON {
+            switch json {
+            case let .object(members): .object(Dictionary(uniqueKeysWithValues: members.map { (JSONText.fieldName($0.key), renamed($0.value)) }))
+            case let .array(items): .array(items.map(renamed))
+            default: json
+            }
+        }
+        return renamed(parsed)
+    }
+
+    @Test func decodedValuesEncodeInOnePassToWhatTheRoundTripGave() {
+        // Every profile, fed seeded random packets of every length up to 20 bytes: where a packet
+        // decodes, its value and derived value give the same JSON text as before.
+        var random = SplitMix64(seed: 24)
+        var compared = 0
+        for profile in ProfileCatalog.all {
+            var decoder = profile.makeDecoder(ProfileOptions())
+            for round in 0..<60 {
+                let bytes = (0..<(round % 21)).map { _ in UInt8.random(in: 0...255, using: &random) }
+                guard let packet = try? decoder.decode(bytes, at: Double(round) * 0.25) else { continue }
+                #expect(GatewayJSON.encoding(packet.value)?.text == Self.roundTrip(packet.value)?.text, "\(profile.name) \(bytes)")
+                if let derived = packet.derived {
+                    #expect(GatewayJSON.encoding(derived)?.text == Self.roundTrip(derived)?.text, "\(profile.name) derived \(bytes)")
+                }
+                compared += 1
+            }
+        }
+        #expect(compared > 100)
+        struct Odd: Encodable {
+            let nan = Double.nan, infinity = -Double.infinity, float: Float = 0.1, big: UInt64 = .max, when = Date(timeIntervalSinceReferenceDate: 12.5)
+            let bytes = Data([1, 2, 3]), nested: [[Int?]] = [[1, nil, 3]], map: [Int: String] = [7: "seven"], empty: [String: Int] = [:]
+            let kilometers_total = 3
+        }
+        #expect(GatewayJSON.encoding(Odd())?.text == Self.roundTrip(Odd())?.text)
+    }
+
+    @Test func numbersAreRoundedTheOneWayTheCLIRoundsThem() {
+        // JSONText.number is the one rounding of the CLI's --json and the gateway: its fast path
+        // writes what "%.6f" with trailing zeros dropped wrote.
+        func reference(_ value: Double) -> String {
+            guard value.isFinite else { return "null" }
+            let rounded = (value * 1_000_000).rounded() / 1_000_000
+            if rounded == rounded.rounded(), abs(rounded) < 1e15 { return String(Int64(rounded)) }
+            var text = String(format: "%.6f", rounded)
+            while text.hasSuffix("0") { text.removeLast() }
+            if text.hasSuffix(".") { text.removeLast() }
+            return text == "-0" ? "0" : text
+        }
+        var random = SplitMix64(seed: 7)
+        for _ in 0..<20_000 {
+            let scale = [1e-7, 1e-3, 1, 1e3, 1e6, 1e8, 1e9, 1e12][Int.random(in: 0..<8, using: &random)]
+            let value = Double.random(in: -1...1, using: &random) * scale
+            #expect(JSONText.number(value) == reference(value), "\(value)")
+        }
+        for value in [0.0, -0.0, 1.1363676329999999, -0.0000004, -0.0000006, 0.5, 999_999_999.9999996, 1e15 + 0.5, .nan, .infinity] {
+            #expect(JSONText.number(value) == reference(value), "\(value)")
+        }
+        #expect(JSONText.number(-0.0000004) == "0")
+        #expect(JSONText.number(2.000_000_4) == "2")
+        #expect(JSONText.number(-12.25) == "-12.25")
+        #expect(GatewayJSON.number(0.1 + 0.2).text == "0.3")
+    }
+
+    @Test func stateObjectsAreThrottledLatestWinsNothingLost() {
+        var throttle = StateThrottle(interval: .milliseconds(250))
+        let start = ContinuousClock.now
+        #expect(throttle.changed(at: start) == .publishNow)
+        // Changes within 250 ms wait for one publication at its end.
+        #expect(throttle.changed(at: start + .milliseconds(10)) == .publishAt(start + .milliseconds(250)))
+        #expect(throttle.changed(at: start + .milliseconds(20)) == .waiting)
+        #expect(throttle.changed(at: start + .milliseconds(300)) == .waiting)
+        #expect(throttle.isWaiting)
+        throttle.published(at: start + .milliseconds(300))
+        #expect(!throttle.isWaiting)
+        #expect(throttle.changed(at: start + .milliseconds(400)) == .publishAt(start + .milliseconds(550)))
+        throttle.published(at: start + .milliseconds(550))
+        // After a quiet spell the next change goes out at once.
+        #expect(throttle.changed(at: start + .seconds(2)) == .publishNow)
+        #expect(throttle.lastPublished == start + .seconds(2))
     }
 
     @Test func discoveryNamesTheSensorItsDeviceAndAvailability() {

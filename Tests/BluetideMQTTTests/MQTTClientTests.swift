@@ -164,6 +164,8 @@ struct MQTTClientBrokerTests {
             let seen = await events.value
             #expect(seen.contains { if case .disconnected = $0 { true } else { false } }, "\(seen)")
             #expect(seen.last == .connected)
+            // The outbox's growth is said at each power of two (1, 2; it holds 3 at most).
+            #expect(seen.filter { if case .queued = $0 { true } else { false } } == [.queued(1), .queued(2)], "\(seen)")
             await client.close()
         }
     }

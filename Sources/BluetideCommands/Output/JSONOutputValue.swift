@@ -65,17 +65,8 @@ enum JSONOutputValue: Sendable, Equatable, Codable {
         }
     }
 
-    /// `att_error` → `attError`, `distanceMeters` → `distanceMetres`, `kilometers` →
-    /// `kilometres`; a word that only contains the letters (`parameters`, `diameter`) is left
-    /// as it is spelled.
-    static func fieldName(_ key: String) -> String {
-        let parts = key.split(separator: "_", omittingEmptySubsequences: true)
-        var name = parts.enumerated().map { index, part in index == 0 ? String(part) : part.prefix(1).uppercased() + part.dropFirst() }.joined()
-        if name.isEmpty { name = key }
-        // The unit: "Meter" starting a camelCase word, "meter" starting the key or after kilo/centi/milli.
-        return name.replacingOccurrences(of: "Meter", with: "Metre")
-            .replacingOccurrences(of: #"(^|[Kk]ilo|[Cc]enti|[Mm]illi)meter"#, with: "$1metre", options: .regularExpression)
-    }
+    /// `att_error` → `attError`, `distanceMeters` → `distanceMetres` (``JSONText/fieldName(_:)``).
+    static func fieldName(_ key: String) -> String { JSONText.fieldName(key) }
 
     /// The same value without the members whose value is unknown (`null`), at every depth: a
     /// record leaves out what it does not know (docs/json-output.md), it never says null.
@@ -120,17 +111,8 @@ enum JSONOutputValue: Sendable, Equatable, Codable {
         }
     }
 
-    /// At most six decimals, trailing zeros dropped: 1.1363676329999999 → 1.136368, 90.0 → 90.
-    /// Infinities and NaN (which JSON cannot hold) become null.
-    static func format(_ value: Double) -> String {
-        guard value.isFinite else { return "null" }
-        let rounded = (value * 1_000_000).rounded() / 1_000_000
-        if rounded == rounded.rounded(), abs(rounded) < 1e15 { return String(Int64(rounded)) }
-        var text = String(format: "%.6f", rounded)
-        while text.hasSuffix("0") { text.removeLast() }
-        if text.hasSuffix(".") { text.removeLast() }
-        return text == "-0" ? "0" : text
-    }
+    /// At most six decimals, trailing zeros dropped; null for infinities and NaN (``JSONText/number(_:)``).
+    static func format(_ value: Double) -> String { JSONText.number(value) }
 }
 
 extension JSONOutputValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,

@@ -1,4 +1,5 @@
 import BluetideBase
+import Foundation
 
 /// A parsed JSON value, as much of JSON as a value-log line needs (all of it, in fact).
 ///
@@ -299,8 +300,46 @@ struct JSONParser {
     }
 }
 
-/// Writes JSON string literals.
+/// Writes JSON text by the rules of docs/json-output.md: string literals, numbers, field names.
+/// The one place these rules live; the CLI's `--json` output and the gateway's MQTT payloads both
+/// write through it.
 public enum JSONText {
+    /// `value` with at most six decimals (microseconds for seconds), trailing zeros dropped:
+    /// 1.1363676329999999 → `1.136368`, 90.0 → `90`, -0.0000001 → `0`. Infinities and NaN (which
+    /// JSON cannot hold) become `null`.
+    public static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        let rounded = (value * 1_000_000).rounded() / 1_000_000
+        if rounded == rounded.rounded(), abs(rounded) < 1e15 { return String(Int64(rounded)) }
+        if abs(rounded) < 1e9 {
+            // Millionths as an integer (exact below 2^53): the digits `%.6f` would print, without its cost.
+            let millionths = Int64((value * 1_000_000).rounded())
+            let magnitude = millionths.magnitude
+            var fraction = String(magnitude % 1_000_000)
+            fraction = String(repeating: "0", count: 6 - fraction.utf8.count) + fraction
+            while fraction.hasSuffix("0") { fraction.removeLast() }
+            return (millionths < 0 ? "-" : "") + String(magnitude / 1_000_000) + "." + fraction
+        }
+        var text = String(format: "%.6f", rounded)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text == "-0" ? "0" : text
+    }
+
+    /// A field name in the one spelling of docs/json-output.md: lowerCamelCase (`att_error` →
+    /// `attError`) and metres, not meters (`distanceMeters` → `distanceMetres`, `kilometers` →
+    /// `kilometres`); a word that only contains the letters (`parameters`, `diameter`) is left as
+    /// it is spelled. Names that need no change (most) are returned without further work.
+    public static func fieldName(_ key: String) -> String {
+        guard key.contains("_") || key.contains("eter") || key.isEmpty else { return key }
+        let parts = key.split(separator: "_", omittingEmptySubsequences: true)
+        var name = parts.enumerated().map { index, part in index == 0 ? String(part) : part.prefix(1).uppercased() + part.dropFirst() }.joined()
+        if name.isEmpty { name = key }
+        // The unit: "Meter" starting a camelCase word, "meter" starting the key or after kilo/centi/milli.
+        return name.replacingOccurrences(of: "Meter", with: "Metre")
+            .replacingOccurrences(of: #"(^|[Kk]ilo|[Cc]enti|[Mm]illi)meter"#, with: "$1metre", options: .regularExpression)
+    }
+
     /// `text` as a JSON string literal with quotes; `"`, `\` and control characters are escaped,
     /// everything else (including non-ASCII) is kept as UTF-8.
     public static func quoted(_ text: String) -> String {

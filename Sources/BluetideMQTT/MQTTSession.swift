@@ -2,11 +2,12 @@ import BluetideSupport
 import Foundation
 import Synchronization
 
-/// The state libmosquitto's callbacks and the client's callers share, behind one lock: whether
+/// One client's session with its broker (a reference with a lock, not a pure value, hence not
+/// "Core"): the state libmosquitto's callbacks and the client's callers share, behind one lock: whether
 /// the link is up, which messages await their acknowledgement, who waits for what, and the
 /// subscriptions to renew. The callbacks run on libmosquitto's network thread; they never call
 /// back into the client's lock, so the two locks cannot deadlock.
-final class MQTTClientCore: Sendable {
+final class MQTTSession: Sendable {
     enum Wait: Equatable, Sendable {
         case connected
         case acknowledged(Int32)
@@ -165,20 +166,33 @@ final class MQTTClientCore: Sendable {
     func keepIfOffline(_ message: MQTTMessage) -> Bool {
         var kept = false
         var failure: String?
+        var count = 0
         update { state in
             guard !state.connected || state.draining || state.outboxCount > 0 else { return }
             kept = true
             failure = state.keep(message)
+            count = state.outboxCount
         }
         report(failure)
+        reportQueued(count)
         return kept
+    }
+
+    /// Says that the outbox holds `count` messages when that is a power of two.
+    private func reportQueued(_ count: Int) {
+        if count > 0, count & (count - 1) == 0 { events.yield(.queued(count)) }
     }
 
     /// A QoS 1 message libmosquitto refused because the link just went down: kept.
     func keepRefused(_ message: MQTTMessage) {
         var failure: String?
-        update { failure = $0.keep(message) }
+        var count = 0
+        update { state in
+            failure = state.keep(message)
+            count = state.outboxCount
+        }
         report(failure)
+        reportQueued(count)
     }
 
     /// Sends the outbox in order through `mosq` (from the connect callback); stops if the link drops.
@@ -329,8 +343,8 @@ final class MQTTClientCore: Sendable {
     fileprivate func didReceive(_ message: MQTTMessage) { messages.yield(message) }
 }
 
-private func core(_ object: UnsafeMutableRawPointer?) -> MQTTClientCore? {
-    object.map { Unmanaged<MQTTClientCore>.fromOpaque($0).takeUnretainedValue() }
+private func core(_ object: UnsafeMutableRawPointer?) -> MQTTSession? {
+    object.map { Unmanaged<MQTTSession>.fromOpaque($0).takeUnretainedValue() }
 }
 
 func mqttOnConnect(_ mosq: OpaquePointer?, _ object: UnsafeMutableRawPointer?, _ code: Int32) {
