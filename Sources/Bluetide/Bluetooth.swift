@@ -111,12 +111,18 @@ public struct Bluetooth: Sendable {
     public var pairingPrompts: AsyncStream<PairingPrompt> { central.external?.pairingPrompts ?? promptFeed.prompts }
 
     /// The bonded devices (those of ``Configuration/bondFile`` and new ones).
-    public func bonds() async -> [BondRecord] { await stack.bonds.map(BondRecord.init) }
+    public func bonds() async -> [BondRecord] {
+        if let kept = await central.external?.bonds() { return kept }
+        return await stack.bonds.map(BondRecord.init)
+    }
 
     /// Forgets the bond with `address` (and rewrites the bond file); false when there was none.
     /// The device must pair again.
     @discardableResult
-    public func removeBond(_ address: BluetoothAddress) async -> Bool { await stack.removeBond(address) }
+    public func removeBond(_ address: BluetoothAddress) async -> Bool {
+        if let removed = await central.external?.removeBond(address) { return removed }
+        return await stack.removeBond(address)
+    }
 
     /// Opens `transport` (`virtual`, `virtual:NAME`, `tcp-client:HOST:PORT`, `tcp-server:HOST:PORT`,
     /// `serial:/dev/ttyACM0[,BAUD]`, `hci-socket:N`, any of them `+snoop:FILE`), starts the host

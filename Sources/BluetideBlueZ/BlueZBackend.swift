@@ -101,6 +101,35 @@ final class BlueZCentral: CentralBackend {
 
     var pairingPrompts: AsyncStream<PairingPrompt>? { agent?.prompts }
 
+    /// bluetoothd's bonded devices on this adapter. The level, Secure Connections and key size
+    /// come from its key store when readable (root); else from the method our agent saw while
+    /// pairing (else encrypted), Secure Connections only when that was numeric comparison, and
+    /// 16 octets (what bluetoothd asks for).
+    func bonds() async -> [BondRecord]? {
+        guard let bonds = try? await bluez.bonds(of: adapter) else { return [] }
+        return bonds.filter(\.bonded).map { bond in
+            if let key = bond.key {
+                return BondRecord(
+                    address: bond.address, securityLevel: key.securityLevel, secureConnections: key.secureConnections,
+                    keySize: key.keySize, resolvesPrivateAddresses: false)
+            }
+            let method = agent?.method(of: bond.path)
+            let level: SecurityLevel = switch method {
+            case .numericComparison: .authenticatedSecureConnections
+            case .passkey: .authenticated
+            case .justWorks, nil: .encrypted
+            }
+            return BondRecord(
+                address: bond.address, securityLevel: level, secureConnections: method == .numericComparison, keySize: 16,
+                resolvesPrivateAddresses: false)
+        }
+    }
+
+    /// `Adapter1.RemoveDevice`.
+    func removeBond(_ address: BluetoothAddress) async -> Bool? {
+        (try? await bluez.removeDevice(address, from: adapter)) ?? false
+    }
+
     var address: BluetoothAddress? { get async { bluetideAddress(adapter.address, type: adapter.addressType) } }
 
     var peripheralUnavailable: String? {

@@ -23,7 +23,7 @@ struct DeviceSessionOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "How to answer pairing when the device asks or a value needs it: just-works, passkey:NNNNNN (the six digits the device shows), or confirm (accept numeric comparison; the number is logged). Without it: asked at a terminal, else Just Works only.",
+            "How to answer pairing when the device asks or a value needs it: just-works, passkey:NNNNNN (the six digits the device shows), or confirm (accept numeric comparison; the number is logged). Without it: asked at a terminal, else Just Works only. On bluez, bluetoothd asks through Bluetide's agent the same way.",
             valueName: "mode"))
     var pairing: String?
 

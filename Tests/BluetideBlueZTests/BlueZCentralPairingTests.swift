@@ -42,6 +42,8 @@ extension BlueZGuestTests {
             #expect(session.guest.status == 0, "shell: \(Self.describe(session.guest))")
             let paired = try #require(records.first { $0["type"] as? String == "paired" }, "no paired record: \(Self.describe(session.guest))")
             #expect(paired["outcome"] as? String == "paired", "\(paired)")
+            // bluetoothd's bond, as Bluetooth.bonds() reports it on this backend.
+            #expect(paired["bonded"] as? Bool == true, "\(paired)")
             // Exact: bluetoothd's stored key is authenticated LE Secure Connections, 128-bit.
             #expect(paired["securityLevel"] as? Int == 4, "\(paired)")
             let read = records.first { $0["type"] as? String == "read" }

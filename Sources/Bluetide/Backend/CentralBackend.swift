@@ -46,11 +46,20 @@ public protocol CentralBackend: Sendable {
     /// The questions the stack's pairing agent asks (``Bluetooth/pairingPrompts`` hands them
     /// to the application), one sequence for the backend's life; nil when the backend asks none.
     var pairingPrompts: AsyncStream<PairingPrompt>? { get }
+    /// The bonds the stack keeps itself (``Bluetooth/bonds()`` returns them); nil when it keeps
+    /// none (then the own host's, from the bond file, are listed).
+    func bonds() async -> [BondRecord]?
+    /// Forgets the stack's bond with `address`; nil when the stack keeps no bonds of its own.
+    func removeBond(_ address: BluetoothAddress) async -> Bool?
 }
 
 extension CentralBackend {
     /// No pairing agent: nothing is asked.
     public var pairingPrompts: AsyncStream<PairingPrompt>? { nil }
+    /// No bonds of its own.
+    public func bonds() async -> [BondRecord]? { nil }
+    /// No bonds of its own.
+    public func removeBond(_ address: BluetoothAddress) async -> Bool? { nil }
 }
 
 /// One link of a ``CentralBackend``: what ``Connection`` needs of it. Identity is the link's

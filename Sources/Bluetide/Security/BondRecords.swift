@@ -13,6 +13,15 @@ public struct BondRecord: Sendable, Hashable, CustomStringConvertible {
     /// Whether the device gave its IRK, so its resolvable private addresses are recognised.
     public let resolvesPrivateAddresses: Bool
 
+    /// A bond as another stack keeps it (a backend's, e.g. bluetoothd's): see each property.
+    public init(address: BluetoothAddress, securityLevel: SecurityLevel, secureConnections: Bool, keySize: Int, resolvesPrivateAddresses: Bool) {
+        self.address = address
+        self.securityLevel = securityLevel
+        self.secureConnections = secureConnections
+        self.keySize = keySize
+        self.resolvesPrivateAddresses = resolvesPrivateAddresses
+    }
+
     init(_ bond: Bond) {
         address = bond.address
         securityLevel = bond.securityLevel
