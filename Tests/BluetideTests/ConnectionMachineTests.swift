@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import Testing
 @testable import Bluetide
 import BluetideTestSupport

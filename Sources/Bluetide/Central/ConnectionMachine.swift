@@ -1,4 +1,4 @@
-import BluetideCore
+import BluetideBase
 import BluetideSupport
 
 /// The decisions of one ``Connection`` as a value without I/O, as ``HostCore`` is for the host:
