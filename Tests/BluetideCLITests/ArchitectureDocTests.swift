@@ -31,7 +31,7 @@ import Testing
 
     /// Names the notes page uses that are no Swift declaration of ours: the standard library's
     /// and other packages' types, a D-Bus interface, the layer table's column value.
-    static let notesOutside: Set<String> = ["AsyncStream", "Clock", "AES", "P256", "ObjectManager", "App", "Package"]
+    static let notesOutside: Set<String> = ["AsyncStream", "Clock", "Duration", "AES", "P256", "ObjectManager", "App", "Package"]
 
     /// The package's target and product names, from Package.swift (`name: "X"`, `product(name: "X"`).
     static func packageNames() throws -> Set<String> {
