@@ -30,11 +30,6 @@ public protocol HCITransport: Sendable {
     func sendImmediately(batch packets: [HCIPacket]) throws(TransportError)
     /// Closes the link and finishes `packets`. Safe to call more than once.
     func close() async
-    /// The serial executor the transport reads and writes on, when it has one (a NIO channel's
-    /// event loop, or the loop every host of a virtual link shares). A host driver runs on it, so
-    /// a packet is read, handled and answered on one thread. Read once; default nil (the host
-    /// then picks an event loop of its own).
-    var executor: (any SerialExecutor)? { get }
 }
 
 extension HCITransport {
@@ -53,9 +48,6 @@ extension HCITransport {
             continuation.onTermination = { _ in task.cancel() }
         }
     }
-
-    /// The default: no executor of its own.
-    public var executor: (any SerialExecutor)? { nil }
 
     /// The default: this transport's sends must be awaited.
     public var sendsImmediately: Bool { false }

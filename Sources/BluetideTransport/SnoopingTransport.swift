@@ -43,9 +43,6 @@ public final class SnoopingTransport: HCITransport {
         try await inner.send(batch: packets)
     }
 
-    /// The wrapped transport's.
-    public var executor: (any SerialExecutor)? { inner.executor }
-
     public func close() async {
         inbox.finish()
         await inner.close()

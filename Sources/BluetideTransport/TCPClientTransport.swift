@@ -63,10 +63,6 @@ public final class TCPClientTransport: HCITransport {
         try writer.enqueue(packets)
     }
 
-    /// The connection's event loop: a host on it writes each round in the same turn of the loop
-    /// that read the packets.
-    public var executor: (any SerialExecutor)? { channel.eventLoop.executor }
-
     /// True: a batch is queued for the event loop's next flush and the call returns.
     public var sendsImmediately: Bool { true }
 

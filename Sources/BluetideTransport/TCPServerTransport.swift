@@ -139,9 +139,6 @@ public final class TCPServerTransport: HCITransport {
     /// True: a batch is queued for the event loop's next flush and the call returns.
     public var sendsImmediately: Bool { true }
 
-    /// The event loop of the listener and its client.
-    public var executor: (any SerialExecutor)? { loop.executor }
-
     public func sendImmediately(batch packets: [HCIPacket]) throws(TransportError) {
         try outbound.writer(name: name).enqueue(packets)
     }

@@ -28,7 +28,6 @@ public final class VirtualTransport: HCITransport {
         self.controller = controller
         packets = AsyncThrowingStream(unfolding: { await controller.nextPacket() })
         packetBatches = AsyncThrowingStream(unfolding: { await controller.nextBatch() })
-        executor = HostExecutors.executor(for: controller.link)
     }
 
     public func send(_ packet: HCIPacket) async throws {
@@ -39,10 +38,6 @@ public final class VirtualTransport: HCITransport {
     public func send(batch packets: [HCIPacket]) async throws {
         try sendImmediately(batch: packets)
     }
-
-    /// The event loop every host of this controller's link shares: a packet one host sends is
-    /// handled by the link and read by the other host on the same thread.
-    public let executor: (any SerialExecutor)?
 
     /// True: the link handles a batch where it is handed in.
     public var sendsImmediately: Bool { true }

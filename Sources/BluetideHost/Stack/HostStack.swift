@@ -12,12 +12,6 @@ import Synchronization
 /// (commands, ATT responses, connects, disconnects) resume from the core's events;
 /// notifications reach subscribers through a stream made once per subscription, with no task
 /// or hop per value.
-///
-/// One executor: the actor runs on its transport's serial executor (a NIO channel's event
-/// loop; the loop all hosts of a virtual link share), or on an event loop of NIO's shared
-/// group when the transport has none. Its reader runs there too, so a batch the transport
-/// read is handled and answered in the job that reader resumes in: the only hand-over per
-/// batch is the transport's wake-up of that job (on the same thread for NIO transports).
 public actor HostStack {
     /// How the stack sets itself up.
     public typealias Configuration = HostConfiguration
@@ -44,10 +38,6 @@ public actor HostStack {
     }
 
     private enum State { case idle, running, stopped(HostError) }
-
-    /// The serial executor the stack (and its reader) runs on; see the type's documentation.
-    nonisolated let executor: any SerialExecutor
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     let transport: any HCITransport
     public let configuration: Configuration
@@ -132,7 +122,6 @@ public actor HostStack {
     private init<C: Clock>(transport: any HCITransport, configuration: Configuration, clock: C, maximumStep: Duration?)
     where C.Duration == Duration {
         self.transport = transport
-        self.executor = transport.executor ?? HostExecutors.next()
         self.configuration = configuration
         self.core = HostCore(configuration: configuration)
         let origin = clock.now
@@ -291,9 +280,18 @@ public actor HostStack {
         if let path = configuration.bondFile { core.security.loadBonds(try BondFile(path: path).load()) }
         state = .running
         _ = now()
-        let reader = HostReader(stack: self)
         let batches = transport.packetBatches
-        tasks.append(Task { await reader.run(batches) })
+        tasks.append(Task { [weak self] in
+            do {
+                for try await batch in batches {
+                    guard let self else { return }
+                    await self.receive(batch)
+                }
+                await self?.stop(.transportFailed("the controller closed the transport"))
+            } catch {
+                await self?.stop(.transportFailed("\(error)"))
+            }
+        })
         let outgoing = outboxStream
         let transport = self.transport
         if !sendsDirectly {
@@ -310,7 +308,7 @@ public actor HostStack {
     }
 
     /// One batch from the controller: every packet at the same time, one round of outputs.
-    fileprivate func receive(_ batch: [HCIPacket]) {
+    private func receive(_ batch: [HCIPacket]) {
         guard case .running = state else { return }
         let t = now()
         takeGATTCancellations(now: t)
@@ -380,7 +378,7 @@ public actor HostStack {
     private var stopWaiters: [Int: CheckedContinuation<HostError, Never>] = [:]
     private var nextStopWaiter = 0
 
-    fileprivate func stop(_ error: HostError) {
+    private func stop(_ error: HostError) {
         if case .stopped = state { return }
         if case .running = state { feed(.stop(error)) }
         state = .stopped(error)
@@ -718,42 +716,4 @@ public actor HostStack {
 
     /// Connections currently open, by handle.
     public var openConnections: [HostConnection] { connections.values.sorted { $0.handle < $1.handle } }
-}
-
-/// A stack's reader: it iterates the transport's batches on the stack's own executor and hands
-/// each to the stack in the same job (one executor, so no hop between reading and handling).
-/// It holds the stack weakly, as the reader task always did: a stack nobody holds stops
-/// reading at the next batch.
-private actor HostReader {
-    private nonisolated let executor: any SerialExecutor
-    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-    private weak var stack: HostStack?
-
-    init(stack: HostStack) {
-        self.stack = stack
-        self.executor = stack.executor
-    }
-
-    func run(_ batches: AsyncThrowingStream<[HCIPacket], any Error>) async {
-        do {
-            for try await batch in batches {
-                guard deliver(batch) else { return }
-            }
-            end(.transportFailed("the controller closed the transport"))
-        } catch {
-            end(.transportFailed("\(error)"))
-        }
-    }
-
-    /// Hands `batch` to the stack on this executor (the stack's, by construction: it runs here,
-    /// now); false when the stack is gone.
-    private func deliver(_ batch: [HCIPacket]) -> Bool {
-        guard let stack else { return false }
-        stack.assumeIsolated { $0.receive(batch) }
-        return true
-    }
-
-    private func end(_ error: HostError) {
-        stack?.assumeIsolated { $0.stop(error) }
-    }
 }
