@@ -31,7 +31,7 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
             Examples:
               bluetide reflex device --gpio sim
               bluetide reflex device --config /etc/reflex.conf --transport hci-socket:0
-              bluetide reflex device --gpio sim --transport bluez     # bluetoothd keeps the adapter
+              bluetide reflex device --gpio sim --transport bluez   # beside bluetoothd
               bluetide reflex device --gpio sim --transport tcp-client:127.0.0.1:9000 \\
                   --duration 60
 

