@@ -13,7 +13,7 @@ extension BlueZGuestTests {
             let module = try await rig.emulate("hm10", on: Self.port(of: "hm10"), address: "C1:B1:7E:00:08:07", name: "BZ-UART")
             defer { Task { await module.stop() } }
             let uart = try await rig.guest.run(
-                "echo hello-over-bluez | " + Self.bluetideInGuest("uart BZ-UART --transport bluez --idle-timeout 3"), timeout: .seconds(90))
+                "echo hello-over-bluez | " + Self.bluetideInGuest("uart BZ-UART --transport bluez --scan-time 30 --idle-timeout 3"), timeout: .seconds(90))
             #expect(uart.status == 0, "uart: \(Self.describe(uart))")
             #expect(uart.stdout.contains { $0.contains("hello-over-bluez") }, "uart echo: \(Self.describe(uart))")
             await module.stop()
@@ -22,7 +22,7 @@ extension BlueZGuestTests {
             let trainer = try await rig.emulate("ftms-bike", on: Self.port(of: "ftms-bike"), address: "C1:B1:7E:00:08:04", name: "BZ-FTMS")
             defer { Task { await trainer.stop() } }
             let ride = try await rig.guest.run(
-                Self.bluetideInGuest("ride --trainer BZ-FTMS --erg 150 --transport bluez --duration 20 --json"), timeout: .seconds(120))
+                Self.bluetideInGuest("ride --trainer BZ-FTMS --erg 150 --transport bluez --timeout 30 --duration 20 --json"), timeout: .seconds(120))
             #expect(ride.status == 0, "ride: \(Self.describe(ride))")
             let samples = ride.json.filter { $0["type"] as? String == "sample" }
             #expect(samples.count >= 5, "ride samples: \(Self.describe(ride))")
@@ -35,7 +35,7 @@ extension BlueZGuestTests {
             let strap = try await rig.emulate("heart-rate", on: Self.port(of: "heart-rate"), address: "C1:B1:7E:00:08:00", name: "BZ-REC")
             defer { Task { await strap.stop() } }
             let record = try await rig.guest.run(
-                Self.bluetideInGuest("record BZ-REC heart-rate --transport bluez --out /tmp/bz-record.jsonl --count 3")
+                Self.bluetideInGuest("record BZ-REC heart-rate --transport bluez --timeout 30 --out /tmp/bz-record.jsonl --count 3")
                     + " && wc -l < /tmp/bz-record.jsonl", timeout: .seconds(90))
             #expect(record.status == 0, "record: \(Self.describe(record))")
             #expect((record.stdout.last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0) >= 3, "value log lines: \(Self.describe(record))")
@@ -47,7 +47,7 @@ extension BlueZGuestTests {
             // Notifications through AcquireNotify: while a subscription runs, bluetoothd says the
             // Heart Rate Measurement's notifications are acquired (a socket, not StartNotify).
             let subscribe = try await rig.guest.start(
-                Self.bluetideInGuest("subscribe BZ-REC heart-rate --transport bluez --count 6 --json"), timeout: .seconds(90))
+                Self.bluetideInGuest("subscribe BZ-REC heart-rate --transport bluez --timeout 30 --count 6 --json"), timeout: .seconds(90))
             _ = try await rig.guest.line(of: subscribe, timeout: .seconds(60)) { $0.contains("\"notification\"") }
             let acquired = try await rig.guest.run(
                 "python3 -c \"import dbus; objects = dbus.Interface(dbus.SystemBus().get_object('org.bluez', '/'), 'org.freedesktop.DBus.ObjectManager').GetManagedObjects(); "
@@ -60,7 +60,7 @@ extension BlueZGuestTests {
             // The shell: read, subscribe, a refused write, info.
             let shell = try await rig.guest.run(
                 "printf 'read body-sensor-location\\nsubscribe heart-rate\\nwrite 2A39 02\\ninfo\\n' | "
-                    + Self.bluetideInGuest("shell BZ-REC --transport bluez --json"), timeout: .seconds(90))
+                    + Self.bluetideInGuest("shell BZ-REC --transport bluez --timeout 30 --json"), timeout: .seconds(90))
             #expect(shell.json.contains { $0["type"] as? String == "read" }, "shell: \(Self.describe(shell))")
             #expect(shell.json.contains { $0["type"] as? String == "info" }, "shell: \(Self.describe(shell))")
             await strap.stop()
@@ -74,7 +74,7 @@ extension BlueZGuestTests {
                     + Self.bluetideInGuest("reflex coach sequences save Jab --targets 0,3,5,1 --times 900 \(database)"), timeout: .seconds(60))
             #expect(setUp.status == 0, "coach set-up: \(Self.describe(setUp))")
             let run = try await rig.guest.run(
-                Self.bluetideInGuest("reflex coach run --athlete Ana --sequence Jab --device Reflex-BZ --transport bluez --json \(database)"),
+                Self.bluetideInGuest("reflex coach run --athlete Ana --sequence Jab --device Reflex-BZ --transport bluez --timeout 30 --json \(database)"),
                 timeout: .seconds(120))
             #expect(run.status == 0, "coach run: \(Self.describe(run))")
             let ended = run.json.first { $0["type"] as? String == "ended" }

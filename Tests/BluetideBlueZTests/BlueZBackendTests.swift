@@ -32,18 +32,18 @@ extension BlueZGuestTests {
             print("bluez backend: scan took \(BlueZRig.seconds(since: started)) s")
 
             let read = try await rig.guest.run(
-                Self.bluetideInGuest("read BZ-HRM body-sensor-location --transport bluez --json"), timeout: .seconds(90))
+                Self.bluetideInGuest("read BZ-HRM body-sensor-location --transport bluez --timeout 30 --json"), timeout: .seconds(90))
             #expect(read.status == 0, "read: \(read.stderr.suffix(5))")
             let value = read.json.first { $0["type"] as? String == "read" }?["value"] as? [String: Any]
             #expect(value?["hex"] as? String == "01", "\(read.stdout.suffix(3)) \(read.stderr.suffix(5))")
 
-            let gatt = try await rig.guest.run(Self.bluetideInGuest("gatt BZ-HRM --transport bluez --json"), timeout: .seconds(90))
+            let gatt = try await rig.guest.run(Self.bluetideInGuest("gatt BZ-HRM --transport bluez --timeout 30 --json"), timeout: .seconds(90))
             #expect(gatt.status == 0, "gatt: \(gatt.stderr.suffix(5))")
             #expect(gatt.stdout.contains { $0.contains("\"180D\"") && $0.contains("\"2A37\"") }, "\(gatt.stdout.suffix(3))")
 
             let subscribed = ContinuousClock.now
             let subscribe = try await rig.guest.run(
-                Self.bluetideInGuest("subscribe BZ-HRM heart-rate --transport bluez --count 3 --json"), timeout: .seconds(90))
+                Self.bluetideInGuest("subscribe BZ-HRM heart-rate --transport bluez --timeout 30 --count 3 --json"), timeout: .seconds(90))
             #expect(subscribe.status == 0, "subscribe: \(subscribe.stderr.suffix(5))")
             let notifications = subscribe.json.filter { $0["type"] as? String == "notification" }
             #expect(notifications.count == 3, "\(subscribe.stdout.suffix(4)) \(subscribe.stderr.suffix(5))")
@@ -52,9 +52,9 @@ extension BlueZGuestTests {
 
             // Writes with response: accepted, and refused with the strap's ATT error 0x80.
             let accepted = try await rig.guest.run(
-                Self.bluetideInGuest("write BZ-HRM 2A39 01 --transport bluez --json"), timeout: .seconds(90))
+                Self.bluetideInGuest("write BZ-HRM 2A39 01 --transport bluez --timeout 30 --json"), timeout: .seconds(90))
             #expect(accepted.status == 0, "write 01: \(accepted.stderr.suffix(5))")
-            let refusedWrite = try await rig.guest.run(Self.bluetideInGuest("write BZ-HRM 2A39 02 --transport bluez"), timeout: .seconds(90))
+            let refusedWrite = try await rig.guest.run(Self.bluetideInGuest("write BZ-HRM 2A39 02 --transport bluez --timeout 30"), timeout: .seconds(90))
             #expect(refusedWrite.status == 1)
             #expect(refusedWrite.stderr.contains { $0.contains("0x80") }, "\(refusedWrite.stderr)")
 
@@ -62,7 +62,7 @@ extension BlueZGuestTests {
             let module = try await rig.emulate("hm10", on: 7, address: "C1:B1:7E:00:03:07", name: "BZ-HM10")
             defer { Task { await module.stop() } }
             let command = try await rig.guest.run(
-                Self.bluetideInGuest("write BZ-HM10 FFE1 48656C6C6F --without-response --transport bluez"), timeout: .seconds(90))
+                Self.bluetideInGuest("write BZ-HM10 FFE1 48656C6C6F --without-response --transport bluez --timeout 30"), timeout: .seconds(90))
             #expect(command.status == 0, "write without response: \(command.stderr.suffix(5))")
             await module.stop()
             let moduleEvents = await module.output().compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
@@ -140,7 +140,7 @@ extension BlueZGuestTests {
             defer { Task { await ring.stop() } }
             let started = ContinuousClock.now
             let sync = try await rig.guest.run(
-                Self.bluetideInGuest("ring sync --transport bluez --device C1:B1:7E:00:03:06/R --days 1 --db /tmp/bz-ring.sqlite --json"),
+                Self.bluetideInGuest("ring sync --transport bluez --device C1:B1:7E:00:03:06/R --timeout 30 --days 1 --db /tmp/bz-ring.sqlite --json"),
                 timeout: .seconds(180))
             #expect(sync.status == 0, "ring sync: \(sync.stdout.suffix(3)) \(sync.stderr.suffix(5))")
             let synced = try #require(sync.json.first { $0["type"] as? String == "synced" }, "\(sync.stdout.suffix(3)) \(sync.stderr.suffix(5))")
