@@ -42,19 +42,17 @@ public protocol HCIReturnParameters: HCIParameters {
 }
 
 /// Return parameters made of the status byte only (most setter commands).
-public struct HCIStatusReturn: HCIReturnParameters, Equatable {
+public struct HCIStatusReturn: HCIReturnParameters, HCIFieldTable, Equatable {
     /// Outcome (0x00 success).
     public var status: HCIStatus
     public init(status: HCIStatus = .success) { self.status = status }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        status = try HCIStatus(from: &reader)
-    }
-    public func encode(to writer: inout ByteWriter) { status.encode(to: &writer) }
+    public static let fields: [HCIField<Self>] = [.status(\.status)]
+    public static let blank = Self()
 }
 
 /// Status followed by the connection handle it applies to (Read RSSI style commands without
 /// further values, LE Set Data Length).
-public struct HCIHandleReturn: HCIReturnParameters, Equatable {
+public struct HCIHandleReturn: HCIReturnParameters, HCIFieldTable, Equatable {
     /// Outcome (0x00 success).
     public var status: HCIStatus
     /// Connection handle (12 bits).
@@ -63,14 +61,8 @@ public struct HCIHandleReturn: HCIReturnParameters, Equatable {
         self.status = status
         self.handle = handle
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        status = try HCIStatus(from: &reader)
-        handle = try reader.read(UInt16.self, "connection handle")
-    }
-    public func encode(to writer: inout ByteWriter) {
-        status.encode(to: &writer)
-        writer.write(handle)
-    }
+    public static let fields: [HCIField<Self>] = [.status(\.status), .handle(\.handle)]
+    public static let blank = Self(handle: 0)
 }
 
 /// An LE address type byte as HCI carries it: 0 public, 1 random, and in some parameters 2/3

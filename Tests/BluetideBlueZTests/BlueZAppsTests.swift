@@ -47,7 +47,7 @@ extension BlueZGuestTests {
             // Notifications through AcquireNotify: while a subscription runs, bluetoothd says the
             // Heart Rate Measurement's notifications are acquired (a socket, not StartNotify).
             let subscribe = try await rig.guest.start(
-                Self.bluetideInGuest("subscribe BZ-REC heart-rate --transport bluez --timeout 30 --count 6 --json"), timeout: .seconds(90))
+                Self.bluetideInGuest("subscribe BZ-REC heart-rate --transport bluez --timeout 30 --count 20 --json"), timeout: .seconds(90))
             _ = try await rig.guest.line(of: subscribe, timeout: .seconds(60)) { $0.contains("\"notification\"") }
             let acquired = try await rig.guest.run(
                 "python3 -c \"import dbus; objects = dbus.Interface(dbus.SystemBus().get_object('org.bluez', '/'), 'org.freedesktop.DBus.ObjectManager').GetManagedObjects(); "
@@ -55,7 +55,7 @@ extension BlueZGuestTests {
                     + "and bool(interfaces['org.bluez.GattCharacteristic1'].get('NotifyAcquired', False))])\"", timeout: .seconds(30))
             let notified = try await rig.guest.result(of: subscribe, timeout: .seconds(90))
             #expect(acquired.stdout.contains { $0.contains("/char") }, "NotifyAcquired of 2A37 while subscribed: \(Self.describe(acquired))")
-            #expect(notified.status == 0 && notified.json.filter { $0["type"] as? String == "notification" }.count == 6, "subscribe: \(Self.describe(notified))")
+            #expect(notified.status == 0 && notified.json.filter { $0["type"] as? String == "notification" }.count == 20, "subscribe: \(Self.describe(notified))")
 
             // The shell: read, subscribe, a refused write, info.
             let shell = try await rig.guest.run(

@@ -10,7 +10,7 @@ import Testing
     static let standardLibrary: Set<String> = ["Sendable", "Int", "UInt32", "AsyncSequence", "Double", "String"]
 
     /// The layers of the page's diagram, named in its text.
-    static let layers: Set<String> = ["Bluetide", "Core", "Host", "Profiles", "Transport", "Virtual", "Apps"]
+    static let layers: Set<String> = ["Bluetide", "Base", "Host", "Profiles", "Transport", "Virtual", "Apps", "Backends"]
 
     /// Names declared in Sources and Tests (`struct`, `class`, `enum`, `actor`, `protocol`, `typealias`,
     /// `func` and `case` names, so `Bluetooth.open` style references resolve on their last part).

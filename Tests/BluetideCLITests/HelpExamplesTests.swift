@@ -292,6 +292,12 @@ import Glibc
             // something (a command installs its Ctrl-C handling before its first line), so a
             // slow start is not mistaken for a process killed by SIGINT (exit "2").
             _ = try? await process.firstLine(from: .either, timeout: .seconds(60), describing: "a first line") { _ in true }
+            // An example that records (`--record ride.jsonl`) makes the file later examples replay:
+            // Ctrl-C only once it has shown a value (a line that is not a `#` header), however
+            // slowly a loaded machine brought its devices up.
+            if example.text.contains("--record ") {
+                _ = try? await process.firstLine(from: .stdout, timeout: .seconds(60), describing: "a value line") { !$0.hasPrefix("#") }
+            }
             kill(process.pid, SIGINT)
             let status = await process.waitForCompletion(timeout: .seconds(30))
             if await process.endedBySignal == true {

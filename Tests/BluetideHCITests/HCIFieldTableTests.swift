@@ -46,4 +46,35 @@ import Testing
         }
         #expect(throws: DecodingError.self) { try LESetEventMask(parameters: [0x1F, 0, 0]) }
     }
+
+    /// The field kinds the rest of the commands and events use: addresses typed by an earlier
+    /// field, fixed and length-prefixed byte blocks, keys, nested groups and counted lists.
+    @Test func theOtherFieldKindsKeepTheirWireRules() throws {
+        // An address's type comes from the field before it.
+        let create = LECreateConnection(peerAddress: BluetoothAddress(value: 0xC1B1_7E00_0102, type: .random))
+        let decoded = try LECreateConnection(parameters: create.parameterBytes)
+        #expect(decoded == create && decoded.peerAddress.type == .random)
+        #expect(create.parameterBytes.count == 25, "4 scan + 1 policy + 1 type + 6 address + 1 own type + 12 connection")
+        // A fixed block is padded when short and cut when long.
+        #expect(HCIReadLocalSupportedCommands.ReturnParameters(commands: [0xFF]).parameterBytes == [0x00, 0xFF] + [UInt8](repeating: 0, count: 63))
+        #expect(HCIReadLocalSupportedCommands.ReturnParameters(commands: [UInt8](repeating: 1, count: 70)).parameterBytes.count == 65)
+        // A length-prefixed block keeps at most its cap (251 for extended advertising data).
+        let long = LESetExtendedAdvertisingData(handle: 1, data: [UInt8](repeating: 0xAA, count: 300))
+        #expect(long.parameterBytes.prefix(4) == [0x01, 0x03, 0x01, 251] && long.parameterBytes.count == 4 + 251)
+        // A counted list writes at most its cap and names the item a short block cut.
+        let sets = LESetExtendedAdvertisingEnable(enable: true, sets: (0..<70).map { .init(handle: UInt8($0)) })
+        #expect(sets.parameterBytes[1] == 63 && sets.parameterBytes.count == 2 + 63 * 4)
+        let cut = #expect(throws: DecodingError.self) {
+            try LESetExtendedAdvertisingEnable(parameters: [0x01, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01])
+        }
+        #expect(cut?.field == "set[1].duration")
+        // A key is its 16 bytes; a reason byte is named as a reason.
+        let key = HCIKey128(bytes: Array(1...16))
+        #expect(LELongTermKeyRequestReply(handle: 0x40, longTermKey: key).parameterBytes == [0x40, 0x00] + Array(1...16))
+        #expect(throws: DecodingError.truncated("reason", needed: 1, present: 0, at: 2)) { try HCIDisconnect(parameters: [0x40, 0x00]) }
+        // A group (the connection parameters) sits inline.
+        let update = LEConnectionUpdate(handle: 0x41, connection: LEConnectionParameters(intervalMin: 6, intervalMax: 12))
+        #expect(update.parameterBytes == [0x41, 0x00, 6, 0, 12, 0, 0, 0, 0x90, 0x01, 0, 0, 0, 0])
+        #expect(try LEConnectionUpdate(parameters: update.parameterBytes) == update)
+    }
 }

@@ -67,7 +67,7 @@ public struct HCIReadLocalSupportedCommands: HCIParameterlessCommand, Equatable 
     public init() {}
 
     /// The supported-commands bitmap (octet n, bit b as in the Core spec table).
-    public struct ReturnParameters: HCIReturnParameters, Equatable {
+    public struct ReturnParameters: HCIReturnParameters, HCIFieldTable, Equatable {
         /// Outcome (0x00 success).
         public var status: HCIStatus
         /// 64 octets.
@@ -76,15 +76,8 @@ public struct HCIReadLocalSupportedCommands: HCIParameterlessCommand, Equatable 
             self.status = status
             self.commands = commands
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            status = try HCIStatus(from: &reader)
-            commands = try reader.readBytes(64, "supported commands")
-        }
-        public func encode(to writer: inout ByteWriter) {
-            status.encode(to: &writer)
-            writer.write(bytes: commands.prefix(64))
-            writer.pad(64 - min(commands.count, 64))
-        }
+        public static let fields: [HCIField<Self>] = [.status(\.status), .bytes(\.commands, count: 64, "supported commands")]
+        public static let blank = Self(commands: [])
         /// Whether octet `octet`, bit `bit` is set.
         public func supports(octet: Int, bit: Int) -> Bool {
             guard octet >= 0, octet < commands.count, bit >= 0, bit < 8 else { return false }
@@ -158,7 +151,7 @@ public struct HCIReadBDADDR: HCIParameterlessCommand, Equatable {
     public init() {}
 
     /// What Command Complete returns for this command (status first).
-    public struct ReturnParameters: HCIReturnParameters, Equatable {
+    public struct ReturnParameters: HCIReturnParameters, HCIFieldTable, Equatable {
         /// Outcome (0x00 success).
         public var status: HCIStatus
         /// The public address (type `.public`).
@@ -167,29 +160,23 @@ public struct HCIReadBDADDR: HCIParameterlessCommand, Equatable {
             self.status = status
             self.address = address
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            status = try HCIStatus(from: &reader)
-            address = try reader.readAddress("BD_ADDR", type: .public)
-        }
-        public func encode(to writer: inout ByteWriter) {
-            status.encode(to: &writer)
-            writer.write(address: address)
-        }
+        public static let fields: [HCIField<Self>] = [.status(\.status), .address(\.address, "BD_ADDR", type: .public)]
+        public static let blank = Self(address: BluetoothAddress(value: 0, type: .public))
     }
 }
 
 /// Read RSSI (0x1405): the received signal strength of a connection.
-public struct HCIReadRSSI: HCICommand, Equatable {
+public struct HCIReadRSSI: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x1405)
     public static let name = "Read RSSI"
     /// Connection handle.
     public var handle: UInt16
     public init(handle: UInt16) { self.handle = handle }
-    public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readHandle() }
-    public func encode(to writer: inout ByteWriter) { writer.write(handle) }
+    public static let fields: [HCIField<Self>] = [.handle(\.handle)]
+    public static let blank = Self(handle: 0)
 
     /// What Command Complete returns for this command (status first).
-    public struct ReturnParameters: HCIReturnParameters, Equatable {
+    public struct ReturnParameters: HCIReturnParameters, HCIFieldTable, Equatable {
         /// Outcome (0x00 success).
         public var status: HCIStatus
         /// Connection handle (12 bits).
@@ -201,22 +188,14 @@ public struct HCIReadRSSI: HCICommand, Equatable {
             self.handle = handle
             self.rssi = rssi
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            status = try HCIStatus(from: &reader)
-            handle = try reader.readHandle()
-            rssi = try reader.read(Int8.self, "RSSI")
-        }
-        public func encode(to writer: inout ByteWriter) {
-            status.encode(to: &writer)
-            writer.write(handle)
-            writer.write(rssi)
-        }
+        public static let fields: [HCIField<Self>] = [.status(\.status), .handle(\.handle), .integer(\.rssi, "RSSI")]
+        public static let blank = Self(handle: 0, rssi: 0)
     }
 }
 
 /// Disconnect (0x0406): ends a connection; answered with Command Status, then Disconnection
 /// Complete (reason 0x16 locally, the given reason at the peer).
-public struct HCIDisconnect: HCICommand, Equatable {
+public struct HCIDisconnect: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x0406)
     public static let name = "Disconnect"
     public static var completion: HCICommandCompletion { .commandStatus }
@@ -228,12 +207,6 @@ public struct HCIDisconnect: HCICommand, Equatable {
         self.handle = handle
         self.reason = reason
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readHandle()
-        reason = HCIStatus(try reader.readUInt8("reason"))
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(reason.rawValue)
-    }
+    public static let fields: [HCIField<Self>] = [.handle(\.handle), .status(\.reason, "reason")]
+    public static let blank = Self(handle: 0)
 }

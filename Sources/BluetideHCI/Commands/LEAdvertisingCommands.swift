@@ -25,7 +25,7 @@ public struct LEAdvertisingType: RawRepresentable, Hashable, Sendable {
 }
 
 /// LE Set Advertising Parameters (0x2006).
-public struct LESetAdvertisingParameters: HCICommand, Equatable {
+public struct LESetAdvertisingParameters: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2006)
     public static let name = "LE Set Advertising Parameters"
     /// Minimum interval, units of 0.625 ms (0x0020-0x4000; default 0x0800 = 1.28 s).
@@ -57,76 +57,61 @@ public struct LESetAdvertisingParameters: HCICommand, Equatable {
         self.channelMap = channelMap
         self.filterPolicy = filterPolicy
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        intervalMin = try reader.read(UInt16.self, "advertising interval min")
-        intervalMax = try reader.read(UInt16.self, "advertising interval max")
-        advertisingType = LEAdvertisingType(rawValue: try reader.readUInt8("advertising type"))
-        ownAddressType = LEAddressType(rawValue: try reader.readUInt8("own address type"))
-        peerAddressType = LEAddressType(rawValue: try reader.readUInt8("peer address type"))
-        peerAddress = try reader.readAddress("peer address", type: peerAddressType)
-        channelMap = try reader.readUInt8("advertising channel map")
-        filterPolicy = try reader.readUInt8("advertising filter policy")
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(intervalMin)
-        writer.write(intervalMax)
-        writer.write(advertisingType.rawValue)
-        writer.write(ownAddressType.rawValue)
-        writer.write(peerAddressType.rawValue)
-        writer.write(address: peerAddress)
-        writer.write(channelMap)
-        writer.write(filterPolicy)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .integer(\.intervalMin, "advertising interval min"), .integer(\.intervalMax, "advertising interval max"),
+        .raw(\.advertisingType, "advertising type"), .raw(\.ownAddressType, "own address type"),
+        .raw(\.peerAddressType, "peer address type"),
+        .address(\.peerAddress, "peer address", typeFrom: \.peerAddressType),
+        .integer(\.channelMap, "advertising channel map"), .integer(\.filterPolicy, "advertising filter policy"),
+    ]
+    public static let blank = Self()
 }
 
-/// Reads and writes the 1-byte length + 31-byte zero-padded data block of legacy advertising.
-enum LegacyAdvertisingDataBlock {
-    static let capacity = 31
-
-    static func read(_ reader: inout ByteReader, _ field: String) throws(DecodingError) -> [UInt8] {
-        let start = reader.offset
-        let length = try reader.readUInt8("\(field) length")
-        guard Int(length) <= capacity else {
-            throw .invalid("\(field) length", expected: "at most 31", found: "\(length)", at: start)
-        }
-        let data = try reader.readBytes(Int(length), field)
-        // The padding up to 31 bytes is skipped when present; some hosts omit it.
-        _ = try? reader.skip(min(capacity - Int(length), reader.remaining), "\(field) padding")
-        return data
-    }
-
-    static func write(_ data: [UInt8], to writer: inout ByteWriter) {
-        let clipped = data.prefix(capacity)
-        writer.write(UInt8(clipped.count))
-        writer.write(bytes: clipped)
-        writer.pad(capacity - clipped.count)
+extension HCIField {
+    /// The 1-byte length + 31-byte zero-padded data block of legacy advertising, called `name`.
+    /// Data longer than 31 bytes is cut when written; the padding is skipped when present on
+    /// reading (some hosts omit it).
+    static func legacyAdvertisingData(_ path: WritableKeyPath<Root, [UInt8]> & Sendable, _ name: String) -> HCIField {
+        let capacity = 31
+        return HCIField(
+            decode: { (value: inout Root, reader: inout ByteReader) throws(DecodingError) in
+                let start = reader.offset
+                let length = try reader.readUInt8("\(name) length")
+                guard Int(length) <= capacity else {
+                    throw .invalid("\(name) length", expected: "at most 31", found: "\(length)", at: start)
+                }
+                value[keyPath: path] = try reader.readBytes(Int(length), name)
+                _ = try? reader.skip(min(capacity - Int(length), reader.remaining), "\(name) padding")
+            },
+            encode: { value, writer in
+                let clipped = value[keyPath: path].prefix(capacity)
+                writer.write(UInt8(clipped.count))
+                writer.write(bytes: clipped)
+                writer.pad(capacity - clipped.count)
+            })
     }
 }
 
 /// LE Set Advertising Data (0x2008): up to 31 bytes of AD structures.
-public struct LESetAdvertisingData: HCICommand, Equatable {
+public struct LESetAdvertisingData: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2008)
     public static let name = "LE Set Advertising Data"
     /// The AD structures (at most 31 bytes; longer data is cut when encoding).
     public var data: [UInt8]
     public init(data: [UInt8]) { self.data = data }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        data = try LegacyAdvertisingDataBlock.read(&reader, "advertising data")
-    }
-    public func encode(to writer: inout ByteWriter) { LegacyAdvertisingDataBlock.write(data, to: &writer) }
+    public static let fields: [HCIField<Self>] = [.legacyAdvertisingData(\.data, "advertising data")]
+    public static let blank = Self(data: [])
 }
 
 /// LE Set Scan Response Data (0x2009): up to 31 bytes sent in answer to scan requests.
-public struct LESetScanResponseData: HCICommand, Equatable {
+public struct LESetScanResponseData: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2009)
     public static let name = "LE Set Scan Response Data"
     /// The AD structures.
     public var data: [UInt8]
     public init(data: [UInt8]) { self.data = data }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        data = try LegacyAdvertisingDataBlock.read(&reader, "scan response data")
-    }
-    public func encode(to writer: inout ByteWriter) { LegacyAdvertisingDataBlock.write(data, to: &writer) }
+    public static let fields: [HCIField<Self>] = [.legacyAdvertisingData(\.data, "scan response data")]
+    public static let blank = Self(data: [])
 }
 
 /// LE Set Advertising Enable (0x200A).

@@ -4,7 +4,7 @@ import BluetideBase
 
 /// LE connection parameters as requested by a central: intervals in units of 1.25 ms, latency in
 /// connection events, supervision timeout in units of 10 ms, connection-event lengths in 0.625 ms.
-public struct LEConnectionParameters: Hashable, Sendable {
+public struct LEConnectionParameters: HCIFieldTable, Hashable, Sendable {
     /// Minimum connection interval, 1.25 ms units (0x0006-0x0C80).
     public var intervalMin: UInt16
     /// Maximum connection interval, 1.25 ms units.
@@ -29,28 +29,17 @@ public struct LEConnectionParameters: Hashable, Sendable {
         self.maxCELength = maxCELength
     }
 
-    init(from reader: inout ByteReader) throws(DecodingError) {
-        intervalMin = try reader.read(UInt16.self, "connection interval min")
-        intervalMax = try reader.read(UInt16.self, "connection interval max")
-        maxLatency = try reader.read(UInt16.self, "max latency")
-        supervisionTimeout = try reader.read(UInt16.self, "supervision timeout")
-        minCELength = try reader.read(UInt16.self, "min CE length")
-        maxCELength = try reader.read(UInt16.self, "max CE length")
-    }
-
-    func encode(to writer: inout ByteWriter) {
-        writer.write(intervalMin)
-        writer.write(intervalMax)
-        writer.write(maxLatency)
-        writer.write(supervisionTimeout)
-        writer.write(minCELength)
-        writer.write(maxCELength)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .integer(\.intervalMin, "connection interval min"), .integer(\.intervalMax, "connection interval max"),
+        .integer(\.maxLatency, "max latency"), .integer(\.supervisionTimeout, "supervision timeout"),
+        .integer(\.minCELength, "min CE length"), .integer(\.maxCELength, "max CE length"),
+    ]
+    public static let blank = Self()
 }
 
 /// LE Create Connection (0x200D): connect to an advertising peer; Command Status, then LE
 /// (Enhanced) Connection Complete.
-public struct LECreateConnection: HCICommand, Equatable {
+public struct LECreateConnection: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x200D)
     public static let name = "LE Create Connection"
     public static var completion: HCICommandCompletion { .commandStatus }
@@ -80,24 +69,13 @@ public struct LECreateConnection: HCICommand, Equatable {
         self.ownAddressType = ownAddressType
         self.connection = connection
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        scanInterval = try reader.read(UInt16.self, "scan interval")
-        scanWindow = try reader.read(UInt16.self, "scan window")
-        initiatorFilterPolicy = try reader.readUInt8("initiator filter policy")
-        peerAddressType = LEAddressType(rawValue: try reader.readUInt8("peer address type"))
-        peerAddress = try reader.readAddress("peer address", type: peerAddressType)
-        ownAddressType = LEAddressType(rawValue: try reader.readUInt8("own address type"))
-        connection = try LEConnectionParameters(from: &reader)
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(scanInterval)
-        writer.write(scanWindow)
-        writer.write(initiatorFilterPolicy)
-        writer.write(peerAddressType.rawValue)
-        writer.write(address: peerAddress)
-        writer.write(ownAddressType.rawValue)
-        connection.encode(to: &writer)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .integer(\.scanInterval, "scan interval"), .integer(\.scanWindow, "scan window"),
+        .integer(\.initiatorFilterPolicy, "initiator filter policy"), .raw(\.peerAddressType, "peer address type"),
+        .address(\.peerAddress, "peer address", typeFrom: \.peerAddressType),
+        .raw(\.ownAddressType, "own address type"), .group(\.connection),
+    ]
+    public static let blank = Self(peerAddress: BluetoothAddress(value: 0, type: .public))
 }
 
 /// LE Create Connection Cancel (0x200E): stops a pending LE Create Connection, which then
@@ -110,7 +88,7 @@ public struct LECreateConnectionCancel: HCIParameterlessCommand, Equatable {
 
 /// LE Connection Update (0x2013): new parameters for a connection; Command Status, then LE
 /// Connection Update Complete.
-public struct LEConnectionUpdate: HCICommand, Equatable {
+public struct LEConnectionUpdate: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2013)
     public static let name = "LE Connection Update"
     public static var completion: HCICommandCompletion { .commandStatus }
@@ -122,31 +100,25 @@ public struct LEConnectionUpdate: HCICommand, Equatable {
         self.handle = handle
         self.connection = connection
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readHandle()
-        connection = try LEConnectionParameters(from: &reader)
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        connection.encode(to: &writer)
-    }
+    public static let fields: [HCIField<Self>] = [.handle(\.handle), .group(\.connection)]
+    public static let blank = Self(handle: 0, connection: LEConnectionParameters())
 }
 
 /// LE Read Remote Features (0x2016): Command Status, then LE Read Remote Features Complete.
-public struct LEReadRemoteFeatures: HCICommand, Equatable {
+public struct LEReadRemoteFeatures: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2016)
     public static let name = "LE Read Remote Features"
     public static var completion: HCICommandCompletion { .commandStatus }
     /// Connection handle (12 bits).
     public var handle: UInt16
     public init(handle: UInt16) { self.handle = handle }
-    public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readHandle() }
-    public func encode(to writer: inout ByteWriter) { writer.write(handle) }
+    public static let fields: [HCIField<Self>] = [.handle(\.handle)]
+    public static let blank = Self(handle: 0)
 }
 
 /// LE Set Data Length (0x2022): suggest a larger link-layer payload for a connection; Command
 /// Complete now, LE Data Length Change when the effective length changes.
-public struct LESetDataLength: HCICommand, Equatable {
+public struct LESetDataLength: HCICommand, HCIFieldTable, Equatable {
     /// What Command Complete returns for this command (status first).
     public typealias ReturnParameters = HCIHandleReturn
     public static let opcode = HCIOpcode(rawValue: 0x2022)
@@ -162,30 +134,24 @@ public struct LESetDataLength: HCICommand, Equatable {
         self.txOctets = txOctets
         self.txTime = txTime
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readHandle()
-        txOctets = try reader.read(UInt16.self, "TX octets")
-        txTime = try reader.read(UInt16.self, "TX time")
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(txOctets)
-        writer.write(txTime)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .handle(\.handle), .integer(\.txOctets, "TX octets"), .integer(\.txTime, "TX time"),
+    ]
+    public static let blank = Self(handle: 0)
 }
 
 /// LE Read PHY (0x2030): the transmitter and receiver PHYs of a connection.
-public struct LEReadPHY: HCICommand, Equatable {
+public struct LEReadPHY: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2030)
     public static let name = "LE Read PHY"
     /// Connection handle (12 bits).
     public var handle: UInt16
     public init(handle: UInt16) { self.handle = handle }
-    public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readHandle() }
-    public func encode(to writer: inout ByteWriter) { writer.write(handle) }
+    public static let fields: [HCIField<Self>] = [.handle(\.handle)]
+    public static let blank = Self(handle: 0)
 
     /// What Command Complete returns for this command (status first).
-    public struct ReturnParameters: HCIReturnParameters, Equatable {
+    public struct ReturnParameters: HCIReturnParameters, HCIFieldTable, Equatable {
         /// Outcome (0x00 success).
         public var status: HCIStatus
         /// Connection handle (12 bits).
@@ -200,24 +166,16 @@ public struct LEReadPHY: HCICommand, Equatable {
             self.txPHY = txPHY
             self.rxPHY = rxPHY
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            status = try HCIStatus(from: &reader)
-            handle = try reader.readHandle()
-            txPHY = LEPHY(rawValue: try reader.readUInt8("TX PHY"))
-            rxPHY = LEPHY(rawValue: try reader.readUInt8("RX PHY"))
-        }
-        public func encode(to writer: inout ByteWriter) {
-            status.encode(to: &writer)
-            writer.write(handle)
-            writer.write(txPHY.rawValue)
-            writer.write(rxPHY.rawValue)
-        }
+        public static let fields: [HCIField<Self>] = [
+            .status(\.status), .handle(\.handle), .raw(\.txPHY, "TX PHY"), .raw(\.rxPHY, "RX PHY"),
+        ]
+        public static let blank = Self(handle: 0, txPHY: .le1M, rxPHY: .le1M)
     }
 }
 
 /// LE Set PHY (0x2032): preferred PHYs for a connection; Command Status, then LE PHY Update
 /// Complete.
-public struct LESetPHY: HCICommand, Equatable {
+public struct LESetPHY: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2032)
     public static let name = "LE Set PHY"
     public static var completion: HCICommandCompletion { .commandStatus }
@@ -238,18 +196,9 @@ public struct LESetPHY: HCICommand, Equatable {
         self.rxPHYs = rxPHYs
         self.phyOptions = phyOptions
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readHandle()
-        allPHYs = try reader.readUInt8("all PHYs")
-        txPHYs = try reader.readUInt8("TX PHYs")
-        rxPHYs = try reader.readUInt8("RX PHYs")
-        phyOptions = try reader.read(UInt16.self, "PHY options")
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(allPHYs)
-        writer.write(txPHYs)
-        writer.write(rxPHYs)
-        writer.write(phyOptions)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .handle(\.handle), .integer(\.allPHYs, "all PHYs"), .integer(\.txPHYs, "TX PHYs"),
+        .integer(\.rxPHYs, "RX PHYs"), .integer(\.phyOptions, "PHY options"),
+    ]
+    public static let blank = Self(handle: 0, txPHYs: 0, rxPHYs: 0)
 }

@@ -134,14 +134,12 @@ public struct LEReadLocalSupportedFeatures: HCIParameterlessCommand, Equatable {
 
 /// LE Set Random Address (0x2005): the random (usually static) address used when an own
 /// address type of "random" is chosen.
-public struct LESetRandomAddress: HCICommand, Equatable {
+public struct LESetRandomAddress: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2005)
     public static let name = "LE Set Random Address"
     /// The address (its type is always random).
     public var address: BluetoothAddress
     public init(address: BluetoothAddress) { self.address = BluetoothAddress(value: address.value, type: .random) }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        address = try reader.readAddress("random address", type: .random)
-    }
-    public func encode(to writer: inout ByteWriter) { writer.write(address: address) }
+    public static let fields: [HCIField<Self>] = [.address(\.address, "random address", type: .random)]
+    public static let blank = Self(address: BluetoothAddress(value: 0, type: .random))
 }

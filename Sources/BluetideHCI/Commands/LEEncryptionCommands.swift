@@ -20,7 +20,7 @@ public struct HCIKey128: Hashable, Sendable {
 /// LE Enable Encryption (0x2019): the central starts (or refreshes) encryption with a long-term
 /// key; Command Status, then Encryption Change on both sides once the peripheral's host answers
 /// its LE Long Term Key Request.
-public struct LEEnableEncryption: HCICommand, Equatable {
+public struct LEEnableEncryption: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2019)
     public static let name = "LE Enable Encryption"
     public static var completion: HCICommandCompletion { .commandStatus }
@@ -38,22 +38,15 @@ public struct LEEnableEncryption: HCICommand, Equatable {
         self.encryptedDiversifier = encryptedDiversifier
         self.longTermKey = longTermKey
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readHandle()
-        randomNumber = try reader.read(UInt64.self, "random number")
-        encryptedDiversifier = try reader.read(UInt16.self, "encrypted diversifier")
-        longTermKey = try HCIKey128(from: &reader, "long term key")
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(randomNumber)
-        writer.write(encryptedDiversifier)
-        writer.write(bytes: longTermKey.bytes)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .handle(\.handle), .integer(\.randomNumber, "random number"),
+        .integer(\.encryptedDiversifier, "encrypted diversifier"), .key(\.longTermKey, "long term key"),
+    ]
+    public static let blank = Self(handle: 0, longTermKey: HCIKey128(bytes: []))
 }
 
 /// LE Long Term Key Request Reply (0x201A): the peripheral's host supplies the key.
-public struct LELongTermKeyRequestReply: HCICommand, Equatable {
+public struct LELongTermKeyRequestReply: HCICommand, HCIFieldTable, Equatable {
     /// What Command Complete returns for this command (status first).
     public typealias ReturnParameters = HCIHandleReturn
     public static let opcode = HCIOpcode(rawValue: 0x201A)
@@ -66,18 +59,12 @@ public struct LELongTermKeyRequestReply: HCICommand, Equatable {
         self.handle = handle
         self.longTermKey = longTermKey
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readHandle()
-        longTermKey = try HCIKey128(from: &reader, "long term key")
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(bytes: longTermKey.bytes)
-    }
+    public static let fields: [HCIField<Self>] = [.handle(\.handle), .key(\.longTermKey, "long term key")]
+    public static let blank = Self(handle: 0, longTermKey: HCIKey128(bytes: []))
 }
 
 /// LE Long Term Key Request Negative Reply (0x201B): the peripheral's host has no key.
-public struct LELongTermKeyRequestNegativeReply: HCICommand, Equatable {
+public struct LELongTermKeyRequestNegativeReply: HCICommand, HCIFieldTable, Equatable {
     /// What Command Complete returns for this command (status first).
     public typealias ReturnParameters = HCIHandleReturn
     public static let opcode = HCIOpcode(rawValue: 0x201B)
@@ -85,6 +72,6 @@ public struct LELongTermKeyRequestNegativeReply: HCICommand, Equatable {
     /// Connection handle (12 bits).
     public var handle: UInt16
     public init(handle: UInt16) { self.handle = handle }
-    public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readHandle() }
-    public func encode(to writer: inout ByteWriter) { writer.write(handle) }
+    public static let fields: [HCIField<Self>] = [.handle(\.handle)]
+    public static let blank = Self(handle: 0)
 }

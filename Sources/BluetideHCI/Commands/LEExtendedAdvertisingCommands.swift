@@ -27,12 +27,12 @@ public struct LEAdvertisingEventProperties: OptionSet, Hashable, Sendable {
 }
 
 /// LE Set Extended Advertising Parameters v1 (0x2036).
-public struct LESetExtendedAdvertisingParameters: HCICommand, Equatable {
+public struct LESetExtendedAdvertisingParameters: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2036)
     public static let name = "LE Set Extended Advertising Parameters"
 
     /// The TX power the controller chose, dBm.
-    public struct ReturnParameters: HCIReturnParameters, Equatable {
+    public struct ReturnParameters: HCIReturnParameters, HCIFieldTable, Equatable {
         /// Outcome (0x00 success).
         public var status: HCIStatus
         /// The TX power the controller chose, dBm.
@@ -41,14 +41,8 @@ public struct LESetExtendedAdvertisingParameters: HCICommand, Equatable {
             self.status = status
             self.selectedTxPower = selectedTxPower
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            status = try HCIStatus(from: &reader)
-            selectedTxPower = try reader.read(Int8.self, "selected TX power")
-        }
-        public func encode(to writer: inout ByteWriter) {
-            status.encode(to: &writer)
-            writer.write(selectedTxPower)
-        }
+        public static let fields: [HCIField<Self>] = [.status(\.status), .integer(\.selectedTxPower, "selected TX power")]
+        public static let blank = Self(selectedTxPower: 0)
     }
 
     /// Advertising set handle (0x00-0xEF).
@@ -104,41 +98,19 @@ public struct LESetExtendedAdvertisingParameters: HCICommand, Equatable {
         self.scanRequestNotificationEnable = scanRequestNotificationEnable
     }
 
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt8("advertising handle")
-        properties = LEAdvertisingEventProperties(rawValue: try reader.read(UInt16.self, "advertising event properties"))
-        primaryIntervalMin = try reader.readUInt24("primary advertising interval min")
-        primaryIntervalMax = try reader.readUInt24("primary advertising interval max")
-        primaryChannelMap = try reader.readUInt8("primary advertising channel map")
-        ownAddressType = LEAddressType(rawValue: try reader.readUInt8("own address type"))
-        peerAddressType = LEAddressType(rawValue: try reader.readUInt8("peer address type"))
-        peerAddress = try reader.readAddress("peer address", type: peerAddressType)
-        filterPolicy = try reader.readUInt8("advertising filter policy")
-        txPower = try reader.read(Int8.self, "advertising TX power")
-        primaryPHY = LEPHY(rawValue: try reader.readUInt8("primary advertising PHY"))
-        secondaryMaxSkip = try reader.readUInt8("secondary advertising max skip")
-        secondaryPHY = LEPHY(rawValue: try reader.readUInt8("secondary advertising PHY"))
-        sid = try reader.readUInt8("advertising SID")
-        scanRequestNotificationEnable = try reader.readUInt8("scan request notification enable")
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(properties.rawValue)
-        writer.writeUInt24(primaryIntervalMin)
-        writer.writeUInt24(primaryIntervalMax)
-        writer.write(primaryChannelMap)
-        writer.write(ownAddressType.rawValue)
-        writer.write(peerAddressType.rawValue)
-        writer.write(address: peerAddress)
-        writer.write(filterPolicy)
-        writer.write(txPower)
-        writer.write(primaryPHY.rawValue)
-        writer.write(secondaryMaxSkip)
-        writer.write(secondaryPHY.rawValue)
-        writer.write(sid)
-        writer.write(scanRequestNotificationEnable)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .integer(\.handle, "advertising handle"), .raw(\.properties, "advertising event properties"),
+        .uint24(\.primaryIntervalMin, "primary advertising interval min"),
+        .uint24(\.primaryIntervalMax, "primary advertising interval max"),
+        .integer(\.primaryChannelMap, "primary advertising channel map"), .raw(\.ownAddressType, "own address type"),
+        .raw(\.peerAddressType, "peer address type"),
+        .address(\.peerAddress, "peer address", typeFrom: \.peerAddressType),
+        .integer(\.filterPolicy, "advertising filter policy"), .integer(\.txPower, "advertising TX power"),
+        .raw(\.primaryPHY, "primary advertising PHY"), .integer(\.secondaryMaxSkip, "secondary advertising max skip"),
+        .raw(\.secondaryPHY, "secondary advertising PHY"), .integer(\.sid, "advertising SID"),
+        .integer(\.scanRequestNotificationEnable, "scan request notification enable"),
+    ]
+    public static let blank = Self()
 }
 
 /// Which part of the set's data an extended data command carries.
@@ -159,7 +131,7 @@ public struct LEAdvertisingDataOperation: RawRepresentable, Hashable, Sendable {
 }
 
 /// The shared layout of LE Set Extended Advertising Data and Scan Response Data.
-public struct LEExtendedDataBlock: Hashable, Sendable {
+public struct LEExtendedDataBlock: HCIFieldTable, Hashable, Sendable {
     /// Advertising set handle (0x00-0xEF).
     public var handle: UInt8
     /// Whether the command carries all of the data or one fragment.
@@ -176,26 +148,15 @@ public struct LEExtendedDataBlock: Hashable, Sendable {
         self.data = data
     }
 
-    init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt8("advertising handle")
-        operation = LEAdvertisingDataOperation(rawValue: try reader.readUInt8("operation"))
-        fragmentPreference = try reader.readUInt8("fragment preference")
-        let length = try reader.readUInt8("data length")
-        data = try reader.readBytes(Int(length), "data")
-    }
-
-    func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(operation.rawValue)
-        writer.write(fragmentPreference)
-        let clipped = data.prefix(251)
-        writer.write(UInt8(clipped.count))
-        writer.write(bytes: clipped)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .integer(\.handle, "advertising handle"), .raw(\.operation, "operation"),
+        .integer(\.fragmentPreference, "fragment preference"), .lengthPrefixed(\.data, "data", max: 251),
+    ]
+    public static let blank = Self(handle: 0, data: [])
 }
 
 /// LE Set Extended Advertising Data (0x2037).
-public struct LESetExtendedAdvertisingData: HCICommand, Equatable {
+public struct LESetExtendedAdvertisingData: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2037)
     public static let name = "LE Set Extended Advertising Data"
     /// The set handle, operation and data.
@@ -203,12 +164,12 @@ public struct LESetExtendedAdvertisingData: HCICommand, Equatable {
     public init(handle: UInt8, operation: LEAdvertisingDataOperation = .complete, data: [UInt8]) {
         block = LEExtendedDataBlock(handle: handle, operation: operation, data: data)
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) { block = try LEExtendedDataBlock(from: &reader) }
-    public func encode(to writer: inout ByteWriter) { block.encode(to: &writer) }
+    public static let fields: [HCIField<Self>] = [.group(\.block)]
+    public static let blank = Self(handle: 0, data: [])
 }
 
 /// LE Set Extended Scan Response Data (0x2038).
-public struct LESetExtendedScanResponseData: HCICommand, Equatable {
+public struct LESetExtendedScanResponseData: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2038)
     public static let name = "LE Set Extended Scan Response Data"
     /// The set handle, operation and data.
@@ -216,18 +177,18 @@ public struct LESetExtendedScanResponseData: HCICommand, Equatable {
     public init(handle: UInt8, operation: LEAdvertisingDataOperation = .complete, data: [UInt8]) {
         block = LEExtendedDataBlock(handle: handle, operation: operation, data: data)
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) { block = try LEExtendedDataBlock(from: &reader) }
-    public func encode(to writer: inout ByteWriter) { block.encode(to: &writer) }
+    public static let fields: [HCIField<Self>] = [.group(\.block)]
+    public static let blank = Self(handle: 0, data: [])
 }
 
 /// LE Set Extended Advertising Enable (0x2039): starts or stops one or more sets (none listed
 /// with enable = false stops all).
-public struct LESetExtendedAdvertisingEnable: HCICommand, Equatable {
+public struct LESetExtendedAdvertisingEnable: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2039)
     public static let name = "LE Set Extended Advertising Enable"
 
     /// One set to start or stop.
-    public struct SetEntry: Hashable, Sendable {
+    public struct SetEntry: HCIFieldTable, Hashable, Sendable {
         /// Advertising set handle (0x00-0xEF).
         public var handle: UInt8
         /// How long to advertise, 10 ms units (0 = until stopped).
@@ -239,6 +200,11 @@ public struct LESetExtendedAdvertisingEnable: HCICommand, Equatable {
             self.duration = duration
             self.maxExtendedEvents = maxExtendedEvents
         }
+        public static let fields: [HCIField<Self>] = [
+            .integer(\.handle, "advertising handle"), .integer(\.duration, "duration"),
+            .integer(\.maxExtendedEvents, "max extended advertising events"),
+        ]
+        public static let blank = Self(handle: 0)
     }
 
     /// True to start, false to stop.
@@ -250,36 +216,14 @@ public struct LESetExtendedAdvertisingEnable: HCICommand, Equatable {
         self.sets = sets
     }
 
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        enable = try reader.readUInt8("enable") != 0
-        let count = try reader.readUInt8("number of sets")
-        var sets: [SetEntry] = []
-        for index in 0..<Int(count) {
-            do {
-                sets.append(SetEntry(handle: try reader.readUInt8("advertising handle"),
-                                     duration: try reader.read(UInt16.self, "duration"),
-                                     maxExtendedEvents: try reader.readUInt8("max extended advertising events")))
-            } catch {
-                throw error.within("set[\(index)]")
-            }
-        }
-        self.sets = sets
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(UInt8(enable ? 1 : 0))
-        let kept = sets.prefix(63)
-        writer.write(UInt8(kept.count))
-        for set in kept {
-            writer.write(set.handle)
-            writer.write(set.duration)
-            writer.write(set.maxExtendedEvents)
-        }
-    }
+    public static let fields: [HCIField<Self>] = [
+        .flag(\.enable, "enable"), .list(\.sets, count: "number of sets", item: "set", max: 63),
+    ]
+    public static let blank = Self(enable: false, sets: [])
 }
 
 /// LE Set Advertising Set Random Address (0x2035).
-public struct LESetAdvertisingSetRandomAddress: HCICommand, Equatable {
+public struct LESetAdvertisingSetRandomAddress: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2035)
     public static let name = "LE Set Advertising Set Random Address"
     /// Advertising set handle (0x00-0xEF).
@@ -290,14 +234,10 @@ public struct LESetAdvertisingSetRandomAddress: HCICommand, Equatable {
         self.handle = handle
         self.address = BluetoothAddress(value: address.value, type: .random)
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt8("advertising handle")
-        address = try reader.readAddress("random address", type: .random)
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(address: address)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .integer(\.handle, "advertising handle"), .address(\.address, "random address", type: .random),
+    ]
+    public static let blank = Self(handle: 0, address: BluetoothAddress(value: 0, type: .random))
 }
 
 /// LE Read Maximum Advertising Data Length (0x203A).
@@ -307,7 +247,7 @@ public struct LEReadMaximumAdvertisingDataLength: HCIParameterlessCommand, Equat
     public init() {}
 
     /// What Command Complete returns for this command (status first).
-    public struct ReturnParameters: HCIReturnParameters, Equatable {
+    public struct ReturnParameters: HCIReturnParameters, HCIFieldTable, Equatable {
         /// Outcome (0x00 success).
         public var status: HCIStatus
         /// Most advertising (or scan response) data one set can hold, bytes (31-1650).
@@ -316,14 +256,10 @@ public struct LEReadMaximumAdvertisingDataLength: HCIParameterlessCommand, Equat
             self.status = status
             self.maximumLength = maximumLength
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            status = try HCIStatus(from: &reader)
-            maximumLength = try reader.read(UInt16.self, "maximum advertising data length")
-        }
-        public func encode(to writer: inout ByteWriter) {
-            status.encode(to: &writer)
-            writer.write(maximumLength)
-        }
+        public static let fields: [HCIField<Self>] = [
+            .status(\.status), .integer(\.maximumLength, "maximum advertising data length"),
+        ]
+        public static let blank = Self(maximumLength: 0)
     }
 }
 
@@ -334,7 +270,7 @@ public struct LEReadNumberOfSupportedAdvertisingSets: HCIParameterlessCommand, E
     public init() {}
 
     /// What Command Complete returns for this command (status first).
-    public struct ReturnParameters: HCIReturnParameters, Equatable {
+    public struct ReturnParameters: HCIReturnParameters, HCIFieldTable, Equatable {
         /// Outcome (0x00 success).
         public var status: HCIStatus
         /// How many advertising sets the controller supports.
@@ -343,26 +279,22 @@ public struct LEReadNumberOfSupportedAdvertisingSets: HCIParameterlessCommand, E
             self.status = status
             self.count = count
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            status = try HCIStatus(from: &reader)
-            count = try reader.readUInt8("number of supported advertising sets")
-        }
-        public func encode(to writer: inout ByteWriter) {
-            status.encode(to: &writer)
-            writer.write(count)
-        }
+        public static let fields: [HCIField<Self>] = [
+            .status(\.status), .integer(\.count, "number of supported advertising sets"),
+        ]
+        public static let blank = Self(count: 0)
     }
 }
 
 /// LE Remove Advertising Set (0x203C).
-public struct LERemoveAdvertisingSet: HCICommand, Equatable {
+public struct LERemoveAdvertisingSet: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x203C)
     public static let name = "LE Remove Advertising Set"
     /// Advertising set handle (0x00-0xEF).
     public var handle: UInt8
     public init(handle: UInt8) { self.handle = handle }
-    public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readUInt8("advertising handle") }
-    public func encode(to writer: inout ByteWriter) { writer.write(handle) }
+    public static let fields: [HCIField<Self>] = [.integer(\.handle, "advertising handle")]
+    public static let blank = Self(handle: 0)
 }
 
 /// LE Clear Advertising Sets (0x203D).

@@ -77,7 +77,7 @@ public struct LESetExtendedScanParameters: HCICommand, Equatable {
 }
 
 /// LE Set Extended Scan Enable (0x2042).
-public struct LESetExtendedScanEnable: HCICommand, Equatable {
+public struct LESetExtendedScanEnable: HCICommand, HCIFieldTable, Equatable {
     public static let opcode = HCIOpcode(rawValue: 0x2042)
     public static let name = "LE Set Extended Scan Enable"
     /// True to start, false to stop.
@@ -94,18 +94,11 @@ public struct LESetExtendedScanEnable: HCICommand, Equatable {
         self.duration = duration
         self.period = period
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        enable = try reader.readUInt8("scan enable") != 0
-        filterDuplicates = try reader.readUInt8("filter duplicates")
-        duration = try reader.read(UInt16.self, "duration")
-        period = try reader.read(UInt16.self, "period")
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(UInt8(enable ? 1 : 0))
-        writer.write(filterDuplicates)
-        writer.write(duration)
-        writer.write(period)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .flag(\.enable, "scan enable"), .integer(\.filterDuplicates, "filter duplicates"),
+        .integer(\.duration, "duration"), .integer(\.period, "period"),
+    ]
+    public static let blank = Self(enable: false)
 }
 
 /// LE Extended Create Connection v1 (0x2043): Command Status, then (Enhanced) LE Connection

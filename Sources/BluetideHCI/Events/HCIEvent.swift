@@ -165,7 +165,7 @@ public struct HCICommandComplete: HCIEventParameters, Equatable {
 }
 
 /// Command Status (0x0F): a command was accepted (or refused) and will complete with its own event.
-public struct HCICommandStatus: HCIEventParameters, Equatable {
+public struct HCICommandStatus: HCIEventParameters, HCIFieldTable, Equatable {
     public static let eventCode: UInt8 = 0x0F
     /// Outcome (0x00 success).
     public var status: HCIStatus
@@ -177,20 +177,15 @@ public struct HCICommandStatus: HCIEventParameters, Equatable {
         self.numHCICommandPackets = numHCICommandPackets
         self.opcode = opcode
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        status = try HCIStatus(from: &reader)
-        numHCICommandPackets = try reader.readUInt8("num HCI command packets")
-        opcode = HCIOpcode(rawValue: try reader.read(UInt16.self, "command opcode"))
-    }
-    public func encode(to writer: inout ByteWriter) {
-        status.encode(to: &writer)
-        writer.write(numHCICommandPackets)
-        writer.write(opcode.rawValue)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .status(\.status), .integer(\.numHCICommandPackets, "num HCI command packets"),
+        .raw(\.opcode, "command opcode"),
+    ]
+    public static let blank = Self(status: .success, opcode: HCIOpcode(rawValue: 0))
 }
 
 /// Disconnection Complete (0x05): a connection ended (or a Disconnect failed, when status ≠ 0).
-public struct HCIDisconnectionComplete: HCIEventParameters, Equatable {
+public struct HCIDisconnectionComplete: HCIEventParameters, HCIFieldTable, Equatable {
     public static let eventCode: UInt8 = 0x05
     /// Outcome (0x00 success).
     public var status: HCIStatus
@@ -203,20 +198,12 @@ public struct HCIDisconnectionComplete: HCIEventParameters, Equatable {
         self.handle = handle
         self.reason = reason
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        status = try HCIStatus(from: &reader)
-        handle = try reader.readHandle()
-        reason = HCIStatus(try reader.readUInt8("reason"))
-    }
-    public func encode(to writer: inout ByteWriter) {
-        status.encode(to: &writer)
-        writer.write(handle)
-        writer.write(reason.rawValue)
-    }
+    public static let fields: [HCIField<Self>] = [.status(\.status), .handle(\.handle), .status(\.reason, "reason")]
+    public static let blank = Self(handle: 0, reason: .success)
 }
 
 /// Encryption Change v1 (0x08): encryption of a connection was switched on or off.
-public struct HCIEncryptionChange: HCIEventParameters, Equatable {
+public struct HCIEncryptionChange: HCIEventParameters, HCIFieldTable, Equatable {
     public static let eventCode: UInt8 = 0x08
     /// Outcome (0x00 success).
     public var status: HCIStatus
@@ -229,16 +216,10 @@ public struct HCIEncryptionChange: HCIEventParameters, Equatable {
         self.handle = handle
         self.encryptionEnabled = encryptionEnabled
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        status = try HCIStatus(from: &reader)
-        handle = try reader.readHandle()
-        encryptionEnabled = try reader.readUInt8("encryption enabled")
-    }
-    public func encode(to writer: inout ByteWriter) {
-        status.encode(to: &writer)
-        writer.write(handle)
-        writer.write(encryptionEnabled)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .status(\.status), .handle(\.handle), .integer(\.encryptionEnabled, "encryption enabled"),
+    ]
+    public static let blank = Self(handle: 0, encryptionEnabled: 0)
 }
 
 /// Number Of Completed Packets (0x13): ACL buffers freed per connection handle (the host's

@@ -105,7 +105,7 @@ public enum LEMetaEvent: Sendable, Equatable {
 }
 
 /// LE Connection Complete (subevent 0x01).
-public struct LEConnectionComplete: LEMetaSubevent, Equatable {
+public struct LEConnectionComplete: LEMetaSubevent, HCIFieldTable, Equatable {
     public static let subeventCode: UInt8 = 0x01
     /// Outcome (0x00 success).
     public var status: HCIStatus
@@ -138,33 +138,19 @@ public struct LEConnectionComplete: LEMetaSubevent, Equatable {
         self.supervisionTimeout = supervisionTimeout
         self.centralClockAccuracy = centralClockAccuracy
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        status = try HCIStatus(from: &reader)
-        handle = try reader.readHandle()
-        role = HCIRole(rawValue: try reader.readUInt8("role"))
-        peerAddressType = LEAddressType(rawValue: try reader.readUInt8("peer address type"))
-        peerAddress = try reader.readAddress("peer address", type: peerAddressType)
-        interval = try reader.read(UInt16.self, "connection interval")
-        latency = try reader.read(UInt16.self, "peripheral latency")
-        supervisionTimeout = try reader.read(UInt16.self, "supervision timeout")
-        centralClockAccuracy = try reader.readUInt8("central clock accuracy")
-    }
-    public func encode(to writer: inout ByteWriter) {
-        status.encode(to: &writer)
-        writer.write(handle)
-        writer.write(role.rawValue)
-        writer.write(peerAddressType.rawValue)
-        writer.write(address: peerAddress)
-        writer.write(interval)
-        writer.write(latency)
-        writer.write(supervisionTimeout)
-        writer.write(centralClockAccuracy)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .status(\.status), .handle(\.handle), .raw(\.role, "role"), .raw(\.peerAddressType, "peer address type"),
+        .address(\.peerAddress, "peer address", typeFrom: \.peerAddressType),
+        .integer(\.interval, "connection interval"), .integer(\.latency, "peripheral latency"),
+        .integer(\.supervisionTimeout, "supervision timeout"),
+        .integer(\.centralClockAccuracy, "central clock accuracy"),
+    ]
+    public static let blank = Self(handle: 0, role: .central, peerAddress: BluetoothAddress(value: 0, type: .public), interval: 0, latency: 0, supervisionTimeout: 0)
 }
 
 /// LE Enhanced Connection Complete v1 (subevent 0x0A): LE Connection Complete plus the
 /// resolvable private addresses in use.
-public struct LEEnhancedConnectionComplete: LEMetaSubevent, Equatable {
+public struct LEEnhancedConnectionComplete: LEMetaSubevent, HCIFieldTable, Equatable {
     public static let subeventCode: UInt8 = 0x0A
     /// Outcome (0x00 success).
     public var status: HCIStatus
@@ -206,32 +192,16 @@ public struct LEEnhancedConnectionComplete: LEMetaSubevent, Equatable {
         self.supervisionTimeout = supervisionTimeout
         self.centralClockAccuracy = centralClockAccuracy
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        status = try HCIStatus(from: &reader)
-        handle = try reader.readHandle()
-        role = HCIRole(rawValue: try reader.readUInt8("role"))
-        peerAddressType = LEAddressType(rawValue: try reader.readUInt8("peer address type"))
-        peerAddress = try reader.readAddress("peer address", type: peerAddressType)
-        localResolvablePrivateAddress = try reader.readAddress("local resolvable private address", type: .random)
-        peerResolvablePrivateAddress = try reader.readAddress("peer resolvable private address", type: .random)
-        interval = try reader.read(UInt16.self, "connection interval")
-        latency = try reader.read(UInt16.self, "peripheral latency")
-        supervisionTimeout = try reader.read(UInt16.self, "supervision timeout")
-        centralClockAccuracy = try reader.readUInt8("central clock accuracy")
-    }
-    public func encode(to writer: inout ByteWriter) {
-        status.encode(to: &writer)
-        writer.write(handle)
-        writer.write(role.rawValue)
-        writer.write(peerAddressType.rawValue)
-        writer.write(address: peerAddress)
-        writer.write(address: localResolvablePrivateAddress)
-        writer.write(address: peerResolvablePrivateAddress)
-        writer.write(interval)
-        writer.write(latency)
-        writer.write(supervisionTimeout)
-        writer.write(centralClockAccuracy)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .status(\.status), .handle(\.handle), .raw(\.role, "role"), .raw(\.peerAddressType, "peer address type"),
+        .address(\.peerAddress, "peer address", typeFrom: \.peerAddressType),
+        .address(\.localResolvablePrivateAddress, "local resolvable private address", type: .random),
+        .address(\.peerResolvablePrivateAddress, "peer resolvable private address", type: .random),
+        .integer(\.interval, "connection interval"), .integer(\.latency, "peripheral latency"),
+        .integer(\.supervisionTimeout, "supervision timeout"),
+        .integer(\.centralClockAccuracy, "central clock accuracy"),
+    ]
+    public static let blank = Self(handle: 0, role: .central, peerAddressType: .public, peerAddress: BluetoothAddress(value: 0, type: .public), interval: 0, latency: 0, supervisionTimeout: 0)
 }
 
 /// The PDU type of a legacy advertising report.
@@ -253,11 +223,11 @@ public struct LEAdvertisingReportType: RawRepresentable, Hashable, Sendable {
 
 /// LE Advertising Report (subevent 0x02): one or more legacy advertising reports. Each report
 /// is laid out in turn (type, address type, address, data length, data, RSSI).
-public struct LEAdvertisingReport: LEMetaSubevent, Equatable {
+public struct LEAdvertisingReport: LEMetaSubevent, HCIFieldTable, Equatable {
     public static let subeventCode: UInt8 = 0x02
 
     /// One received advertising or scan response PDU.
-    public struct Report: Hashable, Sendable {
+    public struct Report: HCIFieldTable, Hashable, Sendable {
         /// The kind of PDU reported.
         public var eventType: LEAdvertisingReportType
         /// Address type as sent (0 public, 1 random, 2/3 identity, 0xFF anonymous).
@@ -283,47 +253,22 @@ public struct LEAdvertisingReport: LEMetaSubevent, Equatable {
             self.data = data
             self.rssi = rssi
         }
+        public static let fields: [HCIField<Self>] = [
+            .raw(\.eventType, "event type"), .raw(\.addressType, "address type"),
+            .address(\.address, "address", typeFrom: \.addressType), .lengthPrefixed(\.data, "data"), .integer(\.rssi, "RSSI"),
+        ]
+        public static let blank = Self(eventType: .advInd, address: BluetoothAddress(value: 0, type: .public), data: [], rssi: 0)
     }
 
     /// The reports, in the order received.
     public var reports: [Report]
     public init(reports: [Report]) { self.reports = reports }
-
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        let count = try reader.readUInt8("number of reports")
-        var reports: [Report] = []
-        for index in 0..<Int(count) {
-            do {
-                let eventType = LEAdvertisingReportType(rawValue: try reader.readUInt8("event type"))
-                let addressType = LEAddressType(rawValue: try reader.readUInt8("address type"))
-                let address = try reader.readAddress("address", type: addressType)
-                let length = try reader.readUInt8("data length")
-                let data = try reader.readBytes(Int(length), "data")
-                let rssi = try reader.read(Int8.self, "RSSI")
-                reports.append(Report(eventType: eventType, addressType: addressType, address: address, data: data, rssi: rssi))
-            } catch {
-                throw error.within("report[\(index)]")
-            }
-        }
-        self.reports = reports
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(UInt8(truncatingIfNeeded: reports.count))
-        for report in reports.prefix(255) {
-            writer.write(report.eventType.rawValue)
-            writer.write(report.addressType.rawValue)
-            writer.write(address: report.address)
-            let data = report.data.prefix(255)
-            writer.write(UInt8(data.count))
-            writer.write(bytes: data)
-            writer.write(report.rssi)
-        }
-    }
+    public static let fields: [HCIField<Self>] = [.list(\.reports, count: "number of reports", item: "report")]
+    public static let blank = Self(reports: [])
 }
 
 /// LE Connection Update Complete (subevent 0x03).
-public struct LEConnectionUpdateComplete: LEMetaSubevent, Equatable {
+public struct LEConnectionUpdateComplete: LEMetaSubevent, HCIFieldTable, Equatable {
     public static let subeventCode: UInt8 = 0x03
     /// Outcome (0x00 success).
     public var status: HCIStatus
@@ -342,24 +287,15 @@ public struct LEConnectionUpdateComplete: LEMetaSubevent, Equatable {
         self.latency = latency
         self.supervisionTimeout = supervisionTimeout
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        status = try HCIStatus(from: &reader)
-        handle = try reader.readHandle()
-        interval = try reader.read(UInt16.self, "connection interval")
-        latency = try reader.read(UInt16.self, "peripheral latency")
-        supervisionTimeout = try reader.read(UInt16.self, "supervision timeout")
-    }
-    public func encode(to writer: inout ByteWriter) {
-        status.encode(to: &writer)
-        writer.write(handle)
-        writer.write(interval)
-        writer.write(latency)
-        writer.write(supervisionTimeout)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .status(\.status), .handle(\.handle), .integer(\.interval, "connection interval"),
+        .integer(\.latency, "peripheral latency"), .integer(\.supervisionTimeout, "supervision timeout"),
+    ]
+    public static let blank = Self(handle: 0, interval: 0, latency: 0, supervisionTimeout: 0)
 }
 
 /// LE Read Remote Features Complete (subevent 0x04).
-public struct LEReadRemoteFeaturesComplete: LEMetaSubevent, Equatable {
+public struct LEReadRemoteFeaturesComplete: LEMetaSubevent, HCIFieldTable, Equatable {
     public static let subeventCode: UInt8 = 0x04
     /// Outcome (0x00 success).
     public var status: HCIStatus
@@ -372,21 +308,13 @@ public struct LEReadRemoteFeaturesComplete: LEMetaSubevent, Equatable {
         self.handle = handle
         self.features = features
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        status = try HCIStatus(from: &reader)
-        handle = try reader.readHandle()
-        features = LEFeatures(rawValue: try reader.read(UInt64.self, "LE features"))
-    }
-    public func encode(to writer: inout ByteWriter) {
-        status.encode(to: &writer)
-        writer.write(handle)
-        writer.write(features.rawValue)
-    }
+    public static let fields: [HCIField<Self>] = [.status(\.status), .handle(\.handle), .raw(\.features, "LE features")]
+    public static let blank = Self(handle: 0, features: [])
 }
 
 /// LE Long Term Key Request (subevent 0x05): the central started encryption; the host must
 /// answer with the key (or a negative reply).
-public struct LELongTermKeyRequest: LEMetaSubevent, Equatable {
+public struct LELongTermKeyRequest: LEMetaSubevent, HCIFieldTable, Equatable {
     public static let subeventCode: UInt8 = 0x05
     /// Connection handle (12 bits).
     public var handle: UInt16
@@ -399,20 +327,15 @@ public struct LELongTermKeyRequest: LEMetaSubevent, Equatable {
         self.randomNumber = randomNumber
         self.encryptedDiversifier = encryptedDiversifier
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readHandle()
-        randomNumber = try reader.read(UInt64.self, "random number")
-        encryptedDiversifier = try reader.read(UInt16.self, "encrypted diversifier")
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(randomNumber)
-        writer.write(encryptedDiversifier)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .handle(\.handle), .integer(\.randomNumber, "random number"),
+        .integer(\.encryptedDiversifier, "encrypted diversifier"),
+    ]
+    public static let blank = Self(handle: 0, randomNumber: 0, encryptedDiversifier: 0)
 }
 
 /// LE Data Length Change (subevent 0x07): the link-layer payload limits of a connection changed.
-public struct LEDataLengthChange: LEMetaSubevent, Equatable {
+public struct LEDataLengthChange: LEMetaSubevent, HCIFieldTable, Equatable {
     public static let subeventCode: UInt8 = 0x07
     /// Connection handle (12 bits).
     public var handle: UInt16
@@ -431,24 +354,15 @@ public struct LEDataLengthChange: LEMetaSubevent, Equatable {
         self.maxRxOctets = maxRxOctets
         self.maxRxTime = maxRxTime
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readHandle()
-        maxTxOctets = try reader.read(UInt16.self, "max TX octets")
-        maxTxTime = try reader.read(UInt16.self, "max TX time")
-        maxRxOctets = try reader.read(UInt16.self, "max RX octets")
-        maxRxTime = try reader.read(UInt16.self, "max RX time")
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(maxTxOctets)
-        writer.write(maxTxTime)
-        writer.write(maxRxOctets)
-        writer.write(maxRxTime)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .handle(\.handle), .integer(\.maxTxOctets, "max TX octets"), .integer(\.maxTxTime, "max TX time"),
+        .integer(\.maxRxOctets, "max RX octets"), .integer(\.maxRxTime, "max RX time"),
+    ]
+    public static let blank = Self(handle: 0, maxTxOctets: 0, maxTxTime: 0, maxRxOctets: 0, maxRxTime: 0)
 }
 
 /// LE PHY Update Complete (subevent 0x0C).
-public struct LEPHYUpdateComplete: LEMetaSubevent, Equatable {
+public struct LEPHYUpdateComplete: LEMetaSubevent, HCIFieldTable, Equatable {
     public static let subeventCode: UInt8 = 0x0C
     /// Outcome (0x00 success).
     public var status: HCIStatus
@@ -464,18 +378,10 @@ public struct LEPHYUpdateComplete: LEMetaSubevent, Equatable {
         self.txPHY = txPHY
         self.rxPHY = rxPHY
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        status = try HCIStatus(from: &reader)
-        handle = try reader.readHandle()
-        txPHY = LEPHY(rawValue: try reader.readUInt8("TX PHY"))
-        rxPHY = LEPHY(rawValue: try reader.readUInt8("RX PHY"))
-    }
-    public func encode(to writer: inout ByteWriter) {
-        status.encode(to: &writer)
-        writer.write(handle)
-        writer.write(txPHY.rawValue)
-        writer.write(rxPHY.rawValue)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .status(\.status), .handle(\.handle), .raw(\.txPHY, "TX PHY"), .raw(\.rxPHY, "RX PHY"),
+    ]
+    public static let blank = Self(handle: 0, txPHY: .le1M, rxPHY: .le1M)
 }
 
 /// Event type bits of an extended advertising report.
@@ -499,11 +405,11 @@ public struct LEExtendedAdvertisingEventType: OptionSet, Hashable, Sendable {
 }
 
 /// LE Extended Advertising Report (subevent 0x0D): one or more reports, each laid out in turn.
-public struct LEExtendedAdvertisingReport: LEMetaSubevent, Equatable {
+public struct LEExtendedAdvertisingReport: LEMetaSubevent, HCIFieldTable, Equatable {
     public static let subeventCode: UInt8 = 0x0D
 
     /// One extended report.
-    public struct Report: Hashable, Sendable {
+    public struct Report: HCIFieldTable, Hashable, Sendable {
         /// The kind of PDU reported.
         public var eventType: LEExtendedAdvertisingEventType
         /// 0-3 as for connections, 0xFF anonymous.
@@ -547,65 +453,27 @@ public struct LEExtendedAdvertisingReport: LEMetaSubevent, Equatable {
             self.directAddress = BluetoothAddress(value: directAddress.value, type: directAddressType.addressType)
             self.data = data
         }
+        public static let fields: [HCIField<Self>] = [
+            .raw(\.eventType, "event type"), .raw(\.addressType, "address type"),
+            .address(\.address, "address", typeFrom: \.addressType), .raw(\.primaryPHY, "primary PHY"),
+            .raw(\.secondaryPHY, "secondary PHY"), .integer(\.advertisingSID, "advertising SID"), .integer(\.txPower, "TX power"),
+            .integer(\.rssi, "RSSI"), .integer(\.periodicAdvertisingInterval, "periodic advertising interval"),
+            .raw(\.directAddressType, "direct address type"),
+            .address(\.directAddress, "direct address", typeFrom: \.directAddressType), .lengthPrefixed(\.data, "data"),
+        ]
+        public static let blank = Self(eventType: [], addressType: .public, address: BluetoothAddress(value: 0), rssi: 0, data: [])
     }
 
     /// The reports, in the order received.
     public var reports: [Report]
     public init(reports: [Report]) { self.reports = reports }
-
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        let count = try reader.readUInt8("number of reports")
-        var reports: [Report] = []
-        for index in 0..<Int(count) {
-            do {
-                let eventType = LEExtendedAdvertisingEventType(rawValue: try reader.read(UInt16.self, "event type"))
-                let addressType = LEAddressType(rawValue: try reader.readUInt8("address type"))
-                let address = try reader.readAddress("address", type: addressType)
-                let primary = LEPHY(rawValue: try reader.readUInt8("primary PHY"))
-                let secondary = LEPHY(rawValue: try reader.readUInt8("secondary PHY"))
-                let sid = try reader.readUInt8("advertising SID")
-                let txPower = try reader.read(Int8.self, "TX power")
-                let rssi = try reader.read(Int8.self, "RSSI")
-                let periodic = try reader.read(UInt16.self, "periodic advertising interval")
-                let directType = LEAddressType(rawValue: try reader.readUInt8("direct address type"))
-                let direct = try reader.readAddress("direct address", type: directType)
-                let length = try reader.readUInt8("data length")
-                let data = try reader.readBytes(Int(length), "data")
-                reports.append(Report(
-                    eventType: eventType, addressType: addressType, address: address, primaryPHY: primary,
-                    secondaryPHY: secondary, advertisingSID: sid, txPower: txPower, rssi: rssi,
-                    periodicAdvertisingInterval: periodic, directAddressType: directType, directAddress: direct, data: data))
-            } catch {
-                throw error.within("report[\(index)]")
-            }
-        }
-        self.reports = reports
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(UInt8(truncatingIfNeeded: reports.count))
-        for report in reports.prefix(255) {
-            writer.write(report.eventType.rawValue)
-            writer.write(report.addressType.rawValue)
-            writer.write(address: report.address)
-            writer.write(report.primaryPHY.rawValue)
-            writer.write(report.secondaryPHY.rawValue)
-            writer.write(report.advertisingSID)
-            writer.write(report.txPower)
-            writer.write(report.rssi)
-            writer.write(report.periodicAdvertisingInterval)
-            writer.write(report.directAddressType.rawValue)
-            writer.write(address: report.directAddress)
-            let data = report.data.prefix(255)
-            writer.write(UInt8(data.count))
-            writer.write(bytes: data)
-        }
-    }
+    public static let fields: [HCIField<Self>] = [.list(\.reports, count: "number of reports", item: "report")]
+    public static let blank = Self(reports: [])
 }
 
 /// LE Advertising Set Terminated (subevent 0x12): an extended advertising set stopped because
 /// a connection was made from it (status 0) or its duration or event count ran out.
-public struct LEAdvertisingSetTerminated: LEMetaSubevent, Equatable {
+public struct LEAdvertisingSetTerminated: LEMetaSubevent, HCIFieldTable, Equatable {
     public static let subeventCode: UInt8 = 0x12
     /// Outcome (0x00 success).
     public var status: HCIStatus
@@ -622,16 +490,9 @@ public struct LEAdvertisingSetTerminated: LEMetaSubevent, Equatable {
         self.connectionHandle = connectionHandle
         self.completedExtendedAdvertisingEvents = completedExtendedAdvertisingEvents
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        status = try HCIStatus(from: &reader)
-        advertisingHandle = try reader.readUInt8("advertising handle")
-        connectionHandle = try reader.readHandle()
-        completedExtendedAdvertisingEvents = try reader.readUInt8("num completed extended advertising events")
-    }
-    public func encode(to writer: inout ByteWriter) {
-        status.encode(to: &writer)
-        writer.write(advertisingHandle)
-        writer.write(connectionHandle)
-        writer.write(completedExtendedAdvertisingEvents)
-    }
+    public static let fields: [HCIField<Self>] = [
+        .status(\.status), .integer(\.advertisingHandle, "advertising handle"), .handle(\.connectionHandle),
+        .integer(\.completedExtendedAdvertisingEvents, "num completed extended advertising events"),
+    ]
+    public static let blank = Self(advertisingHandle: 0, connectionHandle: 0)
 }
