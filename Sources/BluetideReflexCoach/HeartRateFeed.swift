@@ -13,23 +13,26 @@ public final class HeartRateFeed: Sendable {
 
     private struct Reading {
         var bpm: Int
-        var at: ContinuousClock.Instant
+        var at: BluetideClock.Instant
     }
 
     private let latest = Mutex<Reading?>(nil)
+    private let clock: BluetideClock
 
-    /// A feed with no reading yet.
-    public init() {}
+    /// A feed with no reading yet; ``freshness`` is judged on `clock` (the coach's ``ReflexCoach/waitClock``).
+    public init(clock: BluetideClock = .continuous) { self.clock = clock }
 
     /// Notes a measurement, bpm.
     public func update(_ bpm: Int) {
-        latest.withLock { $0 = Reading(bpm: bpm, at: ContinuousClock.now) }
+        let now = clock.now
+        latest.withLock { $0 = Reading(bpm: bpm, at: now) }
     }
 
     /// The heart rate now, bpm; nil without a reading in the last ``freshness``.
     public var current: Int? {
-        latest.withLock { reading in
-            guard let reading, reading.at.duration(to: ContinuousClock.now) <= Self.freshness else { return nil }
+        let now = clock.now
+        return latest.withLock { reading in
+            guard let reading, reading.at.duration(to: now) <= Self.freshness else { return nil }
             return reading.bpm
         }
     }
@@ -67,7 +70,7 @@ extension ReflexCoach {
             }
             // The run starts once the strap has told a heart rate (a strap notifies about once a
             // second), so the first steps carry one too; a silent strap holds nothing up for long.
-            _ = try? await withTimeLimit(strapFirstReadingLimit, onTimeout: { CancellationError() }) {
+            _ = try? await withTimeLimit(strapFirstReadingLimit, clock: waitClock, onTimeout: { CancellationError() }) {
                 for await _ in first { break }
             }
         } catch {

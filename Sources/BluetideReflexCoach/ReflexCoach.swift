@@ -46,12 +46,22 @@ public struct ReflexCoach: Sendable {
     /// controller that stopped answering must not hold up the stored end (a stop signal leaves
     /// the process about two seconds in all).
     public var farewellLimit: Duration = .milliseconds(500)
+    /// The clock the coach's own waits run on: the once-a-second silence check (``quietTimeout``),
+    /// the ``finishGrace``, the ``farewellLimit`` and the strap's first reading. By default the
+    /// central's clock (``Bluetooth/Configuration/clock``, the monotonic clock unless a test or
+    /// simulation injected a ``ManualClock``), so a coach in a virtual world runs in its time.
+    public var waitClock: BluetideClock
 
-    /// A coach using `central` and `store`; adjust the other properties as needed.
+    /// A coach using `central` and `store` (waiting on the central's clock); adjust the other
+    /// properties as needed.
     public init(central: Central, store: CoachStore) {
         self.central = central
         self.store = store
+        self.waitClock = central.clock
     }
+
+    /// The silence check's period: one tick of ``waitClock`` a second.
+    public static let silenceTick: Duration = .seconds(1)
 
     /// The scan filter: Punch service advertised and name prefix.
     public var scanFilter: ScanFilter {
@@ -190,7 +200,7 @@ public struct ReflexCoach: Sendable {
         let connection = try await central.connect(to: trainer, policy: policy)
         emit(.connected(address: trainer.address.string))
         // The athlete's strap: a failure to find or connect it never stops the run.
-        let feed = HeartRateFeed()
+        let feed = HeartRateFeed(clock: waitClock)
         var strapConnection: Connection?
         let pairedStrap = (try? store.strap(athleteID: athleteID)).flatMap { $0 }.map { TrainerChoice(parsing: $0) }
         if let strap = strapChoice ?? pairedStrap {
@@ -203,8 +213,10 @@ public struct ReflexCoach: Sendable {
             }
         }
         defer {
-            if let strapConnection { Task { [farewellLimit] in
-                _ = try? await withTimeLimit(farewellLimit, onTimeout: { CancellationError() }) { await strapConnection.disconnect() }
+            if let strapConnection { Task { [farewellLimit, waitClock] in
+                _ = try? await withTimeLimit(farewellLimit, clock: waitClock, onTimeout: { CancellationError() }) {
+                    await strapConnection.disconnect()
+                }
             } }
         }
 
@@ -228,9 +240,9 @@ public struct ReflexCoach: Sendable {
                 do { for try await bytes in statuses { sink.yield(.control(bytes)) } } catch {}
             })
             pumps.append(Task { for await event in events { sink.yield(.link(event)) } })
-            pumps.append(Task {
+            pumps.append(Task { [waitClock] in
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
+                    try? await waitClock.sleep(for: Self.silenceTick)
                     sink.yield(.tick)
                 }
             })
@@ -255,7 +267,7 @@ public struct ReflexCoach: Sendable {
         var reason = "cancelled"
         var complete = false
         let quiet = quietLimit(for: program)
-        let monotonic = ContinuousClock()
+        let monotonic = waitClock
         var lastHeard = monotonic.now
         var linkUp = true
         do {
@@ -297,8 +309,8 @@ public struct ReflexCoach: Sendable {
                             break loop
                         }
                         let grace = finishGrace
-                        pumps.append(Task {
-                            try? await Task.sleep(for: grace)
+                        pumps.append(Task { [waitClock] in
+                            try? await waitClock.sleep(for: grace)
                             sink.yield(.graceOver)
                         })
                     case .stopped:
@@ -359,16 +371,16 @@ public struct ReflexCoach: Sendable {
         if cancelled || !trainerEnded {
             // A fresh task: the run's own task is cancelled, and the stop must still go out.
             // Bounded: a silent trainer or controller must not hold up the stored end.
-            await Task { [farewellLimit] in
-                _ = try? await withTimeLimit(farewellLimit, onTimeout: { CancellationError() }) {
+            await Task { [farewellLimit, waitClock] in
+                _ = try? await withTimeLimit(farewellLimit, clock: waitClock, onTimeout: { CancellationError() }) {
                     try await connection.write(PunchControlCommand.stop, to: PunchUUID.control)
                 }
             }.value
         }
         // The link goes first: a storage failure below must never leave the trainer connected
         // (the next run would find "connection already exists").
-        await Task { [farewellLimit] in
-            _ = try? await withTimeLimit(farewellLimit, onTimeout: { CancellationError() }) { await connection.disconnect() }
+        await Task { [farewellLimit, waitClock] in
+            _ = try? await withTimeLimit(farewellLimit, clock: waitClock, onTimeout: { CancellationError() }) { await connection.disconnect() }
         }.value
         do {
             try recording.finish(clock(), complete, reason)

@@ -6,23 +6,14 @@ import BluetideReflex
 import BluetideTransport
 import Foundation
 import Testing
+import BluetideSupport
 @testable import BluetideReflexCoach
 
-/// Runs `body`, failing when it takes longer than `seconds` (a hang guard, not a timing assertion:
-/// its timer is the only real sleep here, and it only cuts a hung body off).
+/// Runs `body`, failing when it takes longer than `seconds` — a hang guard, never a timing
+/// assertion: it is ``withRunTimeLimit(_:onTimeout:_:)``, which counts at most a quarter second
+/// per check, so a starved machine makes it later, never earlier.
 func within<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            throw CoachError.device("\(what) took longer than \(seconds) s")
-        }
-        return value
-    }
+    try await withRunTimeLimit(seconds, onTimeout: { CoachError.device("\(what) took longer than \(seconds) s") }, body)
 }
 
 /// An emulated punch trainer and a coach's Bluetooth on one fresh virtual link.
@@ -211,30 +202,39 @@ struct CoachRig {
         #expect(try rig.store.session(id: outcome.sessionID)?.complete == false)
     }
 
-    /// A trainer that goes silent with the link up does not hold the coach for ever.
+    /// A trainer that goes silent with the link up does not hold the coach for ever. The world
+    /// runs on a manual clock: the 2 s of silence pass in virtual time, however busy the machine.
     @Test func aSilentTrainerEndsTheSessionAfterTheQuietTimeout() async throws {
-        let rig = try await CoachRig.start(missProbability: 1)
-        let athlete = try rig.store.addAthlete(Athlete(name: "Gus", created: Date()))
+        let manual = ManualClock()
+        let world = VirtualWorld(clock: BluetideClock(manual))
+        let store = try CoachStore.inMemory()
+        let athlete = try store.addAthlete(Athlete(name: "Gus", created: Date()))
         // Every step is missed, so the trainer says nothing for each step's whole 20 s.
-        try rig.store.saveSequence(name: "Slow", targets: [0, 1], milliseconds: [20_000, 20_000], at: Date())
-        var coach = rig.coach()
-        coach.quietTimeout = .seconds(2)
-        #expect(coach.quietLimit(for: try PunchProgram(sequence: PunchSequence(targets: [0]), timeSequence: PunchTimeSequence(milliseconds: [500]))) == .seconds(2))
+        try store.saveSequence(name: "Slow", targets: [0, 1], milliseconds: [20_000, 20_000], at: Date())
+        var silent = EmulatorOptions()
+        silent.missProbability = 1
+        let options = silent
         let athleteID = try #require(athlete.id)
-        let configured = coach
         let events = try await within(40, "session") {
-            var events: [CoachEvent] = []
-            for try await event in configured.run(athleteID: athleteID, sequenceName: "Slow") { events.append(event) }
-            return events
+            try await manual.advancing {
+                _ = try await world.emulate([PunchTrainerModel(seed: 7, options: options)])
+                var coach = ReflexCoach(central: try await world.openHost().central, store: store)
+                coach.quietTimeout = .seconds(2)
+                #expect(coach.quietLimit(for: try PunchProgram(sequence: PunchSequence(targets: [0]), timeSequence: PunchTimeSequence(milliseconds: [500]))) == .seconds(2))
+                var defaults = coach
+                defaults.quietTimeout = nil
+                defaults.countdownSeconds = 3
+                #expect(defaults.quietLimit(for: try PunchProgram(sequence: PunchSequence(targets: [0, 1]), timeSequence: PunchTimeSequence(milliseconds: [500, 1500]))) == .milliseconds(14_500))
+                var events: [CoachEvent] = []
+                for try await event in coach.run(athleteID: athleteID, sequenceName: "Slow") { events.append(event) }
+                return events
+            }
         }
-        await rig.close()
+        await world.close()
         guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
         #expect(outcome.reason == "no word from the trainer for 2.0 s", "\(outcome.reason)")
         #expect(outcome.failure == outcome.reason, "a silent trainer is a failure (the command exits 1)")
         #expect(!outcome.complete && outcome.stepsStored == 0)
-        var defaults = rig.coach()
-        defaults.countdownSeconds = 3
-        #expect(defaults.quietLimit(for: try PunchProgram(sequence: PunchSequence(targets: [0, 1]), timeSequence: PunchTimeSequence(milliseconds: [500, 1500]))) == .milliseconds(14_500))
     }
 
     /// Ending the iteration (Ctrl-C in the CLI) stops the run: the session is marked incomplete
