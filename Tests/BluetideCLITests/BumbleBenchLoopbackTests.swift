@@ -1,3 +1,4 @@
+import BluetideSupport
 import BluetideTestSupport
 import Foundation
 import Synchronization
@@ -120,21 +121,31 @@ import Testing
     }
 
     @Test func inboxKeepsArrivalTimesAndOrder() async throws {
-        let inbox = BumbleBenchInbox()
-        let before = BumbleBenchInbox.now()
-        inbox.push([1])
-        inbox.push([2])
-        try await Task.sleep(for: .milliseconds(50))
-        let first = try await inbox.next(timeout: 1)
-        let second = try await inbox.next(timeout: 1)
-        #expect(first.bytes == [1] && second.bytes == [2])
-        #expect(first.time >= before && first.time <= second.time)
-        #expect(BumbleBenchInbox.now() - first.time >= 0.04, "the time is the push, not the take")
-        await #expect(throws: BumbleBenchInbox.Failure.stalled(seconds: 0.05)) { try await inbox.next(timeout: 0.05) }
-        inbox.push([3])
-        inbox.end("gone")
-        #expect(try await inbox.next(timeout: 1).bytes == [3], "queued packets outlive the end")
-        await #expect(throws: BumbleBenchInbox.Failure.linkLost("gone")) { try await inbox.next(timeout: 1) }
+        try await benchTimeLimit(30) {
+            // Time moves only when the test moves it: no real sleep, the same result on a busy machine.
+            let clock = ManualClock()
+            let inbox = BumbleBenchInbox(time: .manual(clock))
+            clock.advance(by: .seconds(1))
+            inbox.push([1])
+            clock.advance(by: .milliseconds(10))
+            inbox.push([2])
+            clock.advance(by: .milliseconds(50))
+            let first = try await inbox.next(timeout: 1)
+            let second = try await inbox.next(timeout: 1)
+            #expect(first.bytes == [1] && second.bytes == [2])
+            #expect(first.time == 1.0 && abs(second.time - 1.01) < 1e-9, "the time is the push, not the take (\(first.time), \(second.time))")
+            // A wait fails once its timeout has passed on the inbox's clock, not before.
+            let stalled = Task { try await inbox.next(timeout: 0.05) }
+            await clock.waitForSleepers(1)
+            clock.advance(by: .milliseconds(49))
+            #expect(inbox.hasWaiter, "still waiting 49 ms into a 50 ms timeout")
+            clock.advance(by: .milliseconds(2))
+            await #expect(throws: BumbleBenchInbox.Failure.stalled(seconds: 0.05)) { try await stalled.value }
+            inbox.push([3])
+            inbox.end("gone")
+            #expect(try await inbox.next(timeout: 1).bytes == [3], "queued packets outlive the end")
+            await #expect(throws: BumbleBenchInbox.Failure.linkLost("gone")) { try await inbox.next(timeout: 1) }
+        }
     }
 
     @Test func inboxWaitsStartNoTimerTaskPerPacket() async throws {
@@ -176,11 +187,15 @@ import Testing
     }
 
     @Test func inboxWaitEndsOnCancellation() async throws {
-        let inbox = BumbleBenchInbox()
-        let waiter = Task { try await inbox.next(timeout: nil) }
-        try await Task.sleep(for: .milliseconds(20))
-        waiter.cancel()
-        await #expect(throws: CancellationError.self) { try await waiter.value }
+        try await benchTimeLimit(30) {
+            let inbox = BumbleBenchInbox()
+            let waiter = Task { try await inbox.next(timeout: nil) }
+            // Cancel a reader that really waits (one cancelled before it waits is another path).
+            while !inbox.hasWaiter { await Task.yield() }
+            waiter.cancel()
+            await #expect(throws: CancellationError.self) { try await waiter.value }
+            #expect(!inbox.hasWaiter)
+        }
     }
 }
 

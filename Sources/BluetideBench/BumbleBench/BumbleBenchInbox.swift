@@ -1,3 +1,4 @@
+import BluetideSupport
 import Foundation
 import Synchronization
 
@@ -11,6 +12,27 @@ import Synchronization
 /// packet came, kept its sleep's memory until the sleep's deadline: at 15 000 packets/s and a
 /// 10 s stall timeout, 60 MB.)
 final class BumbleBenchInbox: Sendable {
+    /// Where the inbox reads the time (arrival stamps, deadlines) and how its watchdog waits.
+    struct TimeSource: Sendable {
+        /// The current time, seconds.
+        let now: @Sendable () -> Double
+        /// Suspends until `now()` reaches the given time, seconds (throws when cancelled).
+        let sleepUntil: @Sendable (Double) async throws -> Void
+
+        /// The monotonic clock (``BumbleBenchInbox/now()``) and real sleeps: what the bench runs on.
+        static let system = TimeSource(now: { BumbleBenchInbox.now() }) { deadline in
+            let seconds = deadline - BumbleBenchInbox.now()
+            if seconds > 0 { try await Task.sleep(for: .microseconds(Int64((seconds * 1_000_000).rounded(.up)))) }
+        }
+
+        /// A clock that moves only when `clock` is advanced (tests): no real waiting.
+        static func manual(_ clock: ManualClock) -> TimeSource {
+            TimeSource(now: { clock.now.offset.inSeconds }) { deadline in
+                try await clock.sleep(until: ManualClock.Instant(offset: .seconds(deadline)))
+            }
+        }
+    }
+
     /// One packet and when it arrived (``BumbleBenchInbox/now()`` seconds).
     struct Arrival: Sendable {
         let bytes: [UInt8]
@@ -54,6 +76,12 @@ final class BumbleBenchInbox: Sendable {
     }
 
     private let state = Mutex(State())
+    private let time: TimeSource
+
+    /// An empty inbox stamping arrivals and timing waits with `time`.
+    init(time: TimeSource = .system) {
+        self.time = time
+    }
 
     /// The monotonic clock every bench time is read from, seconds.
     static func now() -> Double { ProcessInfo.processInfo.systemUptime }
@@ -62,12 +90,15 @@ final class BumbleBenchInbox: Sendable {
     /// not one per packet.
     var watchdogsStarted: Int { state.withLock { $0.watchdogsStarted } }
 
+    /// Whether a reader is waiting in ``next(timeout:)`` (tests wait for it instead of sleeping).
+    var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
+
     /// Packets queued and not taken yet.
     var queuedCount: Int { state.withLock { $0.queue.count - $0.head } }
 
     /// Adds a packet that arrived now (called from the stack's delivery path).
     func push(_ bytes: [UInt8]) {
-        let arrival = Arrival(bytes: bytes, time: Self.now())
+        let arrival = Arrival(bytes: bytes, time: time.now())
         let waiter = state.withLock { state -> Waiter? in
             guard state.ended == nil else { return nil }
             if let waiter = state.waiter {
@@ -121,7 +152,7 @@ final class BumbleBenchInbox: Sendable {
                         state.cancelledID = nil
                         return .failure(CancellationError())
                     }
-                    let deadline = timeout.map { Self.now() + max($0, 0) }
+                    let deadline = timeout.map { time.now() + max($0, 0) }
                     state.waiter = Waiter(id: id, continuation: continuation, deadline: deadline, timeout: timeout ?? 0)
                     if let deadline { armWatchdog(&state, until: deadline) }
                     return nil
@@ -164,12 +195,12 @@ final class BumbleBenchInbox: Sendable {
         state.watchdog?.cancel()
         state.watchdogWake = deadline
         state.watchdogsStarted += 1
+        let time = self.time
         state.watchdog = Task { [weak self] in
             var wake = deadline
             while true {
-                let seconds = wake - Self.now()
-                if seconds > 0 {
-                    do { try await Task.sleep(for: .microseconds(Int64((seconds * 1_000_000).rounded(.up)))) } catch { return }
+                if wake > time.now() {
+                    do { try await time.sleepUntil(wake) } catch { return }
                 }
                 guard let self, let next = self.watchdogWoke() else { return }
                 wake = next
@@ -183,7 +214,7 @@ final class BumbleBenchInbox: Sendable {
         let (expired, next) = state.withLock { state -> (Waiter?, Double?) in
             guard !Task.isCancelled else { return (nil, nil) }
             if let waiter = state.waiter, let deadline = waiter.deadline {
-                if deadline <= Self.now() {
+                if deadline <= time.now() {
                     state.waiter = nil
                 } else {
                     state.watchdogWake = deadline

@@ -99,44 +99,27 @@ public enum GATTBenchmark {
     /// `mtu`) and returns their figures. Throws ``BenchFailure`` when the set-up fails.
     public static func run(mtu: Int, packetSize: Int, packetCount: Int) async throws -> [GATTBenchResult] {
         let sink = WriteSink()
-        let linkName = "bench-\(UUID().uuidString)"
-        let peripheralAddress = BluetoothAddress.randomStatic(0x0000_B1DE_BE0C)
-        let peripheral = HostStack(
-            transport: await VirtualTransport.attach(toLinkNamed: linkName),
-            configuration: .init(
-                randomAddress: peripheralAddress, deviceName: "Bluetide Bench",
-                services: [GATTServiceDefinition(uuid: service, characteristics: [
-                    GATTCharacteristicDefinition(uuid: notifyUUID, properties: .notify),
-                    GATTCharacteristicDefinition(
-                        uuid: sinkUUID, properties: .writeWithoutResponse,
-                        // Sees every write in the peripheral's stack, in arrival order; refuses nothing.
-                        validateWrite: { context in
-                            sink.receive(context.value)
-                            return nil
-                        }),
-                ])],
-                localMTU: mtu))
-        let central = HostStack(
-            transport: await VirtualTransport.attach(toLinkNamed: linkName),
-            configuration: .init(randomAddress: .randomStatic(0x0000_B1DE_BE0A), localMTU: mtu))
-        defer {
-            Task {
-                await central.close()
-                await peripheral.close()
-            }
-        }
-        try await peripheral.start()
-        try await central.start()
-        try await peripheral.startAdvertising(AdvertisingData([.completeLocalName("Bluetide Bench")]), intervalMilliseconds: 20)
-        let link = try await central.connect(to: peripheralAddress, timeout: 5)
-        try await peripheral.stopAdvertising()
-        let negotiated = try await link.gatt.exchangeMTU(clientMTU: mtu)
+        let pair = try await VirtualBenchPair.connect(
+            what: "bench gatt", name: "Bluetide Bench", peripheralAddress: .randomStatic(0x0000_B1DE_BE0C),
+            centralAddress: .randomStatic(0x0000_B1DE_BE0A),
+            services: [GATTServiceDefinition(uuid: service, characteristics: [
+                GATTCharacteristicDefinition(uuid: notifyUUID, properties: .notify),
+                GATTCharacteristicDefinition(
+                    uuid: sinkUUID, properties: .writeWithoutResponse,
+                    // Sees every write in the peripheral's stack, in arrival order; refuses nothing.
+                    validateWrite: { context in
+                        sink.receive(context.value)
+                        return nil
+                    }),
+            ])],
+            mtu: mtu)
+        defer { pair.closeLater() }
+        let (peripheral, link, negotiated) = (pair.peripheral, pair.link, pair.mtu)
         guard packetSize <= negotiated - 3 else {
             throw BenchFailure("bench gatt: negotiated MTU \(negotiated) is too small for \(packetSize)-byte values")
         }
-        let characteristics = try await link.gatt.discoverDatabase().flatMap(\.characteristics).map(\.characteristic)
-        guard let notify = characteristics.first(where: { $0.uuid == notifyUUID }),
-              let sinkCharacteristic = characteristics.first(where: { $0.uuid == sinkUUID }),
+        guard let notify = pair.characteristic(notifyUUID),
+              let sinkCharacteristic = pair.characteristic(sinkUUID),
               let notifyHandle = await peripheral.valueHandle(of: notifyUUID)
         else { throw BenchFailure("bench gatt: the benchmark service was not discovered") }
         let notifications = try await link.gatt.subscribe(to: notify)

@@ -112,38 +112,21 @@ public enum StallBenchmark {
         until end: End, bytesPerSecond: Int, valueSize: Int, mtu: Int, limitMegabytes: Double,
         sample: @escaping @Sendable (StallBenchResult.Sample) -> Void
     ) async throws -> StallBenchResult {
-        let linkName = "stall-\(UUID().uuidString)"
-        let peripheralAddress = BluetoothAddress.randomStatic(0x0000_B1DE_5A11)
-        let peripheral = HostStack(
-            transport: await VirtualTransport.attach(toLinkNamed: linkName),
-            configuration: .init(
-                randomAddress: peripheralAddress, deviceName: "Bluetide Stall",
-                services: [GATTServiceDefinition(uuid: service, characteristics: [
-                    GATTCharacteristicDefinition(uuid: notifyUUID, properties: .notify),
-                    GATTCharacteristicDefinition(uuid: fenceUUID, properties: .read, value: [0]),
-                ])],
-                localMTU: mtu))
-        let central = HostStack(
-            transport: await VirtualTransport.attach(toLinkNamed: linkName),
-            configuration: .init(randomAddress: .randomStatic(0x0000_B1DE_5A10), localMTU: mtu))
-        defer {
-            Task {
-                await central.close()
-                await peripheral.close()
-            }
-        }
-        try await peripheral.start()
-        try await central.start()
-        try await peripheral.startAdvertising(AdvertisingData([.completeLocalName("Bluetide Stall")]), intervalMilliseconds: 20)
-        let link = try await central.connect(to: peripheralAddress, timeout: 5)
-        try await peripheral.stopAdvertising()
-        let negotiated = try await link.gatt.exchangeMTU(clientMTU: mtu)
+        let pair = try await VirtualBenchPair.connect(
+            what: "bench stall", name: "Bluetide Stall", peripheralAddress: .randomStatic(0x0000_B1DE_5A11),
+            centralAddress: .randomStatic(0x0000_B1DE_5A10),
+            services: [GATTServiceDefinition(uuid: service, characteristics: [
+                GATTCharacteristicDefinition(uuid: notifyUUID, properties: .notify),
+                GATTCharacteristicDefinition(uuid: fenceUUID, properties: .read, value: [0]),
+            ])],
+            mtu: mtu)
+        defer { pair.closeLater() }
+        let (peripheral, link, negotiated) = (pair.peripheral, pair.link, pair.mtu)
         guard valueSize >= 4, valueSize <= negotiated - 3 else {
             throw BenchFailure("bench stall: --packet-size \(valueSize): expected 4 to \(negotiated - 3) (the negotiated MTU − 3)")
         }
-        let characteristics = try await link.gatt.discoverDatabase().flatMap(\.characteristics).map(\.characteristic)
-        guard let notify = characteristics.first(where: { $0.uuid == notifyUUID }),
-              let fence = characteristics.first(where: { $0.uuid == fenceUUID }),
+        guard let notify = pair.characteristic(notifyUUID),
+              let fence = pair.characteristic(fenceUUID),
               let handle = await peripheral.valueHandle(of: notifyUUID),
               let peripheralLink = await peripheral.openConnections.first
         else { throw BenchFailure("bench stall: the benchmark service was not discovered") }

@@ -231,7 +231,7 @@ public actor HostStack {
     /// deadline later than the armed one needs nothing: the timer fires, finds nothing due,
     /// and is armed again.
     private func armTimer() {
-        guard case .running = state, let deadline = core.nextDeadline else { return }
+        guard case .running = state, let deadline = core.nextDeadlineInPlace() else { return }
         if let armed = timerDeadline, armed <= deadline { return }
         timer?.cancel()
         timerDeadline = deadline
