@@ -98,7 +98,10 @@ struct ScriptedTrainer: DeviceModel {
         #expect(outcome.reason == "no word from the trainer for 300.0 s", "\(outcome.reason)")
         #expect(outcome.failure == outcome.reason)
         #expect(!outcome.complete && outcome.stepsStored == 0)
-        #expect(virtual > .seconds(300) && virtual <= .seconds(300) + ReflexCoach.silenceTick * 2, "\(virtual)")
+        // `ManualClock.advancing` moves time on once queued work has had a turn; a starved tick
+        // task may see a few ticks' worth at once (304.6 s under two CPU hogs), so the bound
+        // says "at the limit, not an hour later", not "within one tick".
+        #expect(virtual > .seconds(300) && virtual <= .seconds(300) + ReflexCoach.silenceTick * 15, "\(virtual)")
         // Far less wall time than the 300 s the coach was silent for (a hang guard's margin).
         #expect(ContinuousClock.now - wall < .seconds(60))
     }
@@ -115,6 +118,6 @@ struct ScriptedTrainer: DeviceModel {
         guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
         #expect(outcome.reason == "finished, but 2 step results never arrived", "\(outcome.reason)")
         #expect(!outcome.complete && outcome.stepsStored == 0)
-        #expect(virtual >= .seconds(120) && virtual < .seconds(125), "\(virtual)")
+        #expect(virtual >= .seconds(120) && virtual < .seconds(135), "\(virtual)")  // see the bound above
     }
 }
