@@ -4,6 +4,7 @@ import BluetideBase
 import BluetideEmulation
 import BluetideDeviceModels
 import BluetideProfiles
+import BluetideSupport
 import BluetideTransport
 import Foundation
 
@@ -109,10 +110,13 @@ final class DeviceSession: Sendable {
     /// on the default link shows up; the capture holds the central's traffic only. Pairing
     /// questions are answered as `--pairing` says or, without it, asked through `conversation`
     /// (by default the terminal, when standard input is one); with neither, pairing is Just Works.
+    /// The emulated world (radio, devices and the central) runs on `clock`: a test passes a
+    /// manual clock and drives the command with ``ManualClock/advancing(step:yields:_:)``.
     static func open(
         _ options: DeviceSessionOptions, snoop: String? = nil,
         conversation: PairingConversation? = TerminalPairingConversation.make(),
-        hint: PairingPrompter.PairingHint = .option, emulatorOptions: EmulatorOptions = EmulatorOptions()
+        hint: PairingPrompter.PairingHint = .option, emulatorOptions: EmulatorOptions = EmulatorOptions(),
+        clock: BluetideClock = .continuous
     ) async throws -> DeviceSession {
         let mode = try options.pairingMode(canAsk: conversation != nil)
         let labels = DeviceLabels()
@@ -120,7 +124,8 @@ final class DeviceSession: Sendable {
             mode: mode, hint: hint, conversation: conversation ?? TerminalPairingConversation.tellOnly,
             label: { labels.label($0) })
         let session = try await openSession(
-            options, snoop: snoop, policy: mode.policy, prompter: prompter, labels: labels, emulatorOptions: emulatorOptions)
+            options, snoop: snoop, policy: mode.policy, prompter: prompter, labels: labels, emulatorOptions: emulatorOptions,
+            clock: clock)
         let prompts = session.bluetooth.pairingPrompts
         Task { await prompter.answer(prompts) }
         return session
@@ -128,7 +133,7 @@ final class DeviceSession: Sendable {
 
     private static func openSession(
         _ options: DeviceSessionOptions, snoop: String?, policy: PairingPolicy, prompter: PairingPrompter, labels: DeviceLabels,
-        emulatorOptions: EmulatorOptions
+        emulatorOptions: EmulatorOptions, clock: BluetideClock
     ) async throws -> DeviceSession {
         let plan = try options.emulationPlan()
         let spec: TransportSpec
@@ -158,7 +163,7 @@ final class DeviceSession: Sendable {
         guard case let .virtual(name) = spec.kind else {
             throw CommandFailure("--emulate needs a virtual transport (virtual or virtual:NAME), not \(options.transport)")
         }
-        let world = VirtualWorld(linkName: name)
+        let world = VirtualWorld(linkName: name, clock: clock)
         var peripherals: [EmulatedPeripheral] = []
         for (index, item) in plan.enumerated() {
             let model = item.descriptor.make(UInt64(index), emulatorOptions)

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Bluetide
 import BluetideBase
+import BluetideSupport
+import BluetideTransport
 import Foundation
 
 /// `bluetide scan`: the devices around, strongest signal first.
@@ -52,7 +54,20 @@ struct ScanCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        try await execute(CommandOutput.standardOutput())
+        let output = CommandOutput.standardOutput()
+        // BLUETIDE_VIRTUAL_TIME=1 with --emulate: the whole scan in virtual time (VirtualTimeOption).
+        if let clock = VirtualTimeOption.clock(emulated: session.emulate != nil && isVirtualTransport) {
+            let command = self
+            try await clock.advancing { try await command.execute(output, clock: BluetideClock(clock)) }
+        } else {
+            try await execute(output)
+        }
+    }
+
+    /// Whether `--transport` names the in-process virtual radio (where `--emulate` devices live).
+    private var isVirtualTransport: Bool {
+        guard let spec = try? TransportSpec(parsing: session.transport), case .virtual = spec.kind else { return false }
+        return true
     }
 
     /// Builds the API filter from the options.
@@ -81,9 +96,11 @@ struct ScanCommand: AsyncParsableCommand {
         return filter
     }
 
-    func execute(_ output: CommandOutput) async throws {
+    /// Scans and prints. With `--emulate`, the emulated world and the scan's length run on
+    /// `clock` (a test's manual clock scans for `--scan-time` of virtual time).
+    func execute(_ output: CommandOutput, clock: BluetideClock = .continuous) async throws {
         let filter = try filter()
-        let session = try await DeviceSession.open(session)
+        let session = try await DeviceSession.open(session, clock: clock)
         var latest: [BluetoothAddress: Advertisement] = [:]
         var drawn = 0
         let live = output.isTerminal && !json

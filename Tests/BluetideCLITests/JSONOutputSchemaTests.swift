@@ -43,7 +43,8 @@ import Testing
             ("record", ["record", "Bluetide HRM", "--emulate", "heart-rate", "--out", recording.path, "--count", "3", "--json"], .stdout, nil),
         ]
         for run in Self.runs + extra {
-            let process = try BluetideExecutable.launch(run.arguments)
+            // The scan in virtual time (BLUETIDE_VIRTUAL_TIME): it hears its devices however busy the machine.
+            let process = try BluetideExecutable.launch(run.arguments, environment: run.label == "scan" ? ["BLUETIDE_VIRTUAL_TIME": "1"] : [:])
             if let stdin = run.stdin { try await process.writeToStdin(stdin) }
             await process.closeStdin()
             _ = await process.waitForCompletion(timeout: .seconds(90))

@@ -1,3 +1,4 @@
+import BluetideSupport
 import Foundation
 import Testing
 @testable import BluetideCommands
@@ -7,7 +8,8 @@ import Testing
         let collector = LineCollector()
         let command = try ScanCommand.parse(
             ["--transport", privateLink(), "--emulate", "heart-rate@-70,csc@-45", "--scan-time", "5"])
-        try await withGuard { try await command.execute(collector.output) }
+        // The 5 s scan passes in virtual time: every emulated device is heard however busy the machine.
+        try await withGuard(60) { try await Self.inVirtualTime { try await command.execute(collector.output, clock: $0) } }
         let lines = collector.lines
         #expect(lines.count == 3, "lines: \(lines)")
         #expect(lines.first?.hasPrefix("ADDRESS") == true)
@@ -24,7 +26,7 @@ import Testing
         let command = try ScanCommand.parse(
             ["--transport", privateLink(), "--emulate", "heart-rate@-60,csc@-50,hm10@-80", "--scan-time", "5",
              "--json", "--service", "180D"])
-        try await withGuard { try await command.execute(collector.output) }
+        try await withGuard(60) { try await Self.inVirtualTime { try await command.execute(collector.output, clock: $0) } }
         let objects = collector.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(objects.count == 1, "lines: \(collector.lines)")
         let device = objects.first?["device"] as? [String: Any]
@@ -35,9 +37,15 @@ import Testing
         let strongOnly = try ScanCommand.parse(
             ["--transport", privateLink(), "--emulate", "heart-rate@-60,csc@-50,hm10@-80", "--timeout", "5",
              "--json", "--min-rssi", "-65", "--name-prefix", "Bluetide"])
-        try await withGuard { try await strongOnly.execute(weak.output) }
+        try await withGuard(60) { try await Self.inVirtualTime { try await strongOnly.execute(weak.output, clock: $0) } }
         let names = weak.lines.compactMap { ((try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["device"] as? [String: Any])?["name"] as? String }
         #expect(names == ["Bluetide CSC", "Bluetide HRM"])
+    }
+
+    /// Runs `body` with a fresh manual clock, driven in virtual time.
+    static func inVirtualTime(_ body: @escaping @Sendable (BluetideClock) async throws -> Void) async throws {
+        let clock = ManualClock()
+        try await clock.advancing { try await body(BluetideClock(clock)) }
     }
 
     @Test func gattFailsWhenEveryReadFailed() throws {

@@ -1,4 +1,5 @@
 import Bluetide
+import BluetideSupport
 import BluetideTestSupport
 import Foundation
 import Synchronization
@@ -23,6 +24,17 @@ final class RingLines: Sendable {
     }
 }
 
+extension RingPairCommand {
+    /// Runs `ring pair` with its emulated world and its scan in virtual time: the `--scan-time`
+    /// passes in next to no wall time and every emulated ring advertising in it is heard,
+    /// however busy the machine.
+    func executeInVirtualTime(_ output: CommandOutput, input: @escaping @Sendable () -> String?) async throws {
+        let clock = ManualClock()
+        let command = self
+        try await clock.advancing { try await command.execute(output, input: input, clock: BluetideClock(clock)) }
+    }
+}
+
 /// A temporary folder for one test.
 struct Scratch {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("ring-cli-\(UUID().uuidString.prefix(8))")
@@ -40,7 +52,7 @@ struct Scratch {
         try await guarded(150, "pair, battery, sync, export") {
             let pairLines = RingLines()
             try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "2"])
-                .execute(pairLines.output, input: { nil })
+                .executeInVirtualTime(pairLines.output, input: { nil })
             #expect(pairLines.lines.last?.hasPrefix("paired R02_") == true, "\(pairLines.lines)")
             let pairing = try #require(try RingPairingFile(url: URL(fileURLWithPath: scratch.pairing)).load())
             #expect(pairing.emulate == "colmi-r02")
@@ -79,7 +91,7 @@ struct Scratch {
             let lines = RingLines()
             try await RingPairCommand.parse([
                 "--emulate", "colmi-r02@-75,colmi-r02@-45,heart-rate@-30", "--pairing-file", scratch.pairing, "--scan-time", "2",
-            ]).execute(lines.output, input: { "2" })
+            ]).executeInVirtualTime(lines.output, input: { "2" })
             let rows = lines.lines.filter { $0.hasPrefix("1  ") || $0.hasPrefix("2  ") || $0.hasPrefix("3  ") }
             #expect(rows.count == 2, "\(lines.lines)")  // the heart-rate strap is not a ring
             #expect(rows.first?.contains("-45 dBm") == true && rows.first?.contains("▂▄▆█") == true, "\(rows)")
@@ -115,7 +127,7 @@ struct Scratch {
             ("steps of 5", { try await RingHeartRateSettingsCommand.parse(["--pairing-file", scratch.pairing, "--interval", "7"]).execute(RingLines().output) }),
             ("no ring found", {
                 try await RingPairCommand.parse(["--first", "--emulate", "heart-rate", "--pairing-file", scratch.pairing, "--scan-time", "1"])
-                    .execute(RingLines().output, input: { nil })
+                    .executeInVirtualTime(RingLines().output, input: { nil })
             }),
         ]
         for (expected, body) in cases {
@@ -133,7 +145,7 @@ struct Scratch {
         defer { scratch.remove() }
         try await guarded(90, "ring settings") {
             try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "2"])
-                .execute(RingLines().output, input: { nil })
+                .executeInVirtualTime(RingLines().output, input: { nil })
             // The emulated ring lives in this process: one --emulate per command, like the CLI.
             let read = RingLines()
             try await RingSettingsCommand.parse(["--pairing-file", scratch.pairing]).execute(read.output)
@@ -164,7 +176,7 @@ struct Scratch {
         defer { scratch.remove() }
         try await guarded(90, "watch --continuous") {
             try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "1"])
-                .execute(RingLines().output, input: { nil })
+                .executeInVirtualTime(RingLines().output, input: { nil })
             let lines = RingLines()
             try await RingWatchCommand.parse(["--pairing-file", scratch.pairing, "--continuous"]).execute(lines.output) {
                 await lines.wait(60) { $0.filter { $0.hasPrefix("heart rate ") }.count >= 3 }
@@ -200,7 +212,7 @@ struct Scratch {
         defer { scratch.remove() }
         try await guarded(90, "watch") {
             try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "1"])
-                .execute(RingLines().output, input: { nil })
+                .executeInVirtualTime(RingLines().output, input: { nil })
             let lines = RingLines()
             // A timer, not --duration: that installs signal handlers, and children of the test process
             // would inherit SIGTERM as ignored.

@@ -1,5 +1,6 @@
 import Bluetide
 import BluetideDeviceModels
+import BluetideSupport
 import Foundation
 import Testing
 @testable import BluetideCommands
@@ -32,7 +33,7 @@ import Testing
     }
 
     @Test func theR10IsRecognisedItsSettingsRoundTripAndItsSleepNeedsTheTwoByteRequest() async throws {
-        try await RingRig.with(model: try Self.model("r10"), 90, "R10") { rig in
+        try await RingRig.with(model: try Self.model("r10"), clock: ManualClock(), 90, "R10") { rig in
             let ring = try await rig.open(retries: 0)
             #expect(await ring.model?.id == "r10")
             #expect(await ring.capabilities?.supportsTemperature == true)
@@ -43,7 +44,7 @@ import Testing
             // Sleep: the session sends `ff 01`, which the R10 answers.
             let sleep = try await ring.sleep()
             #expect(!sleep.days.isEmpty)
-            // The 1-byte request gets no answer from it.
+            // The 1-byte request gets no answer from it (the reply limit passes in virtual time).
             do {
                 _ = try await ring.exchange(COLMIBigDataFrame.sleepRequest(.all).bytes, .bigData(id: COLMIBigDataID.sleep), "sleep (1 byte)", bigData: true)
                 Issue.record("the R10 answered the 1-byte sleep request")

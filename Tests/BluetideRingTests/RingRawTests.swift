@@ -36,7 +36,7 @@ import Testing
         let values = scratch.url.appendingPathComponent("raw.values.jsonl").path
         try await guarded(90, "ring raw") {
             try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "1"])
-                .execute(RingLines().output, input: { nil })
+                .executeInVirtualTime(RingLines().output, input: { nil })
             let lines = RingLines()
             // Ends once more than 20 rows are written (or after 60 s): no fixed window.
             let written = Observed(0)

@@ -1,6 +1,7 @@
 import Bluetide
 import BluetideEmulation
 import BluetideDeviceModels
+import BluetideSupport
 import Foundation
 import Testing
 @testable import BluetideRing
@@ -87,7 +88,7 @@ import Testing
     }
 
     @Test func aCorruptReplyIsAskedForAgainThenSucceeds() async throws {
-        try await RingRig.with(model: CorruptingRing(opcode: COLMIOpcode.battery, corruptions: 1), 60, "battery after a corrupt reply") { rig in
+        try await RingRig.with(model: CorruptingRing(opcode: COLMIOpcode.battery, corruptions: 1), clock: ManualClock(), 60, "battery after a corrupt reply") { rig in
             let ring = try await rig.open()
             let battery = try await ring.battery()
             #expect(battery.levelPercent > 0)
@@ -97,7 +98,7 @@ import Testing
     }
 
     @Test func corruptRepliesEveryTimeEndInAClearError() async throws {
-        try await RingRig.with(model: CorruptingRing(opcode: COLMIOpcode.battery, corruptions: 100), 60, "battery with corrupt replies") { rig in
+        try await RingRig.with(model: CorruptingRing(opcode: COLMIOpcode.battery, corruptions: 100), clock: ManualClock(), 60, "battery with corrupt replies") { rig in
             let ring = try await rig.open(retries: 2)
             do {
                 _ = try await ring.battery()
@@ -118,7 +119,7 @@ import Testing
         try await RingRig.with(90, "second central") { rig in
             let ring = try await rig.open()
             // While connected, the ring does not advertise: a second central finds nothing.
-            let other = try await Bluetooth.open(transport: "virtual:\(await rig.ringTransport.controller.link.name)")
+            let other = try await Bluetooth.open(transport: "virtual:\(rig.linkName)")
             let seen = try await other.central.discover(timeout: .seconds(2))
             #expect(!seen.contains { $0.address == rig.ringAddress })
             await ring.close()

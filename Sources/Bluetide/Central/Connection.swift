@@ -1,6 +1,7 @@
 import BluetideBase
 import BluetideHCI
 import BluetideHost
+import BluetideSupport
 
 /// A connection to one device, made by ``Central/connect(to:timeout:policy:)-(BluetoothAddress,_,_)``.
 ///
@@ -20,12 +21,17 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     public let address: BluetoothAddress
     /// The policy the connection was made with.
     public let policy: ConnectionPolicy
+    /// The clock the connection's waits run on: its central's (``Central/clock``, set by
+    /// ``Bluetooth/Configuration/clock``). Apps built on a connection time their own limits,
+    /// retries and timestamps on it, so a test's virtual clock drives them too.
+    public let clock: BluetideClock
     let driver: ConnectionDriver
     let hub: EventHub
 
     init(central: Central, address: BluetoothAddress, policy: ConnectionPolicy, slot: Int) {
         self.address = address
         self.policy = policy
+        self.clock = central.clock
         let hub = EventHub()
         self.hub = hub
         self.driver = ConnectionDriver(central: central, address: address, policy: policy, slot: slot, hub: hub)

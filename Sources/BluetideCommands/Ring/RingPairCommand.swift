@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bluetide
 import BluetideRing
+import BluetideSupport
 import Foundation
 
 /// `bluetide ring pair`: scan for rings, pick one, remember it.
@@ -34,11 +35,13 @@ struct RingPairCommand: AsyncParsableCommand {
 
     func run() async throws { try await execute(CommandOutput.standardOutput(), input: { readLine() }) }
 
-    func execute(_ output: CommandOutput, input: @Sendable () -> String?) async throws {
+    /// Scans, picks and remembers. With `--emulate`, the emulated world and the scan's length run
+    /// on `clock` (a test's manual clock scans for `--scan-time` of virtual time).
+    func execute(_ output: CommandOutput, input: @Sendable () -> String?, clock: BluetideClock = .continuous) async throws {
         try connection.check()
         guard scanTime.isFinite, scanTime > 0 else { throw CommandFailure("--scan-time \(scanTime): expected seconds > 0, e.g. --scan-time 5") }
         let transportText = connection.transport ?? "virtual"
-        let session = try await DeviceSession.open(try connection.sessionOptions(remembered: nil))
+        let session = try await DeviceSession.open(try connection.sessionOptions(remembered: nil), clock: clock)
         let rings: [Advertisement]
         do { rings = try await RingDiscovery.discover(session.central, timeout: .seconds(scanTime)) } catch {
             await session.close()

@@ -38,6 +38,11 @@ public actor Ring {
         public var bondsWhenAsked = true
         /// The time the ring's clock is set to (the system clock; a fixed time replays a capture).
         public var clock: @Sendable () -> Date = { Date() }
+        /// The clock the session's own waits run on: reply time limits, retry pauses and the
+        /// arrival times of raw samples. nil (the default) takes the connection's
+        /// (``Connection/clock``, the host's ``Bluetooth/Configuration/clock``), so a host on a
+        /// virtual clock runs its ring sessions in virtual time too.
+        public var waitClock: BluetideClock?
         public init() {}
     }
 
@@ -45,6 +50,8 @@ public actor Ring {
     public nonisolated let connection: Connection
     /// Options in force.
     public nonisolated let options: Options
+    /// The clock the session waits on: ``Options/waitClock``, else the connection's.
+    public nonisolated let waitClock: BluetideClock
     /// Every unsolicited packet, newest kept when nobody reads (up to 256).
     public nonisolated let events: AsyncStream<RingEvent>
     /// Battery pushes (`73 0C`) alone.
@@ -77,8 +84,8 @@ public actor Ring {
     /// Raw packets discarded by the session since the raw stream started: corrupt ones and
     /// those not taken from a full ``rawSamples`` buffer.
     public private(set) var rawDropped = 0
-    /// When the raw stream started (monotonic); nil while none runs.
-    private var rawStart: ContinuousClock.Instant?
+    /// When the raw stream started (on ``waitClock``); nil while none runs.
+    private var rawStart: BluetideClock.Instant?
     /// Whether this session started the continuous heart-rate stream (`1E`).
     private var continuousHeartRate = false
 
@@ -97,6 +104,7 @@ public actor Ring {
     private init(connection: Connection, options: Options) {
         self.connection = connection
         self.options = options
+        waitClock = options.waitClock ?? connection.clock
         (events, eventSink) = AsyncStream<RingEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
         (batteryUpdates, batterySink) = AsyncStream<COLMIBattery>.makeStream(bufferingPolicy: .bufferingNewest(16))
         (readings, readingSink) = AsyncStream<COLMIRealTimeReading>.makeStream(bufferingPolicy: .bufferingNewest(256))
@@ -289,7 +297,7 @@ public actor Ring {
     /// branch sends it, 4 as atc1441's tool does); samples arrive on ``rawSamples`` with their
     /// arrival time. ``close()`` stops it.
     public func startRawStream(mode: UInt8 = 0) async throws {
-        rawStart = .now
+        rawStart = waitClock.now
         rawDropped = 0
         try await send(COLMIRequest.rawSensorStart(mode: mode).packet.bytes, "start raw stream")
     }
@@ -380,7 +388,7 @@ public actor Ring {
                 } catch let failure as AttemptFailure {
                     problem = failure.problem
                     Self.logger.debug("ring \(name): attempt \(attempt) of \(attempts) failed: \(problem)")
-                    if attempt < attempts { try await Task.sleep(for: self.options.retryPause) }
+                    if attempt < attempts { try await self.waitClock.sleep(for: self.options.retryPause) }
                 }
             }
             throw RingError.noValidReply(command: name, attempts: attempts, lastProblem: problem)
@@ -396,8 +404,9 @@ public actor Ring {
         let (stream, sink) = AsyncThrowingStream<RingReply, any Error>.makeStream()
         pending = Pending(id: id, collector: RingReplyCollector(kind), sink: sink)
         let timeout = options.replyTimeout
+        let clock = waitClock
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+            try? await clock.sleep(for: timeout)
             await self?.fail(id, AttemptFailure(problem: "no complete reply within \(timeout)"))
         }
         defer {
@@ -491,7 +500,7 @@ public actor Ring {
         case let .continuousHeartRate(bpm): eventSink.yield(.continuousHeartRate(bpm))
         case let .rawSensor(sample):
             guard let rawStart else { return }
-            let seconds = ContinuousClock.now.seconds(since: rawStart)
+            let seconds = waitClock.now.seconds(since: rawStart)
             if case .dropped = rawSink.yield(RingRawSample(seconds: seconds, sample: sample, packet: packet.bytes)) { rawDropped += 1 }
         case let .deviceNotification(n):
             switch n {

@@ -162,10 +162,10 @@ public struct RingSync: Sendable {
                 }
             }
         } catch {
-            try? store.recordSync(ring: ringID, started: now, finished: Date(), added: report.added, status: "interrupted")
+            try? store.recordSync(ring: ringID, started: now, finished: ring.options.clock(), added: report.added, status: "interrupted")
             throw RingSyncInterrupted(report: report, cause: error, step: step)
         }
-        try store.recordSync(ring: ringID, started: now, finished: Date(), added: report.added, status: "complete")
+        try store.recordSync(ring: ringID, started: now, finished: ring.options.clock(), added: report.added, status: "complete")
         return report
     }
 }
