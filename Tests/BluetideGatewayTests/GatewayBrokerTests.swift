@@ -4,6 +4,7 @@ import BluetideEmulation
 import BluetideDeviceModels
 import BluetideGateway
 import BluetideMQTT
+import BluetideProfiles
 import BluetideTestSupport
 import Foundation
 import Testing
@@ -21,10 +22,12 @@ struct GatewayBrokerTests {
     static let strap = BluetoothAddress.randomStatic(0xF1DE_0000_0A01)
     static let trainer = BluetoothAddress.randomStatic(0xF1DE_0000_0A02)
 
-    /// A strap at -50 dBm and a trainer at -60 dBm behind gateway `gw1`; always finished.
-    func withRig(persistent: Bool = false, _ body: (GatewayRig) async throws -> Void) async throws {
+    /// A strap at -50 dBm and a trainer at -60 dBm behind gateway `gw1`; always finished. With
+    /// `numbered`, the strap numbers its notifications (see ``NumberedHeartRateModel``).
+    func withRig(persistent: Bool = false, numbered: Bool = false, _ body: (GatewayRig) async throws -> Void) async throws {
+        let strap: any DeviceModel = numbered ? NumberedHeartRateModel(seed: 1) : HeartRateModel(seed: 1)
         try await GatewayRig.run(
-            devices: [([HeartRateModel(seed: 1)], Self.strap, -50), ([TacxFECModel(seed: 2)], Self.trainer, -60)], persistent: persistent,
+            devices: [([strap], Self.strap, -50), ([TacxFECModel(seed: 2)], Self.trainer, -60)], persistent: persistent,
             body)
     }
 
@@ -156,15 +159,18 @@ struct GatewayBrokerTests {
     }
 
     @Test func aBrokerRestartInTheMiddleOfAStreamLosesNothingAndKeepsTheOrder() async throws {
-        try await withRig(persistent: true) { rig in
+        try await withRig(persistent: true, numbered: true) { rig in
             // A subscriber with a persistent session at QoS 1: the broker keeps what it misses.
             let sub = try await MosquittoClients.subscribe(rig.broker, topics: ["bluetide/f1de00000a01/heart-rate"], extra: ["-c", "-q", "1"])
-            var times: [Double] = []
-            func nextTime() async throws -> Double {
+            // The strap numbers its notifications, so a lost, repeated or reordered value shows
+            // in the numbers themselves, however late a busy machine delivers them.
+            var numbers: [Int] = []
+            func nextNumber() async throws -> Int {
                 let (_, json) = try await line(sub) { topic, _ in topic == "bluetide/f1de00000a01/heart-rate" }
-                return try #require(json?["time", "monotonic"]?.double)
+                guard case let .string(hex)? = json?["value", "hex"] else { throw MosquittoBrokerError("no value.hex in \(String(describing: json))") }
+                return try NumberedHeartRateModel.number(hex: hex)
             }
-            for _ in 0..<2 { times.append(try await nextTime()) }
+            for _ in 0..<2 { numbers.append(try await nextNumber()) }
             await rig.broker.stop()
             try await rig.client.waitUntilDisconnected(timeout: .seconds(20))
             // Values keep coming from the strap while the broker is away: they wait in the outbox.
@@ -172,13 +178,60 @@ struct GatewayBrokerTests {
             let queued = rig.client.unacknowledgedCount
             #expect(queued >= 3)
             try await rig.broker.launch()
-            for _ in 0..<(queued + 2) { times.append(try await nextTime()) }
-            #expect(times == times.sorted() && Set(times).count == times.count, "out of order or repeated: \(times)")
-            let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
-            #expect(gaps.allSatisfy { $0 < 3 }, "a value went missing: gaps \(gaps) s with values about 1 s apart")
+            for _ in 0..<(queued + 2) { numbers.append(try await nextNumber()) }
+            let first = try #require(numbers.first)
+            #expect(numbers == Array(first..<(first + numbers.count)), "a value went missing, came twice or out of order: \(numbers)")
             #expect(rig.client.droppedCount == 0)
             await sub.stop()
         }
+    }
+}
+
+/// A heart-rate strap that numbers its measurements: each notification carries its sequence
+/// number (1, 2, 3, …) in the energy-expended field, so a test can tell a lost value from a late
+/// one without reading a clock.
+struct NumberedHeartRateModel: DeviceModel {
+    private var strap: HeartRateModel
+    private var sent = 0
+
+    init(seed: UInt64) { strap = HeartRateModel(seed: seed) }
+
+    var name: String { strap.name }
+    var advertising: AdvertisingHints { strap.advertising }
+    var services: [EmulatedService] { strap.services }
+    var tickInterval: Double { strap.tickInterval }
+    func read(_ characteristic: BluetoothUUID, now: Double) -> [UInt8]? { strap.read(characteristic, now: now) }
+    mutating func write(_ characteristic: BluetoothUUID, _ bytes: [UInt8], now: Double) -> WriteOutcome {
+        strap.write(characteristic, bytes, now: now)
+    }
+
+    mutating func tick(now: Double) -> [EmulatedOutput] {
+        strap.tick(now: now).map { output in
+            guard output.characteristic == .heartRateMeasurement, var measurement = try? HeartRateMeasurement(bytes: output.bytes) else { return output }
+            sent += 1
+            measurement.energyExpendedKilojoules = UInt16(truncatingIfNeeded: sent)
+            measurement.rrIntervals1024 = measurement.rrIntervals1024.map { Array($0.prefix(7)) }  // room for the number
+            var numbered = output
+            numbered.bytes = measurement.bytes
+            return numbered
+        }
+    }
+
+    /// The sequence number in a published measurement's hex bytes.
+    static func number(hex: String) throws -> Int {
+        let digits = Array(hex.utf8)
+        guard digits.count.isMultiple(of: 2) else { throw MosquittoBrokerError("odd-length value.hex \(hex)") }
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
+                throw MosquittoBrokerError("value.hex \(hex) is not hexadecimal")
+            }
+            bytes.append(byte)
+        }
+        guard let number = try HeartRateMeasurement(bytes: bytes).energyExpendedKilojoules else {
+            throw MosquittoBrokerError("measurement \(hex) carries no number in its energy-expended field")
+        }
+        return Int(number)
     }
 }
 
