@@ -45,6 +45,9 @@ public final class ManualClock: Clock, Sendable {
         var waiters: [(id: UInt64, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         /// Waiters cancelled before they were installed.
         var cancelledWaiters: Set<UInt64> = []
+        /// Sleepers that ``advance(by:)`` woke and that have not run again yet: time must not
+        /// move on before they have seen the instant they were woken at.
+        var woken: Set<UInt64> = []
 
         /// Resumes the waiters satisfied by the current number of sleepers.
         mutating func notifyWaiters() {
@@ -80,6 +83,8 @@ public final class ManualClock: Clock, Sendable {
             state.activity &+= 1
             return state.nextID
         }
+        // Running again: the sleeper has seen the instant it was woken at.
+        defer { state.withLock { state in if state.woken.remove(id) != nil { state.activity &+= 1 } } }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 enum Outcome { case wait, due, cancelled }
@@ -117,6 +122,7 @@ public final class ManualClock: Clock, Sendable {
             let now = state.now
             let due = state.sleepers.filter { $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
             state.sleepers.removeAll { $0.deadline <= now }
+            state.woken.formUnion(due.map(\.id))
             return due
         }
         for sleeper in due { sleeper.continuation.resume() }
@@ -168,7 +174,8 @@ public final class ManualClock: Clock, Sendable {
     ///
     /// "The queued work has had its turn" is judged by scheduling, never by wall time: the
     /// driver runs at background priority, yields `yields` times, and moves time only when no
-    /// task read the clock, slept on it or was woken by it during those yields; and it moves at
+    /// task read the clock, slept on it or was woken by it during those yields, and every sleeper
+    /// it woke has run again (however late a starved machine runs it); and it moves at
     /// most `step` at once, so work still in flight on another thread sees at most a few steps
     /// pass (a time limit of seconds needs hundreds of quiet windows to pass). A busy machine
     /// makes the run slower, not different.
@@ -182,7 +189,7 @@ public final class ManualClock: Clock, Sendable {
                     let before = self.state.withLock { $0.activity }
                     for _ in 0..<yields { await Task.yield() }
                     let quiet = self.state.withLock { state -> (now: Instant, next: Instant)?? in
-                        guard state.activity == before else { return .some(nil) }
+                        guard state.activity == before, state.woken.isEmpty else { return .some(nil) }
                         guard let next = state.sleepers.map(\.deadline).min() else { return nil }
                         return (state.now, next)
                     }

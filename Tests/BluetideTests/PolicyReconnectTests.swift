@@ -196,9 +196,13 @@ import BluetideTestSupport
             + (1...attempts).map { .reconnecting(attempt: $0) } + [.reconnected]
         #expect(first.events == expected)
         #expect(second.events == first.events)
-        // Back after the outage, within a few advertising intervals of the last attempt's start.
-        #expect(first.reconnectedAfter >= start && first.reconnectedAfter < start + .milliseconds(500))
-        #expect(second.reconnectedAfter >= start && second.reconnectedAfter < start + .milliseconds(500))
+        // Back after the outage, by the attempt that started after it (before that attempt's own
+        // limit). The test reads the clock when the event reaches it, which a starved machine may
+        // do some virtual milliseconds late, so the bound is the attempt's limit, not an exact
+        // instant; the events above already name the attempt.
+        for run in [first, second] {
+            #expect(run.reconnectedAfter >= start && run.reconnectedAfter < start + policy.reconnect.attemptTimeout, "\(run.reconnectedAfter) vs \(start)")
+        }
     }
 
     @Test func operationsDuringReconnectWaitForTheLink() async throws {
