@@ -22,10 +22,15 @@ import Testing
     ) async throws {
         let rig = try await EmulatedRig.start(models)
         let requests = kinds.enumerated().map { RideDeviceRequest($0.element, device: EmulatedRig.address($0.offset).description) }
-        let reader = RideSession(source: LiveRideSource(central: rig.bluetooth.central, requests: requests))
+        // This rig runs on the wall clock (its emulated devices tick in real time), so the hosts'
+        // set-up limits are hang guards: generous, for a machine that starves the test process
+        // (the 10 s default ran out once in the first minute of a full run with two CPU hogs).
+        var policy = ConnectionPolicy.resilient
+        policy.setupTimeout = .seconds(60)
+        let reader = RideSession(source: LiveRideSource(central: rig.bluetooth.central, requests: requests, configuration: .init(policy: policy)))
         let bridge = RideBridge(session: reader, peripheral: rig.bluetooth.peripheral, configuration: .init(name: name))
         let app = try await Bluetooth.open(transport: "virtual:\(rig.linkName)")
-        let client = LiveRideSource(central: app.central, requests: [.init(.trainer, device: name)], configuration: .init(scanSeconds: 5))
+        let client = LiveRideSource(central: app.central, requests: [.init(.trainer, device: name)], configuration: .init(scanSeconds: 5, policy: policy))
         let rider = RideSession(source: client)
         var pump: Task<Void, Never>?
         func stop() async {

@@ -31,10 +31,12 @@ import Testing
                 #expect(last == "no complete reply within 40.0 seconds", "\(last)")
             }
             // Three limits of 40 s and two pauses of 15 s passed on the manual clock: 150 s of
-            // virtual time (give or take the link's latency and a few 10 ms steps), far more than
-            // the 60 s wall-clock hang guard.
+            // virtual time, far more than the 60 s wall-clock hang guard. The bounds allow the
+            // link's latency and the virtual time that passes while a starved machine carries a
+            // packet between tasks (up to about 2 s seen with two CPU hogs), and still fail for
+            // a missing pause (−15 s) or an extra attempt (+55 s).
             let elapsed = start.duration(to: clock.now)
-            #expect(elapsed >= .seconds(150) && elapsed < .milliseconds(150_500), "\(elapsed)")
+            #expect(elapsed >= .seconds(150) && elapsed < .seconds(155), "\(elapsed)")
             // Each request was written again one limit and one pause after the previous one: the
             // k-th write reached the ring (k − 1) × 55 s after the start. Measured from the start,
             // not from the previous write, whose arrival a starved machine may note late.
@@ -43,7 +45,7 @@ import Testing
             for (index, time) in times.enumerated() {
                 let after = start.duration(to: time)
                 let due = Duration.seconds(55 * index)
-                #expect(after >= due && after < due + .milliseconds(500), "write \(index + 1) at \(after)")
+                #expect(after >= due && after < due + .seconds(5), "write \(index + 1) at \(after)")
             }
             await ring.close()
         }
@@ -67,12 +69,13 @@ import Testing
             let times = writes.instants
             #expect(times.count == 2, "\(times)")
             if times.count == 2 {
-                // Measured from the start: the first write's arrival may be noted late.
+                // Measured from the start: the first write's arrival may be noted late. Under 30 s:
+                // not the 40 s reply limit, with room for a starved machine (see above).
                 let after = start.duration(to: times[1])
-                #expect(after >= .seconds(20) && after < .milliseconds(20_500), "\(after)")
+                #expect(after >= .seconds(20) && after < .seconds(30), "\(after)")
             }
             let elapsed = start.duration(to: clock.now)
-            #expect(elapsed >= .seconds(20) && elapsed < .milliseconds(20_500), "\(elapsed)")
+            #expect(elapsed >= .seconds(20) && elapsed < .seconds(30), "\(elapsed)")
             await ring.close()
         }
     }
