@@ -27,7 +27,9 @@ struct LinkLossRig {
     /// the command printed and how it ended.
     func run(_ command: @escaping @Sendable (CommandOutput) async throws -> Void) async -> (lines: [String], error: (any Error)?) {
         let collector = LineCollector()
-        let running = Task { try await withGuard { try await command(collector.output) } }
+        // A wall-clock rig (the strap ticks in real time): the guard is a generous hang guard,
+        // for a machine that starves the test process (30 s ran out once under load).
+        let running = Task { try await withGuard(120) { try await command(collector.output) } }
         let transport = transport
         let cut = Task {
             try await collector.wait { $0.filter { $0.contains("bpm") }.count >= 2 }

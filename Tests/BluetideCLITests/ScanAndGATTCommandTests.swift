@@ -7,7 +7,7 @@ import Testing
     @Test func scanListsTheEmulatedDevicesStrongestFirst() async throws {
         let collector = LineCollector()
         let command = try ScanCommand.parse(
-            ["--transport", privateLink(), "--emulate", "heart-rate@-70,csc@-45", "--scan-time", "5"])
+            ["--transport", privateLink(), "--emulate", "heart-rate@-70,csc@-45", "--scan-time", "30"])
         // The 5 s scan passes in virtual time: every emulated device is heard however busy the machine.
         try await withGuard(60) { try await Self.inVirtualTime { try await command.execute(collector.output, clock: $0) } }
         let lines = collector.lines
@@ -24,7 +24,7 @@ import Testing
     @Test func scanJSONGivesOneObjectPerDeviceAndAppliesFilters() async throws {
         let collector = LineCollector()
         let command = try ScanCommand.parse(
-            ["--transport", privateLink(), "--emulate", "heart-rate@-60,csc@-50,hm10@-80", "--scan-time", "5",
+            ["--transport", privateLink(), "--emulate", "heart-rate@-60,csc@-50,hm10@-80", "--scan-time", "30",
              "--json", "--service", "180D"])
         try await withGuard(60) { try await Self.inVirtualTime { try await command.execute(collector.output, clock: $0) } }
         let objects = collector.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -35,7 +35,7 @@ import Testing
 
         let weak = LineCollector()
         let strongOnly = try ScanCommand.parse(
-            ["--transport", privateLink(), "--emulate", "heart-rate@-60,csc@-50,hm10@-80", "--timeout", "5",
+            ["--transport", privateLink(), "--emulate", "heart-rate@-60,csc@-50,hm10@-80", "--timeout", "30",
              "--json", "--min-rssi", "-65", "--name-prefix", "Bluetide"])
         try await withGuard(60) { try await Self.inVirtualTime { try await strongOnly.execute(weak.output, clock: $0) } }
         let names = weak.lines.compactMap { ((try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["device"] as? [String: Any])?["name"] as? String }

@@ -51,7 +51,7 @@ struct Scratch {
         defer { scratch.remove() }
         try await guarded(150, "pair, battery, sync, export") {
             let pairLines = RingLines()
-            try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "2"])
+            try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "30"])
                 .executeInVirtualTime(pairLines.output, input: { nil })
             #expect(pairLines.lines.last?.hasPrefix("paired R02_") == true, "\(pairLines.lines)")
             let pairing = try #require(try RingPairingFile(url: URL(fileURLWithPath: scratch.pairing)).load())
@@ -90,7 +90,7 @@ struct Scratch {
         try await guarded(90, "pair with a choice") {
             let lines = RingLines()
             try await RingPairCommand.parse([
-                "--emulate", "colmi-r02@-75,colmi-r02@-45,heart-rate@-30", "--pairing-file", scratch.pairing, "--scan-time", "2",
+                "--emulate", "colmi-r02@-75,colmi-r02@-45,heart-rate@-30", "--pairing-file", scratch.pairing, "--scan-time", "30",
             ]).executeInVirtualTime(lines.output, input: { "2" })
             let rows = lines.lines.filter { $0.hasPrefix("1  ") || $0.hasPrefix("2  ") || $0.hasPrefix("3  ") }
             #expect(rows.count == 2, "\(lines.lines)")  // the heart-rate strap is not a ring
@@ -126,7 +126,7 @@ struct Scratch {
             }),
             ("steps of 5", { try await RingHeartRateSettingsCommand.parse(["--pairing-file", scratch.pairing, "--interval", "7"]).execute(RingLines().output) }),
             ("no ring found", {
-                try await RingPairCommand.parse(["--first", "--emulate", "heart-rate", "--pairing-file", scratch.pairing, "--scan-time", "1"])
+                try await RingPairCommand.parse(["--first", "--emulate", "heart-rate", "--pairing-file", scratch.pairing, "--scan-time", "30"])
                     .executeInVirtualTime(RingLines().output, input: { nil })
             }),
         ]
@@ -144,7 +144,7 @@ struct Scratch {
         let scratch = Scratch()
         defer { scratch.remove() }
         try await guarded(90, "ring settings") {
-            try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "2"])
+            try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "30"])
                 .executeInVirtualTime(RingLines().output, input: { nil })
             // The emulated ring lives in this process: one --emulate per command, like the CLI.
             let read = RingLines()
@@ -175,7 +175,7 @@ struct Scratch {
         let scratch = Scratch()
         defer { scratch.remove() }
         try await guarded(90, "watch --continuous") {
-            try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "1"])
+            try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "30"])
                 .executeInVirtualTime(RingLines().output, input: { nil })
             let lines = RingLines()
             try await RingWatchCommand.parse(["--pairing-file", scratch.pairing, "--continuous"]).execute(lines.output) {
@@ -211,7 +211,7 @@ struct Scratch {
         let scratch = Scratch()
         defer { scratch.remove() }
         try await guarded(90, "watch") {
-            try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "1"])
+            try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "30"])
                 .executeInVirtualTime(RingLines().output, input: { nil })
             let lines = RingLines()
             // A timer, not --duration: that installs signal handlers, and children of the test process

@@ -35,7 +35,7 @@ import Testing
         let csv = scratch.url.appendingPathComponent("raw.csv").path
         let values = scratch.url.appendingPathComponent("raw.values.jsonl").path
         try await guarded(90, "ring raw") {
-            try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "1"])
+            try await RingPairCommand.parse(["--first", "--emulate", "colmi-r02", "--pairing-file", scratch.pairing, "--scan-time", "30"])
                 .executeInVirtualTime(RingLines().output, input: { nil })
             let lines = RingLines()
             // Ends once more than 20 rows are written (or after 60 s): no fixed window.

@@ -196,12 +196,12 @@ import BluetideTestSupport
             + (1...attempts).map { .reconnecting(attempt: $0) } + [.reconnected]
         #expect(first.events == expected)
         #expect(second.events == first.events)
-        // Back after the outage, by the attempt that started after it (before that attempt's own
-        // limit). The test reads the clock when the event reaches it, which a starved machine may
-        // do some virtual milliseconds late, so the bound is the attempt's limit, not an exact
-        // instant; the events above already name the attempt.
+        // Back after the outage, not before the attempt that started after it. Only a lower bound:
+        // the test reads the clock when the event reaches it, which a starved machine may do
+        // seconds of virtual time late (10 s was seen in a full run with two CPU hogs); the
+        // events above already name the attempt that reconnected, exactly.
         for run in [first, second] {
-            #expect(run.reconnectedAfter >= start && run.reconnectedAfter < start + policy.reconnect.attemptTimeout, "\(run.reconnectedAfter) vs \(start)")
+            #expect(run.reconnectedAfter >= start, "\(run.reconnectedAfter) vs \(start)")
         }
     }
 
