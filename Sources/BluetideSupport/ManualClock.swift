@@ -173,7 +173,7 @@ public final class ManualClock: Clock, Sendable {
     /// meets its own time limits (on this clock) instead of hanging.
     ///
     /// "The queued work has had its turn" is judged by scheduling, never by wall time: the
-    /// driver runs at background priority, yields `yields` times, and moves time only when no
+    /// driver runs at the caller's priority, yields `yields` times, and moves time only when no
     /// task read the clock, slept on it or was woken by it during those yields, and every sleeper
     /// it woke has run again (however late a starved machine runs it); and it moves at
     /// most `step` at once, so work still in flight on another thread sees at most a few steps
@@ -184,7 +184,11 @@ public final class ManualClock: Clock, Sendable {
     ) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await body() }
-            group.addTask(priority: .background) {
+            // The driver runs at the body's own priority, so that it waits in the same queue as
+            // the body's work: each yield puts it behind every job already queued there. (At a
+            // lower priority it ran on its own thread beside a queue full of other tests' jobs,
+            // and moved time on while the body's work was still waiting for a thread.)
+            group.addTask {
                 while !Task.isCancelled {
                     let before = self.state.withLock { $0.activity }
                     for _ in 0..<yields { await Task.yield() }
