@@ -42,7 +42,7 @@ import FoundationNetworking
         }
         let collector = LineCollector()
         let ride = try RideCommand.parseAsRoot([
-            "--emulate", "tacx-fec,heart-rate", "--transport", privateLink(), "--erg", "150", "--duration", "12", "--timeout", "2",
+            "--emulate", "tacx-fec,heart-rate", "--transport", privateLink(), "--erg", "150", "--duration", "12", "--timeout", "30",
             "--json", "--record", log,
         ])
         let run = try #require(ride as? RideRunCommand)

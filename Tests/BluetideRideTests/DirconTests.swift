@@ -99,7 +99,7 @@ import Testing
     /// and the ride's target is 180 W.
     @Test(.timeLimit(.minutes(2))) func anAppSetsERGOnAnEmulatedTrainer() async throws {
         let rig = try await EmulatedRig.start(["ftms-bike"])
-        let source = LiveRideSource(central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)])
+        let source = LiveRideSource(central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)], configuration: .patient())
         let session = RideSession(source: source)
         try await riding(session, rig) {
             let stream = try await session.start()

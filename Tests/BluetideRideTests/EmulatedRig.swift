@@ -4,6 +4,7 @@ import BluetideEmulation
 import BluetideDeviceModels
 import BluetideTestSupport
 import BluetideTransport
+import BluetideRide
 import Foundation
 
 struct TimedOut: Error, CustomStringConvertible {
@@ -14,6 +15,17 @@ struct TimedOut: Error, CustomStringConvertible {
 /// Runs `body` under a run-time limit (a hang guard, not a timing check).
 func guarded<T: Sendable>(_ what: String, seconds: Double = 60, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withRunTimeLimit(seconds, onTimeout: { TimedOut(what: what) }, body)
+}
+
+extension LiveRideSource.Configuration {
+    /// A configuration for the rigs here, which run on the wall clock (their emulated devices
+    /// tick in real time): the hosts' set-up limit is 60 s, a hang guard for a machine that
+    /// starves the test process (the 10 s default ran out in full runs with two CPU hogs).
+    static func patient(scanSeconds: Double = 5, retryDelay: Duration = .seconds(2)) -> Self {
+        var policy = ConnectionPolicy.resilient
+        policy.setupTimeout = .seconds(60)
+        return Self(scanSeconds: scanSeconds, policy: policy, retryDelay: retryDelay)
+    }
 }
 
 /// Emulated devices on a private virtual link, and a Bluetooth handle on the same link.

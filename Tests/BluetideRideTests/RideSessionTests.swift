@@ -41,7 +41,7 @@ func riding(_ session: RideSession, _ rig: EmulatedRig, _ body: () async throws 
         let rig = try await EmulatedRig.start(["tacx-fec", "heart-rate"])
         let source = LiveRideSource(
             central: rig.bluetooth.central, requests: RideDeviceRequest.Kind.allCases.map { .init($0, optional: true) },
-            configuration: .init(scanSeconds: 2))
+            configuration: .patient(scanSeconds: 2))
         let session = RideSession(source: source)
         try await riding(session, rig) {
             let stream = try await session.start()
@@ -67,7 +67,7 @@ func riding(_ session: RideSession, _ rig: EmulatedRig, _ body: () async throws 
         do {
             // (A client that skips Request Control is refused: BluetideEmulationTests pin that.)
             let source = LiveRideSource(
-                central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)])
+                central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)], configuration: .patient())
             let session = RideSession(source: source)
             let stream = try await session.start()
             let trainer = try #require(await session.trainer)
@@ -104,7 +104,7 @@ func riding(_ session: RideSession, _ rig: EmulatedRig, _ body: () async throws 
         let source = LiveRideSource(
             central: rig.bluetooth.central,
             requests: [.init(.trainer, device: EmulatedRig.address(0).description), .init(.heartRate, device: EmulatedRig.address(1).description)],
-            configuration: .init(retryDelay: .milliseconds(300)))
+            configuration: .patient(retryDelay: .milliseconds(300)))
         let session = RideSession(source: source)
         try await riding(session, rig) {
             let stream = try await session.start()
@@ -130,7 +130,7 @@ func riding(_ session: RideSession, _ rig: EmulatedRig, _ body: () async throws 
         let rig = try await EmulatedRig.start(["tacx-fec", "heart-rate"])
         let source = LiveRideSource(
             central: rig.bluetooth.central,
-            requests: [.init(.trainer, device: EmulatedRig.address(0).description), .init(.heartRate, device: EmulatedRig.address(1).description)])
+            requests: [.init(.trainer, device: EmulatedRig.address(0).description), .init(.heartRate, device: EmulatedRig.address(1).description)], configuration: .patient())
         let session = RideSession(source: source, configuration: .init(recordPath: path))
         let live: [RideSample]
         do {
@@ -167,7 +167,7 @@ func riding(_ session: RideSession, _ rig: EmulatedRig, _ body: () async throws 
 
     @Test func aWorkoutStepsTheTrainerTarget() async throws {
         let rig = try await EmulatedRig.start(["ftms-bike"])
-        let source = LiveRideSource(central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)])
+        let source = LiveRideSource(central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)], configuration: .patient())
         let session = RideSession(source: source, configuration: .init(ftpWatts: 200))
         try await riding(session, rig) {
             let stream = try await session.start()
@@ -190,7 +190,7 @@ func riding(_ session: RideSession, _ rig: EmulatedRig, _ body: () async throws 
     /// the ride's workout again from its first step.
     @Test func pauseStartLapAndWorkoutFromTheCommands() async throws {
         let rig = try await EmulatedRig.start(["ftms-bike"])
-        let source = LiveRideSource(central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)])
+        let source = LiveRideSource(central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)], configuration: .patient())
         let session = RideSession(source: source, configuration: .init(ftpWatts: 200))
         try await riding(session, rig) {
             let stream = try await session.start()

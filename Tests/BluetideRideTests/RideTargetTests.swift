@@ -122,7 +122,7 @@ import Testing
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ride-targets-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let rig = try await EmulatedRig.start([model])
-        let source = LiveRideSource(central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)])
+        let source = LiveRideSource(central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)], configuration: .patient())
         let session = RideSession(source: source, configuration: .init(recordPath: path))
         var live: [RideSample] = []
         try await riding(session, rig) {
