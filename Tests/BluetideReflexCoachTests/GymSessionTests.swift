@@ -17,7 +17,10 @@ struct GymRig {
     let bluetooth: Bluetooth
     let store: CoachStore
 
-    static func start(trainers count: Int, straps: Int = 0, missProbability: Double = 0) async throws -> GymRig {
+    /// `dropLink`: that trainer (by index, named `Reflex-Lane<index>`) loses its link once, right
+    /// after it notifies the result of program step `afterStep` (see ``LinkDroppingTrainer``).
+    static func start(trainers count: Int, straps: Int = 0, missProbability: Double = 0,
+                      dropLink: (trainer: Int, afterStep: UInt16)? = nil) async throws -> GymRig {
         let link = "gym-\(UUID().uuidString)"
         var transports: [VirtualTransport] = []
         var trainers: [EmulatedPeripheral] = []
@@ -37,8 +40,14 @@ struct GymRig {
             options.missProbability = missProbability
             options.wrongTargetProbability = 0
             options.localName = "Reflex-Lane\(index)"
-            trainers.append(try await EmulatedPeripheral.launch(
-                transport: transport, models: [PunchTrainerModel(seed: UInt64(100 + index), options: options)], commandTimeout: 120))
+            let trainer = PunchTrainerModel(seed: UInt64(100 + index), options: options)
+            var model: any DeviceModel = trainer
+            if let dropLink, dropLink.trainer == index {
+                model = LinkDroppingTrainer(trainer, afterStep: dropLink.afterStep) {
+                    Task { await transport.controller.link.linkLoss(transport.controller) }
+                }
+            }
+            trainers.append(try await EmulatedPeripheral.launch(transport: transport, models: [model], commandTimeout: 120))
             transports.append(transport)
         }
         var configuration = Bluetooth.Configuration()
@@ -184,27 +193,23 @@ func play(_ gym: GymSession, _ mode: GymMode, _ athletes: [Int64], _ sequence: S
     /// the middle of the first leg: the coach reconnects, the leg is marked as a single run's
     /// would be, the next member still runs, and every leg's results are stored.
     @Test func aRelayGoesOnThroughALinkLostAndRestoredMidLeg() async throws {
-        let rig = try await GymRig.start(trainers: 2)
+        // Trainer 1 drops its link itself, right after notifying step 1 of its first program:
+        // inside the first leg of whichever team plays on it.
+        let rig = try await GymRig.start(trainers: 2, dropLink: (trainer: 1, afterStep: 1))
         let athletes = try rig.athletes(["A1", "A2", "B1", "B2"])
         let steps = 8
         try rig.store.saveSequence(name: "Relay", targets: (0..<steps).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 500, count: steps), at: Date())
-        let dropped = Mutex(false)
-        let trainerNames = Mutex<[String?]>([])
-        let (events, outcome) = try await play(rig.gym(), .relay(teams: 2), athletes, "Relay") { event in
-            switch event {
-            case let .trainers(found): trainerNames.withLock { $0 = found.map(\.name) }
-            case let .lane(lane, _, .step(_, stored)) where lane == 1 && stored.stepIndex == 1:
-                let first = dropped.withLock { was in defer { was = true }; return !was }
-                if first, let transport = rig.transport(named: trainerNames.withLock({ $0[1] })) {
-                    await transport.controller.link.linkLoss(transport.controller)
-                }
-            default: break
-            }
-        }
+        let (events, outcome) = try await play(rig.gym(), .relay(teams: 2), athletes, "Relay")
         await rig.close()
 
-        #expect(dropped.withLock { $0 })
-        #expect(events.contains { if case .lane(1, _, .link(.reconnected)) = $0 { return true } else { return false } })
+        let found = events.compactMap { if case let .trainers(found) = $0 { return found.map(\.name) } else { return nil } }.first
+        let lane = try #require(found?.firstIndex(of: "Reflex-Lane1"), "the dropping trainer has a lane: \(String(describing: found))")
+        let firstLeg = athletes[2 * lane]
+        let linkEvents = events.compactMap { event -> ConnectionEvent? in
+            if case let .lane(eventLane, athlete, .link(link)) = event, eventLane == lane, athlete == firstLeg { return link } else { return nil }
+        }
+        let sawDrop = linkEvents.first.map { if case .disconnected = $0 { true } else { false } } ?? false
+        #expect(sawDrop && linkEvents.last == .reconnected, "the first leg saw the drop and the reconnect: \(linkEvents)")
         #expect(outcome.runs.count == 4, "every leg ran: \(outcome.runs)")
         // Legs in order within a team.
         #expect(outcome.runs.filter { $0.lane == 0 }.map(\.athleteID) == [athletes[0], athletes[1]])
@@ -216,7 +221,7 @@ func play(_ gym: GymSession, _ mode: GymMode, _ athletes: [Int64], _ sequence: S
             let stored = try rig.store.steps(sessionID: id).count
             #expect(session.complete == (stored == steps))
         }
-        let cut = try #require(outcome.runs.first { $0.athleteID == athletes[2] })
+        let cut = try #require(outcome.runs.first { $0.athleteID == firstLeg })
         #expect(cut.reason.hasPrefix("finished"), "reconnected and ran on: \(cut.reason)")
         #expect(outcome.standings.count == 2)
         guard case .winner = outcome.decision else { Issue.record("\(outcome.decision)"); return }

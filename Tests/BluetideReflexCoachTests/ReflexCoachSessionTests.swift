@@ -23,7 +23,9 @@ struct CoachRig {
     let bluetooth: Bluetooth
     let store: CoachStore
 
-    static func start(missProbability: Double = 0.3, seed: UInt64 = 7) async throws -> CoachRig {
+    /// `dropLinkAfterStep`: the trainer loses its link once, as it produces that step's result
+    /// (see ``LinkDroppingTrainer``).
+    static func start(missProbability: Double = 0.3, seed: UInt64 = 7, dropLinkAfterStep: UInt16? = nil) async throws -> CoachRig {
         let link = "coach-\(UUID().uuidString)"
         let transport = await VirtualTransport.attach(toLinkNamed: link)
         var options = EmulatorOptions()
@@ -31,8 +33,13 @@ struct CoachRig {
         options.reactionStandardDeviationMilliseconds = 10
         options.missProbability = missProbability
         options.wrongTargetProbability = 0
-        let trainer = try await EmulatedPeripheral.launch(
-            transport: transport, models: [PunchTrainerModel(seed: seed, options: options)], commandTimeout: 120)
+        var model: any DeviceModel = PunchTrainerModel(seed: seed, options: options)
+        if let dropLinkAfterStep {
+            model = LinkDroppingTrainer(PunchTrainerModel(seed: seed, options: options), afterStep: dropLinkAfterStep) {
+                Task { await transport.controller.link.linkLoss(transport.controller) }
+            }
+        }
+        let trainer = try await EmulatedPeripheral.launch(transport: transport, models: [model], commandTimeout: 120)
         var configuration = Bluetooth.Configuration()
         configuration.commandTimeout = .seconds(120)
         configuration.connectTimeout = .seconds(60)
@@ -132,7 +139,7 @@ struct CoachRig {
     /// With reconnection the emulated trainer keeps running through the outage: the session goes
     /// on to `finished`, and is complete only if no step's result was sent while the link was down.
     @Test func linkLossWithReconnectFinishesAndIsCompleteOnlyWhenNothingWasMissed() async throws {
-        let rig = try await CoachRig.start(missProbability: 0)
+        let rig = try await CoachRig.start(missProbability: 0, dropLinkAfterStep: 1)
         let athlete = try rig.store.addAthlete(Athlete(name: "Cleo", created: Date()))
         let steps = 12
         try rig.store.saveSequence(
@@ -141,17 +148,9 @@ struct CoachRig {
         coach.policy = ConnectionPolicy(reconnect: .init(maximumAttempts: 10, delay: .milliseconds(50), maximumDelay: .milliseconds(200), attemptTimeout: .seconds(10)))
         let athleteID = try #require(athlete.id)
         let configured = coach
-        let controller = rig.trainerTransport.controller
         let events = try await within(50, "session") {
             var events: [CoachEvent] = []
-            var seen = 0
-            for try await event in configured.run(athleteID: athleteID, sequenceName: "Mid") {
-                events.append(event)
-                if case .step = event {
-                    seen += 1
-                    if seen == 2 { await controller.link.linkLoss(controller) }
-                }
-            }
+            for try await event in configured.run(athleteID: athleteID, sequenceName: "Mid") { events.append(event) }
             return events
         }
         await rig.close()
@@ -169,7 +168,7 @@ struct CoachRig {
     /// reconnecting, the coach reads punchResponse, keeps the last step's result and ends the
     /// session instead of waiting for a status that will never come.
     @Test func aTrainerThatFinishedDuringTheOutageEndsTheSessionAfterReconnecting() async throws {
-        let rig = try await CoachRig.start(missProbability: 0)
+        let rig = try await CoachRig.start(missProbability: 0, dropLinkAfterStep: 0)
         let athlete = try rig.store.addAthlete(Athlete(name: "Finn", created: Date()))
         let steps = 6
         try rig.store.saveSequence(
@@ -179,17 +178,9 @@ struct CoachRig {
         coach.policy = ConnectionPolicy(reconnect: .init(maximumAttempts: 5, delay: .seconds(3), maximumDelay: .seconds(3), attemptTimeout: .seconds(10)))
         let athleteID = try #require(athlete.id)
         let configured = coach
-        let controller = rig.trainerTransport.controller
         let events = try await within(50, "session") {
             var events: [CoachEvent] = []
-            var lost = false
-            for try await event in configured.run(athleteID: athleteID, sequenceName: "Short") {
-                events.append(event)
-                if case .step = event, !lost {
-                    lost = true
-                    await controller.link.linkLoss(controller)
-                }
-            }
+            for try await event in configured.run(athleteID: athleteID, sequenceName: "Short") { events.append(event) }
             return events
         }
         await rig.close()
