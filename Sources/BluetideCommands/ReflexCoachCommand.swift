@@ -57,47 +57,15 @@ struct CoachDatabaseOptions: ParsableArguments {
 
 /// Shared helpers of the coach commands.
 enum CoachCLI {
-    /// The athlete called `name` (case-insensitive), or a failure listing who exists.
+    /// The athlete called `name`, or a failure listing who exists (``AthleteLookup``).
     static func athlete(_ name: String, in store: CoachStore) throws -> Athlete {
-        let all = try store.athletes()
-        let matches = all.filter { $0.name.lowercased() == name.trimmingCharacters(in: .whitespaces).lowercased() }
-        guard let first = matches.first, matches.count == 1 else {
-            if matches.count > 1 { throw CommandFailure("\(matches.count) athletes are named \"\(name)\"") }
-            let known = all.isEmpty ? "none yet: add one with `athletes add NAME`" : all.map(\.name).joined(separator: ", ")
-            throw CommandFailure("no athlete named \"\(name)\" (athletes: \(known))")
-        }
-        return first
+        try input { try AthleteLookup.athlete(name, in: store) }
     }
 
-    /// Parses `0,3,5` (or spaces) into targets 0…5, naming the bad item.
-    static func targets(_ text: String) throws -> [UInt8] {
-        try items(text, "--targets").enumerated().map { index, item in
-            guard let value = UInt8(item), value <= PunchSequence.maxTarget else {
-                throw CommandFailure("--targets: step \(index + 1): \"\(item)\" is not a target 0...5")
-            }
-            return value
-        }
-    }
-
-    /// Parses `900,1200` into milliseconds 1…60000; a single value is used for every one of `steps`.
-    static func times(_ text: String, steps: Int) throws -> [UInt16] {
-        let values = try items(text, "--times").enumerated().map { index, item in
-            guard let value = UInt16(item), PunchTimeSequence.timeRange.contains(value) else {
-                throw CommandFailure("--times: step \(index + 1): \"\(item)\" is not a time in 1...60000 ms")
-            }
-            return value
-        }
-        if values.count == 1 { return Array(repeating: values[0], count: steps) }
-        guard values.count == steps else {
-            throw CommandFailure("--times has \(values.count) values but --targets has \(steps) steps: give one time, or one per step")
-        }
-        return values
-    }
-
-    static func items(_ text: String, _ option: String) throws -> [String] {
-        let items = text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
-        guard !items.isEmpty else { throw CommandFailure("\(option): empty list") }
-        return items
+    /// Runs a library parse or lookup; its ``CoachInputError`` becomes a failure with the same
+    /// line (a message that leads with the option is bad input, exit 2; an unknown athlete exit 1).
+    static func input<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as CoachInputError { throw CommandFailure(error.description) }
     }
 
     /// `value` with `digits` decimals, rounded half away from zero like the dashboard, its charts
@@ -183,11 +151,8 @@ struct ReflexCoachAthletes: AsyncParsableCommand {
                 throw CommandFailure("--stance \"\(stance)\": expected orthodox, southpaw or switch")
             }
             let store = try database.open()
-            if try store.athletes().contains(where: { $0.name.lowercased() == name.lowercased() }) {
-                throw CommandFailure("an athlete named \"\(name)\" exists already")
-            }
             let added = try CoachCLI.failing {
-                try store.addAthlete(Athlete(name: name, birthDate: birth, sex: sex, stance: stanceValue, notes: notes, created: now))
+                try CoachCLI.input { try AthleteRoster.add(Athlete(name: name, birthDate: birth, sex: sex, stance: stanceValue, notes: notes, created: now), to: store) }
             }
             return [CoachOutput("added athlete \(added.id ?? -1): \(added.name)", type: "athlete-added", ["athlete": CoachJSON.athlete(added)])]
         }
@@ -200,12 +165,10 @@ struct ReflexCoachAthletes: AsyncParsableCommand {
         @OptionGroup var database: CoachDatabaseOptions
         @OptionGroup var output: CoachOutputOptions
         func outputs() throws -> [CoachOutput] {
-            let store = try database.open()
-            let athletes = try store.athletes()
-            if athletes.isEmpty { return [CoachOutput("no athletes", type: nil)] }
-            let sessions = try store.sessions()
-            return athletes.map { athlete in
-                let count = sessions.filter { $0.athleteId == athlete.id }.count
+            let entries = try AthleteRoster.list(in: try database.open())
+            if entries.isEmpty { return [CoachOutput("no athletes", type: nil)] }
+            return entries.map { entry in
+                let (athlete, count) = (entry.athlete, entry.sessions)
                 return CoachOutput("\(athlete.id ?? -1)\t\(athlete.name)\t\(count) session\(count == 1 ? "" : "s")", type: "athlete",
                                    ["athlete": CoachJSON.athlete(athlete), "sessions": .integer(Int64(count))])
             }
@@ -221,17 +184,15 @@ struct ReflexCoachAthletes: AsyncParsableCommand {
         @OptionGroup var output: CoachOutputOptions
         func outputs() throws -> [CoachOutput] {
             let store = try database.open()
-            let athlete = try CoachCLI.athlete(name, in: store)
+            let profile = try CoachCLI.failing { try CoachCLI.input { try AthleteRoster.profile(name, in: store) } }
+            let (athlete, weights, sessionCount, strap) = (profile.athlete, profile.weights, profile.sessions, profile.strap)
             var lines = [
                 "name: \(athlete.name)", "birth date: \(athlete.birthDate?.description ?? "-")", "sex: \(athlete.sex ?? "-")",
                 "stance: \(athlete.stance.rawValue)", "notes: \(athlete.notes.isEmpty ? "-" : athlete.notes)",
             ]
-            let weights = try store.weightHistory(athleteID: athlete.id ?? -1)
             lines.append("weights: \(weights.isEmpty ? "-" : "")")
             for w in weights { lines.append("  \(w.date)  \(CoachCLI.fixed(w.kilograms, digits: 1)) kg") }
-            let sessionCount = try store.sessions(athleteID: athlete.id ?? -1).count
             lines.append("sessions: \(sessionCount)")
-            let strap = try CoachCLI.failing { try store.strap(athleteID: athlete.id ?? -1) }
             lines.append("heart-rate strap: \(strap ?? "-")")
             return [CoachOutput(lines, type: "athlete", [
                 "athlete": CoachJSON.athlete(athlete), "sessions": .integer(Int64(sessionCount)),
@@ -255,8 +216,9 @@ struct ReflexCoachAthletes: AsyncParsableCommand {
             let day = try date.map { text in try CoachCLI.checked("--date") { () throws(InputProblem) in try InputRules.date(text) } }
                 ?? CalendarDate(utcDayOf: now)
             let store = try database.open()
-            let athlete = try CoachCLI.athlete(name, in: store)
-            let entry = try CoachCLI.failing { try store.recordWeight(athleteID: athlete.id ?? -1, date: day, kilograms: kilograms) }
+            let (athlete, entry) = try CoachCLI.failing {
+                try CoachCLI.input { try AthleteRoster.recordWeight(name, kilograms: kilograms, on: day, in: store) }
+            }
             return [CoachOutput("\(athlete.name): \(CoachCLI.fixed(entry.kilograms, digits: 1)) kg on \(entry.date)", type: "weight-recorded", [
                 "athlete": CoachJSON.athlete(athlete), "date": .string(entry.date.iso), "weightKilograms": .number(entry.kilograms),
             ])]
@@ -291,15 +253,13 @@ extension ReflexCoachAthletes {
                 throw CommandFailure.usage("DEVICE: give the strap's name or address, or --remove (not both)", field: "DEVICE")
             }
             let store = try database.open()
-            let athlete = try CoachCLI.athlete(name, in: store)
-            let id = athlete.id ?? -1
             if remove {
-                let removed = try CoachCLI.failing { try store.removeStrap(athleteID: id) }
+                let (athlete, removed) = try CoachCLI.failing { try CoachCLI.input { try AthleteRoster.removeStrap(name, in: store) } }
                 return [CoachOutput(removed ? "\(athlete.name): strap forgotten" : "\(athlete.name) had no strap", type: "strap-removed",
                                     ["athlete": CoachJSON.athlete(athlete), "removed": .bool(removed)])]
             }
             let text = try CoachCLI.checked("DEVICE") { () throws(InputProblem) in try InputRules.name(device ?? "") }
-            try CoachCLI.failing { try store.setStrap(athleteID: id, device: text) }
+            let athlete = try CoachCLI.failing { try CoachCLI.input { try AthleteRoster.pairStrap(name, device: text, in: store) } }
             return [CoachOutput("\(athlete.name): heart-rate strap \(text)", type: "strap-paired",
                                 ["athlete": CoachJSON.athlete(athlete), "strap": .string(text)])]
         }
@@ -325,8 +285,10 @@ struct ReflexCoachSequences: AsyncParsableCommand {
         @Option(name: .long, help: "Maximum interval between punches, ms.") var maxInterval: Int?
         @OptionGroup var output: CoachOutputOptions
         func outputs(now: Date = Date()) throws -> [CoachOutput] {
-            let targetList = try CoachCLI.targets(targets)
-            let timeList = try CoachCLI.times(times, steps: targetList.count)
+            let (targetList, timeList) = try CoachCLI.input { () throws -> ([UInt8], [UInt16]) in
+                let targetList = try SequenceInput.targets(targets)
+                return (targetList, try SequenceInput.times(times, steps: targetList.count))
+            }
             let store = try database.open()
             let saved = try CoachCLI.failing {
                 try store.saveSequence(name: name, targets: targetList, milliseconds: timeList, maxIntervalMilliseconds: maxInterval, at: now)
@@ -378,7 +340,7 @@ struct ReflexCoachSequences: AsyncParsableCommand {
             guard minTime >= 1, minTime <= maxTime, maxTime <= 60_000 else {
                 throw CommandFailure.usage("--min-time \(minTime) / --max-time \(maxTime): expected 1 ≤ min ≤ max ≤ 60000 ms", field: "--min-time")
             }
-            let generator = RandomSequenceGenerator(stepCount: steps, targets: try CoachCLI.targets(targets), times: .uniform(minTime...maxTime))
+            let generator = RandomSequenceGenerator(stepCount: steps, targets: try CoachCLI.input { try SequenceInput.targets(targets) }, times: .uniform(minTime...maxTime))
             let program: PunchProgram
             do { program = try generator.generate(seed: seed ?? UInt64.random(in: 0...UInt64.max)) } catch {
                 throw CommandFailure("cannot generate: \(error)")
@@ -518,27 +480,25 @@ struct ReflexCoachHistory: AsyncParsableCommand {
     @OptionGroup var output: CoachOutputOptions
 
     func outputs() throws -> [CoachOutput] {
-        let store = try database.open()
-        let person = try CoachCLI.athlete(athlete, in: store)
-        let results = try store.results(athleteID: person.id ?? -1)
+        let history = try CoachCLI.input { try AthleteHistory.of(athlete, in: try database.open()) }
+        let person = history.athlete
         let athleteJSON = CoachJSON.athlete(person)
-        guard !results.isEmpty else {
+        guard let overall = history.overall, !history.sessions.isEmpty else {
             return [CoachOutput("\(person.name): no sessions", type: "history", ["athlete": athleteJSON, "sessions": 0])]
         }
-        var outputs = [CoachOutput("\(person.name): \(results.count) session\(results.count == 1 ? "" : "s")", type: "history",
-                                   ["athlete": athleteJSON, "sessions": .integer(Int64(results.count))])]
-        for r in results {
-            let stats = ReflexStatistics.session(r)
-            let state = (r.session.complete ? "complete" : "incomplete") + (r.session.endReason.map { " (\($0))" } ?? "")
+        let count = history.sessions.count
+        var outputs = [CoachOutput("\(person.name): \(count) session\(count == 1 ? "" : "s")", type: "history",
+                                   ["athlete": athleteJSON, "sessions": .integer(Int64(count))])]
+        for stats in history.sessions {
+            let state = (stats.session.complete ? "complete" : "incomplete") + (stats.session.endReason.map { " (\($0))" } ?? "")
             outputs.append(CoachOutput(
-                "session \(r.session.id ?? -1)  \(CoachCLI.dateText(r.session.started))  \(r.session.sequenceName ?? "-")  \(state)  \(CoachCLI.summaryLine(stats.overall))",
+                "session \(stats.session.id ?? -1)  \(CoachCLI.dateText(stats.session.started))  \(stats.session.sequenceName ?? "-")  \(state)  \(CoachCLI.summaryLine(stats.overall))",
                 type: "session", [
-                    "sessionId": .integer(r.session.id ?? -1), "started": .string(CoachCLI.dateText(r.session.started)),
-                    "sequence": CoachJSON.optional(r.session.sequenceName), "complete": .bool(r.session.complete),
-                    "endReason": CoachJSON.optional(r.session.endReason), "summary": CoachJSON.summary(stats.overall),
+                    "sessionId": .integer(stats.session.id ?? -1), "started": .string(CoachCLI.dateText(stats.session.started)),
+                    "sequence": CoachJSON.optional(stats.session.sequenceName), "complete": .bool(stats.session.complete),
+                    "endReason": CoachJSON.optional(stats.session.endReason), "summary": CoachJSON.summary(stats.overall),
                 ]))
         }
-        let overall = ReflexStatistics.athlete(results)
         outputs.append(CoachOutput("per target:", type: nil))
         for t in overall.perTarget {
             let colour = TargetPalette.colour(of: t.target)?.name
@@ -565,11 +525,8 @@ struct ReflexCoachExport: AsyncParsableCommand {
     @OptionGroup var output: CoachOutputOptions
 
     func outputs() throws -> [CoachOutput] {
-        let store = try database.open()
-        let person = try CoachCLI.athlete(athlete, in: store)
-        let csv = sessions ? try CSVExport.sessions(from: store, athleteID: person.id) : try CSVExport.steps(from: store, athleteID: person.id)
+        let (person, csv, rows) = try CoachCLI.input { try AthleteHistory.csv(of: athlete, perSession: sessions, in: try database.open()) }
         try CoachCLI.write(csv, to: out)
-        let rows = csv.split(whereSeparator: \.isNewline).count - 1
         return [CoachOutput("wrote \(rows) row\(rows == 1 ? "" : "s") to \(out)", type: "exported",
                             ["file": .string(out), "rows": .integer(Int64(rows)), "athlete": CoachJSON.athlete(person)])]
     }
@@ -587,12 +544,8 @@ struct ReflexCoachChart: AsyncParsableCommand {
     @OptionGroup var output: CoachOutputOptions
 
     func outputs() throws -> [CoachOutput] {
-        let store = try database.open()
-        let person = try CoachCLI.athlete(athlete, in: store)
-        guard let results = try store.results(athleteID: person.id ?? -1).first(where: { $0.session.id == session }) else {
-            throw CommandFailure("\(person.name) has no session \(session) (see history)")
-        }
-        try CoachCLI.write(SVGChart.reactionTimes(of: results, title: "\(person.name), session \(session)"), to: out)
+        let chart = try CoachCLI.input { try AthleteHistory.chart(session, of: athlete, in: try database.open()) }
+        try CoachCLI.write(chart.svg, to: out)
         return [CoachOutput("wrote \(out)", type: "chart-written", ["file": .string(out), "sessionId": .integer(session)])]
     }
     func lines() throws -> [String] { try outputs().flatMap(\.lines) }
