@@ -76,15 +76,9 @@ struct ReflexCoachSequences: AsyncParsableCommand {
         @Option(name: .long, help: "Seed (default random).") var seed: UInt64?
         @OptionGroup var output: CoachOutputOptions
         func outputs(now: Date = Date()) throws -> [CoachOutput] {
-            guard (1...PunchSequence.maxSteps).contains(steps) else {
-                throw CommandFailure.usage(
-                    "--steps \(steps): expected 1 to \(PunchSequence.maxSteps) (a trainer holds at most \(PunchSequence.maxSteps) steps); try --steps \(PunchSequence.maxSteps)",
-                    field: "--steps")
+            let generator = try CoachCLI.input {
+                try SequenceInput.randomGenerator(steps: steps, targets: targets, minimum: minTime, maximum: maxTime)
             }
-            guard minTime >= 1, minTime <= maxTime, maxTime <= 60_000 else {
-                throw CommandFailure.usage("--min-time \(minTime) / --max-time \(maxTime): expected 1 ≤ min ≤ max ≤ 60000 ms", field: "--min-time")
-            }
-            let generator = RandomSequenceGenerator(stepCount: steps, targets: try CoachCLI.input { try SequenceInput.targets(targets) }, times: .uniform(minTime...maxTime))
             let program: PunchProgram
             do { program = try generator.generate(seed: seed ?? UInt64.random(in: 0...UInt64.max)) } catch {
                 throw CommandFailure("cannot generate: \(error)")

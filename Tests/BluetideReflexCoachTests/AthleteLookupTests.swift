@@ -1,3 +1,4 @@
+import BluetideProfiles
 import BluetideReflex
 import BluetideReflexCoach
 import Foundation
@@ -96,5 +97,36 @@ struct SequenceInputTests {
         #expect(throws: CoachInputError(field: "--times", .timeCountMismatch(times: 2, steps: 3))) { try SequenceInput.times("900,1200", steps: 3) }
         #expect(CoachInputError(field: "--times", .timeCountMismatch(times: 2, steps: 3)).description
             == "--times has 2 values but --targets has 3 steps: give one time, or one per step")
+    }
+
+    @Test func randomSequenceSettingsAreCheckedBeforeGenerating() throws {
+        let generator = try SequenceInput.randomGenerator(steps: 4, targets: "1,2", minimum: 800, maximum: 900)
+        let program = try generator.generate(seed: 7)
+        #expect(program.sequence.targets.count == 4)
+        #expect(program.sequence.targets.allSatisfy { [1, 2].contains($0) })
+        #expect(throws: CoachInputError(field: "--steps", .stepCount(steps: 0, maximum: 256))) {
+            try SequenceInput.randomGenerator(steps: 0, targets: "1", minimum: 800, maximum: 900)
+        }
+        #expect(CoachInputError(field: "--steps", .stepCount(steps: 300, maximum: 256)).description
+            == "--steps 300: expected 1 to 256 (a trainer holds at most 256 steps); try --steps 256")
+        #expect(throws: CoachInputError(field: "--min-time", .timeWindow(minimum: 900, maximum: 800))) {
+            try SequenceInput.randomGenerator(steps: 3, targets: "1", minimum: 900, maximum: 800)
+        }
+        #expect(CoachInputError(field: "--min-time", .timeWindow(minimum: 900, maximum: 800)).description
+            == "--min-time 900 / --max-time 800: expected 1 ≤ min ≤ max ≤ 60000 ms")
+        #expect(throws: CoachInputError(field: "--targets", .badTarget(step: 1, item: "9"))) {
+            try SequenceInput.randomGenerator(steps: 3, targets: "9", minimum: 800, maximum: 900)
+        }
+    }
+}
+
+/// The warning for a trainer search on a private virtual link.
+@Suite("CoachTransportWarning")
+struct CoachTransportWarningTests {
+    @Test func onlyAPrivateVirtualLinkWithoutAnEmulatedTrainerWarns() {
+        #expect(CoachTransportWarning.line(transport: "virtual", emulate: false)?.hasPrefix("warning: --transport virtual is a private virtual link") == true)
+        #expect(CoachTransportWarning.line(transport: "virtual+snoop", emulate: false) != nil)
+        #expect(CoachTransportWarning.line(transport: "virtual", emulate: true) == nil)
+        #expect(CoachTransportWarning.line(transport: "hci-socket:0", emulate: false) == nil)
     }
 }

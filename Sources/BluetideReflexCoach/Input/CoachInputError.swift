@@ -13,6 +13,10 @@ public struct CoachInputError: Error, Sendable, Hashable, CustomStringConvertibl
         case noSuchSession(athlete: String, id: Int64)
         /// No sequence `name` is saved or stored; `known` lists those that are (sorted).
         case noSuchSequence(name: String, known: [String])
+        /// A random sequence of `steps` steps: a trainer holds 1 to `maximum`.
+        case stepCount(steps: Int, maximum: Int)
+        /// A random sequence's times lit, `minimum`…`maximum` ms: not 1 ≤ min ≤ max ≤ 60000.
+        case timeWindow(minimum: UInt16, maximum: UInt16)
         /// The list was empty (after dropping blank items).
         case emptyList
         /// The list of athlete names was empty (after dropping blank items).
@@ -42,6 +46,8 @@ public struct CoachInputError: Error, Sendable, Hashable, CustomStringConvertibl
         case .athleteExists: return "a name no athlete has yet"
         case .noSuchSequence: return "a saved or stored sequence name"
         case .noSuchSession: return "one of the athlete's session ids (see history)"
+        case let .stepCount(_, maximum): return "1 to \(maximum) steps"
+        case .timeWindow: return "1 ≤ min ≤ max ≤ 60000 ms"
         case .emptyList: return "a list separated by commas"
         case .emptyNameList: return "athlete names separated by commas"
         case .badTarget: return "a target 0...5"
@@ -56,6 +62,8 @@ public struct CoachInputError: Error, Sendable, Hashable, CustomStringConvertibl
         case let .noSuchAthlete(name, _), let .ambiguousAthlete(name, _), let .athleteExists(name), let .noSuchSequence(name, _): return name
         case let .noSuchSession(_, id): return String(id)
         case .emptyList, .emptyNameList: return ""
+        case let .stepCount(steps, _): return String(steps)
+        case let .timeWindow(minimum, maximum): return "\(minimum)...\(maximum)"
         case let .badTarget(_, item), let .badTime(_, item): return item
         case let .timeCountMismatch(times, _): return "\(times) values"
         }
@@ -83,6 +91,10 @@ public struct CoachInputError: Error, Sendable, Hashable, CustomStringConvertibl
             return "\(athlete) has no session \(id) (see history)"
         case let .noSuchSequence(name, known):
             return "no sequence named \"\(name)\" (known: \(known.isEmpty ? "none" : known.joined(separator: ", ")))"
+        case let .stepCount(steps, maximum):
+            return "\(field) \(steps): expected 1 to \(maximum) (a trainer holds at most \(maximum) steps); try \(field) \(maximum)"
+        case let .timeWindow(minimum, maximum):
+            return "--min-time \(minimum) / --max-time \(maximum): expected 1 ≤ min ≤ max ≤ 60000 ms"
         case .emptyList:
             return "\(field): empty list"
         case .emptyNameList:

@@ -1,4 +1,5 @@
 import BluetideProfiles
+import BluetideReflex
 
 /// Parses the target and time lists a coach types for a sequence (`0,3,5,1`, `900` or `900,1200`).
 public enum SequenceInput {
@@ -36,5 +37,18 @@ public enum SequenceInput {
         if values.count == 1 { return Array(repeating: values[0], count: steps) }
         guard values.count == steps else { throw CoachInputError(field: field, .timeCountMismatch(times: values.count, steps: steps)) }
         return values
+    }
+
+    /// The generator for a random sequence of `steps` steps over `targets` (a list as for
+    /// ``targets(_:field:)``), each lit `minimum`…`maximum` ms, uniformly.
+    /// - Throws: ``CoachInputError`` `.stepCount` (field `--steps`), `.timeWindow` (field `--min-time`), or a bad target list.
+    public static func randomGenerator(steps: Int, targets: String, minimum: UInt16, maximum: UInt16) throws(CoachInputError) -> RandomSequenceGenerator {
+        guard (1...PunchSequence.maxSteps).contains(steps) else {
+            throw CoachInputError(field: "--steps", .stepCount(steps: steps, maximum: PunchSequence.maxSteps))
+        }
+        guard minimum >= 1, minimum <= maximum, maximum <= 60_000 else {
+            throw CoachInputError(field: "--min-time", .timeWindow(minimum: minimum, maximum: maximum))
+        }
+        return RandomSequenceGenerator(stepCount: steps, targets: try Self.targets(targets), times: .uniform(minimum...maximum))
     }
 }
