@@ -108,15 +108,12 @@ struct ReflexCoachServe: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw CommandFailure("--port \(port): expected 0...65535 (0 picks a free port)") }
         guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--timeout \(scanSeconds): expected 0 < s ≤ 300") }
         guard scanRoundMilliseconds >= 100 else { throw CommandFailure("--scan-round-milliseconds: expected at least 100") }
-        let host = self.host ?? (lan ? "0.0.0.0" : "127.0.0.1")
-        let loopback = host == "127.0.0.1" || host == "localhost" || host == "::1" || host.hasPrefix("127.")
-        if !loopback, !lan {
-            throw CommandFailure("--host \(host) would open the dashboard to the network: add --lan, which asks every phone for the coach's password")
-        }
+        let host: String
+        do { host = try DashboardAddress.listenHost(given: self.host, lan: lan) } catch { throw CommandFailure(error.description) }
         let store = try database.open()
         // Requests must name this dashboard's host (DNS rebinding): its IP addresses and localhost,
         // a --host given by name, and with --lan this computer's name (and NAME.local) as phones type it.
-        let hostNames = Self.hostNames(host: host, lan: lan)
+        let hostNames = DashboardAddress.hostNames(host: host, lan: lan)
         var access = DashboardAccess(hostNames: hostNames)
         if lan {
             guard let hash = try CoachCLI.failing({ try store.setting(PasswordHash.settingKey) }) else {
@@ -154,7 +151,7 @@ struct ReflexCoachServe: AsyncParsableCommand {
         emit(CoachOutput(lan ? "serving the network on \(host); every phone logs in with the coach's password"
                              : "listening on \(host) only (this computer); --lan serves phones on the network, with a login",
                          type: "listening", ["host": .string(host), "port": .integer(Int64(dashboard.port)), "lan": .bool(lan)]))
-        for url in Self.urls(host: host, port: dashboard.port) {
+        for url in DashboardAddress.urls(host: host, port: dashboard.port) {
             emit(CoachOutput("open \(url)", type: "open", ["url": .string(String(url.prefix { $0 != " " }))]))
         }
         return Serving(dashboard: dashboard, link: link, runs: runs)
@@ -192,50 +189,5 @@ struct ReflexCoachServe: AsyncParsableCommand {
         case .failed:
             return prefix + "failed: " + (message.text ?? "unknown reason")
         }
-    }
-
-    /// The host names the dashboard answers to besides its IP addresses and localhost: `host`
-    /// when it is a name, and with `lan` this computer's name and that name under `.local`.
-    static func hostNames(host: String, lan: Bool) -> Set<String> {
-        var names: Set<String> = []
-        if host.contains(where: \.isLetter), !host.contains(":") { names.insert(host.lowercased()) }
-        if lan {
-            var buffer = [CChar](repeating: 0, count: 256)
-            if gethostname(&buffer, buffer.count) == 0 {
-                let name = String(cString: buffer).lowercased()
-                if !name.isEmpty {
-                    names.insert(name)
-                    if let short = name.split(separator: ".").first { names.insert("\(short).local") }
-                }
-            }
-        }
-        return names
-    }
-
-    /// The addresses to type in a browser: localhost, then (for 0.0.0.0) every IPv4 interface.
-    static func urls(host: String, port: Int) -> [String] {
-        guard host == "0.0.0.0" || host == "::" else { return ["http://\(host.contains(":") ? "[\(host)]" : host):\(port)"] }
-        return ["http://localhost:\(port)"] + interfaceAddresses().map { "http://\($0):\(port)   (from a phone on the same network)" }
-    }
-
-    /// The IPv4 addresses of the machine's interfaces, loopback left out.
-    static func interfaceAddresses() -> [String] {
-        var first: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&first) == 0, let start = first else { return [] }
-        defer { freeifaddrs(first) }
-        var found: [String] = []
-        var cursor: UnsafeMutablePointer<ifaddrs>? = start
-        while let entry = cursor {
-            defer { cursor = entry.pointee.ifa_next }
-            guard let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET) else { continue }
-            var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-            address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { ipv4 in
-                var raw = ipv4.pointee.sin_addr
-                _ = inet_ntop(AF_INET, &raw, &text, socklen_t(INET_ADDRSTRLEN))
-            }
-            let string = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if !string.hasPrefix("127."), !string.isEmpty, !found.contains(string) { found.append(string) }
-        }
-        return found
     }
 }

@@ -100,11 +100,9 @@ struct ReflexCoachSession: AsyncParsableCommand {
                 throw CommandFailure.usage("--adaptive-rounds \(adaptiveRounds): expected 2 to 20 rounds", field: "--adaptive-rounds")
             }
         }
-        // Commas only: names have spaces ("Ana Ruiz,Ben").
-        let names = athletes.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        guard !names.isEmpty else { throw CommandFailure.usage("--athletes: empty list; give names separated by commas, e.g. Ana,Ben", field: "--athletes") }
+        let names = try CoachCLI.input { try AthleteLookup.names(athletes) }
         let store = try database.open()
-        let people = try names.map { name in try CoachCLI.failing { try CoachCLI.athlete(name, in: store) } }
+        let people = try CoachCLI.failing { try CoachCLI.input { try AthleteLookup.athletes(named: names, in: store) } }
         let byID = Dictionary(people.map { ($0.id ?? -1, $0) }, uniquingKeysWith: { a, _ in a })
         let ids = people.map { $0.id ?? -1 }
         do { _ = try GymSession.check(gameMode, athleteIDs: ids, sequenceName: sequence, store: store) } catch let error as CoachError {
@@ -302,28 +300,14 @@ struct ReflexCoachBoard: AsyncParsableCommand {
         }
         guard (1...1000).contains(limit) else { throw CommandFailure.usage("--limit \(limit): expected 1 to 1000", field: "--limit") }
         let store = try database.open()
-        let (results, athletes, weights) = try CoachCLI.failing { () throws -> ([SessionResults], [Athlete], [Int64: [WeightEntry]]) in
-            let athletes = try store.athletes()
-            var weights: [Int64: [WeightEntry]] = [:]
-            for athlete in athletes { if let id = athlete.id { weights[id] = try store.weightHistory(athleteID: id) } }
-            return (try store.results(), athletes, weights)
-        }
-        let names: [String]
-        if let sequence {
-            let known = Set(results.compactMap(\.session.sequenceName)).union(try CoachCLI.failing { try store.sequences().map(\.name) })
-            guard known.contains(sequence) else {
-                throw CommandFailure("no sequence named \"\(sequence)\" (known: \(known.isEmpty ? "none" : known.sorted().joined(separator: ", ")))")
-            }
-            names = [sequence]
-        } else {
-            names = Set(results.filter(\.session.complete).compactMap(\.session.sequenceName)).sorted()
+        let boards = try CoachCLI.failing {
+            try CoachCLI.input { try Leaderboards.boards(sequence: sequence, period: window, weightClass: cls, limit: limit, now: now, in: store) }
         }
         let scope = "\(window == .all ? "all time" : window == .day ? "today" : "last 7 days")" + (cls.map { ", \($0)" } ?? "")
         var outputs: [CoachOutput] = []
-        if names.isEmpty { return [CoachOutput("no complete sessions yet", type: nil)] }
-        for name in names {
-            let board = Array(Leaderboard.board(results, athletes: athletes, weights: weights, sequence: name, weightClass: cls,
-                                                period: window, now: now).prefix(limit))
+        if boards.isEmpty { return [CoachOutput("no complete sessions yet", type: nil)] }
+        for found in boards {
+            let (name, board) = (found.sequence, found.entries)
             outputs.append(CoachOutput("\(name) (\(scope)):\(board.isEmpty ? " no complete sessions" : "")", type: "board", [
                 "sequence": .string(name), "period": .string(window.rawValue), "weightClass": CoachJSON.optional(cls?.argument),
                 "entries": .integer(Int64(board.count)),
@@ -384,9 +368,8 @@ struct ReflexCoachProgress: AsyncParsableCommand {
 
     func outputs() throws -> [CoachOutput] {
         let store = try database.open()
-        let person = try CoachCLI.athlete(athlete, in: store)
-        let results = try CoachCLI.failing { try store.results(athleteID: person.id ?? -1) }
-        let progress = AthleteProgress.of(results)
+        let report = try CoachCLI.failing { try CoachCLI.input { try ProgressReport.of(athlete, in: store) } }
+        let (person, progress) = (report.athlete, report.progress)
         var outputs = [CoachOutput(
             ["\(person.name): \(progress.points.count) session\(progress.points.count == 1 ? "" : "s")",
              "  mean \(Self.trendText(progress.mean, unit: "ms"))", "  best \(Self.trendText(progress.best, unit: "ms"))",
@@ -405,12 +388,11 @@ struct ReflexCoachProgress: AsyncParsableCommand {
                 ]))
         }
         if let chart {
-            try CoachCLI.write(SVGChart.progress(progress, title: "\(person.name): progress per session"), to: chart)
+            try CoachCLI.write(report.chart, to: chart)
             outputs.append(CoachOutput("wrote \(chart)", type: "chart-written", ["file": .string(chart)]))
         }
         if let heartRateChart {
-            try CoachCLI.write(SVGChart.reactionAgainstHeartRate(results.flatMap(\.steps), title: "\(person.name): reaction time against heart rate"),
-                               to: heartRateChart)
+            try CoachCLI.write(report.heartRateChart, to: heartRateChart)
             outputs.append(CoachOutput("wrote \(heartRateChart)", type: "chart-written", ["file": .string(heartRateChart)]))
         }
         return outputs

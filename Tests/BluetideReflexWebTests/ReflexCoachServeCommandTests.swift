@@ -30,8 +30,8 @@ import BluetideReflexWeb
         #expect(help.contains("bluetide reflex coach serve --emulate"))
         #expect(help.contains("http://localhost:8080"))
         #expect(help.contains("--transport"))
-        #expect(ReflexCoachServe.urls(host: "127.0.0.1", port: 8080) == ["http://127.0.0.1:8080"])
-        #expect(ReflexCoachServe.urls(host: "0.0.0.0", port: 8080).first == "http://localhost:8080")
+        #expect(DashboardAddress.urls(host: "127.0.0.1", port: 8080) == ["http://127.0.0.1:8080"])
+        #expect(DashboardAddress.urls(host: "0.0.0.0", port: 8080).first == "http://localhost:8080")
     }
 
     @Test func runsStartedFromTheBrowserAreFollowedInTheTerminal() {

@@ -1,0 +1,126 @@
+import ArgumentParser
+import Bluetide
+import BluetideBase
+import BluetideEmulation
+import BluetideDeviceModels
+import BluetideProfiles
+import BluetideReflex
+import BluetideReflexCoach
+import BluetideReflexEmulation
+import BluetideReflexWeb
+import BluetideTransport
+import BluetideGateway
+import Foundation
+
+// MARK: run
+
+/// `run`: a live session on a trainer (or an emulated one).
+struct ReflexCoachRun: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run", abstract: "Run a saved sequence on a trainer and store the results live (Ctrl-C stops, keeping what arrived).")
+    @OptionGroup var database: CoachDatabaseOptions
+    @Option(name: .long, help: "Athlete name.") var athlete: String
+    @Option(name: .long, help: "Saved sequence name.") var sequence: String
+    @Option(name: .long, help: "Trainer name or address (default: strongest signal).") var device: String?
+    @Option(name: .long, help: "Controller transport: \(TransportSpec.syntaxSummary)") var transport: String = "virtual"
+    @Flag(name: .long, help: "Start an emulated punch trainer on the same virtual link (hardware-free).") var emulate = false
+    @Option(name: .long, help: "Start after a countdown of this many seconds.") var countdown: UInt8?
+    @Option(name: .long, help: "Seconds to look for the trainer (--scan-seconds, its old name, still works).") var timeout: Double = 30
+    /// `--scan-seconds`, the old name of `--timeout` (hidden, deprecated).
+    @Option(name: .customLong("scan-seconds"), help: .hidden) var deprecatedScanSeconds: Double?
+    /// Seconds to look for the trainer.
+    var scanSeconds: Double { deprecatedScanSeconds ?? timeout }
+    @OptionGroup var output: CoachOutputOptions
+    @OptionGroup var broker: MQTTPublishOptions
+
+    func run() async throws {
+        let printer = output
+        let outcome = try await runPublishing { printer.emit([$0]) }
+        if let interruption = outcome?.interruption, let number = StopSignal.signals.first(where: { $0.name == interruption })?.number {
+            // Stopped by a signal: the session was ended and stored; the exit status says so (128 + its number).
+            throw ExitCode(128 + number)
+        }
+        if let session = outcome?.session, let failure = session.failure {
+            // The session is stored as incomplete with this reason; the run failed (exit 1).
+            throw CommandFailure(
+                "session \(session.sessionID) ended incomplete: \(failure) (\(session.stepsStored) of \(session.stepCount) step results stored)")
+        }
+    }
+
+    /// ``runSession(emit:)``, and with `--mqtt` every record also to the broker (exit 1 when
+    /// the broker did not get them all).
+    @discardableResult
+    func runPublishing(emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Ending? {
+        try broker.validate(app: "reflex-coach")
+        let publisher = try await broker.connect(app: "reflex-coach")
+        let outcome: Ending?
+        do {
+            outcome = try await runSession(emit: { output in
+                emit(output)
+                publisher?.publish(output)
+            })
+        } catch {
+            await publisher?.finishReporting()
+            throw error
+        }
+        if let publisher, let problem = await publisher.finishReporting() { throw CommandFailure(problem) }
+        return outcome
+    }
+
+    /// How a run ended, for the exit status.
+    struct Ending {
+        /// The session's outcome (nil when the run was stopped before a session existed).
+        var session: CoachSessionOutcome?
+        /// The signal that stopped the run (`SIGINT`, `SIGTERM`), nil when it ended by itself.
+        var interruption: String?
+    }
+
+    /// Runs the session, handing each line to `output`. SIGINT and SIGTERM stop the run the
+    /// orderly way: the trainer is told, the session is stored with its end and the signal as
+    /// its reason, and the summary is printed.
+    @discardableResult
+    func session(output: @escaping @Sendable (String) -> Void) async throws -> Ending? {
+        try await runSession(emit: { for line in $0.lines { output(line) } })
+    }
+
+    /// ``session(output:)`` with each report as text and record (for `--json`).
+    @discardableResult
+    func runSession(emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Ending? {
+        guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--timeout \(scanSeconds): expected 0 < s ≤ 300") }
+        let store = try database.open()
+        let person = try CoachCLI.failing { try CoachCLI.athlete(athlete, in: store) }
+        guard try CoachCLI.failing({ try store.sequence(named: sequence) }) != nil else {
+            let known = try CoachCLI.failing { try store.sequences().map(\.name) }
+            throw CommandFailure("no saved sequence named \"\(sequence)\" (saved: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
+        }
+        if let warning = CoachTransportWarning.line(transport: transport, emulate: emulate) { appLogger.warning("\(warning)") }
+        let signals = StopSignal.install()
+        let link = try await CoachBluetooth.open(transport: transport, emulate: emulate, output: { emit(CoachJSON.message($0)) })
+        let bluetooth = link.bluetooth
+        var coach = ReflexCoach(central: bluetooth.central, store: store)
+        coach.scanTimeout = .milliseconds(Int64(scanSeconds * 1000))
+        coach.countdownSeconds = countdown
+        let ending: CoachRunEnding
+        do {
+            ending = try await coach.runToEnd(
+                athleteID: person.id ?? -1, sequenceName: sequence, choice: TrainerChoice(parsing: device),
+                stopWhen: { await signals.wait() }, report: { emit(CoachJSON.event($0)) })
+        } catch {
+            await link.close()
+            if let coachError = error as? CoachError { throw CommandFailure(coachError.description) }
+            if let storeError = error as? CoachStoreError { throw CommandFailure(storeError.description) }
+            throw CommandFailure("\(error)")
+        }
+        await link.close()
+        let outcome = ending.outcome
+        if let outcome, let overall = ending.summary {
+            emit(CoachOutput("summary: " + CoachCLI.summaryLine(overall), type: "summary",
+                             ["sessionId": .integer(outcome.sessionID), "summary": CoachJSON.summary(overall)]))
+        }
+        if let reason = ending.stopReason {
+            emit(CoachOutput("interrupted (\(reason))" + (outcome.map { ": session \($0.sessionID) stored as incomplete" } ?? ""),
+                             type: "interrupted", ["signal": .string(reason), "sessionId": outcome.map { .integer($0.sessionID) } ?? .null]))
+        }
+        return Ending(session: outcome, interruption: ending.stopReason)
+    }
+}
