@@ -8,7 +8,7 @@ import Testing
 /// boots once and each emulator starts once. Part of the one serialized BlueZ suite.
 extension BlueZGuestTests {
     @Test func theAppsRunOverTheBlueZTransport() async throws {
-        try await withRig("apps over bluez", 600) { rig in
+        try await withRig("apps over bluez", 900) { rig in
             // HM-10 echo: `uart` as a pipe.
             let module = try await rig.emulate("hm10", on: Self.port(of: "hm10"), address: "C1:B1:7E:00:08:07", name: "BZ-UART")
             defer { Task { await module.stop() } }
@@ -22,7 +22,7 @@ extension BlueZGuestTests {
             let trainer = try await rig.emulate("ftms-bike", on: Self.port(of: "ftms-bike"), address: "C1:B1:7E:00:08:04", name: "BZ-FTMS")
             defer { Task { await trainer.stop() } }
             let ride = try await rig.guest.run(
-                Self.bluetideInGuest("ride --trainer BZ-FTMS --erg 150 --transport bluez --timeout 30 --duration 20 --json"), timeout: .seconds(120))
+                Self.bluetideInGuest("ride --trainer BZ-FTMS --erg 150 --transport bluez --timeout 30 --duration 20 --json"), timeout: .seconds(240))
             #expect(ride.status == 0, "ride: \(Self.describe(ride))")
             let samples = ride.json.filter { $0["type"] as? String == "sample" }
             #expect(samples.count >= 5, "ride samples: \(Self.describe(ride))")
@@ -36,7 +36,7 @@ extension BlueZGuestTests {
             defer { Task { await strap.stop() } }
             let record = try await rig.guest.run(
                 Self.bluetideInGuest("record BZ-REC heart-rate --transport bluez --timeout 30 --out /tmp/bz-record.jsonl --count 3")
-                    + " && wc -l < /tmp/bz-record.jsonl", timeout: .seconds(90))
+                    + " && wc -l < /tmp/bz-record.jsonl", timeout: .seconds(180))
             #expect(record.status == 0, "record: \(Self.describe(record))")
             #expect((record.stdout.last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0) >= 3, "value log lines: \(Self.describe(record))")
             let capture = try await rig.guest.run(
