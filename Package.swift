@@ -176,7 +176,7 @@ let package = Package(
         .target(
             name: "BluetideDemo",
             dependencies: [
-                "Bluetide", "BluetideBase", "BluetideEmulation", "BluetideDeviceModels", "BluetideProfiles", "BluetideReflexCoach", "BluetideRide", "BluetideRing",
+                "Bluetide", "BluetideBase", "BluetideEmulation", "BluetideDeviceModels", "BluetideProfiles", "BluetideReflexCoach", "BluetideRide", "BluetideRing", "BluetideSupport",
             ],
             swiftSettings: strict),
         // The coach's Bluetooth with emulated trainers and straps (the coach library knows no emulators).

@@ -43,9 +43,10 @@ public struct Bluetooth: Sendable {
         /// in memory only. Bonds name devices by address: give ``address`` a fixed value for
         /// peers to recognise this host across runs.
         public var bondFile: String?
-        /// Where the host's random numbers come from (pairing's nonces, passkeys and keys, and
-        /// the generated ``address``): `.system` (the secure default), or `.seeded(N)` so a run
-        /// — a pairing included — repeats byte for byte (tests and replays only: the keys are
+        /// Where the host's random numbers come from (pairing's nonces, passkeys and keys, the
+        /// generated ``address``, and the reconnect back-off's jitter when a policy sets no
+        /// seed): `.system` (the secure default), or `.seeded(N)` so a run — a pairing and a
+        /// reconnect included — repeats byte for byte (tests and replays only: the keys are
         /// predictable from the seed).
         public var randomness: HostRandomness
         /// The clock every wait of this host runs on: HCI command and ATT time limits, connect
@@ -82,6 +83,15 @@ public struct Bluetooth: Sendable {
         /// given and never renewed: a clone of a captured device keeps the address it was seen
         /// at (the package's own layers only; without the device's IRK no new one can be made).
         package var keepsPrivateAddress = false
+
+        /// The central's random source (reconnect jitter): the system's for a `.system` host; for
+        /// a seeded one, a generator seeded from a copy of `stackSource`, so the numbers the
+        /// stack draws (pairing) are the same as without it.
+        func centralRandomness(after stackSource: HostRandomness) -> HostRandomness {
+            guard stackSource.isDeterministic else { return .system }
+            var copy = stackSource
+            return .seeded(copy.next() ^ 0x6A09_E667_F3BC_C909)
+        }
 
         /// Throws ``BluetideError/invalidArgument(_:)`` when ``address`` is not random static.
         func validate() throws {
@@ -159,6 +169,9 @@ public struct Bluetooth: Sendable {
         var randomness = configuration.randomness
         let random = configuration.usesControllerAddress
             ? nil : configuration.address ?? .randomStatic(UInt64.random(in: 0...0x3FFF_FFFF_FFFF, using: &randomness))
+        // The central's own source (reconnect jitter), split off without changing what the
+        // stack draws, so seeded pairings stay as they were.
+        let centralRandomness = configuration.centralRandomness(after: randomness)
         let hostConfiguration = HostStack.Configuration(
             randomAddress: random, deviceName: configuration.deviceName, appearance: configuration.appearance,
             commandTimeout: configuration.commandTimeout.seconds,
@@ -184,7 +197,8 @@ public struct Bluetooth: Sendable {
                 stack: stack, maximumConnections: configuration.maximumConnections,
                 defaultConnectTimeout: configuration.connectTimeout,
                 pairsWhenRequired: configuration.pairing.pairsWhenRequired,
-                canAuthenticate: configuration.pairing.ioCapability != .noInputNoOutput, clock: configuration.clock),
+                canAuthenticate: configuration.pairing.ioCapability != .noInputNoOutput, clock: configuration.clock,
+                randomness: centralRandomness),
             peripheral: Peripheral(stack: stack), address: address, transportSpec: transport,
             promptFeed: PairingPromptFeed(stack: stack))
     }
@@ -264,7 +278,7 @@ extension Bluetooth {
                 stack: idle, maximumConnections: configuration.maximumConnections,
                 defaultConnectTimeout: configuration.connectTimeout, pairsWhenRequired: configuration.pairing.pairsWhenRequired,
                 canAuthenticate: configuration.pairing.ioCapability != .noInputNoOutput, backend: backend,
-                clock: configuration.clock),
+                clock: configuration.clock, randomness: configuration.centralRandomness(after: configuration.randomness)),
             peripheral: peripheral, address: address, transportSpec: transport,
             promptFeed: PairingPromptFeed(stack: idle))
     }

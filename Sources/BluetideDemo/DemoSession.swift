@@ -1,4 +1,5 @@
 import Bluetide
+import BluetideSupport
 import BluetideBase
 import BluetideProfiles
 import BluetideReflexCoach
@@ -10,11 +11,13 @@ import Foundation
 public struct DemoSession: Sendable {
     let device: String
     let connection: Connection
-    /// When the live phase ends (a session also waits for its first results).
-    let softDeadline: ContinuousClock.Instant
+    /// The world's clock.
+    let clock: BluetideClock
+    /// When the live phase ends, on ``clock`` (a session also waits for its first results).
+    let softDeadline: BluetideClock.Instant
     let emit: @Sendable (DemoEvent) -> Void
 
-    var pastDeadline: Bool { ContinuousClock.now >= softDeadline }
+    var pastDeadline: Bool { clock.now >= softDeadline }
 
     func show(_ kind: String, _ summary: String, _ fields: [String: String] = [:]) {
         let tag = device.count >= 10 ? device : device + String(repeating: " ", count: 10 - device.count)
@@ -172,15 +175,18 @@ public struct DemoSession: Sendable {
     /// `value` with `decimals` digits after the point.
     public static func fixed(_ value: Double, _ decimals: Int) -> String { String(format: "%.\(decimals)f", value) }
 
-    /// Runs `body`, failing with `message` when it takes more than `seconds`.
-    public static func limited(_ seconds: Double, _ message: String, _ body: @escaping @Sendable () async throws -> Void) async throws {
+    /// Runs `body`, failing with `message` when it takes more than `seconds` on `clock` (the
+    /// world's clock: virtual time in a world on a ``ManualClock``).
+    public static func limited(
+        _ seconds: Double, _ message: String, clock: BluetideClock = .continuous, _ body: @escaping @Sendable () async throws -> Void
+    ) async throws {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 try await body()
                 return true
             }
             group.addTask {
-                try await Task.sleep(for: .seconds(seconds))
+                try await clock.sleep(for: .seconds(seconds))
                 return false
             }
             let finished = try await group.next() ?? false

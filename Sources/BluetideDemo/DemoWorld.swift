@@ -1,4 +1,5 @@
 import Bluetide
+import BluetideSupport
 import BluetideEmulation
 import BluetideDeviceModels
 import Foundation
@@ -12,17 +13,25 @@ public actor DemoWorld {
     let liveSeconds: Double
     let emit: @Sendable (DemoEvent) -> Void
     let linkSpec: String
+    /// The clock the world, its devices and the script's deadlines run on.
+    let clock: BluetideClock
     /// The demo's private link, its devices and the central's host.
     private let world: VirtualWorld
     private var bluetooth: Bluetooth?
 
     /// A world whose devices draw from `seed`, live for about `liveSeconds`, reporting to `emit`.
-    public init(seed: UInt64, liveSeconds: Double, emit: @escaping @Sendable (DemoEvent) -> Void) {
+    /// Everything — the radio, the devices' pace, the live phase and the time limits — runs on
+    /// `clock`: the monotonic clock for a user; a ``ManualClock`` (driven with
+    /// ``ManualClock/advancing(step:yields:_:)``) runs the whole demo in virtual time.
+    public init(
+        seed: UInt64, liveSeconds: Double, clock: BluetideClock = .continuous, emit: @escaping @Sendable (DemoEvent) -> Void
+    ) {
         self.seed = seed
         self.liveSeconds = liveSeconds
         self.emit = emit
+        self.clock = clock
         // A link of our own, so concurrent demos (and tests) never see each other's devices.
-        world = VirtualWorld(linkName: "bluetide-demo-\(UUID().uuidString.prefix(8))")
+        world = VirtualWorld(linkName: "bluetide-demo-\(UUID().uuidString.prefix(8))", clock: clock)
         linkSpec = world.transportSpec
     }
 
@@ -92,14 +101,15 @@ public actor DemoWorld {
 
         // Live data from all devices at once; lines are prefixed with the device.
         emit(DemoEvent(device: "world", kind: "section", summary: "Live data (\(DemoSession.fixed(liveSeconds, 0)) s)"))
-        let softDeadline = ContinuousClock.now + .seconds(liveSeconds)
+        let clock = self.clock
+        let softDeadline = clock.now.advanced(by: .seconds(liveSeconds))
         let hardLimit = liveSeconds + 20
         let emit = self.emit
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (name, connection) in connections {
-                let session = DemoSession(device: name, connection: connection, softDeadline: softDeadline, emit: emit)
+                let session = DemoSession(device: name, connection: connection, clock: clock, softDeadline: softDeadline, emit: emit)
                 group.addTask {
-                    try await DemoSession.limited(hardLimit, "\(name): no decoded data within \(Int(hardLimit)) s") {
+                    try await DemoSession.limited(hardLimit, "\(name): no decoded data within \(Int(hardLimit)) s", clock: clock) {
                         try await session.run()
                     }
                 }

@@ -1,4 +1,5 @@
 import BluetideDemo
+import BluetideSupport
 import BluetideTestSupport
 import Foundation
 import Synchronization
@@ -58,15 +59,22 @@ import Testing
     }
 
     @Test func aDeviceThatDoesNotAnswerFailsWithOneLine() async throws {
+        // On a manual clock: the limit passes when the clock reaches it, not in real time.
+        let manual = ManualClock()
+        let clock = BluetideClock(manual)
         do {
-            try await DemoSession.limited(0.05, "hm10: no decoded data within 0 s") {
-                try await Task.sleep(for: .seconds(30))
+            try await manual.advancing {
+                try await DemoSession.limited(0.05, "hm10: no decoded data within 0 s", clock: clock) {
+                    // A device that never answers: waits far past the limit.
+                    try await clock.sleep(for: .seconds(30))
+                }
             }
             Issue.record("a session that never ends was not stopped")
         } catch let failure as DemoFailure {
             #expect(failure.message == "hm10: no decoded data within 0 s")
+            #expect(manual.now.offset < .seconds(30), "stopped at the limit, not when the body woke")
         }
-        try await DemoSession.limited(20, "unused") {}
+        try await DemoSession.limited(20, "unused", clock: clock) {}
     }
 
     @Test func executableExitsNonZeroWithOneLineForABadDuration() async throws {

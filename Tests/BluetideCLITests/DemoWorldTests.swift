@@ -1,4 +1,5 @@
 import BluetideDemo
+import BluetideSupport
 import Synchronization
 import Testing
 
@@ -14,10 +15,13 @@ import Testing
     /// The trainer is driven through BluetideRide's FTMS control (control asked for, then the ERG
     /// target, each answered success), the ring through BluetideRing's session (battery, then
     /// real-time heart rate), the punch program through BluetideReflexCoach's commands.
+    /// In virtual time: the world, its devices' pace and the demo's limits run on one manual
+    /// clock, so a busy machine makes the run slower, never different.
     @Test func everyDeviceIsDrivenThroughItsAppLibrary() async throws {
         let events = Events()
-        let world = DemoWorld(seed: 11, liveSeconds: 1, emit: events.add)
-        do { try await world.run() } catch {
+        let manual = ManualClock()
+        let world = DemoWorld(seed: 11, liveSeconds: 1, clock: BluetideClock(manual), emit: events.add)
+        do { try await manual.advancing { try await world.run() } } catch {
             await world.shutDown()
             throw error
         }

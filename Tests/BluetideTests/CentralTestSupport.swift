@@ -169,7 +169,8 @@ struct TestCentral {
     /// With `clock`, the link (when this creates it), the host and the central all run on it
     /// (drive it with ``ManualClock/advancing(step:yields:_:)``).
     static func start(
-        link: String, seed: UInt64 = 0x0BAD_CAFE_0001, maximumConnections: Int = 8, clock: ManualClock? = nil
+        link: String, seed: UInt64 = 0x0BAD_CAFE_0001, maximumConnections: Int = 8, clock: ManualClock? = nil,
+        randomness: HostRandomness = .system
     ) async throws -> TestCentral {
         if let clock { _ = await VirtualLink.named(link, clock: clock) }
         let transport = await VirtualTransport.attach(toLinkNamed: link)
@@ -180,7 +181,7 @@ struct TestCentral {
         return TestCentral(
             central: Central(
                 stack: stack, maximumConnections: maximumConnections, defaultConnectTimeout: .seconds(20),
-                clock: clock.map { BluetideClock($0) } ?? .continuous),
+                clock: clock.map { BluetideClock($0) } ?? .continuous, randomness: randomness),
             stack: stack, transport: transport)
     }
 

@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import Bluetide
 import BluetideHost
+import BluetideSupport
 import BluetideTestSupport
 
 /// Reconnection after link loss, and the policy arithmetic.
@@ -210,6 +211,108 @@ import BluetideTestSupport
                 // test reads the clock when the event reaches it, which a starved machine may do
                 // late.)
                 #expect(run.reconnectedAfter >= start, "\(run.reconnectedAfter) vs \(start)")
+            }
+        }
+    }
+
+    /// Without a seed in the policy, the back-off's jitter comes from the host's random source
+    /// (``Bluetooth/Configuration/randomness``): a host seeded alike draws the same jitter seeds
+    /// every run, and each run backs off on the schedule its host's seed gives.
+    @Test func unseededJitterComesFromTheHostsRandomSource() async throws {
+        let reconnect = ConnectionPolicy.Reconnect(
+            maximumAttempts: 3, delay: .milliseconds(500), backoffMultiplier: 2, maximumDelay: .seconds(4), jitter: 0.5,
+            attemptTimeout: .milliseconds(500))
+        #expect(reconnect.jitterSeed == nil)
+        let policy = ConnectionPolicy(reconnect: reconnect, operationTimeout: .seconds(20), setupTimeout: .seconds(20))
+
+        // The draws: a seeded host's central draws its jitter seeds from a generator seeded
+        // alike every run; another seed draws others; the system's source is not seeded.
+        let seeded = Bluetooth.Configuration().centralRandomness(after: .seeded(1))
+        #expect(seeded.isDeterministic)
+        var again = Bluetooth.Configuration().centralRandomness(after: .seeded(1))
+        var other = Bluetooth.Configuration().centralRandomness(after: .seeded(2))
+        var copy = seeded
+        #expect(copy.next() == again.next())
+        #expect(copy.next() != other.next())
+        #expect(!Bluetooth.Configuration().centralRandomness(after: .system).isDeterministic)
+
+        /// When the back-off announces attempts 2 and 3 and gives up, virtual time from the link
+        /// loss, for a central whose random source is seeded with `seed`: each waits the drawn
+        /// delays and each failed attempt its 0.5 s (attempt 1 is announced at the loss).
+        func schedule(seed: UInt64) -> [Duration] {
+            var source = HostRandomness.seeded(seed)
+            let delays = reconnect.delays(seed: source.next())
+            var at = Duration.zero
+            return delays.map { delay in
+                at += delay + reconnect.attemptTimeout
+                return at
+            }
+        }
+        // The two schedules cross (each is later than the other somewhere by more than 0.5 s:
+        // about 5 s of virtual time in all, so the runs stay short on a starved machine),
+        // so a run backing off on another seed's schedule, or on the system's numbers, breaks
+        // the lower bounds below.
+        let one = schedule(seed: 1), two = schedule(seed: 2)
+        try #require(zip(one, two).contains { ($0 - $1) > .milliseconds(500) }, "\(one) \(two)")
+        try #require(zip(one, two).contains { ($1 - $0) > .milliseconds(500) }, "\(one) \(two)")
+
+        // The central's own draws, as the driver takes them on each lost link.
+        func draws(seed: UInt64) async throws -> [UInt64] {
+            let central = try await TestCentral.start(link: uniqueLinkName(), randomness: .seeded(seed))
+            let values = (0..<3).map { _ in central.central.nextJitterSeed() }
+            await central.close()
+            return values
+        }
+        var reference = HostRandomness.seeded(1)
+        let expectedDraws = (0..<3).map { _ in reference.next() }
+        #expect(try await draws(seed: 1) == expectedDraws)
+        #expect(try await draws(seed: 1) == expectedDraws, "the same seed draws the same jitter seeds")
+        #expect(try await draws(seed: 2) != expectedDraws, "another seed draws others")
+
+        /// The events from the link loss until the policy gives up, and the virtual time at
+        /// which the test saw attempts 2 and 3 announced and the give-up.
+        func run(seed: UInt64) async throws -> (events: [ConnectionEvent], times: [Duration]) {
+            let clock = ManualClock()
+            let link = uniqueLinkName()
+            let peripheral = try await TestPeripheral.start(link: link, seed: 0x3737, readvertise: false, clock: clock)
+            let central = try await TestCentral.start(link: link, clock: clock, randomness: .seeded(seed))
+            defer { Task { await central.close(); await peripheral.close() } }
+            return try await clock.advancing {
+                let connection = try await central.central.connect(to: peripheral.address, policy: policy)
+                var events = connection.events.makeAsyncIterator()
+                #expect(await events.next() == .connected)
+                // The device goes away for good.
+                try? await peripheral.stack.stopAdvertising()
+                let lost = clock.now
+                await peripheral.controller.link.linkLoss(peripheral.controller)
+                var seen: [ConnectionEvent] = []
+                var times: [Duration] = []
+                while let event = await events.next() {
+                    seen.append(event)
+                    if case let .reconnecting(attempt) = event, attempt > 1 { times.append(lost.duration(to: clock.now)) }
+                    if case .failed = event {
+                        times.append(lost.duration(to: clock.now))
+                        break
+                    }
+                }
+                return (seen, times)
+            }
+        }
+        // The same seed backs off the same way every run (its draws, above); each seed's run
+        // follows its own schedule.
+        for seed: UInt64 in [1, 2] {
+            let (events, times) = try await run(seed: seed)
+            #expect(Array(events.prefix(4)) == [
+                .disconnected(reason: .connectionTimeout), .reconnecting(attempt: 1), .reconnecting(attempt: 2),
+                .reconnecting(attempt: 3),
+            ], "seed \(seed): \(events)")
+            #expect(events.count == 5, "seed \(seed): \(events)")
+            let expected = schedule(seed: seed)
+            #expect(times.count == expected.count, "seed \(seed): \(times)")
+            // Only lower bounds: the test reads the clock when an event reaches it, which a
+            // starved machine may do late, never early.
+            for (seen, due) in zip(times, expected) {
+                #expect(seen >= due - .milliseconds(1), "seed \(seed): \(times) vs the schedule \(expected)")
             }
         }
     }

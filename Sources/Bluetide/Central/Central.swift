@@ -2,6 +2,7 @@ import BluetideBase
 import BluetideHost
 import BluetideSupport
 import Foundation
+import Synchronization
 
 /// The central role of a ``Bluetooth`` handle: scans for advertising devices and connects to
 /// them. A `Sendable` handle; several tasks may scan and connect at once (connection attempts
@@ -36,15 +37,21 @@ public final class Central: Sendable {
     /// time limits and retry delays, scan lengths, and each connection's set-up and operation
     /// time limits and reconnect back-off.
     public let clock: BluetideClock
+    /// Where the reconnect back-off's jitter comes from when a policy gives no
+    /// ``ConnectionPolicy/Reconnect/jitterSeed`` (``Bluetooth/Configuration/randomness``): each
+    /// lost link draws the seed of its back-off here, so a seeded host backs off the same way
+    /// every run.
+    private let jitterSource: Mutex<HostRandomness>
 
     /// A central over a started `stack`, allowing at most `maximumConnections` connections at a
-    /// time, waiting on `clock`.
+    /// time, waiting on `clock`, drawing back-off jitter from `randomness`.
     package init(
         stack: HostStack, maximumConnections: Int = 8, defaultConnectTimeout: Duration = .seconds(10),
         pairsWhenRequired: Bool = false, canAuthenticate: Bool = true, backend: (any CentralBackend)? = nil,
-        clock: BluetideClock = .continuous
+        clock: BluetideClock = .continuous, randomness: HostRandomness = .system
     ) {
         self.clock = clock
+        jitterSource = Mutex(randomness)
         self.stack = stack
         self.backend = backend ?? HostCentralBackend(stack: stack)
         self.external = backend
@@ -53,6 +60,9 @@ public final class Central: Sendable {
         self.registry = CentralRegistry(maximumConnections: maximumConnections)
         self.defaultConnectTimeout = defaultConnectTimeout
     }
+
+    /// The seed of one lost link's back-off jitter, from the host's random source.
+    func nextJitterSeed() -> UInt64 { jitterSource.withLock { $0.next() } }
 
     // MARK: Scanning
 

@@ -182,7 +182,7 @@ actor ConnectionDriver {
     private func linkDown(_ lost: any CentralLink, reason: DisconnectReason) async {
         guard let current = link, current === lost else { return }
         link = nil
-        _ = try? await run(.linkLost(reason, jitterSeed: UInt64.random(in: .min ... .max)))
+        _ = try? await run(.linkLost(reason, jitterSeed: central.nextJitterSeed()))
     }
 
     /// Closes for good: sequences end (cleanly when `error` is nil), waiters fail, the slot is

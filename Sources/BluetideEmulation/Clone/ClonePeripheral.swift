@@ -93,16 +93,18 @@ public actor ClonePeripheral {
     private let table: CloneReplyTable
 
     /// Prepares `device` for `bluetooth`'s peripheral role. `pace` scales the captured timing
-    /// (``ReplayPace/asFastAsPossible`` sends at once); `sleep` waits a duration (tests may
-    /// pass a virtual one).
+    /// (``ReplayPace/asFastAsPossible`` sends at once); `sleep` waits a duration (nil: on the
+    /// clock of `bluetooth`, ``Bluetooth/Configuration/clock`` — the world's clock in a
+    /// ``VirtualWorld``, so a clone in a world on a ``ManualClock`` plays in virtual time).
     public init(
         bluetooth: Bluetooth, device: ClonedDevice, pace: ReplayPace = .original,
-        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+        sleep: (@Sendable (Duration) async throws -> Void)? = nil
     ) {
         self.bluetooth = bluetooth
         self.device = device
         self.pace = pace
-        self.sleep = sleep
+        let clock = bluetooth.central.clock
+        self.sleep = sleep ?? { try await clock.sleep(for: $0) }
         let (eventStream, events) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(4096))
         let (replyStream, replySink) = AsyncStream.makeStream(of: [CloneReply].self, bufferingPolicy: .unbounded)
         self.events = eventStream

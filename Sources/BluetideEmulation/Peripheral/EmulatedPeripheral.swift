@@ -20,7 +20,10 @@ import BluetideSupport
 /// ``Peripheral`` advertises again after every connection and disconnection, so several centrals
 /// can connect and a central can come back. What happens is reported as ``events``.
 ///
-/// Models see time as seconds since the peripheral was created.
+/// Models see time as seconds since the peripheral was created, on the clock of the host it
+/// serves on (``Bluetooth/Configuration/clock``): the monotonic clock by default, the world's
+/// clock in a ``VirtualWorld`` — so a world on a ``ManualClock`` ticks its devices in virtual
+/// time, and nothing here waits in real time.
 public actor EmulatedPeripheral {
     /// The host the devices are served on.
     public nonisolated let bluetooth: Bluetooth
@@ -59,7 +62,7 @@ public actor EmulatedPeripheral {
     /// host: it owns the host's GATT services and advertising.
     public init(bluetooth: Bluetooth, models: [any DeviceModel], name: String? = nil) {
         self.bluetooth = bluetooth
-        let clock = ModelClock()
+        let clock = ModelClock(bluetooth.central.clock)
         self.clock = clock
         (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
         (pushes, pushSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
@@ -201,13 +204,20 @@ public actor EmulatedPeripheral {
                 }
             }
         })
+        // Each model's tick grid starts now, read here rather than in the tick task: a task
+        // scheduled late (a busy machine, or a manual clock moved before it first ran) would
+        // otherwise start its grid late and miss the ticks already due.
+        let gridStart = clock.now()
         for box in served {
             let sink = pushSink
             tasks.append(Task {
+                var ticks = ModelTicks(interval: box.tickInterval, start: gridStart)
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(box.tickInterval))
+                    do { try await clock.sleep(untilSeconds: ticks.next) } catch { return }
                     if Task.isCancelled { return }
-                    let outputs = box.tick(now: clock.now())
+                    let now = clock.now()
+                    ticks.advance(now: now)
+                    let outputs = box.tick(now: now)
                     if !outputs.isEmpty { sink.yield(OutputBatch(model: box, outputs: outputs)) }
                 }
             })
@@ -277,9 +287,35 @@ public actor EmulatedPeripheral {
     }
 }
 
-/// Seconds since creation on the monotonic clock: the time emulated models are driven with.
+/// Seconds since creation on the host's clock: the time emulated models are driven with.
 struct ModelClock: Sendable {
-    private let elapsed = ElapsedClock()
+    private let elapsed: ElapsedClock<BluetideClock>
+
+    init(_ clock: BluetideClock) { elapsed = ElapsedClock(clock: clock) }
 
     func now() -> Double { elapsed.seconds }
+
+    /// Suspends until `seconds` since creation (throws `CancellationError` when cancelled).
+    func sleep(untilSeconds seconds: Double) async throws {
+        try await elapsed.clock.sleep(until: elapsed.origin.advanced(by: .seconds(seconds)))
+    }
+}
+
+/// When a model's next tick is due, seconds on its ``ModelClock``: one interval after the
+/// previous one, without drift; after a stall longer than an interval (a starved machine) the
+/// next tick is one interval from now, so ticks never come in a burst to catch up.
+struct ModelTicks: Sendable, Equatable {
+    let interval: Double
+    private(set) var next: Double
+
+    init(interval: Double, start: Double) {
+        self.interval = interval
+        next = start + interval
+    }
+
+    /// Schedules the tick after the one that ran at `now`.
+    mutating func advance(now: Double) {
+        next += interval
+        if next <= now { next = now + interval }
+    }
 }

@@ -5,8 +5,8 @@ import BluetideProfiles
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
-import BluetideSupport
 #endif
+import BluetideSupport
 
 /// Settings of a ``ReflexDevice``.
 public struct ReflexDeviceOptions: Sendable {
@@ -242,4 +242,13 @@ private func monotonicNanoseconds() -> UInt64 {
     var spec = timespec()
     clock_gettime(CLOCK_MONOTONIC, &spec)
     return UInt64(max(spec.tv_sec, 0)) &* 1_000_000_000 &+ UInt64(max(spec.tv_nsec, 0))
+}
+
+extension ReflexDevice where C == BluetideClock {
+    /// ``start(bluetooth:options:clock:)`` on the clock of `bluetooth` (``Bluetooth/Configuration/clock``):
+    /// the monotonic clock by default, the world's clock in a virtual world on a ``ManualClock``
+    /// — step times and the simulated athlete then run in the host's virtual time.
+    public static func start(bluetooth: Bluetooth, options: ReflexDeviceOptions) async throws -> ReflexDevice {
+        try await start(bluetooth: bluetooth, options: options, clock: bluetooth.central.clock)
+    }
 }
