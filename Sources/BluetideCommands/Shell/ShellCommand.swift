@@ -44,7 +44,7 @@ struct ShellCommand: AsyncParsableCommand {
     @Argument(help: "Device address (optionally /R or /P) or advertised name.")
     var device: String
 
-    @Option(name: .long, help: "Seconds to look for the device.")
+    @Option(name: .long, help: "Seconds to look for the device; also the limit to connect (5 at least) and to discover its services (10 at least).")
     var timeout: Double = 5
 
     @Flag(name: .long, help: "One JSON object per reply and notification (docs/json-output.md).")

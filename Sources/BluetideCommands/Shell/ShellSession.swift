@@ -55,7 +55,11 @@ actor ShellSession {
         }
         guard let address else { return }
         let connection: Connection
-        do { connection = try await devices.central.connect(to: address, timeout: .seconds(max(timeout, 5))) } catch {
+        // --timeout also bounds the set-up (MTU exchange, discovery), never below the policy's
+        // own 10 s: a slow device or a busy machine given a longer --timeout gets it there too.
+        var policy = ConnectionPolicy.default
+        policy.setupTimeout = max(policy.setupTimeout, .seconds(timeout))
+        do { connection = try await devices.central.connect(to: address, timeout: .seconds(max(timeout, 5)), policy: policy) } catch {
             throw CommandFailure("cannot connect to \(label): \(error); try `reconnect`, or check the device is advertising with `bluetide scan`")
         }
         self.connection = connection
