@@ -10,7 +10,7 @@ import Testing
         let rig = try await LinkLossRig.start(address: 0xC0FFEF)
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("record-lost-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let command = try RecordCommand.parse(["Bluetide HRM", "heart-rate", "--out", out, "--transport", rig.link])
+        let command = try RecordCommand.parse(["Bluetide HRM", "heart-rate", "--out", out, "--timeout", "60", "--transport", rig.link])
         let (lines, error) = await rig.run { try await command.execute($0) }
         var failure: CommandFailure?
         if let error {
@@ -31,7 +31,7 @@ import Testing
         let rig = try await LinkLossRig.start(address: 0xC0FFF0)
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("record-back-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let command = try RecordCommand.parse(["Bluetide HRM", "heart-rate", "--out", out, "--count", "4", "--reconnect", "--transport", rig.link])
+        let command = try RecordCommand.parse(["Bluetide HRM", "heart-rate", "--out", out, "--count", "4", "--reconnect", "--timeout", "60", "--transport", rig.link])
         let (lines, error) = await rig.run { try await command.execute($0) }
         if let error { throw error }
         #expect(try ValueLogReader.read(path: out).records.count == 4, "\(lines)")

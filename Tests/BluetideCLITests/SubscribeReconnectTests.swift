@@ -4,7 +4,7 @@ import Testing
 @Suite struct SubscribeReconnectTests {
     @Test func subscribeReconnectKeepsPrintingAcrossLinkLoss() async throws {
         let rig = try await LinkLossRig.start(address: 0xC0FFEE)
-        let command = try SubscribeCommand.parse(["Bluetide HRM", "heart-rate", "--count", "4", "--reconnect", "--transport", rig.link])
+        let command = try SubscribeCommand.parse(["Bluetide HRM", "heart-rate", "--count", "4", "--reconnect", "--timeout", "60", "--transport", rig.link])
         let (lines, error) = await rig.run { try await command.execute($0) }
         if let error { throw error }
         #expect(lines.filter { $0.contains("bpm") }.count == 4, "\(lines)")
