@@ -91,12 +91,16 @@ final class DeviceSession: Sendable {
     /// The bond file bonds are kept in (``DeviceSessionOptions/bondFilePath``); nil when they
     /// last only as long as this command.
     let bondFile: String?
+    /// The clock the central (and, with `--emulate`, the whole world) runs on: the command's
+    /// waits — its `--timeout`, `--duration`, the times it prints — are measured on it.
+    let clock: BluetideClock
 
     private init(
         bluetooth: Bluetooth, emulated: [EmulatedPeripheral], world: VirtualWorld?, transportText: String,
-        prompter: PairingPrompter, labels: DeviceLabels, bondFile: String?
+        prompter: PairingPrompter, labels: DeviceLabels, bondFile: String?, clock: BluetideClock
     ) {
         self.bondFile = bondFile
+        self.clock = clock
         self.bluetooth = bluetooth
         self.emulated = emulated
         self.world = world
@@ -112,6 +116,8 @@ final class DeviceSession: Sendable {
     /// (by default the terminal, when standard input is one); with neither, pairing is Just Works.
     /// The emulated world (radio, devices and the central) runs on `clock`: a test passes a
     /// manual clock and drives the command with ``ManualClock/advancing(step:yields:_:)``.
+    /// Without `--emulate`, the central runs on `clock` (on `virtual:NAME`, a link that a test
+    /// created on the same clock).
     static func open(
         _ options: DeviceSessionOptions, snoop: String? = nil,
         conversation: PairingConversation? = TerminalPairingConversation.make(),
@@ -144,9 +150,10 @@ final class DeviceSession: Sendable {
             throw CommandFailure("--snoop \(snoop): the transport already has +snoop; give one of them")
         }
         let capture = spec.snoopPath ?? snoop
-        let configuration = Bluetooth.Configuration(
+        var configuration = Bluetooth.Configuration(
             address: options.bondFilePath.map(BondedIdentity.address(forBondFile:)), deviceName: "bluetide", pairing: policy,
             bondFile: options.bondFilePath)
+        configuration.clock = clock
         guard !plan.isEmpty else {
             if case .virtual(nil) = spec.kind {
                 appLogger.warning("the virtual transport has no devices of its own: add --emulate PROFILE (see bluetide emulate --list), share one with `bluetide emulate` in another process, or pick a radio with --transport (e.g. hci-socket:0)")
@@ -155,7 +162,8 @@ final class DeviceSession: Sendable {
             do {
                 return DeviceSession(
                     bluetooth: try await Bluetooth.open(transport: text, configuration: configuration), emulated: [],
-                    world: nil, transportText: text, prompter: prompter, labels: labels, bondFile: options.bondFilePath)
+                    world: nil, transportText: text, prompter: prompter, labels: labels, bondFile: options.bondFilePath,
+                    clock: clock)
             } catch {
                 throw CommandFailure.cannotOpenTransport(text, error)
             }
@@ -180,7 +188,7 @@ final class DeviceSession: Sendable {
             let bluetooth = try await world.openHost(configuration: configuration, snoop: capture)
             return DeviceSession(
                 bluetooth: bluetooth, emulated: peripherals, world: world, transportText: text, prompter: prompter, labels: labels,
-                bondFile: options.bondFilePath)
+                bondFile: options.bondFilePath, clock: clock)
         } catch {
             await world.close()
             throw CommandFailure.cannotOpenTransport(text, error)
@@ -235,10 +243,10 @@ final class DeviceSession: Sendable {
     /// device looked for in a scan first gets what the scan left. The link and its set-up
     /// (MTU exchange, service discovery) share that limit, and a failure names it.
     func connect(_ target: String, timeout: Double, policy: ConnectionPolicy = .default) async throws -> (Connection, String) {
-        let started = ContinuousClock.now
+        let started = clock.now
         let (address, name) = try await resolve(target, timeout: timeout)
         let label = name.map { "\($0) (\(address))" } ?? "\(address)"
-        let limit = Self.typedAddress(target) != nil ? timeout : max(timeout - SubscribeCommand.seconds(since: started), 0.001)
+        let limit = Self.typedAddress(target) != nil ? timeout : max(timeout - seconds(since: started), 0.001)
         appLogger.debug("connecting to \(label) on \(transportText): waiting up to \(Self.format(limit)) s for it to answer, then for the MTU exchange and service discovery (--timeout \(Self.format(timeout)))")
         do {
             return (try await central.connect(to: address, timeout: .seconds(limit), policy: policy, within: .seconds(limit)), label)
@@ -249,6 +257,16 @@ final class DeviceSession: Sendable {
         } catch {
             throw CommandFailure("cannot connect to \(label): \(explain(error, address: address))")
         }
+    }
+
+    /// Seconds on the session's clock since `start`.
+    func seconds(since start: BluetideClock.Instant) -> Double {
+        clock.now.seconds(since: start)
+    }
+
+    /// Sleeps `seconds` on the session's clock (a `--duration`); returns early when cancelled.
+    func pause(seconds: Double) async {
+        try? await clock.sleep(until: clock.now.advanced(by: .seconds(seconds)), tolerance: nil)
     }
 
     /// Warns (one line on standard error) when `--pairing passkey:…` or `confirm` was given but

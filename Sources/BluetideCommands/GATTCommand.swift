@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bluetide
 import BluetideBase
+import BluetideSupport
 import Foundation
 
 /// `bluetide gatt DEVICE`: everything a device serves, with readable values decoded.
@@ -45,8 +46,9 @@ struct GATTCommand: AsyncParsableCommand {
         return names
     }
 
-    func execute(_ output: CommandOutput) async throws {
-        let session = try await DeviceSession.open(session)
+    /// Lists the device's GATT database; the session runs on `clock` (see ``ReadCommand``).
+    func execute(_ output: CommandOutput, clock: BluetideClock = .continuous) async throws {
+        let session = try await DeviceSession.open(session, clock: clock)
         do {
             let (connection, label) = try await session.connect(device, timeout: timeout)
             let services: [GATTRemoteService]

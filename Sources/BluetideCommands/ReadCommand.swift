@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bluetide
 import BluetideBase
+import BluetideSupport
 import Foundation
 
 /// Options of the commands that act on one characteristic of one device.
@@ -72,8 +73,10 @@ struct ReadCommand: AsyncParsableCommand {
         try await execute(CommandOutput.standardOutput())
     }
 
-    func execute(_ output: CommandOutput) async throws {
-        let session = try await DeviceSession.open(session)
+    /// Reads and prints. The central (and with `--emulate` the world) runs on `clock`: a
+    /// test's manual clock makes `--timeout` pass in virtual time.
+    func execute(_ output: CommandOutput, clock: BluetideClock = .continuous) async throws {
+        let session = try await DeviceSession.open(session, clock: clock)
         do {
             let (connection, label) = try await session.connect(target.device, timeout: target.timeout)
             let (_, characteristic) = try CharacteristicLookup.find(
@@ -141,12 +144,13 @@ struct WriteCommand: AsyncParsableCommand {
         try await execute(CommandOutput.standardOutput())
     }
 
-    func execute(_ output: CommandOutput) async throws {
+    /// Writes and prints what was written; the session runs on `clock` (see ``ReadCommand``).
+    func execute(_ output: CommandOutput, clock: BluetideClock = .continuous) async throws {
         guard !value.isEmpty else {
             throw CommandFailure.usage("write: give a VALUE after the characteristic (hex such as 01FF, or a typed form such as reset)", field: "VALUE")
         }
-        let start = ContinuousClock.now
-        let session = try await DeviceSession.open(session)
+        let session = try await DeviceSession.open(session, clock: clock)
+        let start = clock.now
         do {
             let (connection, label) = try await session.connect(target.device, timeout: target.timeout)
             let (service, characteristic) = try CharacteristicLookup.find(
@@ -170,7 +174,7 @@ struct WriteCommand: AsyncParsableCommand {
                 let reason = session.explain(error, address: connection.address, level: await connection.securityLevel)
                 throw CommandFailure("writing \(what) on \(label) failed: \(reason)")
             }
-            let time = SubscribeCommand.seconds(since: start)
+            let time = session.seconds(since: start)
             let written = ShellValue.written(bytes, to: characteristic.uuid, at: time)
             if json {
                 output.emit(JSONOutput.line("written", [

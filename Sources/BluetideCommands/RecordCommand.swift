@@ -2,6 +2,7 @@ import ArgumentParser
 import Bluetide
 import BluetideBase
 import BluetideRecording
+import BluetideSupport
 import Foundation
 import Synchronization
 
@@ -65,12 +66,14 @@ struct RecordCommand: AsyncParsableCommand {
         var bytes: [UInt8]
     }
 
-    func execute(_ output: CommandOutput, stopOnSignals: Bool = false) async throws {
+    /// Records until --count, --duration, a lost link or (with `stopOnSignals`) Ctrl-C. The
+    /// session runs on `clock`: `--timeout` and `--duration` are measured on it.
+    func execute(_ output: CommandOutput, stopOnSignals: Bool = false, clock: BluetideClock = .continuous) async throws {
         if let count, count < 1 { throw CommandFailure("--count \(count): expected at least 1") }
         try stop.validated()
         try wheel.validated()
         let duration = stop.duration
-        let session = try await DeviceSession.open(session, snoop: snoop)
+        let session = try await DeviceSession.open(session, snoop: snoop, clock: clock)
         var subscriptions: [Task<Void, Never>] = []
         do {
             let (connection, label) = try await session.connect(device, timeout: timeout, policy: reconnect ? .resilient : .default)
@@ -129,7 +132,7 @@ struct RecordCommand: AsyncParsableCommand {
                                                      "characteristics": .array(chosen.map { JSONOutput.characteristic($0.1.uuid) })])
                         : "recording \(chosen.map { CharacteristicLookup.describe($0.1.uuid) }.joined(separator: ", ")) from \(label) to \(out)")
             let ender = Task {
-                if stopOnSignals { await StopSignal.install(duration: duration).wait() } else if let duration { try? await Task.sleep(for: .seconds(duration)) } else {
+                if stopOnSignals { await StopSignal.install(duration: duration).wait() } else if let duration { await session.pause(seconds: duration) } else {
                     while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
                 }
                 sink.finish()

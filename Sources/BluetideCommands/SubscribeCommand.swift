@@ -40,11 +40,12 @@ struct SubscribeCommand: AsyncParsableCommand {
         try await execute(CommandOutput.standardOutput(), stopOnSignals: true)
     }
 
-    /// Prints values until --count, --duration or (with `stopOnSignals`) Ctrl-C.
-    func execute(_ output: CommandOutput, stopOnSignals: Bool = false) async throws {
+    /// Prints values until --count, --duration or (with `stopOnSignals`) Ctrl-C. The session runs
+    /// on `clock`: `--timeout`, `--duration` and the printed times are measured on it.
+    func execute(_ output: CommandOutput, stopOnSignals: Bool = false, clock: BluetideClock = .continuous) async throws {
         if let count, count < 1 { throw CommandFailure("--count \(count): expected at least 1") }
         if let duration, !(duration.isFinite && duration > 0) { throw CommandFailure("--duration \(duration): expected seconds > 0") }
-        let session = try await DeviceSession.open(session)
+        let session = try await DeviceSession.open(session, clock: clock)
         do {
             let policy: ConnectionPolicy = reconnect ? .resilient : .default
             let (connection, label) = try await session.connect(target.device, timeout: target.timeout, policy: policy)
@@ -76,12 +77,12 @@ struct SubscribeCommand: AsyncParsableCommand {
                 }
             }
             defer { watcher.cancel() }
-            let start = ContinuousClock.now
+            let start = clock.now
             let limit = count
             let reader = Task { () throws -> Void in
                 var seen = 0
                 for try await bytes in values {
-                    let time = Self.seconds(since: start)
+                    let time = session.seconds(since: start)
                     output.emit(format.line(bytes, decoding: decoding, at: time, type: "notification", extra: json ? [
                         "device": ValueFormatOptions.device(connection.address, label: label), "time": JSONOutput.time(monotonic: time),
                     ] : [:]))
@@ -90,7 +91,7 @@ struct SubscribeCommand: AsyncParsableCommand {
                 }
             }
             let ender = Task {
-                if stopOnSignals { await StopSignal.install(duration: duration).wait() } else if let duration { try? await Task.sleep(for: .seconds(duration)) } else {
+                if stopOnSignals { await StopSignal.install(duration: duration).wait() } else if let duration { await session.pause(seconds: duration) } else {
                     while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
                 }
                 reader.cancel()

@@ -6,7 +6,7 @@ import Testing
     @Test func unknownNameSaysWhatWasLookedForAndSuggestsScan() async throws {
         let command = try ReadCommand.parse(
             ["Nobody", "2A19", "--timeout", "1", "--transport", privateLink(), "--emulate", "heart-rate"])
-        let message = try await failureMessage { try await command.execute(LineCollector().output) }
+        let message = try await failureMessage(inVirtualTime: { try await command.execute(LineCollector().output, clock: $0) })
         #expect(message == "no device named Nobody seen within 1 s; try `bluetide scan`")
     }
 
@@ -15,10 +15,9 @@ import Testing
     @Test func anAddressThatDoesNotAnswerFailsWithinTheTimeoutGivenAndSaysIt() async throws {
         let command = try ReadCommand.parse(
             ["C1:C2:C3:C4:C5:C6/R", "2A19", "--timeout", "1", "--transport", privateLink(), "--emulate", "heart-rate"])
-        let message = try await failureMessage { try await command.execute(LineCollector().output) }
+        let message = try await failureMessage(inVirtualTime: { try await command.execute(LineCollector().output, clock: $0) })
         #expect(message == "cannot connect to C1:C2:C3:C4:C5:C6/R: no connection to C1:C2:C3:C4:C5:C6/R within 1 s: is it advertising and connectable, and is the address type (/P public, /R random) right?")
-        // (How long it takes is checked on the executable below: in this process other suites
-        // share the threads, and opening the emulated device can take seconds under load.)
+        // (In virtual time here; how long it takes in real time is checked on the executable below.)
     }
 
     /// The ring's connect, as its own process: `--timeout 3` ends in about 3 s. Before, the
@@ -40,7 +39,7 @@ import Testing
 
     @Test func missingCharacteristicListsWhatExists() async throws {
         let command = try ReadCommand.parse(["Bluetide HRM", "2A5B", "--transport", privateLink(), "--emulate", "heart-rate"])
-        let message = try #require(try await failureMessage { try await command.execute(LineCollector().output) })
+        let message = try #require(try await failureMessage(inVirtualTime: { try await command.execute(LineCollector().output, clock: $0) }))
         #expect(message.hasPrefix("characteristic 2A5B not found on Bluetide HRM"), "\(message)")
         #expect(message.contains("2A37 Heart Rate Measurement") && message.contains("2A19"), "\(message)")
         #expect(!message.contains("\n"))
@@ -49,7 +48,7 @@ import Testing
     @Test func valueThatDoesNotDecodeShowsHexAndTheDecoderError() async throws {
         let command = try ReadCommand.parse(
             ["Bluetide HRM", "battery-level", "--profile", "heart-rate", "--transport", privateLink(), "--emulate", "heart-rate"])
-        let message = try #require(try await failureMessage { try await command.execute(LineCollector().output) })
+        let message = try #require(try await failureMessage(inVirtualTime: { try await command.execute(LineCollector().output, clock: $0) }))
         #expect(message.hasPrefix("value ") && message.contains("does not decode as heart-rate"), "\(message)")
     }
 

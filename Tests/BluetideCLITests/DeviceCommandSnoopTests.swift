@@ -13,7 +13,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let collector = LineCollector()
         let command = try ReadCommand.parse(["Bluetide HRM", "2A19", "--raw", "--transport", transport(path), "--emulate", "heart-rate,csc"])
-        try await withGuard(90) { try await command.execute(collector.output) }  // a hang guard; a loaded machine is slow
+        try await inVirtualTime { try await command.execute(collector.output, clock: $0) }
         #expect(collector.lines.count == 1, "\(collector.lines)")
         return try BTSnoopReader.records(atPath: path)
     }

@@ -1,3 +1,4 @@
+import BluetideSupport
 import BluetideTestSupport
 import Foundation
 @testable import BluetideCommands
@@ -41,10 +42,30 @@ func withGuard<T: Sendable>(_ seconds: Double = 30, _ body: @escaping @Sendable 
     }
 }
 
+/// Runs `body` in virtual time on a fresh manual clock (``ManualClock/advancing(step:yields:_:)``),
+/// under a wall-clock hang guard of `seconds`: a command given the clock runs its emulated
+/// world, its `--timeout` and its `--duration` on it, so they pass the same way however busy the
+/// machine is, and a command that waits for something that never comes meets its own limit.
+func inVirtualTime<T: Sendable>(guard seconds: Double = 60, _ body: @escaping @Sendable (BluetideClock) async throws -> T) async throws -> T {
+    let manual = ManualClock()
+    return try await withGuard(seconds) { try await manual.advancing { try await body(BluetideClock(manual)) } }
+}
+
 /// The message of the ``CommandFailure`` `body` throws (nil when it succeeds).
 func failureMessage(_ body: @escaping @Sendable () async throws -> Void) async throws -> String? {
     do {
         try await withGuard { try await body() }
+        return nil
+    } catch let failure as CommandFailure {
+        return failure.message
+    }
+}
+
+/// The message of the ``CommandFailure`` `body` throws when run in virtual time
+/// (``inVirtualTime(guard:_:)``); nil when it succeeds.
+func failureMessage(inVirtualTime body: @escaping @Sendable (BluetideClock) async throws -> Void) async throws -> String? {
+    do {
+        try await inVirtualTime { try await body($0) }
         return nil
     } catch let failure as CommandFailure {
         return failure.message

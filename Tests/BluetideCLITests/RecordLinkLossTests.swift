@@ -7,11 +7,12 @@ import Testing
 /// what happened, what was kept and what to try (status 1), instead of recording nothing for ever.
 @Suite struct RecordLinkLossTests {
     @Test func aLostLinkEndsTheRecordingWithOneLineAndKeepsTheValues() async throws {
-        let rig = try await LinkLossRig.start(address: 0xC0FFEF)
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("record-lost-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let command = try RecordCommand.parse(["Bluetide HRM", "heart-rate", "--out", out, "--timeout", "60", "--transport", rig.link])
-        let (lines, error) = await rig.run { try await command.execute($0) }
+        let (lines, error) = try await LinkLossRig.run(address: 0xC0FFEF) { link, output, clock in
+            let command = try RecordCommand.parse(["Bluetide HRM", "heart-rate", "--out", out, "--timeout", "10", "--transport", link])
+            try await command.execute(output, clock: clock)
+        }
         var failure: CommandFailure?
         if let error {
             if let error = error as? CommandFailure { failure = error } else { Issue.record("unexpected \(error)") }
@@ -28,11 +29,12 @@ import Testing
     }
 
     @Test func withReconnectTheRecordingGoesOnAfterTheLinkComesBack() async throws {
-        let rig = try await LinkLossRig.start(address: 0xC0FFF0)
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("record-back-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let command = try RecordCommand.parse(["Bluetide HRM", "heart-rate", "--out", out, "--count", "4", "--reconnect", "--timeout", "60", "--transport", rig.link])
-        let (lines, error) = await rig.run { try await command.execute($0) }
+        let (lines, error) = try await LinkLossRig.run(address: 0xC0FFF0) { link, output, clock in
+            let command = try RecordCommand.parse(["Bluetide HRM", "heart-rate", "--out", out, "--count", "4", "--reconnect", "--timeout", "10", "--transport", link])
+            try await command.execute(output, clock: clock)
+        }
         if let error { throw error }
         #expect(try ValueLogReader.read(path: out).records.count == 4, "\(lines)")
     }

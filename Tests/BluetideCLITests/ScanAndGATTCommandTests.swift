@@ -9,7 +9,7 @@ import Testing
         let command = try ScanCommand.parse(
             ["--transport", privateLink(), "--emulate", "heart-rate@-70,csc@-45", "--scan-time", "30"])
         // The 5 s scan passes in virtual time: every emulated device is heard however busy the machine.
-        try await withGuard(60) { try await Self.inVirtualTime { try await command.execute(collector.output, clock: $0) } }
+        try await inVirtualTime { try await command.execute(collector.output, clock: $0) }
         let lines = collector.lines
         #expect(lines.count == 3, "lines: \(lines)")
         #expect(lines.first?.hasPrefix("ADDRESS") == true)
@@ -26,7 +26,7 @@ import Testing
         let command = try ScanCommand.parse(
             ["--transport", privateLink(), "--emulate", "heart-rate@-60,csc@-50,hm10@-80", "--scan-time", "30",
              "--json", "--service", "180D"])
-        try await withGuard(60) { try await Self.inVirtualTime { try await command.execute(collector.output, clock: $0) } }
+        try await inVirtualTime { try await command.execute(collector.output, clock: $0) }
         let objects = collector.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(objects.count == 1, "lines: \(collector.lines)")
         let device = objects.first?["device"] as? [String: Any]
@@ -37,17 +37,12 @@ import Testing
         let strongOnly = try ScanCommand.parse(
             ["--transport", privateLink(), "--emulate", "heart-rate@-60,csc@-50,hm10@-80", "--timeout", "30",
              "--json", "--min-rssi", "-65", "--name-prefix", "Bluetide"])
-        try await withGuard(60) { try await Self.inVirtualTime { try await strongOnly.execute(weak.output, clock: $0) } }
+        try await inVirtualTime { try await strongOnly.execute(weak.output, clock: $0) }
         let names = weak.lines.compactMap { ((try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["device"] as? [String: Any])?["name"] as? String }
         #expect(names == ["Bluetide CSC", "Bluetide HRM"])
     }
 
     /// Runs `body` with a fresh manual clock, driven in virtual time.
-    static func inVirtualTime(_ body: @escaping @Sendable (BluetideClock) async throws -> Void) async throws {
-        let clock = ManualClock()
-        try await clock.advancing { try await body(BluetideClock(clock)) }
-    }
-
     @Test func gattFailsWhenEveryReadFailed() throws {
         var tally = ReadTally()
         try tally.check("Strap")  // nothing to read: success
@@ -62,7 +57,7 @@ import Testing
     @Test func gattDumpsTheHeartRateServiceWithDecodedValues() async throws {
         let collector = LineCollector()
         let command = try GATTCommand.parse(["Bluetide HRM", "--transport", privateLink(), "--emulate", "heart-rate"])
-        try await withGuard { try await command.execute(collector.output) }
+        try await inVirtualTime { try await command.execute(collector.output, clock: $0) }
         let text = collector.lines.joined(separator: "\n")
         #expect(text.contains("service 180D Heart Rate"), "\(text)")
         let location = try #require(collector.lines.first { $0.contains("2A38") }, "\(text)")
@@ -77,7 +72,7 @@ import Testing
 
         let json = LineCollector()
         let jsonCommand = try GATTCommand.parse(["Bluetide HRM", "--transport", privateLink(), "--emulate", "heart-rate", "--json"])
-        try await withGuard { try await jsonCommand.execute(json.output) }
+        try await inVirtualTime { try await jsonCommand.execute(json.output, clock: $0) }
         #expect(json.lines.count == 1)
         let object = try #require(try JSONSerialization.jsonObject(with: Data((json.lines.first ?? "").utf8)) as? [String: Any])
         let services = try #require(object["services"] as? [[String: Any]])

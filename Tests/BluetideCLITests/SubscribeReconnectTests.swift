@@ -3,9 +3,10 @@ import Testing
 
 @Suite struct SubscribeReconnectTests {
     @Test func subscribeReconnectKeepsPrintingAcrossLinkLoss() async throws {
-        let rig = try await LinkLossRig.start(address: 0xC0FFEE)
-        let command = try SubscribeCommand.parse(["Bluetide HRM", "heart-rate", "--count", "4", "--reconnect", "--timeout", "60", "--transport", rig.link])
-        let (lines, error) = await rig.run { try await command.execute($0) }
+        let (lines, error) = try await LinkLossRig.run(address: 0xC0FFEE) { link, output, clock in
+            let command = try SubscribeCommand.parse(["Bluetide HRM", "heart-rate", "--count", "4", "--reconnect", "--timeout", "10", "--transport", link])
+            try await command.execute(output, clock: clock)
+        }
         if let error { throw error }
         #expect(lines.filter { $0.contains("bpm") }.count == 4, "\(lines)")
         let reconnecting = try #require(lines.firstIndex { $0.hasPrefix("reconnecting to Bluetide HRM") }, "\(lines)")

@@ -3,21 +3,20 @@ import Foundation
 import Testing
 @testable import BluetideCommands
 
-/// The commands run in this process against emulated devices that tick on the wall clock, so
-/// their `--timeout 60` and the 120 s guards are hang guards for a starved machine (the 5 s
-/// default ran out in a full run with two CPU hogs), not timing checks.
+/// The commands run in this process, in virtual time (``inVirtualTime(guard:_:)``): the emulated
+/// devices tick and the `--timeout`s pass on a manual clock, however busy the machine is.
 @Suite struct ValueCommandTests {
     @Test func readPrintsTheBatteryLevelDecoded() async throws {
         let collector = LineCollector()
         let command = try ReadCommand.parse(["Bluetide HRM", "battery-level", "--transport", privateLink(), "--emulate", "heart-rate", "--timeout", "60"])
-        try await withGuard(120) { try await command.execute(collector.output) }
+        try await inVirtualTime { try await command.execute(collector.output, clock: $0) }
         #expect(collector.lines.count == 1, "\(collector.lines)")
         let line = try #require(collector.lines.first)
         #expect(line.contains("%") && line.contains("["), "decoded with hex: \(line)")
 
         let raw = LineCollector()
         let rawCommand = try ReadCommand.parse(["Bluetide HRM", "2A19", "--raw", "--transport", privateLink(), "--emulate", "heart-rate", "--timeout", "60"])
-        try await withGuard(120) { try await rawCommand.execute(raw.output) }
+        try await inVirtualTime { try await rawCommand.execute(raw.output, clock: $0) }
         let hex = try #require(raw.lines.first)
         #expect(hex.count == 2 && UInt8(hex, radix: 16) != nil, "one byte of hex: \(hex)")
         #expect(line.contains(hex), "\(line) vs \(hex)")
@@ -25,20 +24,22 @@ import Testing
 
     @Test func writeThenReadBackOnTheHM10DataCharacteristic() async throws {
         let link = privateLink()
-        // One session for both steps: the write and read share the emulated device.
-        let session = try await DeviceSession.open(try DeviceSessionOptions.parse(["--transport", link, "--emulate", "hm10"]))
         let written = LineCollector()
         let write = try WriteCommand.parse(["HMSoft", "FFE1", "48 69 21", "--without-response", "--transport", link, "--timeout", "60"])
         let read = try ReadCommand.parse(["HMSoft", "ffe1", "--raw", "--transport", link, "--timeout", "60"])
         let readBack = LineCollector()
-        do {
-            try await withGuard(120) { try await write.execute(written.output) }
-            try await withGuard(120) { try await read.execute(readBack.output) }
-        } catch {
+        // One session for both steps, on one clock: the write and read share the emulated device.
+        try await inVirtualTime { clock in
+            let session = try await DeviceSession.open(try DeviceSessionOptions.parse(["--transport", link, "--emulate", "hm10"]), clock: clock)
+            do {
+                try await write.execute(written.output, clock: clock)
+                try await read.execute(readBack.output, clock: clock)
+            } catch {
+                await session.close()
+                throw error
+            }
             await session.close()
-            throw error
         }
-        await session.close()
         #expect(written.lines.first?.hasPrefix("wrote 3 bytes to FFE1") == true, "\(written.lines)")
         #expect(readBack.lines == ["48 69 21"])
     }
@@ -48,7 +49,7 @@ import Testing
     @Test func writeTakesTypedFormsAndPrintsWhatWasWritten() async throws {
         let reset = LineCollector()
         let command = try WriteCommand.parse(["Bluetide HRM", "2A39", "reset", "--transport", privateLink(), "--emulate", "heart-rate", "--timeout", "60"])
-        try await withGuard(120) { try await command.execute(reset.output) }
+        try await inVirtualTime { try await command.execute(reset.output, clock: $0) }
         #expect(reset.lines.count == 1)
         #expect(reset.lines.first?.hasPrefix("wrote 1 byte to 2A39 Heart Rate Control Point on Bluetide HRM (") == true, "\(reset.lines)")
         #expect(reset.lines.first?.hasSuffix("): reset energy expended  [01]") == true, "\(reset.lines)")
@@ -56,7 +57,7 @@ import Testing
         let json = LineCollector()
         let power = try WriteCommand.parse(
             ["Bluetide FTMS", "2AD9", "--json", "--transport", privateLink(), "--emulate", "ftms-bike", "--timeout", "60", "--", "target-power", "-5"])
-        try await withGuard(120) { try await power.execute(json.output) }
+        try await inVirtualTime { try await power.execute(json.output, clock: $0) }
         let object = try #require(json.lines.first.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
         #expect(object["type"] as? String == "written")
         #expect((object["value"] as? [String: Any])?["hex"] as? String == "05fbff")
@@ -66,7 +67,7 @@ import Testing
 
         let bad = try WriteCommand.parse(["Bluetide HRM", "2A39", "bogus", "--transport", privateLink(), "--emulate", "heart-rate", "--timeout", "60"])
         do {
-            try await withGuard(120) { try await bad.execute(LineCollector().output) }
+            try await inVirtualTime { try await bad.execute(LineCollector().output, clock: $0) }
             Issue.record("bogus was written")
         } catch let failure as CommandFailure {
             #expect(failure.status == .usage && failure.field == "VALUE")
@@ -78,14 +79,14 @@ import Testing
         let collector = LineCollector()
         let command = try SubscribeCommand.parse(
             ["Bluetide HRM", "heart-rate", "--count", "3", "--transport", privateLink(), "--emulate", "heart-rate", "--timeout", "60"])
-        try await withGuard(120) { try await command.execute(collector.output) }
+        try await inVirtualTime { try await command.execute(collector.output, clock: $0) }
         #expect(collector.lines.count == 3, "\(collector.lines)")
         for line in collector.lines { #expect(line.contains("bpm"), "decoded: \(line)") }
 
         let json = LineCollector()
         let jsonCommand = try SubscribeCommand.parse(
             ["Bluetide HRM", "2A37", "--count", "2", "--json", "--transport", privateLink(), "--emulate", "heart-rate", "--timeout", "60"])
-        try await withGuard(120) { try await jsonCommand.execute(json.output) }
+        try await inVirtualTime { try await jsonCommand.execute(json.output, clock: $0) }
         let objects = json.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(objects.count == 2)
         // One schema (docs/json-output.md): characteristic and value are objects, with the time.
@@ -108,7 +109,7 @@ import Testing
         let command = try RecordCommand.parse(
             ["Bluetide HRM", "heart-rate", "--out", out, "--snoop", snoop, "--count", "4", "--transport", privateLink(),
              "--emulate", "heart-rate", "--timeout", "60"])
-        try await withGuard(120) { try await command.execute(collector.output) }
+        try await inVirtualTime { try await command.execute(collector.output, clock: $0) }
         let lines = collector.lines
         #expect(lines.count == 6, "\(lines)")
         let recorded = Array(lines.dropFirst().prefix(4))

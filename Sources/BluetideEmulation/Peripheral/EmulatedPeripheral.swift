@@ -144,15 +144,16 @@ public actor EmulatedPeripheral {
 
     /// A host on `transport` advertising from `address` (a random static address; nil makes one),
     /// started, serving `models`; the peripheral is started too. `commandTimeout` is the host's
-    /// HCI command timeout, seconds. For the package's set-ups and tests; ``VirtualWorld`` and
+    /// HCI command timeout, seconds; the host runs on `clock` (a test's manual clock: on a link made
+    /// on the same clock). For the package's set-ups and tests; ``VirtualWorld`` and
     /// ``open(transport:models:name:address:)`` are the public ways to place emulated devices.
     package static func launch(
         transport: any HCITransport, models: [any DeviceModel], name: String? = nil, address: BluetoothAddress? = nil,
-        commandTimeout: Double = 10
+        commandTimeout: Double = 10, clock: BluetideClock = .continuous
     ) async throws -> EmulatedPeripheral {
-        let bluetooth = try await Bluetooth.start(
-            on: transport, spec: "emulated",
-            configuration: hostConfiguration(models, name: name, address: address, commandTimeout: .seconds(commandTimeout)))
+        var configuration = hostConfiguration(models, name: name, address: address, commandTimeout: .seconds(commandTimeout))
+        configuration.clock = clock
+        let bluetooth = try await Bluetooth.start(on: transport, spec: "emulated", configuration: configuration)
         return try await serve(models, name: name, on: bluetooth)
     }
 
