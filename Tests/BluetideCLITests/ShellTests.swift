@@ -122,7 +122,7 @@ import Testing
         let (input, sink) = AsyncStream<[UInt8]>.makeStream()
         sink.yield(Array((Self.script + "\n").utf8))
         sink.finish()
-        try await withGuard(60) { try await command.execute(input: input, interactive: false, output: collector.output) }
+        try await inVirtualTime { try await command.execute(input: input, interactive: false, output: collector.output, clock: $0) }
         let objects = try collector.lines.map { line in
             try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not JSON: \(line)")
         }
@@ -167,7 +167,7 @@ import Testing
         let (input, sink) = AsyncStream<[UInt8]>.makeStream()
         sink.yield(Array("pair just-works\npair\nread battery-level\nquit\n".utf8))
         sink.finish()
-        try await withGuard(60) { try await command.execute(input: input, interactive: false, output: collector.output) }
+        try await inVirtualTime { try await command.execute(input: input, interactive: false, output: collector.output, clock: $0) }
         let objects = try collector.lines.map { line in
             try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not JSON: \(line)")
         }
@@ -186,7 +186,7 @@ import Testing
         let (text, textSink) = AsyncStream<[UInt8]>.makeStream()
         textSink.yield(Array("pair\n".utf8))
         textSink.finish()
-        try await withGuard(60) { try await readable.execute(input: text, interactive: false, output: lines.output) }
+        try await inVirtualTime { try await readable.execute(input: text, interactive: false, output: lines.output, clock: $0) }
         #expect(lines.lines.contains { $0.hasPrefix("paired with Bluetide HRM (") && $0.hasSuffix("): encrypted (unauthenticated), bonded for this run only (bonds with emulated devices are not kept)") }, "\(lines.lines)")
     }
 
@@ -200,7 +200,7 @@ import Testing
         sink.yield(Array("read handle:0x0003\nread handle:0x0002\nread handle:zz\nquit\n".utf8))
         sink.finish()
         await #expect(throws: (any Error).self) {
-            try await withGuard(60) { try await command.execute(input: input, interactive: false, output: collector.output) }
+            try await inVirtualTime { try await command.execute(input: input, interactive: false, output: collector.output, clock: $0) }
         }
         let reads = collector.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             .filter { $0["type"] as? String == "read" }

@@ -176,7 +176,7 @@ import Testing
 
             """.utf8))
         sink.finish()
-        try await withGuard(60) { try await command.execute(input: input, interactive: false, output: collector.output) }
+        try await inVirtualTime { try await command.execute(input: input, interactive: false, output: collector.output, clock: $0) }
         let lines = collector.lines
         #expect(lines.contains("  target-power WATTS                            ERG mode: hold this power"), "\(lines)")
         #expect(lines.contains("wrote 3 bytes to 2AD9 Fitness Machine Control Point: → set target power 200 W  [05 C8 00]"), "\(lines)")

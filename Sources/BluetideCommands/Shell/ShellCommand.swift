@@ -1,4 +1,5 @@
 import ArgumentParser
+import BluetideSupport
 import Foundation
 
 /// `bluetide shell DEVICE`: one connection, commands typed at a prompt (or read from standard
@@ -58,8 +59,9 @@ struct ShellCommand: AsyncParsableCommand {
         try await execute(input: StandardInputBytes.stream(), interactive: interactive)
     }
 
-    /// Runs the shell on `input`: with the line editor when `interactive`, else line by line.
-    func execute(input: AsyncStream<[UInt8]>, interactive: Bool, output: CommandOutput? = nil) async throws {
+    /// Runs the shell on `input`: with the line editor when `interactive`, else line by line. The
+    /// session runs on `clock`: `--timeout`, `wait` and `sleep` are measured on it.
+    func execute(input: AsyncStream<[UInt8]>, interactive: Bool, output: CommandOutput? = nil, clock: BluetideClock = .continuous) async throws {
         guard timeout.isFinite, timeout > 0 else { throw CommandFailure("--timeout \(timeout): expected seconds > 0") }
         let completions = ShellCompletions()
         let console: ShellConsole? = interactive ? ShellConsole(prompt: "\(device)> ", complete: { completions.candidates(previousWords: $0, word: $1) }) : nil
@@ -73,7 +75,7 @@ struct ShellCommand: AsyncParsableCommand {
                 return answer
             }, tell: { console.print($0) })
         }
-        let devices = try await DeviceSession.open(session, conversation: conversation, hint: .shellCommand)
+        let devices = try await DeviceSession.open(session, conversation: conversation, hint: .shellCommand, clock: clock)
         let lines = output ?? (console.map { console in CommandOutput(emit: { console.print($0) }, isTerminal: true) } ?? .standardOutput())
         let shell = ShellSession(devices: devices, target: device, timeout: timeout, json: json, output: lines, completions: completions)
         var failures = 0

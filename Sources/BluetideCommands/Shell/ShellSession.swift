@@ -1,5 +1,6 @@
 import Bluetide
 import BluetideBase
+import BluetideSupport
 import Foundation
 import Synchronization
 
@@ -11,7 +12,8 @@ actor ShellSession {
     private let timeout: Double
     private let json: Bool
     private let output: CommandOutput
-    private let start = ContinuousClock.now
+    /// When the shell started, on the session's clock (the times it prints count from here).
+    private let start: BluetideClock.Instant
 
     private var connection: Connection?
     private var address: BluetoothAddress?
@@ -32,6 +34,7 @@ actor ShellSession {
     init(devices: DeviceSession, target: String, timeout: Double, json: Bool, output: CommandOutput, completions: ShellCompletions = ShellCompletions()) {
         self.completions = completions
         self.devices = devices
+        self.start = devices.clock.now
         self.target = target
         self.timeout = timeout
         self.json = json
@@ -43,7 +46,7 @@ actor ShellSession {
         return name.map { "\($0) (\(address))" } ?? "\(address)"
     }
 
-    private var now: Double { SubscribeCommand.seconds(since: start) }
+    private var now: Double { devices.seconds(since: start) }
 
     // MARK: Connection
 
@@ -163,7 +166,7 @@ actor ShellSession {
             try await connect()
         case let .pair(mode): try await pair(mode)
         case let .wait(count, seconds): try await wait(for: count, timeout: seconds)
-        case let .sleep(seconds): try await Task.sleep(for: .seconds(seconds))
+        case let .sleep(seconds): try await devices.clock.sleep(until: devices.clock.now.advanced(by: .seconds(seconds)), tolerance: nil)
         }
         return true
     }
@@ -327,8 +330,8 @@ actor ShellSession {
                 }
                 return false
             }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(seconds))
+            group.addTask { [devices] in
+                await devices.pause(seconds: seconds)
                 return false
             }
             let first = await group.next() ?? false
