@@ -21,9 +21,11 @@ import Testing
     /// GAP 0x0001–0x0005, a gap, the vendor service 0x0010–0x001A (command 0x0012; reply
     /// 0x0015, user description 0x0016, CCCD 0x0018), Battery 0x0020–0x0023, GATT 0x0030–0x0033.
     /// Each command is answered on the reply characteristic with its first byte | 0x80.
-    static func serveOddDevice(link: String) async throws -> Bluetooth {
-        let bluetooth = try await Bluetooth.open(
-            transport: "virtual:\(link)", configuration: .init(address: address, deviceName: "Odd Ring"))
+    static func serveOddDevice(link: String, clock: BluetideClock) async throws -> Bluetooth {
+        await Bluetooth.prepareVirtualLink(named: link, clock: clock)
+        var configuration = Bluetooth.Configuration(address: address, deviceName: "Odd Ring")
+        configuration.clock = clock
+        let bluetooth = try await Bluetooth.open(transport: "virtual:\(link)", configuration: configuration)
         let peripheral = bluetooth.peripheral
         let replyValue = ServedValue(valueHandle: 0x0015)
         let services = [
@@ -93,13 +95,13 @@ import Testing
     }
 
     /// The odd device driven once by a snooping client, cloned: the capture's document.
-    static func capturedClone() async throws -> (CloneDocument, Session, String) {
+    static func capturedClone(clock: BluetideClock) async throws -> (CloneDocument, Session, String) {
         let capture = CloneRoundTripTests.temporaryPath("odd.btsnoop")
         let out = CloneRoundTripTests.temporaryPath("odd-out")
         defer { try? FileManager.default.removeItem(atPath: capture) }
         let link = "odd-\(UUID().uuidString)"
-        let world = VirtualWorld(linkName: link)
-        let device = try await serveOddDevice(link: link)
+        let world = VirtualWorld(linkName: link, clock: clock)
+        let device = try await serveOddDevice(link: link, clock: clock)
         let client = try await world.openHost(snoop: capture)
         let original = try await session(client, address: address)
         await world.close()
@@ -110,15 +112,15 @@ import Testing
     }
 
     @Test func theCloneServesEveryCapturedHandleAndAnswersTheSame() async throws {
-        try await withRunTimeLimit(120, onTimeout: { CloneTestTimeout(what: "odd layout round trip") }) {
-            let (document, original, out) = try await Self.capturedClone()
+        try await inVirtualTime(120, "odd layout round trip") { clock in
+            let (document, original, out) = try await Self.capturedClone(clock: clock)
             defer { try? FileManager.default.removeItem(atPath: out) }
             #expect(original.replies == [[0x81, 0x02, 0x03], [0x85, 0x03]])
             let device = try #require(document.devices.first)
             #expect(device.services.map(\.startHandle) == [0x01, 0x10, 0x20, 0x30])
             #expect(device.services.map(\.endHandle) == [0x05, 0x1A, 0x23, 0x33])
 
-            let world = VirtualWorld()
+            let world = VirtualWorld(clock: clock)
             let clone = try await world.serveClone(device, pace: .asFastAsPossible)
             #expect(clone.placements != nil, "\(clone.limitations)")
             #expect(!clone.limitations.contains { $0.contains("handles") }, "\(clone.limitations)")
@@ -138,19 +140,19 @@ import Testing
 
     /// Runs `script` through `bluetide shell` (in this process) against `address` on the
     /// virtual link `link`; the JSON lines it printed. Throws when a command failed.
-    static func shell(_ script: String, address: String, link: String) async throws -> [String] {
+    static func shell(_ script: String, address: String, link: String, clock: BluetideClock) async throws -> [String] {
         let command = try ShellCommand.parse([address, "--transport", "virtual:\(link)", "--json", "--timeout", "20"])
         let lines = Mutex<[String]>([])
         let (input, sink) = AsyncStream<[UInt8]>.makeStream()
         sink.yield(Array(script.utf8))
         sink.finish()
-        try await command.execute(input: input, interactive: false, output: CommandOutput(emit: { line in lines.withLock { $0.append(line) } }))
+        try await command.execute(input: input, interactive: false, output: CommandOutput(emit: { line in lines.withLock { $0.append(line) } }), clock: clock)
         return lines.withLock { $0 }
     }
 
     @Test func theCentralScriptRunsByHandleAgainstTheClone() async throws {
-        try await withRunTimeLimit(120, onTimeout: { CloneTestTimeout(what: "central script against the clone") }) {
-            let (document, _, out) = try await Self.capturedClone()
+        try await inVirtualTime(120, "central script against the clone") { clock in
+            let (document, _, out) = try await Self.capturedClone(clock: clock)
             defer { try? FileManager.default.removeItem(atPath: out) }
             let script = try String(contentsOfFile: out + "/central.shell", encoding: .utf8)
             #expect(script.contains("\nsubscribe handle:0x0015\n"), "\(script)")
@@ -158,9 +160,9 @@ import Testing
             #expect(script.contains("\nread handle:0x0022\n"), "\(script)")
 
             let link = "odd-clone-\(UUID().uuidString)"
-            let world = VirtualWorld(linkName: link)
+            let world = VirtualWorld(linkName: link, clock: clock)
             _ = try await world.serveClone(document.devices[0], pace: .asFastAsPossible)
-            let printed = try await Self.shell(script, address: Self.address.string + "/R", link: link)
+            let printed = try await Self.shell(script, address: Self.address.string + "/R", link: link, clock: clock)
             await world.close()
             let objects = printed.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             let types = objects.compactMap { $0["type"] as? String }
@@ -248,7 +250,8 @@ import Testing
 /// device: every service range, characteristic value and descriptor at the captured handle.
 @Suite(.serialized, .bumbleInterop, .timeLimit(.minutes(3))) struct CloneHandleBumbleTests {
     @Test func bumblesClientDiscoversTheCapturedHandles() async throws {
-        let (document, _, out) = try await CloneHandleTests.capturedClone()
+        // The capture is made in virtual time; the Bumble part runs on the wall clock.
+        let (document, _, out) = try await inVirtualTime(120, "odd device capture") { try await CloneHandleTests.capturedClone(clock: $0) }
         defer { try? FileManager.default.removeItem(atPath: out) }
         let device = try #require(document.devices.first)
         let (controllers, ports) = try await BumbleLinkedControllers.start()
@@ -307,8 +310,8 @@ import Testing
     }
 
     /// Scans for the clone by name, connects, reads its one value: the address it was seen at.
-    static func seen(_ device: ClonedDevice) async throws -> (BluetoothAddress, [UInt8], [String]) {
-        let world = VirtualWorld()
+    static func seen(_ device: ClonedDevice, clock: BluetideClock) async throws -> (BluetoothAddress, [UInt8], [String]) {
+        let world = VirtualWorld(clock: clock)
         let clone = try await world.serveClone(device, pace: .asFastAsPossible)
         let client = try await world.openHost()
         let found = try await CloneRoundTripTests.find(device.name ?? "", on: client)
@@ -320,8 +323,8 @@ import Testing
     }
 
     @Test func aPublicAddressIsServedAsTheControllersPublicAddress() async throws {
-        try await withRunTimeLimit(60, onTimeout: { CloneTestTimeout(what: "public clone") }) {
-            let (address, value, limitations) = try await Self.seen(Self.device(address: "00:1B:DC:12:34:56", type: "public"))
+        try await inVirtualTime(60, "public clone") { clock in
+            let (address, value, limitations) = try await Self.seen(Self.device(address: "00:1B:DC:12:34:56", type: "public"), clock: clock)
             #expect(address == (try BluetoothAddress("00:1B:DC:12:34:56", type: .public)))
             #expect(value == [0x2A])
             #expect(!limitations.contains { $0.contains("address") }, "\(limitations)")
@@ -329,8 +332,8 @@ import Testing
     }
 
     @Test func aResolvablePrivateAddressIsServedUnchangedAndSaidSo() async throws {
-        try await withRunTimeLimit(60, onTimeout: { CloneTestTimeout(what: "RPA clone") }) {
-            let (address, value, limitations) = try await Self.seen(Self.device(address: "4A:11:22:33:44:55", type: "random"))
+        try await inVirtualTime(60, "RPA clone") { clock in
+            let (address, value, limitations) = try await Self.seen(Self.device(address: "4A:11:22:33:44:55", type: "random"), clock: clock)
             #expect(address == (try BluetoothAddress("4A:11:22:33:44:55", type: .random)))
             #expect(address.randomKind == .resolvablePrivate)
             #expect(value == [0x2A])

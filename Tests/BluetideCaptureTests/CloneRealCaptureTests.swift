@@ -44,9 +44,9 @@ import Testing
     }
 
     @Test func theServedCloneAnswersTheAppsCommandsAtTheCapturedHandles() async throws {
-        try await withRunTimeLimit(90, onTimeout: { CloneTestTimeout(what: "treadmill clone") }) {
+        try await inVirtualTime(90, "treadmill clone") { clock in
             let device = try #require(try Self.analysis().document.devices.first)
-            let world = VirtualWorld()
+            let world = VirtualWorld(clock: clock)
             let clone = try await world.serveClone(device, pace: .asFastAsPossible)
             #expect(clone.placements != nil, "\(clone.limitations)")
             #expect(clone.limitations.contains { $0.hasPrefix("0x12 FFF3: the device notified on it") }, "\(clone.limitations)")
@@ -79,7 +79,7 @@ import Testing
     }
 
     @Test func theCentralScriptDrivesTheServedClone() async throws {
-        try await withRunTimeLimit(90, onTimeout: { CloneTestTimeout(what: "treadmill central script") }) {
+        try await inVirtualTime(90, "treadmill central script") { clock in
             let out = CloneRoundTripTests.temporaryPath("treadmill-out")
             defer { try? FileManager.default.removeItem(atPath: out) }
             let (document, _) = try CloneDirectory.write(try Self.analysis(), to: out)
@@ -87,11 +87,11 @@ import Testing
             // Waits count what the script subscribed to: FFF4's 46 answers, not 0x0012's one.
             #expect(script.contains("write handle:0x0011 0x55aa0100010200000000\nwait 46 "), "\(script.prefix(2000))")
             let link = "treadmill-\(UUID().uuidString)"
-            let world = VirtualWorld(linkName: link)
+            let world = VirtualWorld(linkName: link, clock: clock)
             _ = try await world.serveClone(document.devices[0], pace: .asFastAsPossible)
             // The captured pauses are left out: the clone answers at once.
             let unpaused = script.split(separator: "\n").filter { !$0.hasPrefix("sleep ") }.joined(separator: "\n") + "\n"
-            let printed = try await CloneHandleTests.shell(unpaused, address: "FA:E4:E3:24:20:09/R", link: link)
+            let printed = try await CloneHandleTests.shell(unpaused, address: "FA:E4:E3:24:20:09/R", link: link, clock: clock)
             await world.close()
             let types = printed.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["type"] as? String }
             #expect(types.filter { $0 == "written" }.count == 260)

@@ -13,6 +13,16 @@ struct CloneTestTimeout: Error, CustomStringConvertible {
     var description: String { "\(what) did not finish in time" }
 }
 
+/// Runs `body` in virtual time on a fresh manual clock (the worlds it opens run on the clock it
+/// is given), under a wall-clock hang guard of `seconds`: the emulated devices' ticks, the
+/// clones' pacing and every time limit pass the same way however busy the machine is.
+func inVirtualTime<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable (BluetideClock) async throws -> T) async throws -> T {
+    let manual = ManualClock()
+    return try await withRunTimeLimit(seconds, onTimeout: { CloneTestTimeout(what: what) }) {
+        try await manual.advancing { try await body(BluetideClock(manual)) }
+    }
+}
+
 /// Snoop a session against an emulated device, clone the capture, serve the clone, run the same
 /// client against it: the discovery, the values and the command→reply answers must be the same.
 @Suite(.timeLimit(.minutes(3))) struct CloneRoundTripTests {
@@ -65,7 +75,7 @@ struct CloneTestTimeout: Error, CustomStringConvertible {
     }
 
     @Test func aHeartRateStrapCapturedClonedAndServedAnswersTheSame() async throws {
-        try await withRunTimeLimit(150, onTimeout: { CloneTestTimeout(what: "strap round trip") }) {
+        try await inVirtualTime(150, "strap round trip") { clock in
             let capture = Self.temporaryPath("strap.btsnoop")
             let out = Self.temporaryPath("strap-out")
             defer {
@@ -73,7 +83,7 @@ struct CloneTestTimeout: Error, CustomStringConvertible {
                 try? FileManager.default.removeItem(atPath: out)
             }
             let address = BluetoothAddress.randomStatic(0x00C0_0000_C10E)
-            let world = VirtualWorld()
+            let world = VirtualWorld(clock: clock)
             _ = try await world.emulate([HeartRateModel(seed: 7)], name: "Clone HRM", address: address)
             let host = try await world.openHost(snoop: capture)
             let original = try await Self.strapSession(host, name: "Clone HRM")
@@ -93,7 +103,7 @@ struct CloneTestTimeout: Error, CustomStringConvertible {
             let reread = try CloneDirectory.readDocument(path: out + "/device.json")
             #expect(reread == document)
 
-            let second = VirtualWorld()
+            let second = VirtualWorld(clock: clock)
             let clone = try await second.serveClone(reread.devices[0], pace: .asFastAsPossible)
             #expect(clone.bluetooth.address == address, "the clone advertises from the captured random static address")
             let client = try await second.openHost()
@@ -125,11 +135,11 @@ struct CloneTestTimeout: Error, CustomStringConvertible {
     }
 
     @Test func aCOLMIRingClonedAnswersItsCommandsWithTheCapturedReplies() async throws {
-        try await withRunTimeLimit(150, onTimeout: { CloneTestTimeout(what: "ring round trip") }) {
+        try await inVirtualTime(150, "ring round trip") { clock in
             let capture = Self.temporaryPath("ring.btsnoop")
             defer { try? FileManager.default.removeItem(atPath: capture) }
             let address = BluetoothAddress.randomStatic(0x00C0_11C1_0E00)
-            let world = VirtualWorld()
+            let world = VirtualWorld(clock: clock)
             _ = try await world.emulate([COLMIRingModel(seed: 3)], address: address)
             let host = try await world.openHost(snoop: capture)
             let original = try await Self.ringSession(host, address: address)
@@ -141,7 +151,7 @@ struct CloneTestTimeout: Error, CustomStringConvertible {
             let device = try #require(analysis.document.devices.first)
             #expect(device.exchanges.filter { !$0.replies.isEmpty }.count >= 5, "\(device.exchanges.count) writes")
 
-            let second = VirtualWorld()
+            let second = VirtualWorld(clock: clock)
             let clone = try await second.serveClone(device, pace: .asFastAsPossible)
             let client = try await second.openHost()
             let replayed = try await Self.ringSession(client, address: clone.bluetooth.address)
@@ -176,10 +186,10 @@ struct CloneTestTimeout: Error, CustomStringConvertible {
     }
 
     @Test func anFTMSBikesERGSessionClonedAnswersTheControlPointAndKeepsBikeDataTimed() async throws {
-        try await withRunTimeLimit(150, onTimeout: { CloneTestTimeout(what: "ERG round trip") }) {
+        try await inVirtualTime(150, "ERG round trip") { clock in
             let capture = Self.temporaryPath("erg.btsnoop")
             defer { try? FileManager.default.removeItem(atPath: capture) }
-            let world = VirtualWorld()
+            let world = VirtualWorld(clock: clock)
             _ = try await world.emulate([FTMSBikeModel(seed: 5)], name: "Clone Bike", address: .randomStatic(0x00C0_0000_E260))
             let host = try await world.openHost(snoop: capture)
             let (original, originalBikeData) = try await Self.ergSession(host, name: "Clone Bike")
@@ -199,7 +209,7 @@ struct CloneTestTimeout: Error, CustomStringConvertible {
             let capturedBikeData = try device.notifications.filter { $0.handle == bikeHandle }.map { try Hex.parse($0.value) }
             #expect(Array(capturedBikeData.prefix(4)) == originalBikeData)
 
-            let second = VirtualWorld()
+            let second = VirtualWorld(clock: clock)
             // The clone is deliberately not kept: it serves (timed stream included) for as long
             // as its host does, whoever holds it.
             _ = try await second.serveClone(device, pace: .asFastAsPossible)
