@@ -1,7 +1,9 @@
+import Bluetide
 import BluetideBase
 import BluetideEmulation
 import BluetideDeviceModels
 import BluetideHost
+import BluetideSupport
 import BluetideTransport
 import Foundation
 import Testing
@@ -13,6 +15,16 @@ func within<T: Sendable>(
     _ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     try await withRunTimeLimit(seconds, onTimeout: { HostError.timedOut(what, seconds: seconds) }, body)
+}
+
+/// Runs `body` in virtual time on a fresh manual clock, under a wall-clock hang guard of
+/// `seconds`: a rig made on the clock it is given (its link, stacks and devices) ticks, waits
+/// and times out in virtual time, the same way however busy the machine is.
+func inVirtualTime<T: Sendable>(
+    _ seconds: Double = 120, _ what: String = "the test in virtual time", _ body: @escaping @Sendable (BluetideClock) async throws -> T
+) async throws -> T {
+    let manual = ManualClock()
+    return try await within(seconds, what) { try await manual.advancing { try await body(BluetideClock(manual)) } }
 }
 
 /// HCI command timeout for test stacks, seconds: generous, because the whole test run shares two
@@ -27,15 +39,17 @@ struct EmulationRig {
     let database: [GATTRemoteService]
 
     /// Starts a peripheral (made by `serve` from the link's peripheral transport) and connects a
-    /// central to `address`, then discovers the database.
+    /// central to `address`, then discovers the database. The link and the central run on
+    /// `clock` (`serve` puts the peripheral's host on it too).
     static func connect<P: Sendable>(
-        address: BluetoothAddress, serve: (VirtualTransport) async throws -> P
+        address: BluetoothAddress, clock: BluetideClock, serve: (VirtualTransport) async throws -> P
     ) async throws -> (EmulationRig, P) {
         let link = "emulation-\(UUID().uuidString)"
+        await Bluetooth.prepareVirtualLink(named: link, clock: clock)
         let peripheralTransport = await VirtualTransport.attach(toLinkNamed: link)
         let centralTransport = await VirtualTransport.attach(toLinkNamed: link)
         let served = try await serve(peripheralTransport)
-        let central = HostStack(transport: centralTransport, configuration: .init(randomAddress: .randomStatic(0x0BAD_CAFE_0002), commandTimeout: testCommandTimeout))
+        let central = HostStack(transport: centralTransport, configuration: .init(randomAddress: .randomStatic(0x0BAD_CAFE_0002), commandTimeout: testCommandTimeout), clock: clock)
         try await central.start()
         let connection = try await central.connect(to: address, timeout: 60)
         _ = try await connection.gatt.exchangeMTU()
@@ -44,9 +58,12 @@ struct EmulationRig {
     }
 
     /// Serves `models` with an ``EmulatedPeripheral`` and connects.
-    static func serving(_ models: [any DeviceModel], address: UInt64 = 0x1234_5678_0001) async throws -> (EmulationRig, EmulatedPeripheral) {
-        try await connect(address: .randomStatic(address)) { transport in
-            try await EmulatedPeripheral.launch(transport: transport, models: models, address: .randomStatic(address), commandTimeout: testCommandTimeout)
+    static func serving(
+        _ models: [any DeviceModel], address: UInt64 = 0x1234_5678_0001, clock: BluetideClock
+    ) async throws -> (EmulationRig, EmulatedPeripheral) {
+        try await connect(address: .randomStatic(address), clock: clock) { transport in
+            try await EmulatedPeripheral.launch(
+                transport: transport, models: models, address: .randomStatic(address), commandTimeout: testCommandTimeout, clock: clock)
         }
     }
 

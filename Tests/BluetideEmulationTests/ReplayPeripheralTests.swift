@@ -19,43 +19,45 @@ import Testing
         """
 
     @Test func replayNotifiesRecordedCSCValuesAtTenTimesSpeed() async throws {
-        let log = try ValueLogReader.read(bytes: Array(Self.exampleLog.utf8))
-        let address = BluetoothAddress.randomStatic(0x1234_0000_0F0F)
-        let (rig, peripheral) = try await EmulationRig.connect(address: address) { transport in
-            let bluetooth = try await Bluetooth.start(
-                on: transport, spec: "virtual", configuration: .init(
-                    address: address, deviceName: "Replay", commandTimeout: .seconds(testCommandTimeout)))
-            let peripheral = ReplayPeripheral(bluetooth: bluetooth, log: log, pace: .speed(10))
-            try await peripheral.start()
-            return peripheral
+        try await inVirtualTime { clock in
+            let log = try ValueLogReader.read(bytes: Array(Self.exampleLog.utf8))
+            let address = BluetoothAddress.randomStatic(0x1234_0000_0F0F)
+            let (rig, peripheral) = try await EmulationRig.connect(address: address, clock: clock) { transport in
+                let bluetooth = try await Bluetooth.start(
+                    on: transport, spec: "virtual", configuration: .init(
+                        address: address, deviceName: "Replay", commandTimeout: .seconds(testCommandTimeout), clock: clock))
+                let peripheral = ReplayPeripheral(bluetooth: bluetooth, log: log, pace: .speed(10))
+                try await peripheral.start()
+                return peripheral
+            }
+            // The written control point is not served; the read battery level is, read-only.
+            #expect(peripheral.advertisedName == "KICKR CORE 1234")
+            #expect(rig.database.map(\.service.uuid).contains(.cyclingSpeedAndCadence))
+            let battery = try rig.characteristic(.batteryLevel, in: .battery)
+            #expect(!battery.properties.contains(.notify))
+            #expect(rig.database.flatMap(\.characteristics).allSatisfy { $0.characteristic.uuid != .scControlPoint })
+
+            let measurement = try rig.characteristic(.cscMeasurement, in: .cyclingSpeedAndCadence)
+            // Measured on the clock the replay is paced on (virtual time).
+            let start = clock.now
+            let stream = try await rig.connection.gatt.subscribe(to: measurement)
+            let values = try await take(2, from: stream, "two replayed CSC notifications")
+            let elapsed = start.duration(to: clock.now)
+            #expect(values == log.records.prefix(2).map(\.value))
+            // Recorded 1.103 s apart; at 10× the second cannot come before 0.11 s.
+            #expect(elapsed >= .milliseconds(100))
+
+            var decoder = try #require(ProfileCatalog.named("csc")).makeDecoder(ProfileOptions(wheelCircumference: 2.105))
+            _ = try decoder.decode(values[0], at: 0)
+            let second = try decoder.decode(values[1], at: 0.11)
+            #expect(second.summary.contains("13.73 km/h"), "decoded \(second.summary)")
+
+            await peripheral.waitUntilPlayed()
+            #expect(try await rig.connection.gatt.read(handle: battery.valueHandle) == [0x5F])
+            #expect(try await rig.connection.gatt.read(handle: measurement.valueHandle) == values[1])
+            await peripheral.stop()
+            await peripheral.close()
+            await rig.close()
         }
-        // The written control point is not served; the read battery level is, read-only.
-        #expect(peripheral.advertisedName == "KICKR CORE 1234")
-        #expect(rig.database.map(\.service.uuid).contains(.cyclingSpeedAndCadence))
-        let battery = try rig.characteristic(.batteryLevel, in: .battery)
-        #expect(!battery.properties.contains(.notify))
-        #expect(rig.database.flatMap(\.characteristics).allSatisfy { $0.characteristic.uuid != .scControlPoint })
-
-        let measurement = try rig.characteristic(.cscMeasurement, in: .cyclingSpeedAndCadence)
-        let clock = ContinuousClock()
-        let start = clock.now
-        let stream = try await rig.connection.gatt.subscribe(to: measurement)
-        let values = try await take(2, from: stream, "two replayed CSC notifications")
-        let elapsed = clock.now - start
-        #expect(values == log.records.prefix(2).map(\.value))
-        // Recorded 1.103 s apart; at 10× the second cannot come before 0.11 s.
-        #expect(elapsed >= .milliseconds(100))
-
-        var decoder = try #require(ProfileCatalog.named("csc")).makeDecoder(ProfileOptions(wheelCircumference: 2.105))
-        _ = try decoder.decode(values[0], at: 0)
-        let second = try decoder.decode(values[1], at: 0.11)
-        #expect(second.summary.contains("13.73 km/h"), "decoded \(second.summary)")
-
-        await peripheral.waitUntilPlayed()
-        #expect(try await rig.connection.gatt.read(handle: battery.valueHandle) == [0x5F])
-        #expect(try await rig.connection.gatt.read(handle: measurement.valueHandle) == values[1])
-        await peripheral.stop()
-        await peripheral.close()
-        await rig.close()
     }
 }

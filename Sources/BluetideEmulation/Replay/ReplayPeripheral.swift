@@ -5,7 +5,8 @@ import BluetideRecording
 
 /// Serves a value log as an emulated device: one GATT characteristic per recorded (service,
 /// characteristic) pair whose values came from the device, notifying the recorded values at
-/// their recorded pace (scaled by a ``ReplayPace``). Reads return the latest value played.
+/// their recorded pace (scaled by a ``ReplayPace``) on the clock of its host (in a world on a
+/// manual clock: virtual time). Reads return the latest value played.
 ///
 /// Characteristics recorded as notified or indicated get the notify (or indicate) property and a
 /// CCCD; ones only ever read are read-only and change silently as the replay passes their reads.
@@ -190,6 +191,8 @@ public actor ReplayPeripheral {
         let served = self.served
         let sink = playedSink
         let pace = pace
+        // Paced on the host's clock: in a world on a manual clock the replay plays in virtual time.
+        let clock = bluetooth.central.clock
         let send: @Sendable (ValueRecord) -> Void = { record in
             let key = Key(service: record.service ?? Self.fallbackService, characteristic: record.characteristic)
             guard let value = served[key] else { return }
@@ -199,14 +202,14 @@ public actor ReplayPeripheral {
         switch source {
         case let .records(records):
             playback = Task {
-                for await record in ValueReplay(records: records, pace: pace) { send(record) }
+                for await record in ValueReplay(records: records, pace: pace, clock: clock) { send(record) }
                 sink.finish()
             }
         case let .file(path, filter, strict, warn):
             playback = Task { [weak self] in
                 do throws(ValueLogError) {
                     var replay = StreamedValueReplay(
-                        stream: try ValueLogStream(path: path, strict: strict, warn: warn), pace: pace, filter: filter)
+                        stream: try ValueLogStream(path: path, strict: strict, warn: warn), pace: pace, filter: filter, clock: clock)
                     while let record = try await replay.next() { send(record) }
                 } catch {
                     await self?.failed(error)
