@@ -179,8 +179,16 @@ public final class ManualClock: Clock, Sendable {
     /// most `step` at once, so work still in flight on another thread sees at most a few steps
     /// pass (a time limit of seconds needs hundreds of quiet windows to pass). A busy machine
     /// makes the run slower, not different.
+    ///
+    /// Work in flight can also hide from the yields: a job that a pool thread is running when
+    /// the operating system takes that thread off the CPU (two CPU hogs beside the tests do
+    /// that) neither waits in the queue nor uses the clock. So virtual time runs at most
+    /// `maximumSpeed` times faster than real time, after a burst of at most `burst`: a 10 s
+    /// time limit then needs about 90 ms of real time to pass at the default 100×, far longer
+    /// than such a pause. Nil `maximumSpeed` lets time run as fast as the quiet windows allow.
     public func advancing<T: Sendable>(
-        step: Duration = .milliseconds(10), yields: Int = 8, _ body: @escaping @Sendable () async throws -> T
+        step: Duration = .milliseconds(10), yields: Int = 8, maximumSpeed: Double? = 100, burst: Duration = .seconds(1),
+        _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await body() }
@@ -189,6 +197,7 @@ public final class ManualClock: Clock, Sendable {
             // lower priority it ran on its own thread beside a queue full of other tests' jobs,
             // and moved time on while the body's work was still waiting for a thread.)
             group.addTask {
+                var limit = maximumSpeed.map { VirtualSpeedLimit(speed: $0, burst: burst) }
                 while !Task.isCancelled {
                     let before = self.state.withLock { $0.activity }
                     for _ in 0..<yields { await Task.yield() }
@@ -203,7 +212,13 @@ public final class ManualClock: Clock, Sendable {
                     case .some(.none):
                         continue
                     case let .some(.some((now, next))):
-                        self.advance(by: now < next ? min(now.duration(to: next), step) : .zero)
+                        let amount = now < next ? min(now.duration(to: next), step) : .zero
+                        if let wait = limit?.wait(before: amount, at: ContinuousClock.now) {
+                            // Ahead of `maximumSpeed`: let real time catch up, then look again.
+                            try? await Task.sleep(for: wait)
+                            continue
+                        }
+                        self.advance(by: amount)
                     }
                 }
                 return nil
@@ -214,5 +229,36 @@ public final class ManualClock: Clock, Sendable {
             }
             throw CancellationError()
         }
+    }
+}
+
+/// The most virtual time ``ManualClock/advancing(step:yields:maximumSpeed:burst:_:)`` may let
+/// pass for the real time that passed: a token bucket of virtual time, refilled at `speed`
+/// virtual seconds per real second and holding at most `burst`.
+struct VirtualSpeedLimit {
+    let speed: Double
+    let burst: Double
+    /// Virtual seconds that may pass now.
+    private var allowance: Double
+    private var last: ContinuousClock.Instant?
+
+    init(speed: Double, burst: Duration) {
+        self.speed = speed.isFinite && speed > 0 ? speed : 1
+        self.burst = max(0, burst.inSeconds)
+        allowance = self.burst
+    }
+
+    /// Nil when `amount` of virtual time may pass at `now` (it is then taken from the
+    /// allowance); otherwise the real time to wait first (at most 5 ms, then ask again).
+    mutating func wait(before amount: Duration, at now: ContinuousClock.Instant) -> Duration? {
+        if let last { allowance = min(burst, allowance + now.seconds(since: last) * speed) }
+        last = now
+        let needed = amount.inSeconds
+        // A full allowance always lets one amount pass (an amount above `burst` included).
+        if needed <= allowance + 1e-9 || needed <= 0 || allowance >= burst {
+            allowance -= needed
+            return nil
+        }
+        return .microseconds(min(5_000, max(100, Int64((needed - allowance) / speed * 1_000_000))))
     }
 }
