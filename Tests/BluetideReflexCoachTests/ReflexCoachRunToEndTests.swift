@@ -41,7 +41,7 @@ import Testing
         let reported = Reported()
         let stopper = Stopper()
         let athleteID = try #require(athlete.id)
-        let ending = try await within(40, "run") {
+        let ending = try await rig.run(40, "run") {
             try await coach.runToEnd(athleteID: athleteID, sequenceName: "Jab", stopWhen: stopper.wait, report: reported.add)
         }
         let outcome = try #require(ending.outcome)
@@ -65,7 +65,7 @@ import Testing
         let report: @Sendable (CoachEvent) -> Void = { event in
             if case .sessionStarted = event { stopper.trigger("SIGINT") }
         }
-        let ending = try await within(40, "stopped run") {
+        let ending = try await rig.run(40, "stopped run") {
             try await coach.runToEnd(athleteID: athleteID, sequenceName: "Long", stopWhen: stopper.wait, report: report)
         }
         #expect(ending.stopReason == "SIGINT")
