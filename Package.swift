@@ -182,7 +182,7 @@ let package = Package(
         // The coach's Bluetooth with emulated trainers and straps (the coach library knows no emulators).
         .target(
             name: "BluetideReflexEmulation",
-            dependencies: ["Bluetide", "BluetideBase", "BluetideProfiles", "BluetideEmulation", "BluetideDeviceModels"],
+            dependencies: ["Bluetide", "BluetideBase", "BluetideProfiles", "BluetideEmulation", "BluetideDeviceModels", "BluetideSupport"],
             swiftSettings: strict),
         .target(
             name: "BluetideCommands",
