@@ -1,5 +1,6 @@
 import Bluetide
 import BluetideReflexEmulation
+import BluetideSupport
 import BluetideTransport
 
 /// The CLI's side of the coach's Bluetooth (``CoachBluetooth``, in `BluetideReflexEmulation`):
@@ -7,9 +8,10 @@ import BluetideTransport
 extension CoachBluetooth {
     /// Opens `transport`; with `emulate`, first starts `count` emulated trainers on it (a plain
     /// `virtual` becomes a fresh private link; `+snoop:FILE` captures the coach's host only).
-    /// `output` gets one line about the trainer.
+    /// `output` gets one line about the trainer. The emulated world runs on `clock` (a test's
+    /// manual clock runs it in virtual time); a real transport always runs on the monotonic clock.
     static func open(transport: String, emulate: Bool, count: Int = 1, straps: Int = 0, seed: UInt64 = UInt64.random(in: 0...UInt64.max),
-                     output: (String) -> Void) async throws -> CoachBluetooth {
+                     clock: BluetideClock = .continuous, output: (String) -> Void) async throws -> CoachBluetooth {
         guard emulate else {
             do {
                 return CoachBluetooth(bluetooth: try await Bluetooth.open(transport: transport), spec: transport)
@@ -23,7 +25,7 @@ extension CoachBluetooth {
             throw CommandFailure("--emulate needs a virtual transport (virtual or virtual:NAME)")
         }
         do {
-            return try await emulated(linkName: name, snoop: parsed.snoopPath, count: count, straps: straps, seed: seed, output: output)
+            return try await emulated(linkName: name, snoop: parsed.snoopPath, count: count, straps: straps, seed: seed, clock: clock, output: output)
         } catch let EmulatedCoachError.hostNotOpened(spec, error) {
             throw CommandFailure.cannotOpenTransport(spec, error)
         } catch {

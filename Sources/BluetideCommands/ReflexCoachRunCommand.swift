@@ -8,6 +8,7 @@ import BluetideReflex
 import BluetideReflexCoach
 import BluetideReflexEmulation
 import BluetideReflexWeb
+import BluetideSupport
 import BluetideTransport
 import BluetideGateway
 import Foundation
@@ -35,7 +36,14 @@ struct ReflexCoachRun: AsyncParsableCommand {
 
     func run() async throws {
         let printer = output
-        let outcome = try await runPublishing { printer.emit([$0]) }
+        let outcome: Ending?
+        // BLUETIDE_VIRTUAL_TIME=1 with --emulate: the whole session in virtual time (VirtualTimeOption).
+        if let manual = VirtualTimeOption.clock(emulated: emulate && isVirtualTransport) {
+            let command = self
+            outcome = try await manual.advancing { try await command.runPublishing(clock: BluetideClock(manual)) { printer.emit([$0]) } }
+        } else {
+            outcome = try await runPublishing { printer.emit([$0]) }
+        }
         if let interruption = outcome?.interruption, let number = StopSignal.signals.first(where: { $0.name == interruption })?.number {
             // Stopped by a signal: the session was ended and stored; the exit status says so (128 + its number).
             throw ExitCode(128 + number)
@@ -47,15 +55,21 @@ struct ReflexCoachRun: AsyncParsableCommand {
         }
     }
 
-    /// ``runSession(emit:)``, and with `--mqtt` every record also to the broker (exit 1 when
+    /// Whether `--transport` names the in-process virtual radio (where `--emulate` devices live).
+    private var isVirtualTransport: Bool {
+        guard let spec = try? TransportSpec(parsing: transport), case .virtual = spec.kind else { return false }
+        return true
+    }
+
+    /// ``runSession(clock:emit:)``, and with `--mqtt` every record also to the broker (exit 1 when
     /// the broker did not get them all).
     @discardableResult
-    func runPublishing(emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Ending? {
+    func runPublishing(clock: BluetideClock = .continuous, emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Ending? {
         try broker.validate(app: "reflex-coach")
         let publisher = try await broker.connect(app: "reflex-coach")
         let outcome: Ending?
         do {
-            outcome = try await runSession(emit: { output in
+            outcome = try await runSession(clock: clock, emit: { output in
                 emit(output)
                 publisher?.publish(output)
             })
@@ -68,7 +82,7 @@ struct ReflexCoachRun: AsyncParsableCommand {
     }
 
     /// How a run ended, for the exit status.
-    struct Ending {
+    struct Ending: Sendable {
         /// The session's outcome (nil when the run was stopped before a session existed).
         var session: CoachSessionOutcome?
         /// The signal that stopped the run (`SIGINT`, `SIGTERM`), nil when it ended by itself.
@@ -77,15 +91,16 @@ struct ReflexCoachRun: AsyncParsableCommand {
 
     /// Runs the session, handing each line to `output`. SIGINT and SIGTERM stop the run the
     /// orderly way: the trainer is told, the session is stored with its end and the signal as
-    /// its reason, and the summary is printed.
+    /// its reason, and the summary is printed. With `--emulate`, the emulated world and the
+    /// coach's waits run on `clock` (a test's manual clock runs the session in virtual time).
     @discardableResult
-    func session(output: @escaping @Sendable (String) -> Void) async throws -> Ending? {
-        try await runSession(emit: { for line in $0.lines { output(line) } })
+    func session(clock: BluetideClock = .continuous, output: @escaping @Sendable (String) -> Void) async throws -> Ending? {
+        try await runSession(clock: clock, emit: { for line in $0.lines { output(line) } })
     }
 
-    /// ``session(output:)`` with each report as text and record (for `--json`).
+    /// ``session(clock:output:)`` with each report as text and record (for `--json`).
     @discardableResult
-    func runSession(emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Ending? {
+    func runSession(clock: BluetideClock = .continuous, emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Ending? {
         guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--timeout \(scanSeconds): expected 0 < s ≤ 300") }
         let store = try database.open()
         let person = try CoachCLI.failing { try CoachCLI.athlete(athlete, in: store) }
@@ -95,7 +110,7 @@ struct ReflexCoachRun: AsyncParsableCommand {
         }
         if let warning = CoachTransportWarning.line(transport: transport, emulate: emulate) { appLogger.warning("\(warning)") }
         let signals = StopSignal.install()
-        let link = try await CoachBluetooth.open(transport: transport, emulate: emulate, output: { emit(CoachJSON.message($0)) })
+        let link = try await CoachBluetooth.open(transport: transport, emulate: emulate, clock: clock, output: { emit(CoachJSON.message($0)) })
         let bluetooth = link.bluetooth
         var coach = ReflexCoach(central: bluetooth.central, store: store)
         coach.scanTimeout = .milliseconds(Int64(scanSeconds * 1000))

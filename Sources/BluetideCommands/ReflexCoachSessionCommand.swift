@@ -3,6 +3,7 @@ import Bluetide
 import BluetideReflex
 import BluetideReflexCoach
 import BluetideReflexEmulation
+import BluetideSupport
 import BluetideTransport
 import Foundation
 
@@ -54,7 +55,14 @@ struct ReflexCoachSession: AsyncParsableCommand {
 
     func run() async throws {
         let printer = output
-        let ending = try await play(emit: { printer.emit([$0]) })
+        let ending: Ending
+        // BLUETIDE_VIRTUAL_TIME=1 with --emulate: the whole game in virtual time (VirtualTimeOption).
+        if let manual = VirtualTimeOption.clock(emulated: emulate && isVirtualTransport) {
+            let command = self
+            ending = try await manual.advancing { try await command.play(clock: BluetideClock(manual), emit: { printer.emit([$0]) }) }
+        } else {
+            ending = try await play(emit: { printer.emit([$0]) })
+        }
         if let interruption = ending.interruption, let number = StopSignal.signals.first(where: { $0.name == interruption })?.number {
             throw ExitCode(128 + number)
         }
@@ -81,14 +89,21 @@ struct ReflexCoachSession: AsyncParsableCommand {
         }
     }
 
+    /// Whether `--transport` names the in-process virtual radio (where `--emulate` devices live).
+    private var isVirtualTransport: Bool {
+        guard let spec = try? TransportSpec(parsing: transport), case .virtual = spec.kind else { return false }
+        return true
+    }
+
     /// How a game ended, for the exit status.
-    struct Ending {
+    struct Ending: Sendable {
         var outcome: GymOutcome?
         var interruption: String?
     }
 
-    /// Plays the game, handing each report to `emit`.
-    func play(emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Ending {
+    /// Plays the game, handing each report to `emit`. With `--emulate`, the emulated world and
+    /// the coach's waits run on `clock` (a test's manual clock plays the game in virtual time).
+    func play(clock: BluetideClock = .continuous, emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Ending {
         guard timeout > 0, timeout <= 300 else { throw CommandFailure.usage("--timeout \(timeout): expected 0 < s ≤ 300", field: "--timeout") }
         let gameMode = try gameMode()
         if let adaptiveRounds {
@@ -117,7 +132,8 @@ struct ReflexCoachSession: AsyncParsableCommand {
         var strapCount = 0
         if emulate, case .chase = gameMode {} else if emulate, trainerCount * 2 <= 8 { strapCount = ids.count }
         let link = try await CoachBluetooth.open(
-            transport: transport, emulate: emulate, count: trainerCount, straps: strapCount, output: { emit(CoachJSON.message($0)) })
+            transport: transport, emulate: emulate, count: trainerCount, straps: strapCount, clock: clock,
+            output: { emit(CoachJSON.message($0)) })
         var coach = ReflexCoach(central: link.bluetooth.central, store: store)
         coach.scanTimeout = .milliseconds(Int64(timeout * 1000))
         var gym = GymSession(coach: coach)

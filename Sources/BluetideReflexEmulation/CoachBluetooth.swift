@@ -1,6 +1,7 @@
 import Bluetide
 import BluetideEmulation
 import BluetideDeviceModels
+import BluetideSupport
 import Foundation
 
 /// The coach's Bluetooth: a host on a transport, or with emulation a ``VirtualWorld`` holding
@@ -34,12 +35,15 @@ public struct CoachBluetooth: Sendable {
     /// Starts `count` emulated trainers (at least one) and `straps` emulated heart-rate straps on
     /// the virtual link `linkName` (nil: a fresh private link), then the coach's host on it
     /// (capturing its HCI traffic to `snoop` when given). `output` gets one line per device.
+    /// The world — radio, devices and the coach's host — runs on `clock`: a
+    /// `BluetideClock(ManualClock())` driven by ``ManualClock/advancing(step:yields:_:)`` runs a
+    /// whole session in virtual time (tests, fast simulations).
     /// Throws ``EmulatedCoachError``; nothing is left running then.
     public static func emulated(
         linkName: String?, snoop: String? = nil, count: Int = 1, straps: Int = 0, seed: UInt64 = UInt64.random(in: 0...UInt64.max),
-        output: (String) -> Void
+        clock: BluetideClock = .continuous, output: (String) -> Void
     ) async throws -> CoachBluetooth {
-        let world = VirtualWorld(linkName: linkName ?? "reflex-coach-\(UUID().uuidString)")
+        let world = VirtualWorld(linkName: linkName ?? "reflex-coach-\(UUID().uuidString)", clock: clock)
         let spec = world.transportSpec + (snoop.map { "+snoop:\($0)" } ?? "")
         var trainers: [EmulatedPeripheral] = []
         do {
@@ -85,7 +89,7 @@ public struct CoachBluetooth: Sendable {
     public static func strapName(_ index: Int) -> String { "Strap-\(index + 1)" }
 }
 
-/// Why ``CoachBluetooth/emulated(linkName:snoop:count:straps:seed:output:)`` failed.
+/// Why ``CoachBluetooth/emulated(linkName:snoop:count:straps:seed:clock:output:)`` failed.
 public enum EmulatedCoachError: Error, CustomStringConvertible {
     /// An emulated trainer or strap did not start on `transport`.
     case trainerNotStarted(transport: String, reason: String)

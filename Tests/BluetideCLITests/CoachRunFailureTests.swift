@@ -16,8 +16,15 @@ import Testing
     }
 
     /// Starts the run and calls `started` once its session exists; returns the finished run.
-    static func run(db: String, started: @Sendable () throws -> Void) async throws -> (status: Int32?, stdout: [String], stderr: [String]) {
-        let process = try BluetideExecutable.launch(["reflex", "coach", "run", "--athlete", "Ana", "--sequence", "Long", "--emulate", "--db", db])
+    /// `virtualTime`: the child runs its emulated world and the coach in virtual time
+    /// (`BLUETIDE_VIRTUAL_TIME=1`), so no ATT or scan limit expires because the machine is busy —
+    /// but the run then outpaces anything `started` does, so only a failure set up beforehand
+    /// lands in its middle.
+    static func run(db: String, virtualTime: Bool = false, started: @Sendable () throws -> Void) async throws
+        -> (status: Int32?, stdout: [String], stderr: [String]) {
+        let process = try BluetideExecutable.launch(
+            ["reflex", "coach", "run", "--athlete", "Ana", "--sequence", "Long", "--emulate", "--db", db],
+            environment: virtualTime ? ["BLUETIDE_VIRTUAL_TIME": "1"] : [:])
         do {
             var seenStart = false
             while !seenStart, let line = try await process.nextLine(timeout: BluetideExecutable.runTimeout) {
@@ -35,31 +42,37 @@ import Testing
         }
     }
 
-    /// Storage refused in the middle (injected: a trigger makes every further step fail, as a full
-    /// disk does), while the session's end can still be stored.
+    /// Storage refused in the middle (injected: a trigger makes every step after the second fail,
+    /// as a full disk does), while the session's end can still be stored. The run is in virtual
+    /// time; the trigger is set up before it, so the failure lands at step 3 whatever the load.
     @Test func aStorageFailureInTheMiddleExitsOneAndTheSessionSaysWhy() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coach-full-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let db = directory.appendingPathComponent("reflex.sqlite").path
         try await Self.prepare(db)
-        let run = try await Self.run(db: db) {
-            var configuration = Configuration()
-            configuration.busyMode = .timeout(10)
-            let queue = try DatabaseQueue(path: db, configuration: configuration)
-            try queue.write { database in
-                try database.execute(sql: "CREATE TRIGGER disk_full BEFORE INSERT ON step_result BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END")
-            }
-            try queue.close()
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        let queue = try DatabaseQueue(path: db, configuration: configuration)
+        try await queue.write { database in
+            try database.execute(sql: """
+                CREATE TRIGGER disk_full BEFORE INSERT ON step_result WHEN (SELECT count(*) FROM step_result) >= 2
+                BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END
+                """)
         }
+        try queue.close()
+        let run = try await Self.run(db: db, virtualTime: true) {}
         #expect(run.status == 1, "stdout: \(run.stdout)\nstderr: \(run.stderr)")
         #expect(run.stderr.count == 1, "one line: \(run.stderr)")
         #expect(run.stderr.first?.contains("ended incomplete") == true && run.stderr.first?.contains("could not store step") == true, "\(run.stderr)")
         let history = try await BluetideExecutable.run(["reflex", "coach", "history", "--athlete", "Ana", "--db", db])
         #expect(history.stdout.contains { $0.contains("incomplete") && $0.contains("could not store step") }, "\(history.stdout)")
+        #expect(run.stderr.first?.contains("2 of 60 step results stored") == true, "the first two steps are kept: \(run.stderr)")
     }
 
-    /// The disk itself fills up (a 4 MB tmpfs filled by the test once the session started).
+    /// The disk itself fills up (a 4 MB tmpfs filled by the test once the session started). On
+    /// the wall clock: only a run that lasts its 24 s gives the test time to fill the disk in
+    /// its middle (in virtual time the run would be over first).
     @Test(.enabled(if: OptionalTool.isCI || TmpfsMount.permitted, "mount -t tmpfs is not permitted here (it needs root): skipped outside CI"))
     func aFullDiskExitsOne() async throws {
         let mount = try TmpfsMount(megabytes: 4)

@@ -66,6 +66,48 @@ struct CaptureSummary {
         }
     }
 
+    /// `loseLink(of:)` cuts the device's link from its side: the host sees the disconnect as a
+    /// supervision timeout (0x08), and, the device still being there, its reconnect policy gets
+    /// the link back. A Bluetooth that is not of the world is refused.
+    @Test func aDeviceThatLosesItsLinkIsSeenDisconnectedByTheHostAndCanBeReconnected() async throws {
+        let manual = ManualClock()
+        let world = VirtualWorld(clock: BluetideClock(manual))
+        let outsider = VirtualWorld(clock: BluetideClock(manual))
+        let events: [ConnectionEvent]
+        do {
+            events = try await withRunTimeLimit(60, onTimeout: { BluetideError.timedOut(operation: "link loss and reconnect", seconds: 60) }) {
+                try await manual.advancing {
+                    let strap = try await world.emulate([HeartRateModel(seed: 9)], name: "Dropping HRM")
+                    let bluetooth = try await world.openHost()
+                    let stranger = try await outsider.openHost()
+                    await #expect(throws: BluetideError.self) { try await world.loseLink(of: stranger) }
+                    let connection = try await bluetooth.central.connect(
+                        to: strap.address,
+                        policy: ConnectionPolicy(reconnect: .init(maximumAttempts: 5, delay: .milliseconds(500), maximumDelay: .seconds(1))))
+                    var seen: [ConnectionEvent] = []
+                    for await event in connection.events {
+                        seen.append(event)
+                        if event == .connected, seen.count == 1 { try await world.loseLink(of: strap) }
+                        if event == .reconnected { break }
+                        if case .failed = event { break }
+                    }
+                    #expect(await connection.isConnected)
+                    await connection.disconnect()
+                    return seen
+                }
+            }
+        } catch {
+            await world.close()
+            await outsider.close()
+            throw error
+        }
+        await world.close()
+        await outsider.close()
+        #expect(events.first == .connected, "\(events)")
+        #expect(events.dropFirst().first == .disconnected(reason: .connectionTimeout), "\(events)")
+        #expect(events.last == .reconnected, "\(events)")
+    }
+
     @Test func eachHostAndDeviceCapturesOnlyItsOwnTraffic() async throws {
         let hostCapture = Self.temporaryCapture("host")
         let deviceCapture = Self.temporaryCapture("device")

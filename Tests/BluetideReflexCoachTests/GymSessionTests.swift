@@ -3,16 +3,18 @@ import BluetideEmulation
 import BluetideDeviceModels
 import BluetideProfiles
 import BluetideReflex
-import BluetideTransport
+import BluetideSupport
 import Foundation
 import Synchronization
 import Testing
 @testable import BluetideReflexCoach
 
-/// N emulated punch trainers (athletes of different skill) and a coach's Bluetooth on one fresh
-/// virtual link.
-struct GymRig {
-    let transports: [VirtualTransport]
+/// N emulated punch trainers (athletes of different skill), optionally heart-rate straps, and a
+/// coach's Bluetooth in a fresh virtual world on a manual clock: radio, devices and coach all
+/// run in virtual time. Drive everything that talks to the devices through ``run(_:_:_:)``.
+struct GymRig: Sendable {
+    let manual: ManualClock
+    let world: VirtualWorld
     let trainers: [EmulatedPeripheral]
     let bluetooth: Bluetooth
     let store: CoachStore
@@ -21,19 +23,16 @@ struct GymRig {
     /// after it notifies the result of program step `afterStep` (see ``LinkDroppingTrainer``).
     static func start(trainers count: Int, straps: Int = 0, missProbability: Double = 0,
                       dropLink: (trainer: Int, afterStep: UInt16)? = nil) async throws -> GymRig {
-        let link = "gym-\(UUID().uuidString)"
-        var transports: [VirtualTransport] = []
-        var trainers: [EmulatedPeripheral] = []
+        let manual = ManualClock()
+        let world = VirtualWorld(clock: BluetideClock(manual))
+        let dropper = LinkDropper(world: world)
+        var models: [any DeviceModel] = []
         for index in 0..<straps {
-            let transport = await VirtualTransport.attach(toLinkNamed: link)
             var options = EmulatorOptions()
             options.localName = "Strap-\(index + 1)"
-            trainers.append(try await EmulatedPeripheral.launch(
-                transport: transport, models: [HeartRateModel(seed: UInt64(500 + index), options: options)], commandTimeout: 120))
-            transports.append(transport)
+            models.append(HeartRateModel(seed: UInt64(500 + index), options: options))
         }
         for index in 0..<count {
-            let transport = await VirtualTransport.attach(toLinkNamed: link)
             var options = EmulatorOptions()
             options.reactionMeanMilliseconds = 130 + 25 * Double(index)
             options.reactionStandardDeviationMilliseconds = 5
@@ -41,62 +40,68 @@ struct GymRig {
             options.wrongTargetProbability = 0
             options.localName = "Reflex-Lane\(index)"
             let trainer = PunchTrainerModel(seed: UInt64(100 + index), options: options)
-            var model: any DeviceModel = trainer
             if let dropLink, dropLink.trainer == index {
-                model = LinkDroppingTrainer(trainer, afterStep: dropLink.afterStep) {
-                    Task { await transport.controller.link.linkLoss(transport.controller) }
+                models.append(LinkDroppingTrainer(trainer, afterStep: dropLink.afterStep, drop: dropper.drop))
+            } else {
+                models.append(trainer)
+            }
+        }
+        let deviceModels = models
+        do {
+            let (devices, bluetooth) = try await within(60, "gym rig set-up") {
+                try await manual.advancing {
+                    var devices: [EmulatedPeripheral] = []
+                    for model in deviceModels { devices.append(try await world.emulate([model])) }
+                    return (devices, try await world.openHost())
                 }
             }
-            trainers.append(try await EmulatedPeripheral.launch(transport: transport, models: [model], commandTimeout: 120))
-            transports.append(transport)
+            if let dropLink { dropper.arm(devices[straps + dropLink.trainer]) }
+            return GymRig(manual: manual, world: world, trainers: devices, bluetooth: bluetooth, store: try CoachStore.inMemory())
+        } catch {
+            await world.close()
+            throw error
         }
-        var configuration = Bluetooth.Configuration()
-        configuration.commandTimeout = .seconds(120)
-        configuration.connectTimeout = .seconds(60)
-        let bluetooth = try await Bluetooth.open(transport: "virtual:\(link)", configuration: configuration)
-        return GymRig(transports: transports, trainers: trainers, bluetooth: bluetooth, store: try CoachStore.inMemory())
+    }
+
+    /// Runs `body` in the world's virtual time, under a wall-clock hang guard of `seconds` (a
+    /// hang guard only: the run itself never waits on the wall clock).
+    func run<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await within(seconds, what) { try await manual.advancing(body) }
     }
 
     func gym() -> GymSession {
         var coach = ReflexCoach(central: bluetooth.central, store: store)
-        coach.scanRound = .seconds(1)
         coach.policy = ConnectionPolicy(
             retry: .init(attempts: 3),
             reconnect: .init(maximumAttempts: 10, delay: .milliseconds(50), maximumDelay: .milliseconds(200), attemptTimeout: .seconds(10)))
         return GymSession(coach: coach)
     }
 
-    /// The emulated trainer advertising `name`.
-    func transport(named name: String?) -> VirtualTransport? {
-        trainers.firstIndex { $0.advertisedName == name }.map { transports[$0] }
-    }
-
     func athletes(_ names: [String]) throws -> [Int64] {
         try names.map { try #require(try store.addAthlete(Athlete(name: $0, created: Date())).id) }
     }
 
-    func close() async {
-        await bluetooth.close()
-        for trainer in trainers {
-            await trainer.stop()
-            await trainer.close()
+    /// Plays a game in virtual time and collects its events.
+    func play(_ gym: GymSession, _ mode: GymMode, _ athletes: [Int64], _ sequence: String, stop: RunStop = RunStop(),
+              onEvent: @escaping @Sendable (GymEvent) async -> Void = { _ in }) async throws -> (events: [GymEvent], outcome: GymOutcome) {
+        try await run(90, "game") {
+            var events: [GymEvent] = []
+            var outcome: GymOutcome?
+            for try await event in gym.play(mode, athleteIDs: athletes, sequenceName: sequence, stop: stop) {
+                events.append(event)
+                await onEvent(event)
+                if case let .finished(o) = event { outcome = o }
+            }
+            guard let outcome else { throw CoachError.device("no finished event: \(events)") }
+            return (events, outcome)
         }
     }
-}
 
-/// Collects a game's events.
-func play(_ gym: GymSession, _ mode: GymMode, _ athletes: [Int64], _ sequence: String, stop: RunStop = RunStop(),
-          onEvent: @escaping @Sendable (GymEvent) async -> Void = { _ in }) async throws -> (events: [GymEvent], outcome: GymOutcome) {
-    try await within(90, "game") {
-        var events: [GymEvent] = []
-        var outcome: GymOutcome?
-        for try await event in gym.play(mode, athleteIDs: athletes, sequenceName: sequence, stop: stop) {
-            events.append(event)
-            await onEvent(event)
-            if case let .finished(o) = event { outcome = o }
-        }
-        guard let outcome else { throw CoachError.device("no finished event: \(events)") }
-        return (events, outcome)
+    /// Closes the coach's host and every device (in virtual time: their farewells run on the clock).
+    func close() async {
+        let world = self.world
+        _ = try? await run(30, "closing the world") { await world.close() }
+        await world.close()
     }
 }
 
@@ -110,10 +115,10 @@ func play(_ gym: GymSession, _ mode: GymMode, _ athletes: [Int64], _ sequence: S
         try rig.store.saveSequence(name: "Duel", targets: (0..<steps).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 700, count: steps), at: Date())
         var gym = rig.gym()
         for (index, athlete) in athletes.enumerated() { gym.straps[athlete] = .name("Strap-\(index + 1)") }
-        // The strap found and connected first, or the run goes on without it: here it is found.
-        gym.coach.strapScanTimeout = .seconds(20)
-        let (duelEvents, duel) = try await play(gym, .headToHead(.bestMean), athletes, "Duel")
-        let (_, relay) = try await play(gym, .relay(teams: 2), athletes, "Duel")
+        // The strap found and connected first (within the coach's 10 s of virtual time), or the
+        // run goes on without it: here it is found.
+        let (duelEvents, duel) = try await rig.play(gym, .headToHead(.bestMean), athletes, "Duel")
+        let (_, relay) = try await rig.play(gym, .relay(teams: 2), athletes, "Duel")
         await rig.close()
 
         #expect(duelEvents.filter { if case .lane(_, _, .strap(let text)) = $0 { return text.hasSuffix("connected") } else { return false } }.count == 4)
@@ -141,7 +146,7 @@ func play(_ gym: GymSession, _ mode: GymMode, _ athletes: [Int64], _ sequence: S
         let athletes = try rig.athletes(["A", "B", "C", "D", "E", "F"])
         let steps = 6
         try rig.store.saveSequence(name: "Six", targets: (0..<steps).map { UInt8($0) }, milliseconds: Array(repeating: 600, count: steps), at: Date())
-        let (events, outcome) = try await play(rig.gym(), .headToHead(.bestMean), athletes, "Six")
+        let (events, outcome) = try await rig.play(rig.gym(), .headToHead(.bestMean), athletes, "Six")
         await rig.close()
 
         #expect(outcome.runs.count == 6)
@@ -171,7 +176,7 @@ func play(_ gym: GymSession, _ mode: GymMode, _ athletes: [Int64], _ sequence: S
         let athletes = try rig.athletes(["Ana", "Ben"])
         let steps = 30
         try rig.store.saveSequence(name: "Long", targets: (0..<steps).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 600, count: steps), at: Date())
-        let (events, outcome) = try await play(rig.gym(), .headToHead(.firstTo(hits: 3)), athletes, "Long")
+        let (events, outcome) = try await rig.play(rig.gym(), .headToHead(.firstTo(hits: 3)), athletes, "Long")
         await rig.close()
         let decisions = events.compactMap { if case let .decided(d) = $0 { return d } else { return nil } }
         #expect(decisions.count == 1)
@@ -199,7 +204,7 @@ func play(_ gym: GymSession, _ mode: GymMode, _ athletes: [Int64], _ sequence: S
         let athletes = try rig.athletes(["A1", "A2", "B1", "B2"])
         let steps = 8
         try rig.store.saveSequence(name: "Relay", targets: (0..<steps).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 500, count: steps), at: Date())
-        let (events, outcome) = try await play(rig.gym(), .relay(teams: 2), athletes, "Relay")
+        let (events, outcome) = try await rig.play(rig.gym(), .relay(teams: 2), athletes, "Relay")
         await rig.close()
 
         let found = events.compactMap { if case let .trainers(found) = $0 { return found.map(\.name) } else { return nil } }.first
@@ -234,7 +239,7 @@ func play(_ gym: GymSession, _ mode: GymMode, _ athletes: [Int64], _ sequence: S
         let athletes = try rig.athletes(["Red", "Blue", "Green"])
         let steps = 12
         try rig.store.saveSequence(name: "Chase", targets: Array(repeating: 0, count: steps), milliseconds: Array(repeating: 500, count: steps), at: Date())
-        let (_, outcome) = try await play(rig.gym(), .chase(seed: 9), athletes, "Chase")
+        let (_, outcome) = try await rig.play(rig.gym(), .chase(seed: 9), athletes, "Chase")
         await rig.close()
         let expected = try ColourChase(players: 3).stepsByPlayer(of: ColourChase(players: 3).program(times: Array(repeating: 500, count: steps), seed: 9))
         #expect(outcome.runs.count == 3)
@@ -257,7 +262,7 @@ func play(_ gym: GymSession, _ mode: GymMode, _ athletes: [Int64], _ sequence: S
         try rig.store.saveSequence(name: "Adapt", targets: [0, 1, 2, 3, 4, 5], milliseconds: Array(repeating: 1000, count: 6), at: Date())
         var gym = rig.gym()
         gym.adaptiveRounds = 3
-        let (_, outcome) = try await play(gym, .headToHead(.bestMean), athletes, "Adapt")
+        let (_, outcome) = try await rig.play(gym, .headToHead(.bestMean), athletes, "Adapt")
         await rig.close()
         #expect(outcome.runs.count == 6 && outcome.runs.allSatisfy { $0.complete }, "\(outcome.runs.map { $0.reason })")
         for athlete in athletes {

@@ -1,5 +1,6 @@
 import BluetideProfiles
 import BluetideReflex
+import BluetideSupport
 import Foundation
 import Testing
 @testable import BluetideCommands
@@ -94,14 +95,21 @@ import Testing
         #expect(Self.failure { try command.lines() } == "--targets: step 1: \"9\" is not a target 0...5")
     }
 
-    /// `run --emulate`: a whole session against an emulated trainer on a private virtual link.
+    /// `run --emulate`: a whole session against an emulated trainer on a private virtual link,
+    /// the world and the coach on a manual clock (virtual time: no ATT or scan limit can expire
+    /// because the machine is busy).
     @Test(.timeLimit(.minutes(1))) func runWithEmulateStoresACompleteSession() async throws {
         let db = Self.temporaryPath("sqlite")
         defer { try? FileManager.default.removeItem(atPath: db) }
         _ = try ReflexCoachAthletes.Add.parse(["Ana", "--db", db]).lines()
         _ = try ReflexCoachSequences.Save.parse(["Short", "--targets", "2,4,1", "--times", "400", "--db", db]).lines()
         let command = try ReflexCoachRun.parse(["--athlete", "Ana", "--sequence", "Short", "--emulate", "--db", db])
-        let outcome = try #require(try await command.session { _ in }?.session)
+        let manual = ManualClock()
+        let ending = try await within(50, "run --emulate") {
+            try await manual.advancing { try await command.session(clock: BluetideClock(manual)) { _ in } }
+        }
+        #expect(manual.now.offset > .zero, "the session ran in the manual clock's time")
+        let outcome = try #require(ending?.session)
         #expect(outcome.complete && outcome.stepsStored == 3, "\(outcome.reason)")
         #expect(try CoachStore(path: db).steps(sessionID: outcome.sessionID).map(\.target) == [2, 4, 1])
         do {

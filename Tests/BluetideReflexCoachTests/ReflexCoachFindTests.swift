@@ -1,6 +1,8 @@
 import Bluetide
 import BluetideProfiles
 import BluetideReflex
+import BluetideSupport
+import BluetideEmulation
 import Foundation
 import Testing
 @testable import BluetideReflexCoach
@@ -9,7 +11,10 @@ import Testing
 /// CLI, the serial scanner, the coach and the ride), with its own "seen" list in the error.
 @Suite(.timeLimit(.minutes(1))) struct ReflexCoachFindTests {
     @Test func theChoiceBecomesAQueryForAPunchTrainer() async throws {
-        let bluetooth = try await Bluetooth.open(transport: "virtual:coach-find-\(UUID().uuidString)")
+        // A host alone in a world on a manual clock: its set-up's time limits run in virtual time.
+        let manual = ManualClock()
+        let world = VirtualWorld(clock: BluetideClock(manual))
+        let bluetooth = try await within(30, "host set-up") { try await manual.advancing { try await world.openHost() } }
         let coach = ReflexCoach(central: bluetooth.central, store: try CoachStore.inMemory())
         let strongest = coach.trainerQuery(.strongest)
         #expect(strongest.services == [PunchUUID.service] && strongest.namePrefix == PunchUUID.namePrefix && strongest.name == nil)
@@ -18,19 +23,20 @@ import Testing
         let address = coach.trainerQuery(TrainerChoice(parsing: "c6:c5:c4:c3:c2:c1/R"))
         #expect(address.address?.value == (try BluetoothAddress("C6:C5:C4:C3:C2:C1", type: .random)).value)
         #expect(coach.trainerQuery(.address("not an address")).minimumRSSI == .max, "text that is no address matches no device")
-        await bluetooth.close()
+        await world.close()
     }
 
     @Test func findsTheEmulatedTrainerAndNamesTheTrainersSeenWhenTheChoiceIsNotThere() async throws {
         let rig = try await CoachRig.start()
         defer { Task { await rig.close() } }
-        var coach = rig.coach()
-        coach.scanRound = .milliseconds(300)
-        let finder = coach
-        let found = try await within(30, "find the trainer") { try await finder.findTrainer() }
+        let coach = rig.coach()
+        // Virtual time: the coach's own scan rounds (2 s) and its 30 s limit for a trainer not there.
+        let (found, error) = try await rig.run(30, "find the trainer") {
+            let found = try await coach.findTrainer()
+            let error = await #expect(throws: CoachError.self) { _ = try await coach.findTrainer(.name("Nobody")) }
+            return (found, error)
+        }
         #expect(found.address == rig.trainer.address)
-        coach.scanTimeout = .milliseconds(600)
-        let error = await #expect(throws: CoachError.self) { _ = try await coach.findTrainer(.name("Nobody")) }
         guard case let .trainerNotFound(choice, _, seen)? = error else { Issue.record("\(String(describing: error))"); return }
         #expect(choice == .name("Nobody"))
         #expect(seen == ["\(found.name ?? "?") \(found.address.string)"], "\(seen)")

@@ -1,9 +1,17 @@
 import BluetideProfiles
 import BluetideReflex
+import BluetideSupport
 import Foundation
 import Synchronization
 import Testing
 @testable import BluetideCommands
+
+/// What a command reported (shared with its emit closure).
+final class Collected: Sendable {
+    private let all = Mutex<[CoachOutput]>([])
+    func add(_ output: CoachOutput) { all.withLock { $0.append(output) } }
+    var outputs: [CoachOutput] { all.withLock { $0 } }
+}
 
 /// `reflex coach session` and `board` in process, on emulated trainers and a temporary database.
 @Suite(.timeLimit(.minutes(2))) struct ReflexCoachGameCommandTests {
@@ -14,10 +22,16 @@ import Testing
         return db
     }
 
+    /// Plays `reflex coach session ARGUMENTS` in process, its emulated world and coach on a
+    /// manual clock (virtual time: no scan, ATT or strap limit expires because the machine is busy).
     static func records(_ arguments: [String]) async throws -> (lines: [String], records: [[String: Any]]) {
-        let collected = Mutex<[CoachOutput]>([])
-        _ = try await ReflexCoachSession.parse(arguments).play { output in collected.withLock { $0.append(output) } }
-        let outputs = collected.withLock { $0 }
+        let collected = Collected()
+        let command = try ReflexCoachSession.parse(arguments)
+        let manual = ManualClock()
+        _ = try await within(90, "game") {
+            try await manual.advancing { try await command.play(clock: BluetideClock(manual)) { output in collected.add(output) } }
+        }
+        let outputs = collected.outputs
         let records = outputs.flatMap(\.records).map { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
         }

@@ -41,7 +41,7 @@ import Testing
         let reported = Reported()
         let stopper = Stopper()
         let athleteID = try #require(athlete.id)
-        let ending = try await within(40, "run") {
+        let ending = try await rig.run(40, "run") {
             try await coach.runToEnd(athleteID: athleteID, sequenceName: "Jab", stopWhen: stopper.wait, report: reported.add)
         }
         let outcome = try #require(ending.outcome)
@@ -65,7 +65,7 @@ import Testing
         let report: @Sendable (CoachEvent) -> Void = { event in
             if case .sessionStarted = event { stopper.trigger("SIGINT") }
         }
-        let ending = try await within(40, "stopped run") {
+        let ending = try await rig.run(40, "stopped run") {
             try await coach.runToEnd(athleteID: athleteID, sequenceName: "Long", stopWhen: stopper.wait, report: report)
         }
         #expect(ending.stopReason == "SIGINT")
@@ -84,7 +84,7 @@ import Testing
         try rig.store.saveSequence(name: "Long", targets: Array(repeating: 1, count: 40), milliseconds: Array(repeating: 2000, count: 40), at: Date())
         let gym = rig.gym()
         let reported = Count()
-        let played = try await within(90, "game") {
+        let played = try await rig.run(90, "game") {
             try await gym.playToEnd(.headToHead(.bestMean), athleteIDs: athletes, sequenceName: "Duel", stopWhen: Stopper().wait,
                                     report: { _ in reported.add() })
         }
@@ -92,7 +92,7 @@ import Testing
         #expect(played.outcome?.runs.count == 2 && played.outcome?.runs.allSatisfy(\.complete) == true)
         #expect(reported.value > 2)
         let stopper = Stopper()
-        let stopped = try await within(90, "stopped game") {
+        let stopped = try await rig.run(90, "stopped game") {
             try await gym.playToEnd(.headToHead(.bestMean), athleteIDs: athletes, sequenceName: "Long", stopWhen: stopper.wait,
                                     report: { event in if case .lane(_, _, .sessionStarted) = event { stopper.trigger("SIGTERM") } })
         }

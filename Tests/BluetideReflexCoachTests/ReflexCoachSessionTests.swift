@@ -3,10 +3,10 @@ import BluetideEmulation
 import BluetideDeviceModels
 import BluetideProfiles
 import BluetideReflex
-import BluetideTransport
-import Foundation
-import Testing
 import BluetideSupport
+import Foundation
+import Synchronization
+import Testing
 @testable import BluetideReflexCoach
 
 /// Runs `body`, failing when it takes longer than `seconds` — a hang guard, never a timing
@@ -16,9 +16,13 @@ func within<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @S
     try await withRunTimeLimit(seconds, onTimeout: { CoachError.device("\(what) took longer than \(seconds) s") }, body)
 }
 
-/// An emulated punch trainer and a coach's Bluetooth on one fresh virtual link.
-struct CoachRig {
-    let trainerTransport: VirtualTransport
+/// An emulated punch trainer and a coach's Bluetooth in a fresh virtual world on a manual clock:
+/// the radio, the trainer's simulated athlete and the coach's own waits all run in virtual time,
+/// the same way however busy the machine is. Drive everything that talks to the trainer through
+/// ``run(_:_:_:)`` (the clock only moves inside it).
+struct CoachRig: Sendable {
+    let manual: ManualClock
+    let world: VirtualWorld
     let trainer: EmulatedPeripheral
     let bluetooth: Bluetooth
     let store: CoachStore
@@ -26,37 +30,67 @@ struct CoachRig {
     /// `dropLinkAfterStep`: the trainer loses its link once, as it produces that step's result
     /// (see ``LinkDroppingTrainer``).
     static func start(missProbability: Double = 0.3, seed: UInt64 = 7, dropLinkAfterStep: UInt16? = nil) async throws -> CoachRig {
-        let link = "coach-\(UUID().uuidString)"
-        let transport = await VirtualTransport.attach(toLinkNamed: link)
+        let manual = ManualClock()
+        let world = VirtualWorld(clock: BluetideClock(manual))
         var options = EmulatorOptions()
         options.reactionMeanMilliseconds = 150
         options.reactionStandardDeviationMilliseconds = 10
         options.missProbability = missProbability
         options.wrongTargetProbability = 0
+        let dropper = LinkDropper(world: world)
         var model: any DeviceModel = PunchTrainerModel(seed: seed, options: options)
         if let dropLinkAfterStep {
-            model = LinkDroppingTrainer(PunchTrainerModel(seed: seed, options: options), afterStep: dropLinkAfterStep) {
-                Task { await transport.controller.link.linkLoss(transport.controller) }
-            }
+            model = LinkDroppingTrainer(PunchTrainerModel(seed: seed, options: options), afterStep: dropLinkAfterStep, drop: dropper.drop)
         }
-        let trainer = try await EmulatedPeripheral.launch(transport: transport, models: [model], commandTimeout: 120)
-        var configuration = Bluetooth.Configuration()
-        configuration.commandTimeout = .seconds(120)
-        configuration.connectTimeout = .seconds(60)
-        let bluetooth = try await Bluetooth.open(transport: "virtual:\(link)", configuration: configuration)
-        return CoachRig(trainerTransport: transport, trainer: trainer, bluetooth: bluetooth, store: try CoachStore.inMemory())
+        let trainerModel = model
+        do {
+            let (trainer, bluetooth) = try await within(60, "coach rig set-up") {
+                try await manual.advancing { (try await world.emulate([trainerModel]), try await world.openHost()) }
+            }
+            dropper.arm(trainer)
+            return CoachRig(manual: manual, world: world, trainer: trainer, bluetooth: bluetooth, store: try CoachStore.inMemory())
+        } catch {
+            await world.close()
+            throw error
+        }
+    }
+
+    /// Runs `body` in the world's virtual time, under a wall-clock hang guard of `seconds` (a
+    /// hang guard only: the run itself never waits on the wall clock).
+    func run<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await within(seconds, what) { try await manual.advancing(body) }
     }
 
     func coach() -> ReflexCoach {
-        var coach = ReflexCoach(central: bluetooth.central, store: store)
-        coach.scanRound = .seconds(1)
-        return coach
+        ReflexCoach(central: bluetooth.central, store: store)
     }
 
+    /// Closes the coach's host and the trainer (in virtual time: their farewells run on the clock).
     func close() async {
-        await bluetooth.close()
-        await trainer.stop()
-        await trainer.close()
+        let world = self.world
+        _ = try? await run(30, "closing the world") { await world.close() }
+        await world.close()
+    }
+}
+
+/// Drops an emulated device's link in its world when its model asks (``LinkDroppingTrainer``'s
+/// `drop`): armed with the device once the world has started it.
+final class LinkDropper: Sendable {
+    private let world: VirtualWorld
+    private let device = Mutex<EmulatedPeripheral?>(nil)
+
+    init(world: VirtualWorld) { self.world = world }
+
+    func arm(_ device: EmulatedPeripheral) { self.device.withLock { $0 = device } }
+
+    /// Called from the model's tick: the device loses every link it has, right after.
+    @Sendable func drop() {
+        guard let device = device.withLock({ $0 }) else {
+            Issue.record("the link drop came before the device was started")
+            return
+        }
+        let world = self.world
+        Task { try await world.loseLink(of: device) }
     }
 }
 
@@ -68,7 +102,7 @@ struct CoachRig {
         try rig.store.saveSequence(name: "Jab", targets: targets, milliseconds: Array(repeating: 300, count: targets.count), at: Date())
         let coach = rig.coach()
         let athleteID = try #require(athlete.id)
-        let events = try await within(40, "session") {
+        let events = try await rig.run(40, "session") {
             var events: [CoachEvent] = []
             for try await event in coach.run(athleteID: athleteID, sequenceName: "Jab") { events.append(event) }
             return events
@@ -108,15 +142,15 @@ struct CoachRig {
         coach.policy = ConnectionPolicy(reconnect: .disabled)
         let athleteID = try #require(athlete.id)
         let configured = coach
-        let controller = rig.trainerTransport.controller
-        let events = try await within(40, "session") {
+        let (world, trainer) = (rig.world, rig.trainer)
+        let events = try await rig.run(40, "session") {
             var events: [CoachEvent] = []
             var seen = 0
             for try await event in configured.run(athleteID: athleteID, sequenceName: "Long") {
                 events.append(event)
                 if case .step = event {
                     seen += 1
-                    if seen == 3 { await controller.link.linkLoss(controller) }
+                    if seen == 3 { try await world.loseLink(of: trainer) }
                 }
             }
             return events
@@ -148,7 +182,7 @@ struct CoachRig {
         coach.policy = ConnectionPolicy(reconnect: .init(maximumAttempts: 10, delay: .milliseconds(50), maximumDelay: .milliseconds(200), attemptTimeout: .seconds(10)))
         let athleteID = try #require(athlete.id)
         let configured = coach
-        let events = try await within(50, "session") {
+        let events = try await rig.run(50, "session") {
             var events: [CoachEvent] = []
             for try await event in configured.run(athleteID: athleteID, sequenceName: "Mid") { events.append(event) }
             return events
@@ -178,7 +212,7 @@ struct CoachRig {
         coach.policy = ConnectionPolicy(reconnect: .init(maximumAttempts: 5, delay: .seconds(3), maximumDelay: .seconds(3), attemptTimeout: .seconds(10)))
         let athleteID = try #require(athlete.id)
         let configured = coach
-        let events = try await within(50, "session") {
+        let events = try await rig.run(50, "session") {
             var events: [CoachEvent] = []
             for try await event in configured.run(athleteID: athleteID, sequenceName: "Short") { events.append(event) }
             return events
@@ -237,7 +271,7 @@ struct CoachRig {
         let athleteID = try #require(athlete.id)
         let coach = rig.coach()
         let stop = RunStop()
-        let sessionID = try await within(40, "two steps") {
+        let sessionID = try await rig.run(40, "two steps") {
             var session: Int64 = -1
             var seen = 0
             for try await event in coach.run(athleteID: athleteID, sequenceName: "Long", stop: stop) {
@@ -249,7 +283,7 @@ struct CoachRig {
         }
         let store = rig.store
         // The run goes on storing its end after the iteration left: wait for that event.
-        try await within(30, "session marked ended") { try await stop.waitUntilEnded() }
+        try await rig.run(30, "session marked ended") { try await stop.waitUntilEnded() }
         let session = try #require(try store.session(id: sessionID))
         await rig.close()
         #expect(session.ended != nil)

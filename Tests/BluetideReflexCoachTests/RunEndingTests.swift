@@ -34,7 +34,7 @@ import BluetideTestSupport
         let coach = rig.coach()
         let stop = RunStop()
         let steps = Counter()
-        let events = try await within(40, "stopped run") {
+        let events = try await rig.run(40, "stopped run") {
             try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Long", stop: stop)) { event in
                 if case .step = event, steps.increment() == 2 { stop.request("SIGINT") }
             }
@@ -74,7 +74,7 @@ import BluetideTestSupport
         stop.request("SIGTERM")
         let athleteID = try #require(athlete.id)
         await #expect(throws: CoachError.self) {
-            _ = try await within(40, "stopped scan") { try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Jab", stop: stop)) }
+            _ = try await rig.run(40, "stopped scan") { try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Jab", stop: stop)) }
         }
         await rig.close()
         #expect(try rig.store.sessions().isEmpty)
@@ -90,7 +90,7 @@ import BluetideTestSupport
         let athleteID = try #require(athlete.id)
         let coach = rig.coach()
         let store = rig.store
-        let events = try await within(40, "run on a full disk") {
+        let events = try await rig.run(40, "run on a full disk") {
             try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Long")) { event in
                 guard case .step(_, let stored) = event, stored.stepIndex == 1 else { return }
                 try? store.database.write { db in
@@ -123,13 +123,13 @@ import BluetideTestSupport
         let store = rig.store
         // The session disappears under the run (as if deleted elsewhere): storing the next step fails.
         await #expect(throws: CoachError.self) {
-            _ = try await within(40, "failing run") {
+            _ = try await rig.run(40, "failing run") {
                 try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Long")) { event in
                     if case let .sessionStarted(id) = event { _ = try? store.deleteSession(id: id) }
                 }
             }
         }
-        let events = try await within(40, "next run") { try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Short")) }
+        let events = try await rig.run(40, "next run") { try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Short")) }
         await rig.close()
         guard case let .ended(outcome)? = events.last else { Issue.record("no end event: \(events)"); return }
         #expect(outcome.complete, "\(outcome.reason)")
@@ -146,9 +146,7 @@ import BluetideTestSupport
         let athlete = try store.addAthlete(Athlete(name: "Ana", created: Date()))
         try store.saveSequence(name: "Long", targets: (0..<24).map { UInt8($0 % 6) }, milliseconds: Array(repeating: 300, count: 24), at: Date())
         let athleteID = try #require(athlete.id)
-        var configured = ReflexCoach(central: rig.bluetooth.central, store: store)
-        configured.scanRound = .seconds(1)
-        let coach = configured
+        let coach = ReflexCoach(central: rig.bluetooth.central, store: store)
         // The run's events so far (Int.max once it ended): each reader goes round once per event,
         // so the readers and writers meet the run's writes all along without sleeping.
         let progress = Observed(0)
@@ -175,7 +173,7 @@ import BluetideTestSupport
         }
         let events: [CoachEvent]
         do {
-            events = try await within(50, "run") {
+            events = try await rig.run(50, "run") {
                 try await Self.events(of: coach.run(athleteID: athleteID, sequenceName: "Long")) { _ in progress.update { $0 += 1 } }
             }
             progress.update { $0 = Int.max }

@@ -149,6 +149,25 @@ public actor VirtualWorld {
         await hostMember.controller.controller.link.setRSSI(dBm, between: hostMember.controller.controller, and: deviceMember.controller.controller)
     }
 
+    /// Cuts every link `member` (a host or a device of this world) has, as if it went out of
+    /// range: both ends of each connection see it end with reason 0x08 (connection timeout), as
+    /// after a real supervision timeout, and nothing is sent over the air. The member stays on
+    /// the link: a device advertises again and can be reconnected. So a test or a device model
+    /// can drop a link from the device's side at a precise moment (a reconnect policy then
+    /// meets a real outage). Throws when `member` is not of this world.
+    public func loseLink(of member: Bluetooth) async throws {
+        guard let found = (devices + hosts).first(where: { $0.bluetooth.central === member.central }) else {
+            throw BluetideError.invalidArgument("loseLink: \(member.address.string) is not a member of the virtual world \(linkName)")
+        }
+        let controller = found.controller.controller
+        await controller.link.linkLoss(controller)
+    }
+
+    /// Cuts every link of the emulated device `device` (see the overload taking its ``Bluetooth``).
+    public func loseLink(of device: EmulatedPeripheral) async throws {
+        try await loseLink(of: device.bluetooth)
+    }
+
     /// Closes every host and device the world opened (devices first, so hosts see their links
     /// end). Idempotent.
     public func close() async {
