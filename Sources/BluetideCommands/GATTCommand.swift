@@ -30,7 +30,8 @@ struct GATTCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        try await execute(CommandOutput.standardOutput())
+        let command = self
+        try await VirtualTimeOption.run(session) { try await command.execute(CommandOutput.standardOutput(), clock: $0) }
     }
 
     static func properties(_ p: GATTCharacteristicProperties) -> [String] {

@@ -70,7 +70,8 @@ struct ReadCommand: AsyncParsableCommand {
     @OptionGroup var format: ValueFormatOptions
 
     func run() async throws {
-        try await execute(CommandOutput.standardOutput())
+        let command = self
+        try await VirtualTimeOption.run(session) { try await command.execute(CommandOutput.standardOutput(), clock: $0) }
     }
 
     /// Reads and prints. The central (and with `--emulate` the world) runs on `clock`: a
@@ -141,7 +142,8 @@ struct WriteCommand: AsyncParsableCommand {
     @OptionGroup var session: DeviceSessionOptions
 
     func run() async throws {
-        try await execute(CommandOutput.standardOutput())
+        let command = self
+        try await VirtualTimeOption.run(session) { try await command.execute(CommandOutput.standardOutput(), clock: $0) }
     }
 
     /// Writes and prints what was written; the session runs on `clock` (see ``ReadCommand``).

@@ -55,7 +55,8 @@ struct RecordCommand: AsyncParsableCommand {
     var reconnect = false
 
     func run() async throws {
-        try await execute(CommandOutput.standardOutput(), stopOnSignals: true)
+        let command = self
+        try await VirtualTimeOption.run(session) { try await command.execute(CommandOutput.standardOutput(), stopOnSignals: true, clock: $0) }
     }
 
     /// One value seen on one characteristic.
@@ -132,7 +133,7 @@ struct RecordCommand: AsyncParsableCommand {
                                                      "characteristics": .array(chosen.map { JSONOutput.characteristic($0.1.uuid) })])
                         : "recording \(chosen.map { CharacteristicLookup.describe($0.1.uuid) }.joined(separator: ", ")) from \(label) to \(out)")
             let ender = Task {
-                if stopOnSignals { await StopSignal.install(duration: duration).wait() } else if let duration { await session.pause(seconds: duration) } else {
+                if stopOnSignals { await StopSignal.install(duration: duration, clock: clock).wait() } else if let duration { await session.pause(seconds: duration) } else {
                     while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
                 }
                 sink.finish()

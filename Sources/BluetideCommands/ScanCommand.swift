@@ -56,18 +56,8 @@ struct ScanCommand: AsyncParsableCommand {
     func run() async throws {
         let output = CommandOutput.standardOutput()
         // BLUETIDE_VIRTUAL_TIME=1 with --emulate: the whole scan in virtual time (VirtualTimeOption).
-        if let clock = VirtualTimeOption.clock(emulated: session.emulate != nil && isVirtualTransport) {
-            let command = self
-            try await clock.advancing { try await command.execute(output, clock: BluetideClock(clock)) }
-        } else {
-            try await execute(output)
-        }
-    }
-
-    /// Whether `--transport` names the in-process virtual radio (where `--emulate` devices live).
-    private var isVirtualTransport: Bool {
-        guard let spec = try? TransportSpec(parsing: session.transport), case .virtual = spec.kind else { return false }
-        return true
+        let command = self
+        try await VirtualTimeOption.run(session) { try await command.execute(output, clock: $0) }
     }
 
     /// Builds the API filter from the options.

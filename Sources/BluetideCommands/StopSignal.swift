@@ -39,7 +39,8 @@ final class StopSignal: Sendable {
 
     /// Starts catching SIGINT, SIGTERM and SIGHUP (and watching stdin when `onStdinEOF`; and a timer of
     /// `duration` seconds when given).
-    static func install(onStdinEOF: Bool = false, duration: Double? = nil) -> StopSignal {
+    /// The duration is measured on `clock` (a command in virtual time passes it in virtual time).
+    static func install(onStdinEOF: Bool = false, duration: Double? = nil, clock: BluetideClock = .continuous) -> StopSignal {
         let (reasons, sink) = AsyncStream<String>.makeStream()
         let listener = UUID()
         SignalPipe.listeners.withLock { listeners in
@@ -63,7 +64,7 @@ final class StopSignal: Sendable {
         }
         if let duration {
             Task {
-                try? await Task.sleep(for: .seconds(duration))
+                try? await clock.sleep(until: clock.now.advanced(by: .seconds(duration)), tolerance: nil)
                 sink.yield("end of --duration")
             }
         }

@@ -37,7 +37,8 @@ struct SubscribeCommand: AsyncParsableCommand {
     var circumference: Double = 2.105
 
     func run() async throws {
-        try await execute(CommandOutput.standardOutput(), stopOnSignals: true)
+        let command = self
+        try await VirtualTimeOption.run(session) { try await command.execute(CommandOutput.standardOutput(), stopOnSignals: true, clock: $0) }
     }
 
     /// Prints values until --count, --duration or (with `stopOnSignals`) Ctrl-C. The session runs
@@ -91,7 +92,7 @@ struct SubscribeCommand: AsyncParsableCommand {
                 }
             }
             let ender = Task {
-                if stopOnSignals { await StopSignal.install(duration: duration).wait() } else if let duration { await session.pause(seconds: duration) } else {
+                if stopOnSignals { await StopSignal.install(duration: duration, clock: clock).wait() } else if let duration { await session.pause(seconds: duration) } else {
                     while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
                 }
                 reader.cancel()

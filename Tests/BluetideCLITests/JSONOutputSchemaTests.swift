@@ -43,9 +43,10 @@ import Testing
             ("record", ["record", "Bluetide HRM", "--emulate", "heart-rate", "--out", recording.path, "--count", "3", "--json"], .stdout, nil),
         ]
         for run in Self.runs + extra {
-            // The scan in virtual time (BLUETIDE_VIRTUAL_TIME): 30 s of it (free in wall time when idle) hear its
-            // devices however busy the machine (a 1.5 s window heard nothing in a full run with two hogs).
-            let process = try BluetideExecutable.launch(run.arguments, environment: run.label == "scan" ? ["BLUETIDE_VIRTUAL_TIME": "1"] : [:])
+            // In virtual time (BLUETIDE_VIRTUAL_TIME) where the command supports it (scan, gatt, read, write,
+            // subscribe, record, shell with --emulate): their emulated devices and limits run the same
+            // way however busy the machine is (a 1.5 s scan once heard nothing in a full run with two hogs).
+            let process = try BluetideExecutable.launch(run.arguments, environment: ["BLUETIDE_VIRTUAL_TIME": "1"])
             if let stdin = run.stdin { try await process.writeToStdin(stdin) }
             await process.closeStdin()
             _ = await process.waitForCompletion(timeout: .seconds(90))

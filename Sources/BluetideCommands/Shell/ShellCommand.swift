@@ -56,7 +56,8 @@ struct ShellCommand: AsyncParsableCommand {
 
     func run() async throws {
         let interactive = ShellConsole.isInteractive
-        try await execute(input: StandardInputBytes.stream(), interactive: interactive)
+        let command = self
+        try await VirtualTimeOption.run(session) { try await command.execute(input: StandardInputBytes.stream(), interactive: interactive, clock: $0) }
     }
 
     /// Runs the shell on `input`: with the line editor when `interactive`, else line by line. The
