@@ -79,15 +79,17 @@ final class EmulatedRig: Sendable {
     }
 
     /// Starts a rig with `models` on a fresh ``ManualClock`` and runs `body` with it in virtual
-    /// time (`advancing`), under a wall-clock hang guard of `seconds` (not a timing check);
-    /// closes the rig whether `body` threw or not.
+    /// time (`advancing`, in steps of 1 ms: work in flight on a thread the OS preempted, which
+    /// the driver cannot see, gets ten times as many quiet windows as with the default 10 ms),
+    /// under a wall-clock hang guard of `seconds` (not a timing check); closes the rig whether
+    /// `body` threw or not.
     static func with<T: Sendable>(
         _ models: [String], options: EmulatorOptions = EmulatorOptions(), seconds: Double = 180, _ what: String,
         _ body: @escaping @Sendable (EmulatedRig) async throws -> T
     ) async throws -> T {
         let manual = ManualClock()
         return try await guarded(what, seconds: seconds) {
-            try await manual.advancing {
+            try await manual.advancing(step: .milliseconds(1)) {
                 let rig = try await start(models, options: options, on: manual)
                 do {
                     let value = try await body(rig)
