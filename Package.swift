@@ -255,7 +255,7 @@ let package = Package(
             name: "BluetideRideTests",
             dependencies: [
                 "BluetideSupport", "BluetideTestSupport", "BluetideRide", "BluetideRideWeb", "Bluetide", "BluetideBase",
-                "BluetideProfiles", "BluetideRecording", "BluetideEmulation", "BluetideDeviceModels", "BluetideTransport",
+                "BluetideProfiles", "BluetideRecording", "BluetideEmulation", "BluetideDeviceModels",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ],

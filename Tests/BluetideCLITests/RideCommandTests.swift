@@ -1,3 +1,4 @@
+import BluetideSupport
 import BluetideTestSupport
 import Foundation
 import HummingbirdWSClient
@@ -34,6 +35,16 @@ import FoundationNetworking
         #expect(report.last == "checked \(lines.count) lines, 0 invalid", "\(report)")
     }
 
+    /// Runs `body` with a fresh manual clock, driven in virtual time: a ride on emulated devices
+    /// (its world, its central, its ticks and --duration) then passes in a moment of wall time,
+    /// the same way however busy the machine is. Time moves in steps of 1 ms (not 10): the driver
+    /// cannot see work in flight on a thread the OS preempted, and a ride's fixed --duration
+    /// leaves such work ten times as many quiet windows before its time is up.
+    static func inVirtualTime<T: Sendable>(_ body: @escaping @Sendable (BluetideClock) async throws -> T) async throws -> T {
+        let clock = ManualClock()
+        return try await clock.advancing(step: .milliseconds(1)) { try await body(BluetideClock(clock)) }
+    }
+
     @Test func ergOnAnEmulatedTacxSettlesAndRecordsExportsAndReplays() async throws {
         let log = Self.temporary("ride.jsonl"), tcx = Self.temporary("ride.tcx")
         defer {
@@ -46,7 +57,7 @@ import FoundationNetworking
             "--json", "--record", log,
         ])
         let run = try #require(ride as? RideRunCommand)
-        try await withGuard(90) { try await run.execute(collector.output) }
+        try await withGuard(90) { try await Self.inVirtualTime { try await run.execute(collector.output, clock: $0) } }
         let objects = collector.lines.compactMap(Self.json)
         #expect(objects.contains { $0["type"] as? String == "device" && $0["role"] as? String == "fec-trainer" })
         #expect(objects.contains { $0["type"] as? String == "device" && $0["role"] as? String == "heart-rate" })
@@ -123,9 +134,9 @@ import FoundationNetworking
             """.write(toFile: plan, atomically: true, encoding: .utf8)
         let collector = LineCollector()
         let ride = try #require(try RideCommand.parseAsRoot([
-            "--emulate", "ftms-bike", "--transport", privateLink(), "--scan", "2", "--workout", plan, "--ftp", "200",
+            "--emulate", "ftms-bike", "--transport", privateLink(), "--scan", "30", "--workout", plan, "--ftp", "200",
         ]) as? RideRunCommand)
-        try await withGuard(90) { try await ride.options.execute(collector.output) }
+        try await withGuard(90) { try await Self.inVirtualTime { try await ride.options.execute(collector.output, clock: $0) } }
         let lines = collector.lines
         #expect(lines.contains { $0.contains("→ 120 W") }, "\(lines)")
         let summary = try #require(lines.last, "\(lines)")
@@ -136,16 +147,32 @@ import FoundationNetworking
         let (commands, typed) = AsyncStream<String>.makeStream()
         let live = LineCollector()
         let free = try #require(try RideCommand.parseAsRoot([
-            "--emulate", "ftms-bike", "--transport", privateLink(), "--scan", "2", "--erg", "150", "--duration", "8",
+            "--emulate", "ftms-bike", "--transport", privateLink(), "--scan", "30", "--erg", "150", "--duration", "8",
         ]) as? RideRunCommand)
-        let riding = Task { try await free.options.execute(live.output, commands: commands) }
-        try await withGuard(60) { try await live.line { $0.contains("→ 150 W") } }
-        typed.yield("erg 220")
-        try await withGuard(60) { try await live.line { $0.contains("→ 220 W") } }
-        typed.yield("grade lots")
-        typed.yield("grade -1.5")
-        try await withGuard(90) { try await riding.value }
+        // The ride runs in virtual time (its 8 s --duration too), so the typing reacts to the
+        // ride's own samples, as the ride sees each one before printing it: the first tick at
+        // 150 W (the line "→ 150 W") brings `erg 220`, the first tick at 220 W (the line
+        // "→ 220 W") the grade commands. (A test task waiting for printed lines is invisible to
+        // the manual clock's driver: the ride's 8 s passed before it reacted.)
+        let typing = Mutex(0)
+        try await withGuard(120) {
+            try await Self.inVirtualTime { clock in
+                try await free.options.execute(live.output, commands: commands, observe: { sample in
+                    guard sample.trigger == .tick else { return }
+                    let (step, target) = (typing.withLock { $0 }, sample.target)
+                    if step == 0, target == .power(watts: 150) {
+                        typing.withLock { $0 = 1 }
+                        typed.yield("erg 220")
+                    } else if step == 1, target == .power(watts: 220) {
+                        typing.withLock { $0 = 2 }
+                        typed.yield("grade lots")
+                        typed.yield("grade -1.5")
+                    }
+                }, clock: clock)
+            }
+        }
         typed.finish()
+        #expect(live.lines.contains { $0.contains("→ 150 W") } && live.lines.contains { $0.contains("→ 220 W") }, "\(live.lines)")
         let out = live.lines
         #expect(out.contains("# target 220 W"), "\(out)")
         #expect(out.contains("# grade: expected percent in -40…40, found \"lots\""), "\(out)")
@@ -167,10 +194,14 @@ import FoundationNetworking
         let workout = try #require(try RideCommand.parseAsRoot(["--workout", "/nonexistent/plan.zwo"]) as? RideRunCommand)
         #expect(try await failureMessage { try await workout.execute(LineCollector().output) } == "--workout /nonexistent/plan.zwo: cannot read the file")
         let nobody = try #require(try RideCommand.parseAsRoot(["--transport", privateLink(), "--timeout", "1"]) as? RideRunCommand)
+        // (On the wall clock: without --emulate the command opens the transport itself, and
+        // DeviceSession gives that handle no clock; the 1 s scan finds nothing either way.)
         let none = try await failureMessage { try await nobody.execute(LineCollector().output) }
         #expect(none?.hasPrefix("not found within 1 s: no trainer or sensor (seen: no device at all)") == true, "\(none ?? "")")
     }
 
+    /// On the wall clock: an HTTP and a WebSocket client on real sockets fetch the page while the
+    /// ride runs (in virtual time its --duration would pass before they connect).
     @Test func serveShowsTheRideOnAWebPage() async throws {
         let serve = try #require(try RideCommand.parseAsRoot([
             "serve", "--emulate", "tacx-fec,heart-rate", "--transport", privateLink(), "--erg", "150", "--duration", "10",

@@ -98,29 +98,30 @@ import Testing
     /// an emulated FTMS bike through a ride session: the trainer confirms, the app gets success
     /// and the ride's target is 180 W.
     @Test(.timeLimit(.minutes(2))) func anAppSetsERGOnAnEmulatedTrainer() async throws {
-        let rig = try await EmulatedRig.start(["ftms-bike"])
-        let source = LiveRideSource(central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)], configuration: .patient())
-        let session = RideSession(source: source)
-        try await riding(session, rig) {
-            let stream = try await session.start()
-            let bridge = DirconBridge(session: session)
-            let received = Mutex<[UInt8]>([])
-            let app = await bridge.open(name: "127.0.0.1:50000") { bytes in received.withLock { $0 += bytes } }
-            await bridge.receive(DirconMessage(.enableNotifications, sequence: 1, payload: Self.controlPoint + [1]).bytes, from: app)
-            await bridge.receive(DirconMessage(.writeCharacteristic, sequence: 2, payload: Self.controlPoint + [0x00]).bytes, from: app)
-            await bridge.receive(DirconMessage(.writeCharacteristic, sequence: 3, payload: Self.controlPoint + [0x05, 0xB4, 0x00]).bytes, from: app)
-            var framer = DirconFramer()
-            let messages = framer.append(received.withLock { $0 })
-            let answers = messages.filter { $0.identifier == 0x06 && $0.uuid() == .fitnessMachineControlPoint }.map { Array($0.payload.dropFirst(16)) }
-            #expect(answers == [[0x80, 0x00, 0x01], [0x80, 0x05, 0x01]], "\(messages)")
-            #expect(await session.currentTarget == .power(watts: 180))
-            _ = try await guarded("the trainer at 180 W") { try await samples(stream) { settled($0, at: 180, tolerance: 5, count: 2) } }
-            await bridge.close(app)
-            await bridge.finish()
-            var events: [String] = []
-            for await event in bridge.events { events.append(event.text) }
-            #expect(events.contains("app 127.0.0.1:50000: set target power 180 W → trainer confirmed → success"), "\(events)")
-            #expect(events.last == "app 127.0.0.1:50000 disconnected; control released")
+        try await EmulatedRig.with(["ftms-bike"], "a DIRCON app on an emulated trainer") { rig in
+            let source = LiveRideSource(central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)], configuration: .onRig())
+            let session = RideSession(source: source)
+            try await riding(session, rig) {
+                let stream = try await session.start()
+                let bridge = DirconBridge(session: session)
+                let received = Mutex<[UInt8]>([])
+                let app = await bridge.open(name: "127.0.0.1:50000") { bytes in received.withLock { $0 += bytes } }
+                await bridge.receive(DirconMessage(.enableNotifications, sequence: 1, payload: Self.controlPoint + [1]).bytes, from: app)
+                await bridge.receive(DirconMessage(.writeCharacteristic, sequence: 2, payload: Self.controlPoint + [0x00]).bytes, from: app)
+                await bridge.receive(DirconMessage(.writeCharacteristic, sequence: 3, payload: Self.controlPoint + [0x05, 0xB4, 0x00]).bytes, from: app)
+                var framer = DirconFramer()
+                let messages = framer.append(received.withLock { $0 })
+                let answers = messages.filter { $0.identifier == 0x06 && $0.uuid() == .fitnessMachineControlPoint }.map { Array($0.payload.dropFirst(16)) }
+                #expect(answers == [[0x80, 0x00, 0x01], [0x80, 0x05, 0x01]], "\(messages)")
+                #expect(await session.currentTarget == .power(watts: 180))
+                _ = try await guarded("the trainer at 180 W") { try await samples(stream) { settled($0, at: 180, tolerance: 5, count: 2) } }
+                await bridge.close(app)
+                await bridge.finish()
+                var events: [String] = []
+                for await event in bridge.events { events.append(event.text) }
+                #expect(events.contains("app 127.0.0.1:50000: set target power 180 W → trainer confirmed → success"), "\(events)")
+                #expect(events.last == "app 127.0.0.1:50000 disconnected; control released")
+            }
         }
     }
 }

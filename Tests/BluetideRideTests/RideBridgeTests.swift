@@ -17,20 +17,22 @@ import Testing
 
     /// Starts `models` (devices of `kinds`, in order), a reader with the bridge named `name` on its
     /// controller, and an app riding the bridge; runs `body`; stops everything whether it threw.
+    /// The whole test runs in the rig's virtual time (the rig's world on a manual clock): the
+    /// hosts' own limits (set-up, control answers) are the library's defaults.
     func bridged(
-        _ models: [String], kinds: [RideDeviceRequest.Kind], name: String, _ body: (Bridged) async throws -> Void
+        _ models: [String], kinds: [RideDeviceRequest.Kind], name: String, _ body: @escaping @Sendable (Bridged) async throws -> Void
     ) async throws {
-        let rig = try await EmulatedRig.start(models)
+        try await EmulatedRig.with(models, "the bridge \(name)") { rig in try await Self.bridged(rig, kinds: kinds, name: name, body) }
+    }
+
+    private static func bridged(
+        _ rig: EmulatedRig, kinds: [RideDeviceRequest.Kind], name: String, _ body: (Bridged) async throws -> Void
+    ) async throws {
         let requests = kinds.enumerated().map { RideDeviceRequest($0.element, device: EmulatedRig.address($0.offset).description) }
-        // This rig runs on the wall clock (its emulated devices tick in real time), so the hosts'
-        // set-up limits are hang guards: generous, for a machine that starves the test process
-        // (the 10 s default ran out once in the first minute of a full run with two CPU hogs).
-        var policy = ConnectionPolicy.resilient
-        policy.setupTimeout = .seconds(60)
-        let reader = RideSession(source: LiveRideSource(central: rig.bluetooth.central, requests: requests, configuration: .init(policy: policy)))
+        let reader = RideSession(source: LiveRideSource(central: rig.bluetooth.central, requests: requests, configuration: .onRig()))
         let bridge = RideBridge(session: reader, peripheral: rig.bluetooth.peripheral, configuration: .init(name: name))
-        let app = try await Bluetooth.open(transport: "virtual:\(rig.linkName)")
-        let client = LiveRideSource(central: app.central, requests: [.init(.trainer, device: name)], configuration: .init(scanSeconds: 5, policy: policy))
+        let app = try await rig.world.openHost(configuration: EmulatedRig.hostConfiguration)
+        let client = LiveRideSource(central: app.central, requests: [.init(.trainer, device: name)], configuration: .onRig(scanSeconds: 30))
         let rider = RideSession(source: client)
         var pump: Task<Void, Never>?
         func stop() async {

@@ -121,21 +121,23 @@ import Testing
     func targetsChangedMidRideAreRecordedReplayedAndExported(model: String) async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ride-targets-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let rig = try await EmulatedRig.start([model])
-        let source = LiveRideSource(central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)], configuration: .patient())
-        let session = RideSession(source: source, configuration: .init(recordPath: path))
-        var live: [RideSample] = []
-        try await riding(session, rig) {
-            let stream = try await session.start()
-            try await session.setTarget(.power(watts: 150))
-            // Each phase lasts until two ticks carry its target: ticks already on their way when
-            // the target changed (a busy machine delivers them late) still carry the old one.
-            live += try await guarded("two seconds at 150 W") { try await samples(stream) { $0.filter { $0.trigger == .tick && $0.target == .power(watts: 150) }.count >= 2 } }
-            #expect(try await session.perform(RideControlCommand.parse("grade 2.5")) == "target 2.5 %")
-            #expect(await session.currentTarget == .grade(percent: 2.5))
-            live += try await guarded("two seconds at 2.5 %") { try await samples(stream) { $0.filter { $0.trigger == .tick && $0.target == .grade(percent: 2.5) }.count >= 2 } }
-            #expect(try await session.perform(.free) == "free riding")
-            live += try await guarded("two seconds free") { try await samples(stream) { $0.filter { $0.trigger == .tick && $0.target == nil }.count >= 2 } }
+        let live = try await EmulatedRig.with([model], "targets changed mid-ride on \(model)") { rig -> [RideSample] in
+            let source = LiveRideSource(central: rig.bluetooth.central, requests: [.init(.trainer, device: EmulatedRig.address(0).description)], configuration: .onRig())
+            let session = RideSession(source: source, configuration: .init(recordPath: path))
+            var live: [RideSample] = []
+            try await riding(session, rig) {
+                let stream = try await session.start()
+                try await session.setTarget(.power(watts: 150))
+                // Each phase lasts until two ticks carry its target: ticks already on their way when
+                // the target changed (a busy machine delivers them late) still carry the old one.
+                live += try await guarded("two seconds at 150 W") { try await samples(stream) { $0.filter { $0.trigger == .tick && $0.target == .power(watts: 150) }.count >= 2 } }
+                #expect(try await session.perform(RideControlCommand.parse("grade 2.5")) == "target 2.5 %")
+                #expect(await session.currentTarget == .grade(percent: 2.5))
+                live += try await guarded("two seconds at 2.5 %") { try await samples(stream) { $0.filter { $0.trigger == .tick && $0.target == .grade(percent: 2.5) }.count >= 2 } }
+                #expect(try await session.perform(.free) == "free riding")
+                live += try await guarded("two seconds free") { try await samples(stream) { $0.filter { $0.trigger == .tick && $0.target == nil }.count >= 2 } }
+            }
+            return live
         }
         let liveTicks = live.filter { $0.trigger == .tick }
         #expect(liveTicks.contains { $0.target == .power(watts: 150) })

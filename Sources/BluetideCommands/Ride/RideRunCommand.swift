@@ -5,6 +5,7 @@ import BluetideRecording
 import BluetideGateway
 import BluetideRide
 import BluetideSerial
+import BluetideSupport
 import Foundation
 
 /// `bluetide ride [run]`: connects the trainer and sensors (or replays a recorded ride), shows the
@@ -44,11 +45,14 @@ struct RideRunCommand: AsyncParsableCommand {
         try await options.execute(CommandOutput.standardOutput(), stopOnSignals: true, commands: input.map(RideCommandInput.lines))
     }
 
-    /// Rides as ``RideRunOptions/execute(_:stopOnSignals:observe:)`` does.
+    /// Rides as ``RideRunOptions/execute(_:stopOnSignals:commands:observe:onSession:clock:)`` does
+    /// (on `clock`: a test's manual clock runs the emulated world, the ride and --duration in
+    /// virtual time).
     func execute(
-        _ output: CommandOutput, stopOnSignals: Bool = false, observe: (@Sendable (RideSample) async -> Void)? = nil
+        _ output: CommandOutput, stopOnSignals: Bool = false, observe: (@Sendable (RideSample) async -> Void)? = nil,
+        clock: BluetideClock = .continuous
     ) async throws {
-        try await options.execute(output, stopOnSignals: stopOnSignals, observe: observe)
+        try await options.execute(output, stopOnSignals: stopOnSignals, observe: observe, clock: clock)
     }
 }
 
@@ -126,9 +130,12 @@ struct RideRunOptions: ParsableArguments {
     /// Rides until --duration, the end of a replay, the end of a --workout (unless --keep-riding)
     /// or (with `stopOnSignals`) Ctrl-C; `observe` sees every sample (`ride serve` feeds its page
     /// with it); `commands` are typed lines that change the target (``RideControlCommand``).
+    /// The emulated world, the central and --duration run on `clock` (the CLI's is the
+    /// monotonic clock; a test passes a manual clock and drives it with `advancing`).
     func execute(
         _ output: CommandOutput, stopOnSignals: Bool = false, commands: AsyncStream<String>? = nil,
-        observe: (@Sendable (RideSample) async -> Void)? = nil, onSession: (@Sendable (RideSession) async -> Void)? = nil
+        observe: (@Sendable (RideSample) async -> Void)? = nil, onSession: (@Sendable (RideSession) async -> Void)? = nil,
+        clock: BluetideClock = .continuous
     ) async throws {
         try stop.validated()
         try devices.validated()
@@ -150,7 +157,7 @@ struct RideRunOptions: ParsableArguments {
         do {
             try await execute(
                 output, target: target, plan: plan, configuration: configuration, publisher: publisher, stopOnSignals: stopOnSignals,
-                commands: commands, observe: observe, onSession: onSession)
+                commands: commands, observe: observe, onSession: onSession, clock: clock)
         } catch {
             await publisher?.finishReporting()
             throw error
@@ -161,7 +168,7 @@ struct RideRunOptions: ParsableArguments {
     private func execute(
         _ output: CommandOutput, target: RideTarget?, plan: Workout?, configuration: RideSession.Configuration, publisher: AppPublisher?,
         stopOnSignals: Bool, commands: AsyncStream<String>?, observe: (@Sendable (RideSample) async -> Void)?,
-        onSession: (@Sendable (RideSession) async -> Void)?
+        onSession: (@Sendable (RideSession) async -> Void)?, clock: BluetideClock
     ) async throws {
         var opened: DeviceSession?
         let source: any RideDataSource
@@ -172,7 +179,7 @@ struct RideRunOptions: ParsableArguments {
                 appLogger.warning("\(replay): \(warning); played on (--strict stops here instead)")
             }
         } else {
-            let live = try await DeviceSession.open(session)
+            let live = try await DeviceSession.open(session, clock: clock)
             opened = live
             source = LiveRideSource(
                 central: live.central, requests: devices.requests(), configuration: .init(scanSeconds: devices.scan))
@@ -181,7 +188,7 @@ struct RideRunOptions: ParsableArguments {
         do {
             try await run(
                 ride, target: target, workout: plan, output: output, publisher: publisher, stopOnSignals: stopOnSignals, commands: commands,
-                observe: observe, onSession: onSession)
+                observe: observe, onSession: onSession, clock: clock)
         } catch {
             await ride.stop()
             await opened?.close()
@@ -194,7 +201,7 @@ struct RideRunOptions: ParsableArguments {
     private func run(
         _ ride: RideSession, target: RideTarget?, workout: Workout?, output: CommandOutput, publisher: AppPublisher?, stopOnSignals: Bool,
         commands: AsyncStream<String>?, observe: (@Sendable (RideSample) async -> Void)?,
-        onSession: (@Sendable (RideSession) async -> Void)?
+        onSession: (@Sendable (RideSession) async -> Void)?, clock: BluetideClock
     ) async throws {
         let stop = RideRunning.catchStops(stopOnSignals)
         let samples = try await RideRunning.start(ride)
@@ -267,7 +274,7 @@ struct RideRunOptions: ParsableArguments {
                 }
             }
         }
-        await RideRunning.wait(for: printer, duration: self.stop.duration, stop: stop)
+        await RideRunning.wait(for: printer, duration: self.stop.duration, stop: stop, clock: clock)
         if let workout, let summary = tally.finishedSummary {
             let text = "workout \(workout.name) done: \(summary.text)"
             publisher?.publish(RideRunning.noticeLine(text), type: "notice")

@@ -1,4 +1,5 @@
 import BluetideRide
+import BluetideSupport
 import Foundation
 
 /// The start and the end of a ride command (`ride`, `ride bridge`): the session's samples with
@@ -22,14 +23,15 @@ enum RideRunning {
 
     /// Waits until `printer` ends (the samples ended), `duration` seconds pass (counted from
     /// now, when the ride runs), or `stop` sees Ctrl-C or SIGTERM (also one caught earlier);
-    /// then cancels `printer`.
-    static func wait(for printer: Task<Void, Never>, duration: Double?, stop: StopSignal?) async {
+    /// then cancels `printer`. The duration is counted on `clock` (a test's manual clock runs
+    /// the ride in virtual time).
+    static func wait(for printer: Task<Void, Never>, duration: Double?, stop: StopSignal?, clock: BluetideClock = .continuous) async {
         let ender = Task {
             await withTaskGroup(of: Void.self) { group in
                 if let stop { group.addTask { _ = await stop.wait() } }
-                if let duration { group.addTask { try? await Task.sleep(for: .seconds(duration)) } }
+                if let duration { group.addTask { try? await clock.sleep(for: .seconds(duration)) } }
                 if stop == nil, duration == nil {
-                    group.addTask { while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) } }
+                    group.addTask { while !Task.isCancelled { try? await clock.sleep(for: .seconds(3600)) } }
                 }
                 await group.next()
                 group.cancelAll()

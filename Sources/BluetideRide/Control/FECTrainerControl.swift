@@ -22,13 +22,15 @@ public actor FECTrainerControl: TrainerControl {
     private let statusContinuation: AsyncStream<TrainerStatusUpdate>.Continuation
     /// A trainer answers one command at a time: commands go in arrival order.
     private let lock = AsyncLock()
-    private let start = ContinuousClock.now
+    /// The time base of ``statusUpdates`` (on the connection's clock).
+    private let start: BluetideClock.Instant
 
     /// Control over `connection` (already connected, services discovered).
     public init(connection: Connection, device: RideDevice, timeout: Duration = .seconds(5)) {
         self.connection = connection
         self.device = device
         self.timeout = timeout
+        start = connection.clock.now
         (statusUpdates, statusContinuation) = AsyncStream<TrainerStatusUpdate>.makeStream(bufferingPolicy: .bufferingNewest(64))
     }
 
@@ -56,7 +58,7 @@ public actor FECTrainerControl: TrainerControl {
             throw TrainerControlError(request: what, reason: "the write failed: \(error)")
         }
         let number = page.pageNumber
-        let status = try await firstMatch(in: frames, within: timeout) { bytes -> FECCommandStatus? in
+        let status = try await firstMatch(in: frames, within: timeout, on: connection.clock) { bytes -> FECCommandStatus? in
             guard let frame = try? FECFrame(bytes: bytes), case let .commandStatus(status) = frame.page,
                   status.lastCommandPage == number, status.status != .pending else { return nil }
             return status
@@ -68,7 +70,7 @@ public actor FECTrainerControl: TrainerControl {
         guard status.status == .pass else {
             throw TrainerControlError(request: what, reason: "the trainer answered \"\(status.status)\" in page 71")
         }
-        statusContinuation.yield(TrainerStatusUpdate(time: ContinuousClock.now.seconds(since: start), text: "\(what): confirmed"))
+        statusContinuation.yield(TrainerStatusUpdate(time: connection.clock.now.seconds(since: start), text: "\(what): confirmed"))
     }
 
     static func describe(_ page: FECPage) -> String {

@@ -21,7 +21,8 @@ public actor FTMSTrainerControl: TrainerControl {
     private let statusContinuation: AsyncStream<TrainerStatusUpdate>.Continuation
     /// A trainer answers one command at a time: commands go in arrival order.
     private let lock = AsyncLock()
-    private let start = ContinuousClock.now
+    /// The time base of ``statusUpdates`` (on the connection's clock).
+    private let start: BluetideClock.Instant
     private var hasControl = false
     private var resistanceRange: SupportedResistanceLevelRange?
     private var watcher: Task<Void, Never>?
@@ -32,6 +33,7 @@ public actor FTMSTrainerControl: TrainerControl {
         self.connection = connection
         self.device = device
         self.timeout = timeout
+        start = connection.clock.now
         (statusUpdates, statusContinuation) = AsyncStream<TrainerStatusUpdate>.makeStream(bufferingPolicy: .bufferingNewest(64))
     }
 
@@ -42,7 +44,7 @@ public actor FTMSTrainerControl: TrainerControl {
         resistanceRange = try? await connection.read(.supportedResistanceLevelRange, as: SupportedResistanceLevelRange.self)
         let status = try? await connection.notifications(of: .fitnessMachineStatus, as: FitnessMachineStatus.self)
         let continuation = statusContinuation
-        let origin = start
+        let origin = start, clock = connection.clock
         watcher = Task { [weak self] in
             guard let status else { return }
             do {
@@ -50,7 +52,7 @@ public actor FTMSTrainerControl: TrainerControl {
                     let lost = change == .controlPermissionLost
                     if lost { await self?.forgetControl() }
                     continuation.yield(TrainerStatusUpdate(
-                        time: ContinuousClock.now.seconds(since: origin), text: Self.describe(change), controlLost: lost))
+                        time: clock.now.seconds(since: origin), text: Self.describe(change), controlLost: lost))
                 }
             } catch {}
             continuation.finish()
@@ -102,7 +104,7 @@ public actor FTMSTrainerControl: TrainerControl {
             throw TrainerControlError(request: what, reason: "the write failed: \(error)")
         }
         let opcode = request.opcode
-        let response = try await firstMatch(in: answers, within: timeout) { bytes -> FitnessMachineControlPointResponse? in
+        let response = try await firstMatch(in: answers, within: timeout, on: connection.clock) { bytes -> FitnessMachineControlPointResponse? in
             guard let response = try? FitnessMachineControlPointResponse(bytes: bytes), response.requestOpcode == opcode else {
                 return nil
             }

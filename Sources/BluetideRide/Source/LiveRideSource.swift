@@ -100,14 +100,16 @@ public actor LiveRideSource: RideDataSource {
         }
         let (stream, continuation) = AsyncStream<RideEvent>.makeStream(bufferingPolicy: .unbounded)
         self.continuation = continuation
-        let start = ContinuousClock.now
+        // Ticks and reading times count on the central's clock (a test's virtual clock drives them).
+        let clock = central.clock
+        let start = clock.now
         for (device, connection) in connected {
             tasks.append(Task { [weak self] in await self?.follow(device, connection, start: start, into: continuation) })
         }
         tasks.append(Task {
             var second = 1
             while !Task.isCancelled {
-                do { try await Task.sleep(until: start.advanced(by: .seconds(second)), clock: .continuous) } catch { break }
+                do { try await clock.sleep(until: start.advanced(by: .seconds(second)), tolerance: nil) } catch { break }
                 continuation.yield(.tick(time: Double(second)))
                 second += 1
             }
@@ -145,10 +147,11 @@ public actor LiveRideSource: RideDataSource {
 
     /// Streams one device's values for as long as the source runs.
     private func follow(
-        _ device: RideDevice, _ first: Connection, start: ContinuousClock.Instant, into continuation: AsyncStream<RideEvent>.Continuation
+        _ device: RideDevice, _ first: Connection, start: BluetideClock.Instant, into continuation: AsyncStream<RideEvent>.Continuation
     ) async {
         var connection: Connection? = first
-        let now: @Sendable () -> Double = { ContinuousClock.now.seconds(since: start) }
+        let clock = central.clock
+        let now: @Sendable () -> Double = { clock.now.seconds(since: start) }
         while !Task.isCancelled {
             if let link = connection {
                 let watcher = Task {
@@ -173,7 +176,7 @@ public actor LiveRideSource: RideDataSource {
             }
             // Reconnecting gave up (or the first subscription failed): connect afresh.
             connection = nil
-            do { try await Task.sleep(for: configuration.retryDelay) } catch { return }
+            do { try await clock.sleep(for: configuration.retryDelay) } catch { return }
             guard let known = connected.first(where: { $0.device == device })?.connection.address else { return }
             if let fresh = try? await central.connect(to: known, policy: configuration.policy) {
                 connection = fresh

@@ -1,7 +1,10 @@
-/// The first element of `stream` that `match` accepts, within `timeout`; nil when the time is up
-/// or the stream ends first. Cancellable.
+import BluetideSupport
+
+/// The first element of `stream` that `match` accepts, within `timeout` on `clock` (the
+/// connection's, so a test's virtual clock bounds it too); nil when the time is up or the
+/// stream ends first. Cancellable.
 func firstMatch<Element: Sendable, T: Sendable>(
-    in stream: AsyncThrowingStream<Element, any Error>, within timeout: Duration,
+    in stream: AsyncThrowingStream<Element, any Error>, within timeout: Duration, on clock: BluetideClock,
     _ match: @escaping @Sendable (Element) -> T?
 ) async throws -> T? {
     try await withThrowingTaskGroup(of: T?.self) { group in
@@ -12,7 +15,7 @@ func firstMatch<Element: Sendable, T: Sendable>(
             return nil
         }
         group.addTask {
-            try await Task.sleep(for: timeout)
+            try await clock.sleep(for: timeout)
             return nil
         }
         let first = try await group.next() ?? nil
