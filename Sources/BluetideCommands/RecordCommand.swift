@@ -104,7 +104,8 @@ struct RecordCommand: AsyncParsableCommand {
             } catch {
                 throw CommandFailure("cannot write \(out): \(error)")
             }
-            let recorder = ValueRecorder(writer: writer)
+            // Record times on the session's clock (virtual time when the command runs in it).
+            let recorder = ValueRecorder(writer: writer, clock: clock)
             let (arrivals, sink) = AsyncStream<Arrival>.makeStream(bufferingPolicy: .unbounded)
             // Why the notifications stopped coming when it was not us who stopped them (the link was lost).
             let lost = LostLink()

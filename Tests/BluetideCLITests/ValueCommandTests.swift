@@ -117,6 +117,10 @@ import Testing
         #expect(log.records.count == 4)
         #expect(log.records.allSatisfy { $0.characteristic == .heartRateMeasurement && $0.operation == .notify && $0.profile == "heart-rate" })
         #expect(log.records.first?.device.name == "Bluetide HRM")
+        // Timed on the command's clock: the strap notifies once a second of virtual time (on the
+        // monotonic clock the gaps would be the few milliseconds virtual time takes to pass).
+        let gaps = zip(log.records, log.records.dropFirst()).map { $1.timestamp - $0.timestamp }
+        #expect(gaps.allSatisfy { $0 > 0.9 && $0 < 1.5 }, "gaps between records, s: \(gaps)")
         let snoopSize = (try? FileManager.default.attributesOfItem(atPath: snoop)[.size] as? Int) ?? 0
         #expect(snoopSize > 16, "btsnoop capture written")
 
