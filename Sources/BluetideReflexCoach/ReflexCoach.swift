@@ -160,6 +160,21 @@ public struct ReflexCoach: Sendable {
         case tick
     }
 
+    /// An input and when it arrived on the coach's clock: the silence check compares arrival
+    /// times, so a run whose loop falls behind (a starved machine) is not judged silent while
+    /// the trainer's words wait in the queue behind a tick.
+    struct Arrival: Sendable {
+        let input: Input
+        let at: BluetideClock.Instant
+    }
+
+    /// The pumps' end of the run's input queue: stamps each input with its arrival time.
+    struct InputSink: Sendable {
+        let continuation: AsyncStream<Arrival>.Continuation
+        let clock: BluetideClock
+        func yield(_ input: Input) { continuation.yield(Arrival(input: input, at: clock.now)) }
+    }
+
     /// The silence after which a run is given up (see ``quietTimeout``).
     func quietLimit(for program: PunchProgram) -> Duration {
         if let quietTimeout { return quietTimeout }
@@ -220,7 +235,8 @@ public struct ReflexCoach: Sendable {
             } }
         }
 
-        let (inputs, sink) = AsyncStream<Input>.makeStream(bufferingPolicy: .unbounded)
+        let (inputs, continuation) = AsyncStream<Arrival>.makeStream(bufferingPolicy: .unbounded)
+        let sink = InputSink(continuation: continuation, clock: waitClock)
         var pumps: [Task<Void, Never>] = []
         defer { for pump in pumps { pump.cancel() } }
         let sessionID: Int64
@@ -267,17 +283,20 @@ public struct ReflexCoach: Sendable {
         var reason = "cancelled"
         var complete = false
         let quiet = quietLimit(for: program)
-        let monotonic = waitClock
-        var lastHeard = monotonic.now
+        var lastHeard = waitClock.now
         var linkUp = true
         do {
             try await PunchTrainerCommands.start(on: connection, countdownSeconds: countdownSeconds)
-            loop: for await input in inputs {
-                if case .tick = input {} else { lastHeard = monotonic.now }
+            // Silence counts from the start command's answer, not from before it was sent.
+            lastHeard = waitClock.now
+            loop: for await arrival in inputs {
+                let input = arrival.input
+                if case .tick = input {} else { lastHeard = max(lastHeard, arrival.at) }
                 switch input {
                 case .tick:
                     // Only while the link is up: the reconnect policy bounds an outage itself.
-                    if linkUp, lastHeard.duration(to: monotonic.now) > quiet {
+                    // Measured to the tick's arrival, not to when the loop got to it.
+                    if linkUp, lastHeard.duration(to: arrival.at) > quiet {
                         reason = "no word from the trainer for \(Self.seconds(quiet)) s"
                         complete = false
                         break loop
