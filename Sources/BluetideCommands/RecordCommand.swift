@@ -4,7 +4,6 @@ import BluetideBase
 import BluetideRecording
 import BluetideSupport
 import Foundation
-import Synchronization
 
 /// `bluetide record DEVICE [CHARACTERISTIC…] --out FILE.jsonl`: a value log of a live device.
 struct RecordCommand: AsyncParsableCommand {
@@ -59,14 +58,6 @@ struct RecordCommand: AsyncParsableCommand {
         try await VirtualTimeOption.run(session) { try await command.execute(CommandOutput.standardOutput(), stopOnSignals: true, clock: $0) }
     }
 
-    /// One value seen on one characteristic.
-    struct Arrival: Sendable {
-        var service: BluetoothUUID
-        var characteristic: BluetoothUUID
-        var operation: ValueOperation
-        var bytes: [UInt8]
-    }
-
     /// Records until --count, --duration, a lost link or (with `stopOnSignals`) Ctrl-C. The
     /// session runs on `clock`: `--timeout` and `--duration` are measured on it.
     func execute(_ output: CommandOutput, stopOnSignals: Bool = false, clock: BluetideClock = .continuous) async throws {
@@ -75,7 +66,6 @@ struct RecordCommand: AsyncParsableCommand {
         try wheel.validated()
         let duration = stop.duration
         let session = try await DeviceSession.open(session, snoop: snoop, clock: clock)
-        var subscriptions: [Task<Void, Never>] = []
         do {
             let (connection, label) = try await session.connect(device, timeout: timeout, policy: reconnect ? .resilient : .default)
             let (address, name) = (connection.address, label)
@@ -106,65 +96,49 @@ struct RecordCommand: AsyncParsableCommand {
             }
             // Record times on the session's clock (virtual time when the command runs in it).
             let recorder = ValueRecorder(writer: writer, clock: clock)
-            let (arrivals, sink) = AsyncStream<Arrival>.makeStream(bufferingPolicy: .unbounded)
-            // Why the notifications stopped coming when it was not us who stopped them (the link was lost).
-            let lost = LostLink()
+            var sources: [LiveRecording.Source] = []
+            var decoders: [BluetoothUUID: ValueDecoding] = [:]
             for (service, characteristic) in chosen {
                 let values: AsyncThrowingStream<[UInt8], any Error>
                 do { values = try await connection.notifications(of: characteristic.uuid) } catch {
                     throw CommandFailure("subscribing to \(CharacteristicLookup.describe(characteristic.uuid)) on \(label) failed: \(error)")
                 }
+                let decoding = try decoders[characteristic.uuid] ?? ValueDecoding(uuid: characteristic.uuid, profile: nil, options: wheel.profileOptions)
+                decoders[characteristic.uuid] = decoding
                 let operation: ValueOperation = characteristic.properties.contains(.notify) ? .notify : .indicate
-                subscriptions.append(Task {
-                    var reason = "the device stopped sending"
-                    do {
-                        for try await bytes in values {
-                            sink.yield(Arrival(service: service.uuid, characteristic: characteristic.uuid, operation: operation, bytes: bytes))
-                        }
-                    } catch {
-                        reason = "\(error)"
-                    }
-                    if !Task.isCancelled {
-                        lost.reason.withLock { $0 = $0 ?? reason }
-                        sink.finish()
-                    }
-                })
+                sources.append(LiveRecording.Source(
+                    service: service.uuid, characteristic: characteristic.uuid, operation: operation, values: values, profile: decoding.profile))
             }
             output.emit(json ? JSONOutput.line("recording", ["device": JSONOutput.device(address, name: name == "\(address)" ? nil : name.components(separatedBy: " (").first), "out": .string(out),
                                                      "characteristics": .array(chosen.map { JSONOutput.characteristic($0.1.uuid) })])
                         : "recording \(chosen.map { CharacteristicLookup.describe($0.1.uuid) }.joined(separator: ", ")) from \(label) to \(out)")
-            let ender = Task {
-                if stopOnSignals { await StopSignal.install(duration: duration, clock: clock).wait() } else if let duration { await session.pause(seconds: duration) } else {
-                    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
-                }
-                sink.finish()
+            let stopWhen: (@Sendable () async -> Void)?
+            if stopOnSignals {
+                stopWhen = { await StopSignal.install(duration: duration, clock: clock).wait() }
+            } else if let duration {
+                stopWhen = { await session.pause(seconds: duration) }
+            } else {
+                stopWhen = nil
             }
-            defer { ender.cancel() }
             let lineFormat = try ValueFormatOptions.parse(json ? ["--json"] : [])
-            var decoders: [BluetoothUUID: ValueDecoding] = [:]
-            var written = 0
             // The address as commands take it back (`…/R` when random), so a replay knows its type.
             let identity = DeviceIdentity(address: address.description, name: name == "\(address)" ? nil : name.components(separatedBy: " (").first)
-            for await arrival in arrivals {
-                let decoding = try decoders[arrival.characteristic] ?? ValueDecoding(uuid: arrival.characteristic, profile: nil, options: wheel.profileOptions)
-                decoders[arrival.characteristic] = decoding
-                let record: ValueRecord
-                do {
-                    record = try recorder.record(
-                        device: identity, service: arrival.service, characteristic: arrival.characteristic,
-                        operation: arrival.operation, value: arrival.bytes, profile: decoding.profile)
-                } catch {
-                    throw CommandFailure("cannot write \(out): \(error)")
+            let outcome: LiveRecording.Outcome
+            do {
+                outcome = try await LiveRecording.run(sources, device: identity, into: recorder, count: count, until: stopWhen) { record in
+                    guard let decoding = decoders[record.characteristic] else { return }
+                    output.emit(lineFormat.line(record.value, decoding: decoding, at: record.timestamp, type: "recorded",
+                                                extra: json ? ["time": JSONOutput.time(monotonic: record.timestamp)] : [:]))
                 }
-                let format = lineFormat
-                output.emit(format.line(arrival.bytes, decoding: decoding, at: record.timestamp, type: "recorded",
-                                        extra: json ? ["time": JSONOutput.time(monotonic: record.timestamp)] : [:]))
-                written += 1
-                if let count, written >= count { break }
+            } catch let error as ValueLogError {
+                throw CommandFailure("cannot write \(out): \(error)")
             }
-            for task in subscriptions { task.cancel() }
             do { try writer.close() } catch { throw CommandFailure("cannot finish \(out): \(error)") }
-            if let reason = lost.reason.withLock({ $0 }), count.map({ written < $0 }) ?? true {
+            let written = outcome.records
+            if outcome.dropped > 0 {
+                appLogger.warning("\(outcome.dropped) value\(outcome.dropped == 1 ? "" : "s") arrived faster than \(out) could take them and were not recorded")
+            }
+            if case let .sourceEnded(reason) = outcome.ending {
                 throw CommandFailure("the link to \(label) was lost after \(written) value\(written == 1 ? "" : "s") (\(reason)); "
                     + "they are saved in \(out). Check that the device is on and in range, then run record again (--reconnect rides out short drops)",
                     isLinkLoss: true)
@@ -172,15 +146,9 @@ struct RecordCommand: AsyncParsableCommand {
             output.emit(json ? JSONOutput.line("stopped", ["records": .integer(Int64(written)), "out": .string(out)])
                         : "recorded \(written) value\(written == 1 ? "" : "s") to \(out)\(snoop.map { " (HCI capture: \($0))" } ?? "")")
         } catch {
-            for task in subscriptions { task.cancel() }
             await session.close()
             throw error
         }
         await session.close()
     }
-}
-
-/// Why a recording's notifications stopped, set by whichever subscription saw it first.
-private final class LostLink: Sendable {
-    let reason = Mutex<String?>(nil)
 }
