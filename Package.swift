@@ -195,7 +195,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
-        .executableTarget(name: "BluetideCLI", dependencies: ["BluetideCommands"], swiftSettings: strict),
+        .executableTarget(
+            name: "BluetideCLI", dependencies: ["BluetideCommands", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")], swiftSettings: strict),
         // Shared by the test targets: run-time limits for hang guards, and the Bumble interop
         // harness (Bumble/: environment probe, child processes with timed line output, controllers.py).
         .target(name: "BluetideTestSupport", dependencies: ["BluetideSupport"], path: "Tests/BluetideTestSupport", swiftSettings: strict),

@@ -11,6 +11,7 @@ exits 0 when the power settled, 1 otherwise. Standard library only.
 """
 
 import argparse
+import os
 import select
 import socket
 import struct
@@ -109,30 +110,44 @@ def unescape(label):
 
 def browse(name, timeout, interface=None):
     """Follows avahi-browse until `name` is resolved on IPv4 (on `interface` when given): each
-    line is read as avahi reports it, no polling; gives up after `timeout` seconds."""
+    line is read as avahi reports it, no polling; gives up after `timeout` seconds.
+
+    The pipe is read with os.read into our own line buffer: a buffered readline after select
+    would leave lines that arrived in one chunk in the file object's buffer, where select cannot
+    see them, and wait for more output that may never come."""
     deadline = time.monotonic() + timeout
-    browser = subprocess.Popen(
-        ["avahi-browse", "-rp", "_wahoo-fitness-tnp._tcp"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    browser = subprocess.Popen(["avahi-browse", "-rp", "_wahoo-fitness-tnp._tcp"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    descriptor = browser.stdout.fileno()
+    pending, seen, ended = b"", [], False
     try:
         while True:
+            while b"\n" in pending:
+                raw, pending = pending.split(b"\n", 1)
+                line = raw.decode("utf-8", "replace")
+                seen.append(line)
+                parts = line.split(";")
+                if len(parts) < 10 or parts[0] != "=" or parts[2] != "IPv4" or unescape(parts[3]) != name:
+                    continue
+                if interface and parts[1] != interface:
+                    continue
+                print(f"found {name} on {parts[1]} at {parts[7]}:{parts[8]} txt {' '.join(parts[9:])}", flush=True)
+                return parts[7], int(parts[8])
+            if ended:
+                errors = browser.stderr.read().decode("utf-8", "replace").strip()
+                raise RuntimeError(f"avahi-browse ended before finding {name}: {errors}")
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([browser.stdout], [], [], left)[0]:
+            if left <= 0 or not select.select([descriptor], [], [], left)[0]:
                 break
-            line = browser.stdout.readline()
-            if not line:
-                raise RuntimeError(f"avahi-browse ended before finding {name}: {browser.stderr.read().strip()}")
-            parts = line.rstrip("\n").split(";")
-            if len(parts) < 10 or parts[0] != "=" or parts[2] != "IPv4" or unescape(parts[3]) != name:
-                continue
-            if interface and parts[1] != interface:
-                continue
-            print(f"found {name} on {parts[1]} at {parts[7]}:{parts[8]} txt {' '.join(parts[9:])}", flush=True)
-            return parts[7], int(parts[8])
+            chunk = os.read(descriptor, 65536)
+            if chunk:
+                pending += chunk
+            else:
+                ended, pending = True, pending + (b"\n" if pending else b"")
     finally:
         browser.kill()
         browser.wait()
-    raise RuntimeError(f"no {name} over mDNS within {timeout:g} s")
+    shown = "; ".join(seen[-6:]) or "nothing"
+    raise RuntimeError(f"no {name} over mDNS within {timeout:g} s (avahi-browse said {len(seen)} lines, the last: {shown})")
 
 
 def main():

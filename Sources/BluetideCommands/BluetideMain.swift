@@ -6,6 +6,13 @@ import Foundation
 /// what ended it to the exit status every command shares (``ExitStatus``): failures print one
 /// line on standard error (a JSON `error` object with `--json`).
 public enum BluetideMain {
+    /// Whether the process should run every job on one thread: when the environment asks for
+    /// virtual time (``VirtualTimeOption``), whose clock moves only once the queued work has
+    /// had its turn.
+    public static func runsOnOneThread(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        VirtualTimeOption.isRequested(environment)
+    }
+
     public static func run(_ arguments: [String]? = nil) async {
         let given = arguments ?? Array(CommandLine.arguments.dropFirst())
         StandardStreams.ignoreBrokenPipeSignal()

@@ -15,8 +15,14 @@ enum VirtualTimeOption {
     /// A fresh manual clock when `environment` asks for virtual time and `emulated` says every
     /// device is emulated; nil otherwise.
     static func clock(environment: [String: String] = ProcessInfo.processInfo.environment, emulated: Bool) -> ManualClock? {
-        guard emulated, let value = environment[variable], ["1", "true", "yes"].contains(value.lowercased()) else { return nil }
+        guard emulated, isRequested(environment) else { return nil }
         return ManualClock()
+    }
+
+    /// Whether `environment` asks for virtual time (whatever the command's devices are).
+    static func isRequested(_ environment: [String: String]) -> Bool {
+        guard let value = environment[variable] else { return false }
+        return ["1", "true", "yes"].contains(value.lowercased())
     }
 
     /// Runs `body` on the clock the command's session should run on: in virtual time on a fresh

@@ -49,10 +49,11 @@ import Testing
             let process = try BluetideExecutable.launch(run.arguments, environment: ["BLUETIDE_VIRTUAL_TIME": "1"])
             if let stdin = run.stdin { try await process.writeToStdin(stdin) }
             await process.closeStdin()
-            _ = await process.waitForCompletion(timeout: .seconds(90))
+            let status = await process.waitForCompletion(timeout: .seconds(90))
             await process.stop()
             let output = await process.output(run.stream)
-            #expect(!output.isEmpty, "\(run.label) printed no JSON on \(run.stream)")
+            let errors = run.stream == .stdout ? await process.output(.stderr) : []
+            #expect(!output.isEmpty, "\(run.label) printed no JSON on \(run.stream) (exit status \(status.map(String.init) ?? "none")); stderr: \(errors)")
             lines += output.map { "\(run.label)\t\($0)" }
         }
         try await Self.expectValid(lines)
