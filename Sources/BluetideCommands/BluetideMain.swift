@@ -8,9 +8,12 @@ import Foundation
 public enum BluetideMain {
     /// Whether the process should run every job on one thread: when the environment asks for
     /// virtual time (``VirtualTimeOption``), whose clock moves only once the queued work has
-    /// had its turn.
+    /// had its turn, or for one thread outright (`BLUETIDE_ONE_THREAD=1`: task and actor
+    /// hand-overs then never wake another thread; measured in docs/benchmarks.md).
     public static func runsOnOneThread(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
-        VirtualTimeOption.isRequested(environment)
+        if VirtualTimeOption.isRequested(environment) { return true }
+        guard let value = environment["BLUETIDE_ONE_THREAD"] else { return false }
+        return ["1", "true", "yes"].contains(value.lowercased())
     }
 
     public static func run(_ arguments: [String]? = nil) async {

@@ -99,6 +99,42 @@ import BluetideTestSupport
         await #expect(throws: (any Error).self) { try await link.gatt.read(handle: 1) }
     }
 
+    /// The controller gives the next link the handle of the one that just closed (real ones do
+    /// too). A copy of the closed link's connection kept by someone (a late unsubscribe, a
+    /// write) must fail as disconnected, not act on the new link: a Write Request sent there
+    /// once answered the new link's Exchange MTU Request.
+    @Test func aClosedLinksConnectionNeverActsOnTheNewLinkWithItsHandle() async throws {
+        let pair = try await VirtualPair.start()
+        defer { Task { await pair.close() } }
+        let (old, _) = try await within(10, "connect") { try await pair.connect() }
+        let services = try await old.gatt.discoverDatabase()
+        let service = try #require(services.first { $0.service.uuid == TestService.service })
+        let notify = try #require(service.characteristics.first { $0.characteristic.uuid == TestService.notify }).characteristic
+        #expect(try await old.disconnect() == .localHostTerminated)
+        try await pair.peripheral.startAdvertising(
+            AdvertisingData([.flags([.leGeneralDiscoverable, .brEdrNotSupported]), .completeLocalName("Bluetide Test")]),
+            intervalMilliseconds: 20)
+        let (new, _) = try await within(10, "connect again") { try await pair.connect() }
+        #expect(new.handle == old.handle, "the controller reused the handle")
+        #expect(new != old)
+        let newOpen = await new.isOpen(), oldOpen = await old.isOpen()
+        #expect(newOpen && !oldOpen)
+        await #expect(throws: HostError.disconnected(old.handle, reason: .localHostTerminated)) {
+            try await old.gatt.unsubscribe(from: notify)
+        }
+        await #expect(throws: HostError.disconnected(old.handle, reason: .localHostTerminated)) {
+            try await old.gatt.read(handle: notify.valueHandle)
+        }
+        await #expect(throws: HostError.disconnected(old.handle, reason: .localHostTerminated)) {
+            try await old.gatt.writeWithoutResponse(handle: notify.valueHandle, value: [1])
+        }
+        #expect(try await old.disconnect() == .localHostTerminated, "the old link's own reason; the new link stays up")
+        #expect(await old.waitForDisconnection() == .localHostTerminated)
+        // The new link is untouched: its MTU exchange gets its own answer.
+        #expect(try await new.gatt.exchangeMTU() == 517)
+        #expect(await new.isOpen())
+    }
+
     @Test func linkLossFailsAPendingRequestPromptly() async throws {
         // In virtual time: the link and both stacks run on a manual clock.
         let clock = ManualClock()

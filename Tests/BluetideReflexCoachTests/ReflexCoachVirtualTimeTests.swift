@@ -60,9 +60,12 @@ struct ScriptedTrainer: DeviceModel {
         let athleteID = try #require(athlete.id)
         try store.saveSequence(name: "Pair", targets: [0, 1], milliseconds: [500, 500], at: Date(timeIntervalSince1970: 0))
         do {
-            // A hang guard only (the coach never waits on the wall clock here).
+            // A hang guard only (the coach never waits on the wall clock here). Steps of up to
+            // 100 ms of virtual time: five minutes of silence then take 3,000 quiet moments
+            // rather than 30,000 (one run beside two CPU hogs and a release build needed more
+            // than a minute of wall time at 10 ms); the bounds below allow many ticks more.
             let result = try await within(50, "virtual session") {
-                try await manual.advancing {
+                try await manual.advancing(step: .milliseconds(100)) {
                     _ = try await world.emulate([trainer])
                     let bluetooth = try await world.openHost()
                     var coach = ReflexCoach(central: bluetooth.central, store: store)

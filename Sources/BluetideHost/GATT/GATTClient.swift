@@ -125,7 +125,7 @@ public enum GATTClientError: Error, Equatable, Sendable, CustomStringConvertible
 public actor GATTClient {
     private enum Driver: Sendable {
         /// The host core runs procedures; values reach subscribers straight from the stack.
-        case link(HostStack, handle: UInt16)
+        case link(HostStack, HostLinkToken)
         /// This client runs procedures over the channel.
         case channel(any ATTRequestChannel)
     }
@@ -142,8 +142,8 @@ public actor GATTClient {
     }
 
     /// The client of link `handle` of `stack`, whose procedures run in the stack's core.
-    init(stack: HostStack, handle: UInt16) {
-        driver = .link(stack, handle: handle)
+    init(stack: HostStack, link: HostLinkToken) {
+        driver = .link(stack, link)
     }
 
     // MARK: Running procedures
@@ -151,7 +151,7 @@ public actor GATTClient {
     /// Runs `request` to its end.
     private nonisolated func run(_ request: GATTProcedureRequest) async throws -> GATTProcedureResult {
         switch driver {
-        case let .link(stack, handle): try await stack.runGATTProcedure(request, on: handle)
+        case let .link(stack, link): try await stack.runGATTProcedure(request, on: link)
         case let .channel(channel): try await run(request, over: channel)
         }
     }
@@ -261,8 +261,8 @@ public actor GATTClient {
     /// CCCD is written, so no value sent after the write is missed.
     public nonisolated func subscribe(to characteristic: GATTCharacteristic, preferIndications: Bool = false) async throws -> AsyncStream<[UInt8]> {
         switch driver {
-        case let .link(stack, handle):
-            try await stack.subscribe(to: characteristic, preferIndications: preferIndications, on: handle)
+        case let .link(stack, link):
+            try await stack.subscribe(to: characteristic, preferIndications: preferIndications, on: link)
         case let .channel(channel):
             try await subscribe(to: characteristic, preferIndications: preferIndications, over: channel)
         }
@@ -300,8 +300,8 @@ public actor GATTClient {
     /// Writes 0x0000 to the CCCD and ends every stream for the characteristic. Idempotent.
     public nonisolated func unsubscribe(from characteristic: GATTCharacteristic) async throws {
         switch driver {
-        case let .link(stack, handle):
-            try await stack.unsubscribe(from: characteristic, on: handle)
+        case let .link(stack, link):
+            try await stack.unsubscribe(from: characteristic, on: link)
         case let .channel(channel):
             try await unsubscribe(from: characteristic, over: channel)
         }

@@ -24,18 +24,20 @@ public struct HostConnection: Sendable, Hashable, CustomStringConvertible {
     /// GATT client for the peer's server, over this connection's ATT bearer.
     public let gatt: GATTClient
     let stack: HostStack
-    private let state: ClosedState
+    /// This link, as distinct from a later link that reuses its handle.
+    let link: HostLinkToken
 
     init(stack: HostStack, info: HostLinkInfo) {
         self.stack = stack
         self.handle = info.handle
         self.peer = info.peer
         self.role = info.role
-        self.gatt = GATTClient(stack: stack, handle: info.handle)
-        self.state = ClosedState()
+        self.link = HostLinkToken(handle: info.handle)
+        self.gatt = GATTClient(stack: stack, link: link)
     }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.handle == rhs.handle && lhs.stack === rhs.stack }
+    /// The same link: a later link that reuses the handle is another connection.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.link === rhs.link }
     public func hash(into hasher: inout Hasher) { hasher.combine(handle) }
 
     public var description: String {
@@ -43,47 +45,56 @@ public struct HostConnection: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the link is still up.
-    public func isOpen() async -> Bool { await stack.isOpen(handle) }
+    public func isOpen() async -> Bool { await stack.isOpen(link) }
 
     /// The reason the link closed, once it has.
-    public var closeReason: HCIStatus? { state.reason }
+    public var closeReason: HCIStatus? { link.reason }
 
     /// The effective ATT MTU, octets.
-    public func mtu() async -> Int { await stack.attMTU(on: handle) }
+    public func mtu() async -> Int { await stack.attMTU(on: link) }
 
     /// Connection interval, latency and supervision timeout.
-    public func parameters() async -> Parameters? { await stack.parameters(of: handle) }
+    public func parameters() async -> Parameters? { await stack.parameters(of: link) }
 
     /// Reads the link's RSSI from the controller, dBm.
     public func rssi() async throws -> Int8 {
-        try await stack.run(HCIReadRSSI(handle: handle), timeout: 5).rssi
+        try await stack.readRSSI(of: link)
     }
 
     /// Disconnects with `reason` (0x13, remote user terminated, by default) and waits until the
     /// controller confirms, at most `timeout` seconds; returns the reason it reported.
     @discardableResult
     public func disconnect(reason: HCIStatus = .remoteUserTerminated, timeout: Double = 5) async throws -> HCIStatus {
-        guard await stack.isOpen(handle) else { return state.reason ?? .unknownConnectionIdentifier }
-        // The stack's core sends HCI Disconnect and times the wait for Disconnection Complete.
-        if let reason = try await stack.disconnect(handle, reason: reason, timeout: timeout) { return reason }
-        return state.reason ?? .unknownConnectionIdentifier
+        // The stack's core sends HCI Disconnect and times the wait for Disconnection Complete
+        // (nil: this link had already closed).
+        if let reason = try await stack.disconnect(link, reason: reason, timeout: timeout) { return reason }
+        return link.reason ?? .unknownConnectionIdentifier
     }
 
     /// Waits until the link closes and returns the reason.
     public func waitForDisconnection() async -> HCIStatus {
-        if let reason = state.reason { return reason }
-        if let reason = await stack.waitForDisconnection(of: handle) { return reason }
-        return state.reason ?? .unknownConnectionIdentifier
+        if let reason = link.reason { return reason }
+        if let reason = await stack.waitForDisconnection(of: link) { return reason }
+        return link.reason ?? .unknownConnectionIdentifier
     }
 
-    func closed(reason: HCIStatus) { state.set(reason) }
+    func closed(reason: HCIStatus) { link.set(reason) }
+}
 
-    /// The close reason, shared by all copies of this handle.
-    private final class ClosedState: Sendable {
-        private let value = Mutex<HCIStatus?>(nil)
-        var reason: HCIStatus? { value.withLock { $0 } }
-        func set(_ reason: HCIStatus) { value.withLock { if $0 == nil { $0 = reason } } }
-    }
+/// One link of a ``HostStack``, shared by every copy of its ``HostConnection`` and its GATT
+/// client: a controller may give a new link the handle of one that just closed, so the stack
+/// acts for a caller only while the caller's token is the current link's (a late unsubscribe
+/// of a closed link must not write on the new one). It also holds the close reason.
+final class HostLinkToken: Sendable {
+    /// The HCI connection handle.
+    let handle: UInt16
+    private let closeReason = Mutex<HCIStatus?>(nil)
+
+    init(handle: UInt16) { self.handle = handle }
+
+    /// The controller's reason, once the link has closed.
+    var reason: HCIStatus? { closeReason.withLock { $0 } }
+    func set(_ reason: HCIStatus) { closeReason.withLock { if $0 == nil { $0 = reason } } }
 }
 
 extension HostConnection {
@@ -91,19 +102,19 @@ extension HostConnection {
     /// reader fell behind by more than ``HostStack/subscriptionBuffer`` values (the newest are
     /// kept).
     public var droppedValues: Int {
-        get async { await stack.droppedValues(on: handle) }
+        get async { await stack.droppedValues(on: link) }
     }
 }
 
 extension HostStack {
-    /// Opens the stream of `characteristic`'s values on link `handle`, then subscribes (the
-    /// core discovers the CCCD and writes it); the stream ends when that fails.
+    /// Opens the stream of `characteristic`'s values on `link`, then subscribes (the core
+    /// discovers the CCCD and writes it); the stream ends when that fails.
     func subscribe(
-        to characteristic: GATTCharacteristic, preferIndications: Bool, on handle: UInt16
+        to characteristic: GATTCharacteristic, preferIndications: Bool, on link: HostLinkToken
     ) async throws -> AsyncStream<[UInt8]> {
-        let subscription = openSubscription(on: handle, valueHandle: characteristic.valueHandle)
+        let subscription = openSubscription(on: link, valueHandle: characteristic.valueHandle)
         do {
-            _ = try await runGATTProcedure(.changeSubscription(.subscribe(preferIndications: preferIndications), of: characteristic), on: handle)
+            _ = try await runGATTProcedure(.changeSubscription(.subscribe(preferIndications: preferIndications), of: characteristic), on: link)
         } catch {
             subscription.end()
             throw error
@@ -111,9 +122,9 @@ extension HostStack {
         return subscription.values
     }
 
-    /// Writes 0x0000 to `characteristic`'s CCCD on link `handle`, then ends its streams.
-    func unsubscribe(from characteristic: GATTCharacteristic, on handle: UInt16) async throws {
-        _ = try await runGATTProcedure(.changeSubscription(.unsubscribe, of: characteristic), on: handle)
-        endSubscriptions(on: handle, valueHandle: characteristic.valueHandle)
+    /// Writes 0x0000 to `characteristic`'s CCCD on `link`, then ends its streams.
+    func unsubscribe(from characteristic: GATTCharacteristic, on link: HostLinkToken) async throws {
+        _ = try await runGATTProcedure(.changeSubscription(.unsubscribe, of: characteristic), on: link)
+        endSubscriptions(on: link, valueHandle: characteristic.valueHandle)
     }
 }

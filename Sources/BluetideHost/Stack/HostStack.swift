@@ -501,8 +501,10 @@ public actor HostStack {
     /// wait with `CancellationError` at once; the request in flight cannot be withdrawn (ATT has
     /// no cancel), the procedure sends nothing more, and a long write still cancels the
     /// server's prepared-write queue before the next procedure starts.
-    func runGATTProcedure(_ request: GATTProcedureRequest, on handle: UInt16) async throws -> GATTProcedureResult {
+    func runGATTProcedure(_ request: GATTProcedureRequest, on link: HostLinkToken) async throws -> GATTProcedureResult {
         if let error = runningError { throw error }
+        try requireCurrent(link)
+        let handle = link.handle
         let id = makeRequestID()
         let reply = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HostReply, any Error>) in
@@ -535,23 +537,44 @@ public actor HostStack {
 
     /// Sends a Write Command in one hop (the data path of a sender): waits for buffers only
     /// when the link's queue is long, checks the MTU and sends, without an MTU round trip.
-    func writeCommand(_ value: [UInt8], to attribute: UInt16, on handle: UInt16) async throws {
+    func writeCommand(_ value: [UInt8], to attribute: UInt16, on link: HostLinkToken) async throws {
         if let error = runningError { throw error }
+        try requireCurrent(link)
+        let handle = link.handle
         if !core.hasRoomForData(on: handle) { try await waitForBuffers(on: handle) }
         if let error = runningError { throw error }
+        try requireCurrent(link)
         try core.sendWriteCommand(value, to: attribute, on: handle, into: &outputs)
         carryOut()
     }
 
-    func attMTU(on handle: UInt16) -> Int { core.attMTU(on: handle) }
+    func attMTU(on link: HostLinkToken) -> Int { isCurrent(link) ? core.attMTU(on: link.handle) : ATTBearer.defaultMTU }
 
-    func parameters(of handle: UInt16) -> HostConnection.Parameters? { core.link(handle)?.parameters }
+    func parameters(of link: HostLinkToken) -> HostConnection.Parameters? { isCurrent(link) ? core.link(link.handle)?.parameters : nil }
+
+    /// Reads `link`'s RSSI from the controller, dBm.
+    func readRSSI(of link: HostLinkToken) async throws -> Int8 {
+        try requireCurrent(link)
+        return try await run(HCIReadRSSI(handle: link.handle), timeout: 5).rssi
+    }
+
+    /// Whether `link` is the link open on its handle now (not one that closed, whose handle a
+    /// later link may have taken).
+    func isCurrent(_ link: HostLinkToken) -> Bool { connections[link.handle]?.link === link }
+
+    /// Throws ``HostError/disconnected(_:reason:)`` unless `link` is the link open on its handle.
+    private func requireCurrent(_ link: HostLinkToken) throws {
+        guard isCurrent(link) else {
+            throw HostError.disconnected(link.handle, reason: link.reason ?? .unknownConnectionIdentifier)
+        }
+    }
 
     /// A stream of the values the peer notifies or indicates on `valueHandle` of link `handle`,
     /// made once; it ends when the link closes or ``endSubscriptions(on:valueHandle:)`` runs.
-    func openSubscription(on handle: UInt16, valueHandle: UInt16) -> GATTValueSubscription {
+    func openSubscription(on link: HostLinkToken, valueHandle: UInt16) -> GATTValueSubscription {
+        let handle = link.handle
         let (values, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(Self.subscriptionBuffer))
-        guard runningError == nil, core.link(handle) != nil else {
+        guard runningError == nil, isCurrent(link), core.link(handle) != nil else {
             continuation.finish()
             return GATTValueSubscription(values: values, end: {})
         }
@@ -565,11 +588,11 @@ public actor HostStack {
     }
 
     /// Values link `handle`'s subscription streams dropped because their reader fell behind.
-    func droppedValues(on handle: UInt16) -> Int { droppedValues[handle] ?? 0 }
+    func droppedValues(on link: HostLinkToken) -> Int { isCurrent(link) ? droppedValues[link.handle] ?? 0 : 0 }
 
-    /// Ends every stream of `valueHandle` on link `handle`.
-    func endSubscriptions(on handle: UInt16, valueHandle: UInt16) {
-        guard let ended = subscriptions[handle]?.removeValue(forKey: valueHandle) else { return }
+    /// Ends every stream of `valueHandle` on `link`.
+    func endSubscriptions(on link: HostLinkToken, valueHandle: UInt16) {
+        guard isCurrent(link), let ended = subscriptions[link.handle]?.removeValue(forKey: valueHandle) else { return }
         for subscriber in ended.values { subscriber.finish() }
     }
 
@@ -582,22 +605,24 @@ public actor HostStack {
 
     /// Waits for the link's Disconnection Complete; nil when the link is already gone (its
     /// ``HostConnection`` then holds the reason).
-    func waitForDisconnection(of handle: UInt16) async -> HCIStatus? {
-        guard core.link(handle) != nil, runningError == nil else { return nil }
+    func waitForDisconnection(of link: HostLinkToken) async -> HCIStatus? {
+        guard isCurrent(link), core.link(link.handle) != nil, runningError == nil else { return nil }
         return await withCheckedContinuation { continuation in
-            disconnectWaiters[handle, default: []].append(continuation)
+            disconnectWaiters[link.handle, default: []].append(continuation)
         }
     }
 
     /// Disconnects a link and waits at most `timeout` seconds for the controller to confirm;
     /// returns its reason, or nil when the link had already closed.
-    func disconnect(_ handle: UInt16, reason: HCIStatus, timeout: Double) async throws -> HCIStatus? {
+    func disconnect(_ link: HostLinkToken, reason: HCIStatus, timeout: Double) async throws -> HCIStatus? {
+        guard isCurrent(link), core.link(link.handle) != nil else { return nil }
+        let handle = link.handle
         let reply = try await request { .disconnect($0, handle: handle, reason: reason, timeout: timeout) }
         if case let .disconnected(reason) = reply { return reason }
         return nil
     }
 
-    func isOpen(_ handle: UInt16) -> Bool { core.link(handle) != nil }
+    func isOpen(_ link: HostLinkToken) -> Bool { isCurrent(link) && core.link(link.handle) != nil }
 
     // MARK: - Central role
 
