@@ -147,6 +147,26 @@ import Testing
         #expect(await second.isOpen())
     }
 
+    @Test func aConnectWhoseLinkClosedAndWhoseHandleWasTakenBeforeItResumedGetsItsOwnLink() async throws {
+        let (stack, fake) = try await Self.started()
+        defer { Task { await stack.close() } }
+        let connecting = Task { try await stack.connect(to: Self.peer, timeout: Self.bound) }
+        _ = try await fake.waitForCommand(0x200D, "LE Create Connection")
+        // One batch, so the stack carries all three out before the connecting task resumes: our
+        // link opens and closes, and another device's link gets the same handle.
+        let other = BluetoothAddress.randomStatic(0x0000_0000_8888)
+        try await fake.end.send(batch: [
+            LEConnectionComplete(handle: 0x0040, role: .central, peerAddress: Self.peer, interval: 24, latency: 0, supervisionTimeout: 72).packet,
+            HCIDisconnectionComplete(handle: 0x0040, reason: .remoteUserTerminated).packet,
+            LEConnectionComplete(handle: 0x0040, role: .peripheral, peerAddress: other, interval: 24, latency: 0, supervisionTimeout: 72).packet,
+        ])
+        let connection = try await within(Self.bound, "connect") { try await connecting.value }
+        #expect(connection.peer == Self.peer, "the connect returned the link of \(connection.peer)")
+        #expect(connection.role == .central)
+        #expect(connection.closeReason == .remoteUserTerminated)
+        #expect(await !connection.isOpen())
+    }
+
     // MARK: ACL and L2CAP
 
     @Test func truncatedOversizedAndStrayACLIsDroppedAndTheLinkGoesOn() async throws {

@@ -52,9 +52,10 @@ public actor HostStack {
     private var nextRequestID: UInt64 = 1
 
     private var connections: [UInt16: HostConnection] = [:]
-    /// The last connection closed on each handle, for a connect whose link closed before its
-    /// caller resumed.
-    private var closedConnections: [UInt16: HostConnection] = [:]
+    /// The connection a finished connect request opened, taken when its reply is carried out:
+    /// by the time the connecting task runs, that link may have closed and a new link may have
+    /// the same handle.
+    private var openedConnections: [HostRequestID: HostConnection] = [:]
     private var disconnectWaiters: [UInt16: [CheckedContinuation<HCIStatus, Never>]] = [:]
     /// Subscribers by link, then value handle, then subscription.
     private var subscriptions: [UInt16: [UInt16: [Int: AsyncStream<[UInt8]>.Continuation]]] = [:]
@@ -192,17 +193,17 @@ public actor HostStack {
     private func carryOut(_ event: HostEvent) {
         switch event {
         case let .finished(request, result):
-            waiters.removeValue(forKey: request)?.resume(with: result)
+            guard let waiter = waiters.removeValue(forKey: request) else { return }
+            // The core reports a link open before the connect request it finishes.
+            if case let .success(.link(info)) = result { openedConnections[request] = connections[info.handle] }
+            waiter.resume(with: result)
         case let .linkOpened(info):
             let connection = HostConnection(stack: self, info: info)
             connections[info.handle] = connection
             droppedValues[info.handle] = nil
             if info.role == .peripheral { incomingContinuation.yield(connection) }
         case let .linkClosed(handle, reason, _):
-            if let connection = connections.removeValue(forKey: handle) {
-                connection.closed(reason: reason)
-                closedConnections[handle] = connection
-            }
+            connections.removeValue(forKey: handle)?.closed(reason: reason)
             for byValue in (subscriptions.removeValue(forKey: handle) ?? [:]).values {
                 for subscriber in byValue.values { subscriber.finish() }
             }
@@ -632,9 +633,13 @@ public actor HostStack {
         to address: BluetoothAddress, timeout: Double = 10,
         parameters: LEConnectionParameters = LEConnectionParameters()
     ) async throws -> HostConnection {
-        let reply = try await request { .connect($0, address: address, parameters: parameters, timeout: timeout) }
-        guard case let .link(info) = reply,
-              let connection = connections[info.handle] ?? closedConnections[info.handle] else {
+        var requestID: HostRequestID?
+        let reply = try await request { id in
+            requestID = id
+            return .connect(id, address: address, parameters: parameters, timeout: timeout)
+        }
+        let opened = requestID.flatMap { openedConnections.removeValue(forKey: $0) }
+        guard case .link = reply, let connection = opened else {
             throw HostError.malformed("connect to \(address): no link")
         }
         return connection
