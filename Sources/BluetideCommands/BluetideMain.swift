@@ -11,9 +11,7 @@ public enum BluetideMain {
     /// had its turn, or for one thread outright (`BLUETIDE_ONE_THREAD=1`: task and actor
     /// hand-overs then never wake another thread; measured in docs/benchmarks.md).
     public static func runsOnOneThread(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
-        if VirtualTimeOption.isRequested(environment) { return true }
-        guard let value = environment["BLUETIDE_ONE_THREAD"] else { return false }
-        return ["1", "true", "yes"].contains(value.lowercased())
+        VirtualTimeOption.isRequested(environment) || EnvironmentFlag.isOn("BLUETIDE_ONE_THREAD", in: environment)
     }
 
     public static func run(_ arguments: [String]? = nil) async {

@@ -21,8 +21,7 @@ enum VirtualTimeOption {
 
     /// Whether `environment` asks for virtual time (whatever the command's devices are).
     static func isRequested(_ environment: [String: String]) -> Bool {
-        guard let value = environment[variable] else { return false }
-        return ["1", "true", "yes"].contains(value.lowercased())
+        EnvironmentFlag.isOn(variable, in: environment)
     }
 
     /// Runs `body` on the clock the command's session should run on: in virtual time on a fresh
