@@ -6,6 +6,9 @@ import Synchronization
 /// @Characteristic(PunchUUID.response, [.read, .notify]) var response = PunchResponse(...)
 /// ```
 ///
+/// or, for a service that must be `Sendable` with the compiler's check, as a constant:
+/// `let response = Characteristic(PunchUUID.response, [.read, .notify], value: PunchResponse(...))`.
+///
 /// - Assigning the property encodes the value, stores it as the server's value and notifies
 ///   (or indicates) every subscribed central, in assignment order.
 /// - Reads by a central return the current value.
@@ -101,6 +104,36 @@ public final class Characteristic<Value: GATTCodable & Sendable>: Sendable {
 
     /// The characteristic itself: `$property.writes`, `$property.uuid`, …
     public var projectedValue: Characteristic<Value> { self }
+
+    /// The current value, for a characteristic declared as a `let` constant (``init(_:_:value:permissions:security:description:maximumLength:validate:)``):
+    /// the same as ``wrappedValue``. Assigning it notifies or indicates subscribed centrals.
+    public var value: Value {
+        get { wrappedValue }
+        set { wrappedValue = newValue }
+    }
+
+    /// A characteristic declared as a `let` constant of its service rather than with
+    /// `@Characteristic`, so that a service class holding only such constants conforms to
+    /// `Sendable` with the compiler's check (a property wrapper's storage is always a `var`):
+    ///
+    /// ```swift
+    /// final class PunchService: GATTService, Sendable {
+    ///     static let uuid = PunchUUID.service
+    ///     let response = Characteristic(PunchUUID.response, [.read, .notify], value: PunchResponse(...))
+    /// }
+    /// service.response.value = result   // notifies subscribers
+    /// ```
+    ///
+    /// The parameters are those of ``init(wrappedValue:_:_:permissions:security:description:maximumLength:validate:)``,
+    /// with `value` the initial value.
+    public convenience init(
+        _ uuid: BluetoothUUID, _ properties: GATTCharacteristicProperties, value: Value,
+        permissions: GATTPermissions? = nil, security: CharacteristicSecurity = .none, description: String? = nil,
+        maximumLength: Int = 512, validate: (@Sendable (Value) -> ATTErrorCode?)? = nil
+    ) {
+        self.init(wrappedValue: value, uuid, properties, permissions: permissions, security: security, description: description,
+                  maximumLength: maximumLength, validate: validate)
+    }
 
     /// Writes by centrals from now on, in the order they were applied. Every access makes a
     /// new subscription that sees every later write (the most recent 1024 when not read).

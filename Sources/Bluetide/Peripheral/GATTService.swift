@@ -12,13 +12,23 @@
 /// ``Peripheral/add(_:)`` finds the characteristics by reflection (`Mirror`), in declaration
 /// order, which is also their handle order. Properties of other types are ignored.
 ///
-/// The protocol is class-bound but deliberately not `Sendable`: the compiler stores a property
-/// wrapper in a synthesized `var`, so a class with `@Characteristic` properties can never pass
-/// the checked `Sendable` conformance. Every ``Characteristic`` is a `Sendable` box guarded by a
-/// mutex, so a service class holding only `@Characteristic` properties and `let` constants of
-/// `Sendable` types is safe to share; declare `extension MyService: @unchecked Sendable {}`
-/// (with that reasoning as a comment) when it has to cross tasks, or hand the projected values
-/// (`$response`), which are `Sendable`, to other tasks instead.
+/// The protocol is class-bound but does not require `Sendable`: the compiler stores a property
+/// wrapper in a synthesized `var`, so a class with `@Characteristic` properties cannot pass the
+/// checked `Sendable` conformance. A service that has to cross tasks declares its
+/// characteristics as `let` constants instead, and then conforms with the compiler's check:
+///
+/// ```swift
+/// final class PunchService: GATTService, Sendable {
+///     static let uuid = PunchUUID.service
+///     let response = Characteristic(PunchUUID.response, [.read, .notify], value: PunchResponse(...))
+///     let targets = Characteristic(PunchUUID.sequence, [.read, .write], value: [UInt8]())
+/// }
+/// service.response.value = result       // notifies subscribers
+/// for await write in service.targets.writes { … }
+/// ```
+///
+/// Both forms are found the same way and may be mixed. A wrapper-form service can still hand
+/// its projected values (`$response`, each a `Sendable` ``Characteristic``) to other tasks.
 public protocol GATTService: AnyObject {
     /// The service type UUID.
     static var uuid: BluetoothUUID { get }

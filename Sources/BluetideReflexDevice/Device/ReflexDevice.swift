@@ -179,10 +179,10 @@ public actor ReflexDevice<C: Clock> where C.Duration == Duration {
             for await action in runner.actions {
                 switch action {
                 case let .status(status):
-                    service.control = .status(status)
+                    service.control.value = .status(status)
                     sink.yield(.status(status))
                 case let .response(response):
-                    service.response = response
+                    service.response.value = response
                     sink.yield(.response(response))
                 case .ledOn, .ledOff:
                     break
@@ -191,19 +191,19 @@ public actor ReflexDevice<C: Clock> where C.Duration == Duration {
         })
         // Commands run with the sequences stored when they arrive.
         tasks.append(Task {
-            for await write in service.$control.writes {
+            for await write in service.control.writes {
                 guard case let .command(command) = write.value else { continue }
                 sink.yield(.command(command))
-                await runner.handle(command, sequence: service.sequence.value, timeSequence: service.timeSequence.value)
+                await runner.handle(command, sequence: service.sequence.value.value, timeSequence: service.timeSequence.value.value)
             }
         })
         tasks.append(Task {
-            for await write in service.$sequence.writes {
+            for await write in service.sequence.writes {
                 if let sequence = write.value.value { sink.yield(.sequenceReceived(sequence)) }
             }
         })
         tasks.append(Task {
-            for await write in service.$timeSequence.writes {
+            for await write in service.timeSequence.writes {
                 if let times = write.value.value { sink.yield(.timeSequenceReceived(times)) }
             }
         })

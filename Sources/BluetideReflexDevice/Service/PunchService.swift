@@ -16,37 +16,35 @@ import BluetideProfiles
 /// (prepared) writes; ATT caps an attribute at 512 octets, which is why a program has at most
 /// 256 steps (2 octets of time each); a longer time sequence is refused with 0x0D by the server.
 /// On punchControl only commands (`01`, `02`, `03 n`) may be written; anything else is 0x80.
-public final class PunchService: GATTService {
+public final class PunchService: GATTService, Sendable {
     /// The Punch service UUID.
     public static let uuid = PunchUUID.service
 
-    /// The latest step result; assigning notifies subscribed coaches.
-    @Characteristic(PunchUUID.response, [.read, .notify], description: "Punch response")
-    public var response = PunchResponse(reactionTimeMilliseconds: 0, target: 0, hit: false, step: 0)
+    /// The latest step result; assigning its `value` notifies subscribed coaches.
+    public let response = Characteristic(
+        PunchUUID.response, [.read, .notify], value: PunchResponse(reactionTimeMilliseconds: 0, target: 0, hit: false, step: 0),
+        description: "Punch response")
 
     /// Milliseconds per step, as last written by a coach.
-    @Characteristic(PunchUUID.timeSequence, [.read, .write], description: "Punch time sequence")
-    public var timeSequence = StoredPunchValue<PunchTimeSequence>()
+    public let timeSequence = Characteristic(
+        PunchUUID.timeSequence, [.read, .write], value: StoredPunchValue<PunchTimeSequence>(), description: "Punch time sequence")
 
     /// Target per step, as last written by a coach.
-    @Characteristic(PunchUUID.sequence, [.read, .write], description: "Punch sequence")
-    public var sequence = StoredPunchValue<PunchSequence>()
+    public let sequence = Characteristic(
+        PunchUUID.sequence, [.read, .write], value: StoredPunchValue<PunchSequence>(), description: "Punch sequence")
 
-    /// Commands written by coaches; statuses assigned here are notified.
-    @Characteristic(PunchUUID.control, [.write, .notify], description: "Punch control", validate: { message in
-        if case .command = message { return nil }
-        return ATTErrorCode(PunchUUID.invalidSequenceATTError)
-    })
-    public var control = PunchControlMessage.status(.stopped)
+    /// Commands written by coaches; statuses assigned to its `value` are notified.
+    public let control = Characteristic(
+        PunchUUID.control, [.write, .notify], value: PunchControlMessage.status(.stopped), description: "Punch control",
+        validate: { message in
+            if case .command = message { return nil }
+            return ATTErrorCode(PunchUUID.invalidSequenceATTError)
+        })
 
     /// A service with no sequences yet.
     public init() {}
 }
 
-// Safe to share across tasks: the class holds only `@Characteristic` boxes, each a
-// mutex-guarded `Sendable` object, behind `var`s that are never reassigned after init (the
-// property wrappers' storage); see `GATTService`.
-extension PunchService: @unchecked Sendable {}
 
 /// A sequence characteristic's value: nothing until a coach writes a valid one.
 ///

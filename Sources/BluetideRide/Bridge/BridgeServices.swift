@@ -3,39 +3,33 @@ import Bluetide
 /// The Fitness Machine service (0x1826) the bridge serves, as an indoor bike: Feature, Indoor
 /// Bike Data, Training Status, the supported inclination, resistance and power ranges, the
 /// Control Point (write, answered by indications) and Fitness Machine Status.
-final class FitnessMachineBridgeService: GATTService {
+final class FitnessMachineBridgeService: GATTService, Sendable {
     static let uuid = BluetoothUUID.fitnessMachine
 
-    @Characteristic(.fitnessMachineFeature, [.read]) var feature = FTMSBridgeCore.feature
-    @Characteristic(.indoorBikeData, [.notify]) var indoorBikeData = IndoorBikeData()
-    @Characteristic(.trainingStatus, [.read, .notify]) var trainingStatus = TrainingStatus(status: .idle)
-    @Characteristic(.supportedInclinationRange, [.read]) var inclinationRange = FTMSBridgeCore.inclinationRange
-    @Characteristic(.supportedResistanceLevelRange, [.read]) var resistanceRange = FTMSBridgeCore.resistanceRange
-    @Characteristic(.supportedPowerRange, [.read]) var powerRange = FTMSBridgeCore.powerRange
-    @Characteristic(.fitnessMachineControlPoint, [.write, .indicate], maximumLength: 20) var controlPoint: [UInt8] = []
-    @Characteristic(.fitnessMachineStatus, [.notify]) var status: [UInt8] = []
+    let feature = Characteristic(.fitnessMachineFeature, [.read], value: FTMSBridgeCore.feature)
+    let indoorBikeData = Characteristic(.indoorBikeData, [.notify], value: IndoorBikeData())
+    let trainingStatus = Characteristic(.trainingStatus, [.read, .notify], value: TrainingStatus(status: .idle))
+    let inclinationRange = Characteristic(.supportedInclinationRange, [.read], value: FTMSBridgeCore.inclinationRange)
+    let resistanceRange = Characteristic(.supportedResistanceLevelRange, [.read], value: FTMSBridgeCore.resistanceRange)
+    let powerRange = Characteristic(.supportedPowerRange, [.read], value: FTMSBridgeCore.powerRange)
+    let controlPoint = Characteristic(.fitnessMachineControlPoint, [.write, .indicate], value: [UInt8](), maximumLength: 20)
+    let status = Characteristic(.fitnessMachineStatus, [.notify], value: [UInt8]())
 }
 
 /// The Cycling Power service (0x1818): measurement (power and crank revolutions), feature
 /// (crank revolution data) and sensor location (rear hub: a trainer).
-final class CyclingPowerBridgeService: GATTService {
+final class CyclingPowerBridgeService: GATTService, Sendable {
     static let uuid = BluetoothUUID.cyclingPower
 
-    @Characteristic(.cyclingPowerMeasurement, [.notify]) var measurement = CyclingPowerMeasurement(instantaneousPowerWatts: 0)
-    @Characteristic(.cyclingPowerFeature, [.read]) var feature = CyclingPowerFeature.crankRevolutionData
+    let measurement = Characteristic(.cyclingPowerMeasurement, [.notify], value: CyclingPowerMeasurement(instantaneousPowerWatts: 0))
+    let feature = Characteristic(.cyclingPowerFeature, [.read], value: CyclingPowerFeature.crankRevolutionData)
     /// Sensor Location 13: rear hub.
-    @Characteristic(.sensorLocation, [.read]) var location: UInt8 = 13
+    let location = Characteristic(.sensorLocation, [.read], value: UInt8(13))
 }
 
 /// The Heart Rate service (0x180D): the ride's heart rate, whichever device gave it.
-final class HeartRateBridgeService: GATTService {
+final class HeartRateBridgeService: GATTService, Sendable {
     static let uuid = BluetoothUUID.heartRate
 
-    @Characteristic(.heartRateMeasurement, [.notify]) var measurement = HeartRateMeasurement(beatsPerMinute: 0)
+    let measurement = Characteristic(.heartRateMeasurement, [.notify], value: HeartRateMeasurement(beatsPerMinute: 0))
 }
-
-// Safe to share across tasks: each class holds only `@Characteristic` boxes, each a `Sendable`
-// value guarded by its own mutex (see GATTService).
-extension FitnessMachineBridgeService: @unchecked Sendable {}
-extension CyclingPowerBridgeService: @unchecked Sendable {}
-extension HeartRateBridgeService: @unchecked Sendable {}

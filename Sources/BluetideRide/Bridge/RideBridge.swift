@@ -134,7 +134,7 @@ public actor RideBridge {
         let information = Self.servedInformation(trainer: await session.source.trainerInformation)
         await peripheral.add(definitions: [Self.deviceInformationService(information)])
         servedInformation = information
-        let writes = fitness.$controlPoint.writes
+        let writes = fitness.controlPoint.writes
         let connections = peripheral.connections
         tasks.append(Task { [weak self] in
             for await write in writes {
@@ -160,9 +160,9 @@ public actor RideBridge {
     public func publish(_ sample: RideSample) {
         guard sample.trigger == .tick else { return }
         let values = measurements.values(for: sample)
-        fitness.indoorBikeData = values.indoorBikeData
-        if configuration.servesCyclingPower, let measurement = values.cyclingPower { power.measurement = measurement }
-        if configuration.servesHeartRate, let measurement = values.heartRate { heart.measurement = measurement }
+        fitness.indoorBikeData.value = values.indoorBikeData
+        if configuration.servesCyclingPower, let measurement = values.cyclingPower { power.measurement.value = measurement }
+        if configuration.servesHeartRate, let measurement = values.heartRate { heart.measurement.value = measurement }
     }
 
     /// Stops advertising and the bridge's tasks, and ends ``events``. Connected apps stay
@@ -203,9 +203,9 @@ public actor RideBridge {
             decision = core.completed(forwarded, failure: failure)
         }
         guard case let .answer(response, statuses) = decision else { return }
-        fitness.controlPoint = response.bytes
-        for status in statuses { fitness.status = status.bytes }
-        if fitness.trainingStatus != core.trainingStatus { fitness.trainingStatus = core.trainingStatus }
+        fitness.controlPoint.value = response.bytes
+        for status in statuses { fitness.status.value = status.bytes }
+        if fitness.trainingStatus.value != core.trainingStatus { fitness.trainingStatus.value = core.trainingStatus }
         eventContinuation.yield(RideBridgeEvent(
             kind: .request, text: "\(who): \(request)\(via) → \(response.result)", result: response.result))
     }
