@@ -1,4 +1,5 @@
 import Foundation
+import BluetideSupport
 
 /// Which device ``Central/find(_:within:round:)`` looks for: every criterion given must hold.
 /// The usual way to make one is ``init(parsing:)`` from what a user typed: a name or an address.
@@ -150,7 +151,7 @@ extension Central {
             }
             try Task.checkCancellation()
         }
-        throw DeviceNotFound(query: query, seconds: timeout.findSeconds, seenDevices: seen.devices)
+        throw DeviceNotFound(query: query, seconds: timeout.inSeconds, seenDevices: seen.devices)
     }
 
     /// Finds one device for each query within `timeout`, no device twice (a device matching
@@ -188,12 +189,5 @@ private struct SeenDevices {
         } else {
             devices.append(advertisement)
         }
-    }
-}
-
-extension Duration {
-    /// The duration in seconds (for messages).
-    fileprivate var findSeconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

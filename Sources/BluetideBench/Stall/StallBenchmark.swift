@@ -3,6 +3,7 @@ import BluetideHost
 import BluetideTransport
 import BluetideVirtual
 import Foundation
+import BluetideSupport
 
 /// What a stalled-subscriber run measured.
 public struct StallBenchResult: Sendable {
@@ -136,8 +137,7 @@ public enum StallBenchmark {
         var samples: [StallBenchResult.Sample] = []
         let start = ContinuousClock.now
         func elapsed() -> Double {
-            let d = ContinuousClock.now - start
-            return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+            (ContinuousClock.now - start).inSeconds
         }
         func takeSample() {
             guard let rss = residentMegabytes() else { return }

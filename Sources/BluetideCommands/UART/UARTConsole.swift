@@ -1,6 +1,7 @@
 import BluetideSerial
 import Foundation
 import Synchronization
+import BluetideSupport
 
 /// The user's side of `bluetide uart`: where input comes from, where data and status lines go,
 /// and whether it is an interactive terminal. Standard input/output when run; pipes in tests.
@@ -121,7 +122,7 @@ struct UARTStatusReporter: Sendable {
         let elapsed = ContinuousClock.now - start
         var fields = fields
         fields["time"] = JSONOutput.time(
-            monotonic: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            monotonic: elapsed.inSeconds)
         return JSONOutput.line(type, fields)
     }
 

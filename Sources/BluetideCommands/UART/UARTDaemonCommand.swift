@@ -2,6 +2,7 @@ import ArgumentParser
 import Bluetide
 import BluetideSerial
 import Foundation
+import BluetideSupport
 
 /// `bluetide uart daemon --config FILE`: known serial devices kept connected, one pty or TCP port each.
 struct UARTDaemonCommand: AsyncParsableCommand {
@@ -47,7 +48,7 @@ struct UARTDaemonCommand: AsyncParsableCommand {
                 let elapsed = ContinuousClock.now - start
                 var fields: [String: JSONOutputValue] = [
                     "device": JSONOutput.device(text: event.device),
-                    "time": JSONOutput.time(monotonic: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18),
+                    "time": JSONOutput.time(monotonic: elapsed.inSeconds),
                 ]
                 let type: String
                 switch event {

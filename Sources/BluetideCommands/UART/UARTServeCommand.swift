@@ -3,6 +3,7 @@ import Bluetide
 import BluetideSerial
 import BluetideTransport
 import Foundation
+import BluetideSupport
 
 /// `bluetide uart serve`: the computer as a BLE serial device (Nordic UART or HM-10 peripheral),
 /// bridged to stdin/stdout, a pty or a TCP port.
@@ -197,7 +198,7 @@ struct UARTServeReporter: Sendable {
         let elapsed = ContinuousClock.now - start
         var fields = fields
         fields["time"] = JSONOutput.time(
-            monotonic: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            monotonic: elapsed.inSeconds)
         return JSONOutput.line(type, fields)
     }
 }

@@ -3,6 +3,7 @@ import Bluetide
 import BluetideSerial
 import Foundation
 import Synchronization
+import BluetideSupport
 
 /// `--log`, `--log-format` and `--permit`: what `uart` and `uart serve` share about the traffic.
 struct UARTTrafficOptions: ParsableArguments {
@@ -73,7 +74,7 @@ final class UARTTrafficLog: Sendable {
     /// record's `device` its address when known.
     func record(_ direction: Direction, device: String, address: BluetoothAddress? = nil, bytes: [UInt8], at wall: Date = Date()) {
         let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.inSeconds
         let line = Self.line(format, direction, device: device, address: address, bytes: bytes, monotonic: seconds, wall: wall)
         write(Array(line.utf8))
     }
