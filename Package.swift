@@ -182,7 +182,10 @@ let package = Package(
         // The coach's Bluetooth with emulated trainers and straps (the coach library knows no emulators).
         .target(
             name: "BluetideReflexEmulation",
-            dependencies: ["Bluetide", "BluetideBase", "BluetideProfiles", "BluetideEmulation", "BluetideDeviceModels", "BluetideSupport"],
+            dependencies: [
+                "Bluetide", "BluetideBase", "BluetideProfiles", "BluetideEmulation", "BluetideDeviceModels", "BluetideReflex", "BluetideReflexCoach",
+                "BluetideSupport",
+            ],
             swiftSettings: strict),
         .target(
             name: "BluetideCommands",
@@ -235,7 +238,7 @@ let package = Package(
         .testTarget(name: "BluetideCLITests", dependencies: ["BluetideTestSupport", "BluetideSupport", "Bluetide", "BluetideCommands", "BluetideSerial", "BluetideDemo", "BluetideMQTT", "BluetideDBus", "BluetideBench", "BluetideProfiles", "BluetideCLI", "BluetideRecording", "BluetideEmulation", "BluetideDeviceModels", "BluetideTransport", "BluetideHCI", "BluetideBase", "BluetideHost", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"), .product(name: "Logging", package: "swift-log")],
             exclude: ["HelpSnapshots"], swiftSettings: strict),
         .testTarget(name: "BluetideBlueZTests", dependencies: ["BluetideTestSupport", "Bluetide", "BluetideBase", "BluetideDeviceModels", "BluetideProfiles", "BluetideSupport", "BluetideCLI"], swiftSettings: strict),
-        .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideTestSupport", "BluetideSupport", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideDeviceModels", "BluetideProfiles", "BluetideCommands", "BluetideBase", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
+        .testTarget(name: "BluetideReflexCoachTests", dependencies: ["BluetideReflexCoach", "BluetideReflexEmulation", "BluetideTestSupport", "BluetideSupport", "BluetideReflex", "Bluetide", "BluetideEmulation", "BluetideDeviceModels", "BluetideProfiles", "BluetideCommands", "BluetideBase", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(
             name: "BluetideSerialTests",
             dependencies: [

@@ -103,30 +103,22 @@ struct ReflexCoachRun: AsyncParsableCommand {
     func runSession(clock: BluetideClock = .continuous, emit: @escaping @Sendable (CoachOutput) -> Void) async throws -> Ending? {
         guard scanSeconds > 0, scanSeconds <= 300 else { throw CommandFailure("--timeout \(scanSeconds): expected 0 < s ≤ 300") }
         let store = try database.open()
-        let person = try CoachCLI.failing { try CoachCLI.athlete(athlete, in: store) }
-        guard try CoachCLI.failing({ try store.sequence(named: sequence) }) != nil else {
-            let known = try CoachCLI.failing { try store.sequences().map(\.name) }
-            throw CommandFailure("no saved sequence named \"\(sequence)\" (saved: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
-        }
+        var run = CoachLiveRun(athleteName: athlete, sequenceName: sequence)
+        run.trainer = TrainerChoice(parsing: device)
+        run.transport = transport
+        run.emulate = emulate
+        run.scanTimeout = .milliseconds(Int64(scanSeconds * 1000))
+        run.countdownSeconds = countdown
         if let warning = CoachTransportWarning.line(transport: transport, emulate: emulate) { appLogger.warning("\(warning)") }
         let signals = StopSignal.install()
-        let link = try await CoachBluetooth.open(transport: transport, emulate: emulate, clock: clock, output: { emit(CoachJSON.message($0)) })
-        let bluetooth = link.bluetooth
-        var coach = ReflexCoach(central: bluetooth.central, store: store)
-        coach.scanTimeout = .milliseconds(Int64(scanSeconds * 1000))
-        coach.countdownSeconds = countdown
         let ending: CoachRunEnding
         do {
-            ending = try await coach.runToEnd(
-                athleteID: person.id ?? -1, sequenceName: sequence, choice: TrainerChoice(parsing: device),
-                stopWhen: { await signals.wait() }, report: { emit(CoachJSON.event($0)) })
+            ending = try await run.run(
+                store: store, clock: clock, stopWhen: { await signals.wait() },
+                message: { emit(CoachJSON.message($0)) }, report: { emit(CoachJSON.event($0)) })
         } catch {
-            await link.close()
-            if let coachError = error as? CoachError { throw CommandFailure(coachError.description) }
-            if let storeError = error as? CoachStoreError { throw CommandFailure(storeError.description) }
-            throw CommandFailure("\(error)")
+            throw CoachCLI.failure(error)
         }
-        await link.close()
         let outcome = ending.outcome
         if let outcome, let overall = ending.summary {
             emit(CoachOutput("summary: " + CoachCLI.summaryLine(overall), type: "summary",

@@ -117,40 +117,31 @@ struct ReflexCoachSession: AsyncParsableCommand {
         }
         let names = try CoachCLI.input { try AthleteLookup.names(athletes) }
         let store = try database.open()
-        let people = try CoachCLI.failing { try CoachCLI.input { try AthleteLookup.athletes(named: names, in: store) } }
-        let byID = Dictionary(people.map { ($0.id ?? -1, $0) }, uniquingKeysWith: { a, _ in a })
-        let ids = people.map { $0.id ?? -1 }
-        do { _ = try GymSession.check(gameMode, athleteIDs: ids, sequenceName: sequence, store: store) } catch let error as CoachError {
+        var game = CoachGame(mode: gameMode, athleteNames: names, sequenceName: sequence)
+        game.adaptiveRounds = adaptiveRounds ?? 1
+        game.transport = transport
+        game.emulate = emulate
+        game.scanTimeout = .milliseconds(Int64(timeout * 1000))
+        let lineup: CoachGame.Lineup
+        do { lineup = try game.lineUp(in: store) } catch let error as CoachError {
             if case .sequence = error { throw CommandFailure.usage("--sequence: \(error)", field: "--sequence") }
             throw CommandFailure.usage("--athletes: \(error)", field: "--athletes")
+        } catch {
+            throw CoachCLI.failure(error)
         }
+        let byID = Dictionary(lineup.athletes.map { ($0.id ?? -1, $0) }, uniquingKeysWith: { a, _ in a })
         if let warning = CoachTransportWarning.line(transport: transport, emulate: emulate) { appLogger.warning("\(warning)") }
         let signals = StopSignal.install()
-        // Emulated straps, one per athlete, while trainers and straps fit the central's 8 links
-        // (not for a chase: its players share one run).
-        let trainerCount = gameMode.trainers(for: ids.count)
-        var strapCount = 0
-        if emulate, case .chase = gameMode {} else if emulate, trainerCount * 2 <= 8 { strapCount = ids.count }
-        let link = try await CoachBluetooth.open(
-            transport: transport, emulate: emulate, count: trainerCount, straps: strapCount, clock: clock,
-            output: { emit(CoachJSON.message($0)) })
-        var coach = ReflexCoach(central: link.bluetooth.central, store: store)
-        coach.scanTimeout = .milliseconds(Int64(timeout * 1000))
-        var gym = GymSession(coach: coach)
-        gym.adaptiveRounds = adaptiveRounds ?? 1
-        for (index, id) in ids.enumerated() where index < strapCount { gym.straps[id] = .name(CoachBluetooth.strapName(index)) }
-        let sides = GameJSON.sideNames(gameMode, ids: ids, athletes: byID)
+        let sides = GameJSON.sideNames(gameMode, ids: lineup.ids, athletes: byID)
         let played: (outcome: GymOutcome?, stopReason: String?)
         do {
-            played = try await gym.playToEnd(
-                gameMode, athleteIDs: ids, sequenceName: sequence, stopWhen: { await signals.wait() },
+            played = try await game.play(
+                lineup, store: store, clock: clock, stopWhen: { await signals.wait() },
+                message: { emit(CoachJSON.message($0)) },
                 report: { emit(GameJSON.event($0, athletes: byID, sides: sides)) })
         } catch {
-            await link.close()
-            if let coachError = error as? CoachError { throw CommandFailure(coachError.description) }
-            throw CommandFailure("\(error)")
+            throw CoachCLI.failure(error)
         }
-        await link.close()
         let outcome = played.outcome
         if let reason = played.stopReason {
             emit(CoachOutput("interrupted (\(reason)): every run stored as incomplete", type: "interrupted", ["signal": .string(reason)]))

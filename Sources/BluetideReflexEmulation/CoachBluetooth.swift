@@ -103,3 +103,66 @@ public enum EmulatedCoachError: Error, CustomStringConvertible {
         }
     }
 }
+
+extension CoachBluetooth {
+    /// Opens the coach's Bluetooth on `transport`; with `emulate`, first starts `count` emulated
+    /// trainers and `straps` heart-rate straps on it (a plain `virtual` becomes a fresh private
+    /// link; `+snoop:FILE` captures the coach's host only). `output` gets one line per emulated
+    /// device. The emulated world runs on `clock` (a manual clock runs it in virtual time); a
+    /// real transport always runs on the monotonic clock.
+    /// - Throws: ``CoachBluetoothError``; nothing is left running then.
+    public static func open(
+        transport: String, emulate: Bool, count: Int = 1, straps: Int = 0, seed: UInt64 = UInt64.random(in: 0...UInt64.max),
+        clock: BluetideClock = .continuous, output: (String) -> Void
+    ) async throws(CoachBluetoothError) -> CoachBluetooth {
+        guard emulate else {
+            do {
+                return CoachBluetooth(bluetooth: try await Bluetooth.open(transport: transport), spec: transport)
+            } catch {
+                throw .cannotOpen(transport: transport, error)
+            }
+        }
+        let link: VirtualLinkSpec?
+        do { link = try VirtualLinkSpec.parse(transport) } catch { throw .invalidTransport(transport, error) }
+        guard let link else { throw .emulationNeedsVirtualTransport(transport) }
+        do {
+            return try await emulated(
+                linkName: link.linkName, snoop: link.snoopPath, count: count, straps: straps, seed: seed, clock: clock, output: output)
+        } catch let EmulatedCoachError.hostNotOpened(spec, error) {
+            throw .cannotOpen(transport: spec, error)
+        } catch {
+            throw .emulationFailed("\(error)")
+        }
+    }
+
+    /// Closes the host, then the emulated trainers and straps, each within
+    /// ``PromptShutdown``'s bound (a controller that stopped answering cannot hold it up).
+    public func close() async {
+        await PromptShutdown.close(bluetooth)
+        for trainer in trainers {
+            await PromptShutdown.run({ await trainer.stop() }, force: { await PromptShutdown.forceClose(trainer.bluetooth) })
+        }
+        await world?.close()
+    }
+}
+
+/// Why ``CoachBluetooth/open(transport:emulate:count:straps:seed:clock:output:)`` failed.
+public enum CoachBluetoothError: Error, CustomStringConvertible {
+    /// `transport` is not a transport spec (the parser's error says what was expected).
+    case invalidTransport(String, any Error)
+    /// Emulated trainers live on the in-process virtual radio only; `transport` names another.
+    case emulationNeedsVirtualTransport(String)
+    /// The coach's host did not open on `transport` (the library's error).
+    case cannotOpen(transport: String, any Error)
+    /// An emulated trainer or strap did not start (what went wrong).
+    case emulationFailed(String)
+
+    public var description: String {
+        switch self {
+        case let .invalidTransport(_, error): "--transport: \(error)"
+        case .emulationNeedsVirtualTransport: "--emulate needs a virtual transport (virtual or virtual:NAME)"
+        case let .cannotOpen(transport, error): "cannot open transport \(transport): \(error)"
+        case let .emulationFailed(reason): reason
+        }
+    }
+}

@@ -1,3 +1,4 @@
+import Bluetide
 import Synchronization
 import Testing
 @testable import BluetideCommands

@@ -24,6 +24,9 @@ import Testing
         } else {
             let slow = try await connection.notifications(of: TestGATT.notify, buffering: buffering)
             try await offerTwenty(peripheral, witness)
+            // The witness can see the 20th value before the pump has given it to this sequence
+            // (and counted its drop): wait until all 20 have been offered here too.
+            try await within(30, "the sequence was offered all 20") { while connection.droppedNotifications < 20 - buffering.capacity { await Task.yield() } }
             var iterator = slow.makeAsyncIterator()
             for _ in 0..<buffering.capacity { received += try #require(try await iterator.next()) }
         }
