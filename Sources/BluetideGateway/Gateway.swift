@@ -92,9 +92,10 @@ public enum GatewayLogEvent: Sendable, CustomStringConvertible {
 public actor Gateway {
     public let configuration: GatewayConfiguration
     private let central: Central
-    private let mqtt: MQTTClient
+    private let mqtt: any GatewayMQTT
     private let log: @Sendable (GatewayLogEvent) -> Void
-    private let start = ContinuousClock.now
+    /// Every interval, delay and window of the gateway, and its `monotonic` stamps, count on it.
+    private let clock: GatewayClock
     private var topics: GatewayTopics { configuration.topics }
 
     private struct Device {
@@ -118,27 +119,39 @@ public actor Gateway {
 
     private var devices: [String: Device] = [:]
     /// Who hears each device, and how well: device → gateway → (RSSI dBm, when). Our own reports included.
-    private var heardBy: [String: [String: (rssi: Int, at: ContinuousClock.Instant)]] = [:]
+    private var heardBy: [String: [String: (rssi: Int, at: Duration)]] = [:]
     /// The gateway that claims each device (retained `claim` topics).
     private var claims: [String: String] = [:]
     /// Gateways whose availability is `offline` (their claims are void).
     private var offlineGateways: Set<String> = []
-    private var startedAt = ContinuousClock.now
-    private var lastPrune = ContinuousClock.now
+    /// When `run` started and when the tables were last pruned (times on ``clock``).
+    private var startedAt = Duration.zero
+    private var lastPrune = Duration.zero
     /// Set at shutdown: devices are then marked offline once, by the shutdown.
     private var stopping = false
-    private var lastPresence: [String: ContinuousClock.Instant] = [:]
-    private var retryAfter: [String: ContinuousClock.Instant] = [:]
+    private var lastPresence: [String: Duration] = [:]
+    private var retryAfter: [String: Duration] = [:]
     /// Messages published, for the benchmark and the log.
     public private(set) var published = 0
 
-    /// A gateway on `central` publishing through `mqtt` (made with ``GatewayConfiguration/will``
-    /// as its will and connected or started).
-    public init(configuration: GatewayConfiguration, central: Central, mqtt: MQTTClient,
+    /// A gateway on `central` publishing through `mqtt` (an ``MQTTClient`` made with
+    /// ``GatewayConfiguration/will`` as its will and connected or started), running on the
+    /// central's clock (``Central/clock``: virtual time in a world on a `ManualClock`).
+    public init(configuration: GatewayConfiguration, central: Central, mqtt: any GatewayMQTT,
                 log: @escaping @Sendable (GatewayLogEvent) -> Void = { _ in }) {
+        self.init(configuration: configuration, central: central, mqtt: mqtt, clock: central.clock, log: log)
+    }
+
+    /// A gateway running on `clock`: its presence, battery, ring and state intervals, retry
+    /// delays, settle time, freshness and pruning windows, and the `monotonic` seconds of its
+    /// records (counted from now) all follow it. The broker's I/O time limits stay on the wall
+    /// clock (the broker is another process).
+    public init<C: Clock>(configuration: GatewayConfiguration, central: Central, mqtt: any GatewayMQTT, clock: C,
+                          log: @escaping @Sendable (GatewayLogEvent) -> Void = { _ in }) where C.Duration == Duration {
         self.configuration = configuration
         self.central = central
         self.mqtt = mqtt
+        self.clock = GatewayClock(clock)
         self.log = log
     }
 
@@ -146,16 +159,17 @@ public actor Gateway {
     /// serves devices. On cancellation it disconnects the devices, marks them and itself
     /// `offline` and waits (bounded) for the broker to have it all; then close the MQTT client.
     public func run() async throws {
-        startedAt = .now
+        startedAt = clock.now
         if await central.maximumConnections < configuration.maximumConnections {
             await central.setMaximumConnections(configuration.maximumConnections)
         }
         publish(MQTTMessage(topic: topics.availability, text: "online", qos: .atLeastOnce, retain: true))
         publish(MQTTMessage(topic: topics.gatewayDiscovery, text: topics.gatewayDiscoveryPayload.text, qos: .atLeastOnce, retain: true))
-        try await mqtt.subscribe(topics.commands, qos: .atLeastOnce)
-        try await mqtt.subscribe(topics.allAvailability, qos: .atLeastOnce)
-        try await mqtt.subscribe(topics.allClaims, qos: .atLeastOnce)
-        try await mqtt.subscribe(topics.allPresence, qos: .atMostOnce)
+        // Wall-clock limits: the broker is another process, outside the gateway's clock.
+        try await mqtt.subscribe(topics.commands, qos: .atLeastOnce, timeout: .seconds(10))
+        try await mqtt.subscribe(topics.allAvailability, qos: .atLeastOnce, timeout: .seconds(10))
+        try await mqtt.subscribe(topics.allClaims, qos: .atLeastOnce, timeout: .seconds(10))
+        try await mqtt.subscribe(topics.allPresence, qos: .atMostOnce, timeout: .seconds(10))
         let advertisements = try await central.scan(filter: ScanFilter(allowDuplicates: true))
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [self] in
@@ -178,9 +192,10 @@ public actor Gateway {
                     }
                 }
             }
-            await withTaskCancellationHandler {
-                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
-            } onCancel: {}
+            // Serves until cancelled: a stream nobody feeds ends when its task is cancelled.
+            let (idle, idleEnd) = AsyncStream<Never>.makeStream()
+            for await _ in idle {}
+            idleEnd.finish()
             group.cancelAll()
         }
         await shutDown()
@@ -193,7 +208,7 @@ public actor Gateway {
 
     private func heard(_ advertisement: Advertisement) {
         let id = GatewayTopics.deviceID(advertisement.address)
-        let now = ContinuousClock.now
+        let now = clock.now
         if lastPresence[id].map({ now - $0 >= configuration.presenceInterval }) ?? true {
             lastPresence[id] = now
             var device = deviceJSON(advertisement.address, name: advertisement.name)
@@ -246,7 +261,7 @@ public actor Gateway {
 
     /// Forgets presence reports and throttle entries of devices not heard for a long time (random
     /// addresses change every few minutes, so a busy place would otherwise grow these tables forever).
-    private func prune(now: ContinuousClock.Instant) {
+    private func prune(now: Duration) {
         let horizon = max(configuration.presenceInterval * 30, .seconds(300))
         for (id, reports) in heardBy {
             let kept = reports.filter { now - $0.value.at <= horizon }
@@ -258,7 +273,7 @@ public actor Gateway {
 
     /// Whether this gateway should connect to `id`: no other live gateway claims it, and among the
     /// live gateways that heard it lately, this one hears it best (ties: the smaller id).
-    private func isBestGateway(for id: String, now: ContinuousClock.Instant) -> Bool {
+    private func isBestGateway(for id: String, now: Duration) -> Bool {
         if let claimant = claims[id], claimant != configuration.id, !offlineGateways.contains(claimant) { return false }
         let freshness = max(configuration.presenceInterval * 3, .seconds(5))
         let candidates = (heardBy[id] ?? [:]).filter { gateway, report in
@@ -336,7 +351,7 @@ public actor Gateway {
                         if let bytes = try? await connection.read(.batteryLevel) {
                             self.value(id, uuid: .batteryLevel, profile: "battery", bytes: bytes, packet: Self.decodeOnce(bytes, uuid: .batteryLevel, at: self.seconds()))
                         }
-                        try? await Task.sleep(for: interval)
+                        try? await self.clock.sleep(for: interval)
                     }
                 })
             }
@@ -371,7 +386,7 @@ public actor Gateway {
         // One real-time measurement at a time: heart rate, then SpO2 once it gave a value (or
         // after 30 s without one), and so on; kept going meanwhile.
         var current = COLMIRealTimeType.heartRate
-        var startedAt = ContinuousClock.now
+        var startedAt = clock.now
         devices[id]?.ringMeasured = false
         try? await ring.startMeasurement(current)
         while !Task.isCancelled {
@@ -382,16 +397,16 @@ public actor Gateway {
                 let detail = try await ring.steps(daysAgo: 0)
                 ringValue(id, sensor: GatewaySensor.steps, Double(detail?.records.reduce(0) { $0 + Int($1.steps) } ?? 0))
             } catch {}
-            if devices[id]?.ringMeasured == true || ContinuousClock.now - startedAt > .seconds(30) {
+            if devices[id]?.ringMeasured == true || clock.now - startedAt > .seconds(30) {
                 try? await ring.stopMeasurement(current)
                 current = current == .heartRate ? .spo2 : .heartRate
                 devices[id]?.ringMeasured = false
-                startedAt = .now
+                startedAt = clock.now
                 try? await ring.startMeasurement(current)
             } else {
                 try? await ring.continueMeasurement(current)
             }
-            try? await Task.sleep(for: configuration.ringInterval)
+            try? await clock.sleep(for: configuration.ringInterval)
         }
         readings.cancel()
     }
@@ -431,7 +446,7 @@ public actor Gateway {
             releaseClaim(id)
         }
         devices[id] = nil
-        retryAfter[id] = .now + configuration.retryDelay
+        retryAfter[id] = clock.now + configuration.retryDelay
     }
 
     /// One value from a device: the value record, sensors announced once, the state object.
@@ -481,15 +496,15 @@ public actor Gateway {
     private func stateChanged(_ id: String) {
         guard let throttle = devices[id]?.stateThrottle else { return }
         var updated = throttle
-        switch updated.changed(at: .now) {
+        switch updated.changed(at: clock.now) {
         case .publishNow:
             devices[id]?.stateThrottle = updated
             publishState(id)
         case let .publishAt(when):
             devices[id]?.stateThrottle = updated
             devices[id]?.stateFlush = Task { [self] in
-                try? await Task.sleep(until: when, clock: .continuous)
-                await self.flushState(id)
+                try? await self.clock.sleep(until: when)
+                self.flushState(id)
             }
         case .waiting:
             break
@@ -500,7 +515,7 @@ public actor Gateway {
     /// the device is leaving: its last state is never lost).
     private func flushState(_ id: String) {
         guard var throttle = devices[id]?.stateThrottle, throttle.isWaiting else { return }
-        throttle.published(at: .now)
+        throttle.published(at: clock.now)
         devices[id]?.stateThrottle = throttle
         devices[id]?.stateFlush?.cancel()
         devices[id]?.stateFlush = nil
@@ -541,7 +556,7 @@ public actor Gateway {
     private func received(_ message: MQTTMessage) {
         if let (gateway, device) = topics.presenceSource(in: message.topic) {
             if gateway != configuration.id, case let .integer(rssi)? = GatewayJSON.parse(message.text)?["rssiDbm"] {
-                heardBy[device, default: [:]][gateway] = (Int(rssi), .now)
+                heardBy[device, default: [:]][gateway] = (Int(rssi), clock.now)
             }
             return
         }
@@ -676,11 +691,14 @@ public actor Gateway {
         } catch {}  // QoS 0 while the broker is away: dropped by design; QoS 1 waits in the outbox
     }
 
+    /// Seconds on the gateway's clock since the gateway was made (the `monotonic` stamp).
     private nonisolated func seconds() -> Double {
-        let parts = start.duration(to: .now).components
+        let parts = clock.now.components
         return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 
+    /// A record's `time`: `monotonic` on the gateway's clock; `utc` is the calendar time of the
+    /// system clock (the clocks in use count from an origin, not a calendar date).
     private nonisolated func time() -> GatewayJSON {
         ["utc": .string(Self.utc(Date())), "monotonic": .number(seconds())]
     }
@@ -730,3 +748,42 @@ public actor Gateway {
         return .object(object)
     }
 }
+
+/// The clock a gateway runs on (its central's unless it was given another), read as the time
+/// since the gateway was made.
+struct GatewayClock: Sendable {
+    private let read: @Sendable () -> Duration
+    private let sleeper: @Sendable (_ deadline: Duration) async throws -> Void
+
+    init<C: Clock>(_ clock: C) where C.Duration == Duration {
+        let origin = clock.now
+        read = { origin.duration(to: clock.now) }
+        sleeper = { deadline in try await clock.sleep(until: origin.advanced(by: deadline), tolerance: nil) }
+    }
+
+    /// Time since the gateway was made.
+    var now: Duration { read() }
+
+    /// Suspends until ``now`` reaches `deadline` (throws `CancellationError` when cancelled).
+    func sleep(until deadline: Duration) async throws { try await sleeper(deadline) }
+
+    /// Suspends for `duration` (throws `CancellationError` when cancelled).
+    func sleep(for duration: Duration) async throws { try await sleeper(read() + duration) }
+}
+
+/// What a gateway needs of its MQTT client: an ``MQTTClient`` in use; in tests a stand-in that
+/// records what is published, so the gateway's timing can be checked without a broker.
+public protocol GatewayMQTT: Sendable {
+    /// The messages of the subscriptions, as they arrive.
+    var messages: AsyncStream<MQTTMessage> { get }
+    /// The link to the broker: connected, lost, refused, messages queued.
+    var events: AsyncStream<MQTTEvent> { get }
+    /// Messages the outbox dropped (oldest first) while the broker was away.
+    var droppedCount: Int { get }
+    /// Publishes `message` (QoS 1 waits in the outbox while the broker is away); returns its id.
+    @discardableResult func publish(_ message: MQTTMessage) throws(MQTTError) -> Int32
+    /// Subscribes to `filter`, waiting at most `timeout` (wall clock) for the broker's answer.
+    func subscribe(_ filter: String, qos: MQTTQoS, timeout: Duration) async throws
+}
+
+extension MQTTClient: GatewayMQTT {}

@@ -260,14 +260,14 @@ public struct GatewaySensor: Sendable {
 
 /// When to publish a device's retained state object. The first change publishes at once; changes
 /// within ``interval`` of the last publication wait for its end, where one publication carries
-/// them all (latest wins). Pure: the gateway gives it the time.
+/// them all (latest wins). Pure: the gateway gives it the time (on its clock, since it was made).
 public struct StateThrottle: Sendable, Equatable {
     /// What to do with a change.
     public enum Decision: Sendable, Equatable {
         /// Publish the state object now.
         case publishNow
         /// Publish at this instant (and not before); nothing is scheduled yet.
-        case publishAt(ContinuousClock.Instant)
+        case publishAt(Duration)
         /// A publication is already scheduled: it will carry this change.
         case waiting
     }
@@ -275,14 +275,14 @@ public struct StateThrottle: Sendable, Equatable {
     /// Shortest time between two publications.
     public let interval: Duration
     /// When the state object was last published, nil before the first.
-    public private(set) var lastPublished: ContinuousClock.Instant?
+    public private(set) var lastPublished: Duration?
     /// A change waits for its publication.
     public private(set) var isWaiting = false
 
     public init(interval: Duration) { self.interval = interval }
 
     /// A value changed at `now`.
-    public mutating func changed(at now: ContinuousClock.Instant) -> Decision {
+    public mutating func changed(at now: Duration) -> Decision {
         if isWaiting { return .waiting }
         if let last = lastPublished, now - last < interval {
             isWaiting = true
@@ -293,7 +293,7 @@ public struct StateThrottle: Sendable, Equatable {
     }
 
     /// The waiting state object was published at `now`.
-    public mutating func published(at now: ContinuousClock.Instant) {
+    public mutating func published(at now: Duration) {
         isWaiting = false
         lastPublished = now
     }
