@@ -91,7 +91,10 @@ let package = Package(
         // bluetide gateway: devices on an MQTT broker (values, Home Assistant discovery, commands).
         .target(
             name: "BluetideGateway",
-            dependencies: ["Bluetide", "BluetideBase", "BluetideProfiles", "BluetideMQTT", "BluetideRecording", "BluetideRide", "BluetideRing", .product(name: "Yams", package: "Yams")],
+            dependencies: [
+                "Bluetide", "BluetideBase", "BluetideProfiles", "BluetideMQTT", "BluetideRecording", "BluetideRide", "BluetideRing", "BluetideSupport",
+                .product(name: "Yams", package: "Yams"),
+            ],
             swiftSettings: strict),
         .target(name: "BluetideSerial", dependencies: ["BluetideBase", "BluetideProfiles", "Bluetide", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(

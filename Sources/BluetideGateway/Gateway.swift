@@ -1,4 +1,5 @@
 import Bluetide
+import BluetideSupport
 import BluetideBase
 import BluetideMQTT
 import BluetideProfiles
@@ -95,7 +96,7 @@ public actor Gateway {
     private let mqtt: any GatewayMQTT
     private let log: @Sendable (GatewayLogEvent) -> Void
     /// Every interval, delay and window of the gateway, and its `monotonic` stamps, count on it.
-    private let clock: GatewayClock
+    private let clock: ElapsedClock<BluetideClock>
     private var topics: GatewayTopics { configuration.topics }
 
     private struct Device {
@@ -151,7 +152,7 @@ public actor Gateway {
         self.configuration = configuration
         self.central = central
         self.mqtt = mqtt
-        self.clock = GatewayClock(clock)
+        self.clock = ElapsedClock(clock: BluetideClock(clock))
         self.log = log
     }
 
@@ -159,7 +160,7 @@ public actor Gateway {
     /// serves devices. On cancellation it disconnects the devices, marks them and itself
     /// `offline` and waits (bounded) for the broker to have it all; then close the MQTT client.
     public func run() async throws {
-        startedAt = clock.now
+        startedAt = clock.elapsed
         if await central.maximumConnections < configuration.maximumConnections {
             await central.setMaximumConnections(configuration.maximumConnections)
         }
@@ -208,7 +209,7 @@ public actor Gateway {
 
     private func heard(_ advertisement: Advertisement) {
         let id = GatewayTopics.deviceID(advertisement.address)
-        let now = clock.now
+        let now = clock.elapsed
         if lastPresence[id].map({ now - $0 >= configuration.presenceInterval }) ?? true {
             lastPresence[id] = now
             var device = deviceJSON(advertisement.address, name: advertisement.name)
@@ -386,7 +387,7 @@ public actor Gateway {
         // One real-time measurement at a time: heart rate, then SpO2 once it gave a value (or
         // after 30 s without one), and so on; kept going meanwhile.
         var current = COLMIRealTimeType.heartRate
-        var startedAt = clock.now
+        var startedAt = clock.elapsed
         devices[id]?.ringMeasured = false
         try? await ring.startMeasurement(current)
         while !Task.isCancelled {
@@ -397,11 +398,11 @@ public actor Gateway {
                 let detail = try await ring.steps(daysAgo: 0)
                 ringValue(id, sensor: GatewaySensor.steps, Double(detail?.records.reduce(0) { $0 + Int($1.steps) } ?? 0))
             } catch {}
-            if devices[id]?.ringMeasured == true || clock.now - startedAt > .seconds(30) {
+            if devices[id]?.ringMeasured == true || clock.elapsed - startedAt > .seconds(30) {
                 try? await ring.stopMeasurement(current)
                 current = current == .heartRate ? .spo2 : .heartRate
                 devices[id]?.ringMeasured = false
-                startedAt = clock.now
+                startedAt = clock.elapsed
                 try? await ring.startMeasurement(current)
             } else {
                 try? await ring.continueMeasurement(current)
@@ -446,7 +447,7 @@ public actor Gateway {
             releaseClaim(id)
         }
         devices[id] = nil
-        retryAfter[id] = clock.now + configuration.retryDelay
+        retryAfter[id] = clock.elapsed + configuration.retryDelay
     }
 
     /// One value from a device: the value record, sensors announced once, the state object.
@@ -496,14 +497,14 @@ public actor Gateway {
     private func stateChanged(_ id: String) {
         guard let throttle = devices[id]?.stateThrottle else { return }
         var updated = throttle
-        switch updated.changed(at: clock.now) {
+        switch updated.changed(at: clock.elapsed) {
         case .publishNow:
             devices[id]?.stateThrottle = updated
             publishState(id)
         case let .publishAt(when):
             devices[id]?.stateThrottle = updated
             devices[id]?.stateFlush = Task { [self] in
-                try? await self.clock.sleep(until: when)
+                try? await self.clock.sleep(untilElapsed: when)
                 self.flushState(id)
             }
         case .waiting:
@@ -515,7 +516,7 @@ public actor Gateway {
     /// the device is leaving: its last state is never lost).
     private func flushState(_ id: String) {
         guard var throttle = devices[id]?.stateThrottle, throttle.isWaiting else { return }
-        throttle.published(at: clock.now)
+        throttle.published(at: clock.elapsed)
         devices[id]?.stateThrottle = throttle
         devices[id]?.stateFlush?.cancel()
         devices[id]?.stateFlush = nil
@@ -556,7 +557,7 @@ public actor Gateway {
     private func received(_ message: MQTTMessage) {
         if let (gateway, device) = topics.presenceSource(in: message.topic) {
             if gateway != configuration.id, case let .integer(rssi)? = GatewayJSON.parse(message.text)?["rssiDbm"] {
-                heardBy[device, default: [:]][gateway] = (Int(rssi), clock.now)
+                heardBy[device, default: [:]][gateway] = (Int(rssi), clock.elapsed)
             }
             return
         }
@@ -693,8 +694,7 @@ public actor Gateway {
 
     /// Seconds on the gateway's clock since the gateway was made (the `monotonic` stamp).
     private nonisolated func seconds() -> Double {
-        let parts = clock.now.components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+        clock.elapsed.inSeconds
     }
 
     /// A record's `time`: `monotonic` on the gateway's clock; `utc` is the calendar time of the
@@ -747,28 +747,6 @@ public actor Gateway {
         if let name = uuid.name { object["name"] = .string(name) }
         return .object(object)
     }
-}
-
-/// The clock a gateway runs on (its central's unless it was given another), read as the time
-/// since the gateway was made.
-struct GatewayClock: Sendable {
-    private let read: @Sendable () -> Duration
-    private let sleeper: @Sendable (_ deadline: Duration) async throws -> Void
-
-    init<C: Clock>(_ clock: C) where C.Duration == Duration {
-        let origin = clock.now
-        read = { origin.duration(to: clock.now) }
-        sleeper = { deadline in try await clock.sleep(until: origin.advanced(by: deadline), tolerance: nil) }
-    }
-
-    /// Time since the gateway was made.
-    var now: Duration { read() }
-
-    /// Suspends until ``now`` reaches `deadline` (throws `CancellationError` when cancelled).
-    func sleep(until deadline: Duration) async throws { try await sleeper(deadline) }
-
-    /// Suspends for `duration` (throws `CancellationError` when cancelled).
-    func sleep(for duration: Duration) async throws { try await sleeper(read() + duration) }
 }
 
 /// What a gateway needs of its MQTT client: an ``MQTTClient`` in use; in tests a stand-in that

@@ -59,6 +59,18 @@ public struct ElapsedClock<C: Clock>: Sendable where C.Duration == Duration {
     public func seconds(at instant: C.Instant) -> Double { instant.seconds(since: origin) }
 }
 
+extension ElapsedClock {
+    /// Suspends until ``elapsed`` reaches `deadline` (throws `CancellationError` when cancelled).
+    public func sleep(untilElapsed deadline: Duration) async throws {
+        try await clock.sleep(until: origin.advanced(by: deadline), tolerance: nil)
+    }
+
+    /// Suspends for `duration` on the clock (throws `CancellationError` when cancelled).
+    public func sleep(for duration: Duration) async throws {
+        try await clock.sleep(until: clock.now.advanced(by: duration), tolerance: nil)
+    }
+}
+
 extension ElapsedClock where C == ContinuousClock {
     /// Elapsed time on the monotonic clock from now on.
     public init() { self.init(clock: ContinuousClock()) }
