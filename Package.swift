@@ -39,7 +39,7 @@ let package = Package(
         // A D-Bus client on libdbus-1 (loaded at run time): the BlueZ backend's transport to bluetoothd.
         .target(name: "BluetideDBus", swiftSettings: strict),
         // BlueZ's D-Bus API (adapters, devices, GATT objects) on BluetideDBus.
-        .target(name: "BluetideBlueZ", dependencies: ["BluetideDBus", "Bluetide", "BluetideBase", "BluetideProfiles"], swiftSettings: strict),
+        .target(name: "BluetideBlueZ", dependencies: ["BluetideDBus", "Bluetide", "BluetideBase", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideProfiles", dependencies: ["BluetideBase", "BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideRecording", dependencies: ["BluetideBase", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
         .target(name: "BluetideDeviceModels", dependencies: ["BluetideBase", "BluetideProfiles", "BluetideSupport"], swiftSettings: strict),
@@ -150,7 +150,7 @@ let package = Package(
         .target(
             name: "BluetideSerialWeb",
             dependencies: [
-                "BluetideSerial", "BluetideLiveWeb",
+                "BluetideSerial", "BluetideLiveWeb", "BluetideSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),

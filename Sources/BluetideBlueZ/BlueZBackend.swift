@@ -1,5 +1,6 @@
 import Bluetide
 import BluetideDBus
+import BluetideSupport
 import Foundation
 import Synchronization
 
@@ -251,6 +252,9 @@ final class BlueZCentral: CentralBackend {
 
     // MARK: Connecting
 
+    /// How the search for a device bluetoothd did not know yet ended.
+    private enum DeviceSearch: Sendable { case found, timedOut, discoveryEnded }
+
     func connect(to address: BluetoothAddress, timeout: Duration) async throws -> any CentralLink {
         let deadline = ContinuousClock.now + timeout
         let path = devicePath(adapter: adapter.path, address: address)
@@ -260,20 +264,27 @@ final class BlueZCentral: CentralBackend {
             var filter = ScanFilter()
             filter.allowDuplicates = true
             let seen = try await scan(filter: filter)
-            let found = await withTaskGroup(of: Bool.self) { group in
+            let search = await withTaskGroup(of: DeviceSearch.self) { group in
                 group.addTask {
-                    for await advertisement in seen where advertisement.address == address { return true }
-                    return false
+                    for await advertisement in seen where advertisement.address == address { return .found }
+                    return .discoveryEnded
                 }
                 group.addTask {
                     try? await Task.sleep(until: deadline, clock: .continuous)
-                    return false
+                    return .timedOut
                 }
-                let first = await group.next() ?? false
+                let first = await group.next() ?? .timedOut
                 group.cancelAll()
                 return first
             }
-            guard found else { throw BluetideError.connectTimedOut(address, seconds: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18) }
+            switch search {
+            case .found: break
+            case .timedOut: throw BluetideError.connectTimedOut(address, seconds: timeout.inSeconds)
+            case .discoveryEnded:
+                // Not a time limit: bluetoothd's discovery (or our D-Bus connection) stopped first.
+                throw BluetideError.connectFailed(
+                    address, reason: "bluetoothd's discovery ended before the device was seen; is bluetoothd still running (systemctl status bluetooth)?")
+            }
         }
         let link = try await BlueZLink.watch(
             bus: bus, device: path, address: address, adapterAddress: adapter.address, agent: agent, agentProblem: agentProblem, pairing: pairing)
@@ -287,7 +298,7 @@ final class BlueZCentral: CentralBackend {
             _ = try? await bus.call(destination: BlueZ.service, path: path, interface: BlueZ.deviceInterface, member: "Disconnect", timeout: .seconds(5))
             link.end(.localHostTerminated)
             if let error = error as? DBusError, error.isTimeout {
-                throw BluetideError.connectTimedOut(address, seconds: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+                throw BluetideError.connectTimedOut(address, seconds: timeout.inSeconds)
             }
             if error is BluetideError || error is CancellationError { throw error }
             throw BluetideError.connectFailed(address, reason: "\(error)")

@@ -18,7 +18,7 @@ extension CoachCLI {
         case let input as CoachInputError:
             return CommandFailure(input.description)
         case let store as CoachStoreError:
-            do { return try failing { () throws -> any Error in throw store } } catch { return error }
+            return failure(store)
         case let coach as CoachError:
             return CommandFailure(coach.description)
         case let CoachBluetoothError.cannotOpen(transport, reason):

@@ -110,12 +110,18 @@ enum CoachCLI {
     /// interval) is bad input (exit 2), anything else a runtime failure (exit 1).
     static func failing<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as CoachStoreError {
-            switch error {
-            case .emptyName, .invalidSequence, .invalidText, .invalidMaxInterval, .invalidWeight:
-                throw CommandFailure.usage(error.description)
-            default:
-                throw CommandFailure(error.description)
-            }
+            throw failure(error)
+        }
+    }
+
+    /// A store error as the command's failure: a refusal of what the user typed is a usage
+    /// error (exit 2), anything else a runtime failure (exit 1).
+    static func failure(_ error: CoachStoreError) -> CommandFailure {
+        switch error {
+        case .emptyName, .invalidSequence, .invalidText, .invalidMaxInterval, .invalidWeight:
+            CommandFailure.usage(error.description)
+        default:
+            CommandFailure(error.description)
         }
     }
 }

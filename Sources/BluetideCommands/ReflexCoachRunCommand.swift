@@ -38,7 +38,7 @@ struct ReflexCoachRun: AsyncParsableCommand {
         let printer = output
         let outcome: Ending?
         // BLUETIDE_VIRTUAL_TIME=1 with --emulate: the whole session in virtual time (VirtualTimeOption).
-        if let manual = VirtualTimeOption.clock(emulated: emulate && isVirtualTransport) {
+        if let manual = VirtualTimeOption.clock(emulated: emulate && VirtualLinkSpec.namesVirtualRadio(transport)) {
             let command = self
             outcome = try await manual.advancing { try await command.runPublishing(clock: BluetideClock(manual)) { printer.emit([$0]) } }
         } else {
@@ -53,12 +53,6 @@ struct ReflexCoachRun: AsyncParsableCommand {
             throw CommandFailure(
                 "session \(session.sessionID) ended incomplete: \(failure) (\(session.stepsStored) of \(session.stepCount) step results stored)")
         }
-    }
-
-    /// Whether `--transport` names the in-process virtual radio (where `--emulate` devices live).
-    private var isVirtualTransport: Bool {
-        guard let spec = try? TransportSpec(parsing: transport), case .virtual = spec.kind else { return false }
-        return true
     }
 
     /// ``runSession(clock:emit:)``, and with `--mqtt` every record also to the broker (exit 1 when

@@ -129,8 +129,7 @@ struct ReflexCoachServe: AsyncParsableCommand {
         }
         if let warning = CoachTransportWarning.line(transport: transport, emulate: emulate) { appLogger.warning("\(warning)") }
         guard (1...8).contains(trainers) else { throw CommandFailure("--trainers \(trainers): expected 1 to 8 (a central holds 8 links)") }
-        // With --emulate a strap per trainer, while trainers and straps fit the central's 8 links.
-        let straps = emulate ? min(trainers, 8 - trainers) : 0
+        let straps = CoachBluetooth.laneStraps(trainers: trainers, emulate: emulate)
         let link = try await CoachCLI.openBluetooth(transport: transport, emulate: emulate, count: emulate ? trainers : 1, straps: straps,
                                                    output: { emit(CoachJSON.message($0)) })
         var coach = ReflexCoach(central: link.bluetooth.central, store: store)

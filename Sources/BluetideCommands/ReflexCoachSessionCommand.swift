@@ -2,6 +2,7 @@ import ArgumentParser
 import Bluetide
 import BluetideReflex
 import BluetideReflexCoach
+import BluetideEmulation
 import BluetideReflexEmulation
 import BluetideSupport
 import BluetideTransport
@@ -57,7 +58,7 @@ struct ReflexCoachSession: AsyncParsableCommand {
         let printer = output
         let ending: Ending
         // BLUETIDE_VIRTUAL_TIME=1 with --emulate: the whole game in virtual time (VirtualTimeOption).
-        if let manual = VirtualTimeOption.clock(emulated: emulate && isVirtualTransport) {
+        if let manual = VirtualTimeOption.clock(emulated: emulate && VirtualLinkSpec.namesVirtualRadio(transport)) {
             let command = self
             ending = try await manual.advancing { try await command.play(clock: BluetideClock(manual), emit: { printer.emit([$0]) }) }
         } else {
@@ -87,12 +88,6 @@ struct ReflexCoachSession: AsyncParsableCommand {
         default:
             throw CommandFailure.usage("--mode \"\(mode)\": expected head-to-head, relay or chase", field: "--mode")
         }
-    }
-
-    /// Whether `--transport` names the in-process virtual radio (where `--emulate` devices live).
-    private var isVirtualTransport: Bool {
-        guard let spec = try? TransportSpec(parsing: transport), case .virtual = spec.kind else { return false }
-        return true
     }
 
     /// How a game ended, for the exit status.

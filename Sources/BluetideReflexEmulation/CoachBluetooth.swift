@@ -87,6 +87,14 @@ public struct CoachBluetooth: Sendable {
 
     /// The advertised name of emulated strap `index` (from 0): `Strap-1`, `Strap-2`, …
     public static func strapName(_ index: Int) -> String { "Strap-\(index + 1)" }
+
+    /// How many emulated straps the dashboard's lanes get beside `trainers` emulated trainers:
+    /// one per lane while trainers and straps fit the central's 8 links (lanes past that run
+    /// without one: a lane is not an athlete, so a partial set is still useful); none without
+    /// emulation. A game's rule differs (``CoachGame/emulatedStraps(_:athletes:emulate:)``).
+    public static func laneStraps(trainers: Int, emulate: Bool) -> Int {
+        emulate ? max(0, min(trainers, 8 - trainers)) : 0
+    }
 }
 
 /// Why ``CoachBluetooth/emulated(linkName:snoop:count:straps:seed:clock:output:)`` failed.

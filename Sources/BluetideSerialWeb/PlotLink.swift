@@ -1,4 +1,5 @@
 import BluetideSerial
+import BluetideSupport
 
 extension PlotFeed {
     /// Plots `link` (what `bluetide uart plot` runs): every line it receives is published at its
@@ -14,7 +15,7 @@ extension PlotFeed {
             group.addTask { [self] in
                 for await line in link.lines() {
                     let elapsed = started.duration(to: clock.now)
-                    await publish(line: line.text, t: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                    await publish(line: line.text, t: elapsed.inSeconds)
                     echo(line.text)
                 }
                 return nil

@@ -100,6 +100,14 @@ import Testing
         #expect(CoachGame.emulatedStraps(.headToHead(.bestMean), athletes: 2, emulate: false) == 0, "nothing emulated")
     }
 
+    @Test func theDashboardsLanesGetAStrapEachWhileTheyFitEightLinks() {
+        #expect(CoachBluetooth.laneStraps(trainers: 1, emulate: true) == 1)
+        #expect(CoachBluetooth.laneStraps(trainers: 4, emulate: true) == 4, "4 trainers + 4 straps = 8 links")
+        #expect(CoachBluetooth.laneStraps(trainers: 6, emulate: true) == 2, "the two links left")
+        #expect(CoachBluetooth.laneStraps(trainers: 8, emulate: true) == 0)
+        #expect(CoachBluetooth.laneStraps(trainers: 3, emulate: false) == 0, "nothing emulated")
+    }
+
     @Test func aHeadToHeadOnEmulatedTrainersAndStrapsIsPlayedToItsEnd() async throws {
         let store = try Self.store(athletes: ["Ana", "Ben"])
         var game = CoachGame(mode: .headToHead(.bestMean), athleteNames: ["Ana", "Ben"], sequenceName: "Jab")

@@ -17,4 +17,11 @@ public struct VirtualLinkSpec: Sendable, Equatable {
         guard case let .virtual(name) = parsed.kind else { return nil }
         return VirtualLinkSpec(linkName: name, snoopPath: parsed.snoopPath)
     }
+
+    /// Whether `spec` names the in-process virtual radio (where emulated devices can live):
+    /// false for another transport and for a spec that does not parse (its user hears of that
+    /// when the transport opens).
+    public static func namesVirtualRadio(_ spec: String) -> Bool {
+        ((try? parse(spec)) ?? nil) != nil
+    }
 }
