@@ -3,6 +3,7 @@ import Bluetide
 import BluetideGPIO
 import BluetideProfiles
 import BluetideReflexDevice
+import BluetideSupport
 import BluetideGateway
 import Foundation
 import Synchronization
@@ -95,20 +96,30 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
         try broker.validate(app: "reflex-device")
         _ = try resolvedOptions()
         let publisher = try await broker.connect(app: "reflex-device")
-        let tally = ReflexRunTally()
+        let tally = Mutex(ReflexDeviceTally())
         do {
             try await serveEvents(until: interrupts, events: { event in
                 let output = Self.record(of: event)
                 emit(output)
                 guard let publisher else { return }
                 publisher.publish(output)
-                if let session = tally.add(event) { publisher.publish(session, type: "session") }
+                if let summary = tally.withLock({ $0.add(event) }) { publisher.publish(Self.sessionRecord(summary), type: "session") }
             })
         } catch {
             await publisher?.finishReporting()
             throw error
         }
         if let publisher, let problem = await publisher.finishReporting() { throw CommandFailure(problem) }
+    }
+
+    /// A run's summary as its `session` record (docs/json-output.md, `reflex device --mqtt`).
+    static func sessionRecord(_ summary: ReflexDeviceTally.Summary) -> String {
+        JSONOutput.line("session", [
+            "steps": .integer(Int64(summary.steps)), "hits": .integer(Int64(summary.hits)), "misses": .integer(Int64(summary.misses)),
+            "wrongTargets": .integer(Int64(summary.wrongTargets)), "ending": .string(summary.finished ? "finished" : "stopped"),
+            "meanReactionMilliseconds": summary.meanReactionMilliseconds.map { .number($0) } ?? .null,
+            "bestReactionMilliseconds": summary.bestReactionMilliseconds.map { .integer(Int64($0)) } ?? .null,
+        ])
     }
 
     /// An event as its line and its record (docs/json-output.md, `reflex device`): the record
@@ -143,60 +154,41 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
 
     /// Runs the device until `--duration` is up or `interrupts` yields, handing each event's
     /// line to `output`.
-    func serve(until interrupts: AsyncStream<Int32>, output: @escaping @Sendable (String) -> Void) async throws {
-        try await serveEvents(until: interrupts, events: { output($0.line) })
+    func serve(
+        until interrupts: AsyncStream<Int32>, clock: BluetideClock = .continuous, output: @escaping @Sendable (String) -> Void
+    ) async throws {
+        try await serveEvents(until: interrupts, clock: clock, events: { output($0.line) })
     }
 
-    /// Runs the device until `--duration` is up or `interrupts` yields, handing each event to `events`.
-    func serveEvents(until interrupts: AsyncStream<Int32>, events output: @escaping @Sendable (ReflexDeviceEvent) -> Void) async throws {
-        let options = try resolvedOptions()
-        // The controller's own address: the device keeps its name (Reflex-XXXX) from run to run.
-        let configuration = Bluetooth.Configuration(
-            deviceName: options.name ?? options.configuration.deviceName ?? "Reflex", usesControllerAddress: true)
-        let bluetooth: Bluetooth
-        do { bluetooth = try await Bluetooth.open(transport: transport, configuration: configuration) } catch let error as BluetideError {
-            if case .transportUnavailable(_, let reason) = error, !reason.hasPrefix("the controller did not start") {
-                throw CommandFailure("--transport \(transport): \(reason)")
-            }
-            throw CommandFailure("cannot start the Bluetooth host on \(transport): \(error)")
-        }
-        let device: ReflexDevice<ContinuousClock>
+    /// Runs the device until `--duration` is up or `interrupts` yields, handing each event to
+    /// `events` (``ReflexDeviceRun``; its errors as the command's one-line failures).
+    func serveEvents(
+        until interrupts: AsyncStream<Int32>, clock: BluetideClock = .continuous,
+        events output: @escaping @Sendable (ReflexDeviceEvent) -> Void
+    ) async throws {
+        let run = ReflexDeviceRun(transport: transport, options: try resolvedOptions(), duration: duration.map { .seconds($0) })
         do {
-            device = try await ReflexDevice.start(bluetooth: bluetooth, options: options, clock: ContinuousClock())
-        } catch let error as GPIOError {
-            await bluetooth.close()
-            throw CommandFailure("\(error)")
-        } catch {
-            await bluetooth.close()
-            throw CommandFailure("cannot start the device: \(error)")
-        }
-        let printer = Task {
-            for await event in device.events { output(event) }
-        }
-        // Until the duration is up or SIGINT/SIGTERM arrives, unless the controller goes away
-        // first (exit 2 with one line); then LEDs off and lines released.
-        let controllerGone = await withTaskGroup(of: BluetideError?.self) { group in
-            group.addTask {
-                if let duration { try? await Task.sleep(for: .seconds(duration)) } else {
-                    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
-                }
-                return nil
-            }
-            group.addTask {
+            _ = try await run.run(clock: clock, stopWhen: {
                 var iterator = interrupts.makeAsyncIterator()
                 _ = await iterator.next()
-                return nil
-            }
-            group.addTask { await bluetooth.waitUntilClosed() }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+            }, events: output)
+        } catch {
+            throw Self.failure(error, transport: transport)
         }
-        await device.stop()
-        await printer.value
-        await bluetooth.close()
-        if let controllerGone {
-            throw CommandFailure("the controller on \(transport) went away (\(controllerGone)); restart it, then run bluetide reflex device again")
+    }
+
+    /// A run's error as the command's one line: what failed, and what to try.
+    static func failure(_ error: ReflexDeviceRunError, transport: String) -> CommandFailure {
+        switch error {
+        case let .cannotOpen(_, cause):
+            if case let .transportUnavailable(_, reason) = cause as? BluetideError, !reason.hasPrefix("the controller did not start") {
+                return CommandFailure("--transport \(transport): \(reason)")
+            }
+            return CommandFailure(error.description)
+        case .controllerGone:
+            return CommandFailure("\(error); restart it, then run bluetide reflex device again")
+        case .gpio, .cannotStart:
+            return CommandFailure(error.description)
         }
     }
 
@@ -222,50 +214,4 @@ private final class SignalSources: @unchecked Sendable {
     let sources: [any DispatchSourceSignal]
     init(_ sources: [any DispatchSourceSignal]) { self.sources = sources }
     func cancel() { for source in sources { source.cancel() } }
-}
-
-/// The punches of one run on the device, summed up for the `session` record `--mqtt` publishes
-/// when the run finishes or stops. One owner of its state (a lock): the event printer.
-final class ReflexRunTally: Sendable {
-    private struct State {
-        var steps = 0, hits = 0, misses = 0, wrongTargets = 0
-        var reactionTotal = 0, best: Int?
-    }
-    private let state = Mutex(State())
-
-    /// Counts `event`; returns the `session` record when it ends a run (nil otherwise).
-    func add(_ event: ReflexDeviceEvent) -> String? {
-        state.withLock { state in
-            switch event {
-            case let .response(response):
-                state.steps += 1
-                if response.hit {
-                    state.hits += 1
-                    let ms = Int(response.reactionTimeMilliseconds)
-                    state.reactionTotal += ms
-                    state.best = min(state.best ?? ms, ms)
-                } else {
-                    state.misses += 1
-                }
-                if response.wrongTargetFirst { state.wrongTargets += 1 }
-                return nil
-            case .status(.finished), .status(.stopped), .coachDisconnected(_, stoppedRun: true):
-                guard state.steps > 0 else { return nil }
-                let ending: String = if case .status(.finished) = event { "finished" } else { "stopped" }
-                let record = JSONOutput.line("session", [
-                    "steps": .integer(Int64(state.steps)), "hits": .integer(Int64(state.hits)), "misses": .integer(Int64(state.misses)),
-                    "wrongTargets": .integer(Int64(state.wrongTargets)), "ending": .string(ending),
-                    "meanReactionMilliseconds": state.hits > 0 ? .number(Double(state.reactionTotal) / Double(state.hits)) : .null,
-                    "bestReactionMilliseconds": state.best.map { .integer(Int64($0)) } ?? .null,
-                ])
-                state = State()
-                return record
-            case .sequenceReceived, .timeSequenceReceived:
-                state = State()
-                return nil
-            default:
-                return nil
-            }
-        }
-    }
 }
