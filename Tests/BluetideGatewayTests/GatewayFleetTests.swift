@@ -41,6 +41,10 @@ struct GatewayFleetTests {
         var configuration = try GatewayConfiguration(id: id, watch: [.address(Self.strap)])
         configuration.presenceInterval = .seconds(1)
         configuration.retryDelay = .milliseconds(500)
+        // Long enough that both gateways have started (an MQTT connect and a host each) and heard
+        // each other's presence before either claims, however slowly a loaded machine starts them:
+        // a full run once saw `far` claim first when `near` took over the default 2 s to start.
+        configuration.settleTime = .seconds(6)
         var options = try MQTTOptions(url: broker.url, clientID: "bluetide-\(id)")
         options.will = configuration.will
         options.keepAliveSeconds = 5
