@@ -87,7 +87,29 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
     func run() async throws {
         // Unbuffered, so a pipe sees each line as it happens.
         let printer = output
-        try await servePublishing(until: Self.interruptions()) { printer.emit([$0]) }
+        // Ctrl-C, SIGTERM or SIGHUP ends the run the orderly way (LEDs off, lines released), then
+        // exits 130 after Ctrl-C, as every command does (docs/json-output.md).
+        let stop = StopSignal.install()
+        let (interrupts, interrupt) = AsyncStream.makeStream(of: Int32.self)
+        let waiter = Task { () -> String? in
+            let reason = await stop.wait()
+            guard !Task.isCancelled else { return nil }
+            interrupt.yield(SIGINT)
+            return reason
+        }
+        do {
+            try await servePublishing(until: interrupts) { printer.emit([$0]) }
+        } catch {
+            waiter.cancel()
+            throw error
+        }
+        waiter.cancel()
+        // SIGINT exits 130 through StopSignal.wasInterrupted; SIGTERM and SIGHUP say so too (128 + n).
+        switch await waiter.value {
+        case "SIGTERM": throw ExitCode(128 + SIGTERM)
+        case "SIGHUP": throw ExitCode(128 + SIGHUP)
+        default: break
+        }
     }
 
     /// Runs the device as ``run()`` does, each event's output to `emit`, and with `--mqtt` each
@@ -191,27 +213,5 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
             return CommandFailure(error.description)
         }
     }
-
-    /// SIGINT and SIGTERM, delivered as stream elements instead of ending the process.
-    static func interruptions() -> AsyncStream<Int32> {
-        AsyncStream { continuation in
-            let sources = SignalSources([SIGINT, SIGTERM].map { number in
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { continuation.yield(number) }
-                source.resume()
-                return source
-            })
-            continuation.onTermination = { _ in sources.cancel() }
-        }
-    }
 }
 
-/// Keeps the signal sources alive until the stream ends.
-// @unchecked Sendable: `sources` is a `let` never mutated after init, and
-// `DispatchSource.cancel()` may be called from any thread (Dispatch documents it as thread-safe).
-private final class SignalSources: @unchecked Sendable {
-    let sources: [any DispatchSourceSignal]
-    init(_ sources: [any DispatchSourceSignal]) { self.sources = sources }
-    func cancel() { for source in sources { source.cancel() } }
-}

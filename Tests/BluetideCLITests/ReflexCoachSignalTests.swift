@@ -39,6 +39,31 @@ import Testing
         #expect(history.stdout.contains { $0.contains("incomplete (stopped: \(name))") }, "\(history.stdout)")
     }
 
+    /// `bluetide reflex device` stops the orderly way on a signal and says which in its status:
+    /// 130 for SIGINT, 143 for SIGTERM, as every command does.
+    @Test(arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143))])
+    func reflexDeviceStopsOnASignalWithItsStatus(signal: Int32, expected: Int32) async throws {
+        let process = try BluetideExecutable.launch(["reflex", "device", "--gpio", "sim"])
+        do {
+            var advertising = false
+            while !advertising, let line = try await process.nextLine(timeout: BluetideExecutable.runTimeout) {
+                advertising = line.hasPrefix("advertising as")
+            }
+            try #require(advertising, "no advertising line")
+            kill(process.pid, signal)
+            let status = await process.waitForExit(timeout: .seconds(20))
+            if status == nil {
+                kill(process.pid, SIGKILL)
+                _ = await process.waitForExit(timeout: .seconds(10))
+            }
+            #expect(status == expected, "signal \(signal) ends the device with status \(expected)")
+        } catch {
+            await process.stop()
+            throw error
+        }
+        await process.stop()
+    }
+
     /// `bluetide replay --as-peripheral` stops on the first signal, not the second: status 130
     /// for SIGINT, 143 for SIGTERM.
     @Test(arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143))])
