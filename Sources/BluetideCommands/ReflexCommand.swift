@@ -27,7 +27,7 @@ struct ReflexDeviceCommand: AsyncParsableCommand {
 
             One line is printed per coach connect/disconnect, sequence received, run start/finish and step result.
 
-            The GPIO configuration file (docs/gpio-config.md) gives the backend, chip, line map, debounce and device name; without one, the default map is used. Exit status 2 on a bad configuration, with the line and key at fault.
+            The GPIO configuration file (docs/gpio-config.md) gives the backend, chip, line map, debounce and device name; without one, the default map is used. Exit status 2 on a bad configuration, with the line and key at fault. Ctrl-C or SIGTERM stops it the orderly way (LEDs off, lines released), with exit status 130 after Ctrl-C and 143 after SIGTERM.
 
             Examples:
               bluetide reflex device --gpio sim
