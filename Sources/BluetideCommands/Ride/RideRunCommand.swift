@@ -198,94 +198,83 @@ struct RideRunOptions: ParsableArguments {
         await opened?.close()
     }
 
+    /// Rides `ride` with ``RideRun`` and shows what happens: the live screen on a terminal,
+    /// else a line (or --json object) per sample and notice; the MQTT publisher gets the
+    /// devices, the samples and the notices. Maps the run's errors to their one-line texts.
     private func run(
         _ ride: RideSession, target: RideTarget?, workout: Workout?, output: CommandOutput, publisher: AppPublisher?, stopOnSignals: Bool,
         commands: AsyncStream<String>?, observe: (@Sendable (RideSample) async -> Void)?,
         onSession: (@Sendable (RideSession) async -> Void)?, clock: BluetideClock
     ) async throws {
         let stop = RideRunning.catchStops(stopOnSignals)
-        let samples = try await RideRunning.start(ride)
         let recorded = ride.source as? RecordedRideSource<ContinuousClock>
-        // The samples' wall clock: the recording's start for a replay, now for a live ride.
-        let startedAt = recorded?.header?.startedAt.map { Date(timeIntervalSince1970: Double($0.millisecondsSince1970) / 1000) } ?? Date()
-        let json = json
+        // The samples' wall clock: the recording's start for a replay, now for a live ride (set
+        // when the ride started).
+        let startedAt = Mutex(Date())
+        let json = json, allUpdates = allUpdates
         let live = output.isTerminal && !json
-        // A live ride knows its devices now; a replay learns them as their first values play.
+        // A live ride knows its devices once started; a replay learns them as their first values play.
         let shown = DeviceLines(source: ride.source)
         let published = DeviceLines(source: ride.source)
-        if !live { for line in await shown.newLines(json: json) { output.emit(line) } }
-        if target != nil || workout != nil {
-            do {
-                if let target { try await ride.setTarget(target) }
-                if let workout { try await ride.ride(workout) }
-            } catch {
-                throw CommandFailure("\(error)")
-            }
-        }
-        await onSession?(ride)
         let recent = NoticeBuffer()
-        let noticeTask = Task {
-            for await notice in ride.notices {
-                recent.add(notice)
-                publisher?.publish(RideRunning.noticeLine(notice), type: "notice")
-                if !live { output.emit(json ? RideRunning.noticeLine(notice) : "# \(notice)") }
-            }
+        let notice = { @Sendable (text: String) in
+            recent.add(text)
+            if !live { output.emit(json ? RideRunning.noticeLine(text) : "# \(text)") }
         }
-        defer { noticeTask.cancel() }
-        // Typed commands: each answered on the notice line (or the live screen's notices).
-        let commandTask = commands.map { lines in
-            Task {
-                for await line in lines where !line.trimmingCharacters(in: .whitespaces).isEmpty {
-                    let answer: String
-                    do { answer = try await ride.perform(try RideControlCommand.parse(line)) } catch {
-                        answer = "\(error)"
-                    }
-                    recent.add(answer)
-                    if !live { output.emit(json ? RideRunning.noticeLine(answer) : "# \(answer)") }
-                }
-            }
+        let publish = { @Sendable (sample: RideSample) async in
+            guard let publisher, sample.trigger == .tick else { return }
+            // The ride's devices once each (as --json prints them), then the sample.
+            for line in await published.newLines(json: true) { publisher.publish(line, type: "device") }
+            publisher.publish(RideRunning.sampleLine(sample, startedAt: startedAt.withLock { $0 }), type: "sample")
         }
-        defer { commandTask?.cancel() }
-        let allUpdates = allUpdates
-        // A workout's end ends the ride (unless --keep-riding), with a summary of the workout.
-        let endsWithWorkout = workout != nil && !keepRiding
-        let tally = RideTally()
-        let printer = Task {
-            for await sample in samples {
+        let run = RideRun(
+            target: target, workout: workout, keepRiding: keepRiding, duration: self.stop.duration.map { .seconds($0) }, clock: clock)
+        let show: @Sendable (RideRun.Event) async -> Void = { event in
+            switch event {
+            case .started:
+                let recordedStart = recorded?.header?.startedAt.map { Date(timeIntervalSince1970: Double($0.millisecondsSince1970) / 1000) }
+                startedAt.withLock { $0 = recordedStart ?? Date() }
+                if !live { for line in await shown.newLines(json: json) { output.emit(line) } }
+            case .riding:
+                await onSession?(ride)
+            case let .notice(text):
+                publisher?.publish(RideRunning.noticeLine(text), type: "notice")
+                notice(text)
+            case let .answer(answer):
+                notice(answer.text)
+            case let .sample(sample):
                 await observe?(sample)
-                if sample.workout != nil { tally.add(sample) }
-                if let publisher, sample.trigger == .tick {
-                    // The ride's devices once each (as --json prints them), then the sample.
-                    for line in await published.newLines(json: true) { publisher.publish(line, type: "device") }
-                    publisher.publish(RideRunning.sampleLine(sample, startedAt: startedAt), type: "sample")
-                }
-                if endsWithWorkout, sample.trigger == .tick, sample.workout?.isFinished == true {
-                    tally.finish()
-                    return
-                }
-                guard allUpdates || sample.trigger == .tick else { continue }
+                await publish(sample)
+                guard allUpdates || sample.trigger == .tick else { return }
                 if live {
                     let devices = await ride.source.devices
                     let title = devices.isEmpty ? "ride" : devices.map(\.description).joined(separator: " · ")
                     output.emit(RideView.screen(sample, title: title, notices: recent.last(4)))
                 } else {
                     for line in await shown.newLines(json: json) { output.emit(line) }
-                    output.emit(json ? RideRunning.sampleLine(sample, startedAt: startedAt) : RideView.line(sample))
+                    output.emit(json ? RideRunning.sampleLine(sample, startedAt: startedAt.withLock { $0 }) : RideView.line(sample))
                 }
+            case let .workoutFinished(end):
+                await observe?(end.sample)
+                await publish(end.sample)
+                let text = "workout \(end.name) done: \(end.summary.text)"
+                publisher?.publish(RideRunning.noticeLine(text), type: "notice")
+                output.emit(json ? RideRunning.noticeLine(text) : "# \(text)")
             }
         }
-        await RideRunning.wait(for: printer, duration: self.stop.duration, stop: stop, clock: clock)
-        if let workout, let summary = tally.finishedSummary {
-            let text = "workout \(workout.name) done: \(summary.text)"
-            publisher?.publish(RideRunning.noticeLine(text), type: "notice")
-            output.emit(json ? RideRunning.noticeLine(text) : "# \(text)")
-        }
-        if let recorded, let replay {
-            if let failure = recorded.failure {
+        var stopWhen: (@Sendable () async -> String)?
+        if let stop { stopWhen = { await stop.wait() } }
+        do throws(RideRunError) {
+            _ = try await run.run(ride, commands: commands, stopWhen: stopWhen, report: show)
+        } catch {
+            switch error {
+            case let .start(message), let .target(message):
+                throw CommandFailure(message)
+            case let .replayDamaged(failure):
+                let replay = replay ?? "--replay"
                 throw CommandFailure("\(replay): \(failure)\(strict ? " (--strict stops at a damaged line; leave it out to warn and play on)" : "")")
-            }
-            if recorded.playedToEnd, recorded.devices.isEmpty {
-                throw CommandFailure("--replay \(replay): no trainer, power, speed/cadence or heart-rate values in it")
+            case .replayWithoutValues:
+                throw CommandFailure("--replay \(replay ?? ""): \(error)")
             }
         }
     }
@@ -321,17 +310,6 @@ final class NoticeBuffer: Sendable {
     }
 
     func last(_ count: Int) -> [String] { storage.withLock { Array($0.suffix(count)) } }
-}
-
-/// The samples of a workout, summed up for the line that ends the ride.
-final class RideTally: Sendable {
-    private let state = Mutex<(summary: RideSummary, finished: Bool)>((RideSummary(), false))
-
-    func add(_ sample: RideSample) { state.withLock { if !$0.finished { $0.summary.add(sample) } } }
-    /// The workout finished: the summary is complete.
-    func finish() { state.withLock { $0.finished = true } }
-    /// The summary, once the workout finished.
-    var finishedSummary: RideSummary? { state.withLock { $0.finished ? $0.summary : nil } }
 }
 
 /// Typed ride commands from a descriptor (standard input), a line each; ends at end of input.
