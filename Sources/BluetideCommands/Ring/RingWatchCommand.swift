@@ -39,7 +39,6 @@ struct RingWatchCommand: AsyncParsableCommand {
         let type: COLMIRealTimeType = spo2 ? .spo2 : .heartRate
         // --steps alone watches the step pushes without lighting the sensor.
         let measures = !steps || spo2 || continuous
-        let continuous = continuous
         let link = try await connection.open()
         let clock = RingWatchClock(device: link.device)
         if !json {
@@ -48,53 +47,25 @@ struct RingWatchCommand: AsyncParsableCommand {
             if steps { what.append("today's steps") }
             output.emit("\(link.label): watching \(what.joined(separator: " and ")); Ctrl-C stops")
         }
-        let ring = link.ring
+        let measurement: RingWatch.Measurement = measures ? (continuous ? .continuousHeartRate : .realTime(type)) : .none
+        let watch = RingWatch(measurement: measurement, includesActivity: steps)
+        let jsonClock = json ? clock : nil
+        let ending: RingWatch.Ending
         do {
-            if let battery = try? await ring.battery(), let line = Self.line(.battery(battery), json: json ? clock : nil) { output.emit(line) }
-            if measures {
-                if continuous { try await ring.startContinuousHeartRate() } else { try await ring.startMeasurement(type) }
+            ending = try await watch.run(link.ring, stopWhen: stop) { event in
+                if let line = Self.line(event, json: jsonClock) { output.emit(line) }
             }
         } catch {
             await link.close()
             throw CommandFailure("\(link.label): \(error)")
         }
-        // Whichever ends first: Ctrl-C / --duration, or the ring's events (the link dropped).
-        // Both waits end when cancelled (AsyncStream iteration), so the group always returns.
-        let jsonClock = json ? clock : nil
-        let showSteps = steps
-        let reason = await withTaskGroup(of: String.self) { group in
-            group.addTask { await stop() }
-            group.addTask {
-                var sinceContinue = 0
-                for await event in ring.events {
-                    if case .activity = event, !showSteps { continue }
-                    if let line = Self.line(event, json: jsonClock) { output.emit(line) }
-                    switch event {
-                    case .reading where !continuous:
-                        sinceContinue += 1
-                        if sinceContinue >= 25 {
-                            sinceContinue = 0
-                            try? await ring.continueMeasurement(type)
-                        }
-                    case .continuousHeartRate where continuous:
-                        // Gadgetbridge keeps the stream alive with `1E 03` every 30 readings.
-                        sinceContinue += 1
-                        if sinceContinue >= 30 {
-                            sinceContinue = 0
-                            try? await ring.continueContinuousHeartRate()
-                        }
-                    default: break
-                    }
-                }
-                return Task.isCancelled ? "stopped" : "link lost"
-            }
-            let first = await group.next() ?? "stopped"
-            group.cancelAll()
-            return first
-        }
         await link.close()
-        if reason == "link lost" { throw CommandFailure("\(link.label): the link was lost; bring the ring closer and run watch again") }
-        if !json { output.emit("stopped (\(reason))\(measures ? "; measurement ended on the ring" : "")") }
+        switch ending {
+        case .linkLost:
+            throw CommandFailure("\(link.label): the link was lost; bring the ring closer and run watch again")
+        case let .stopped(reason):
+            if !json { output.emit("stopped (\(reason))\(measures ? "; measurement ended on the ring" : "")") }
+        }
     }
 
     /// The line for `event`: human text, or with `json` (the clock and the ring) a `reading`
