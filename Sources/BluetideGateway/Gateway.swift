@@ -41,6 +41,7 @@ public struct GatewayConfiguration: Sendable {
         self.ringInterval = .seconds(60)
         self.maximumConnections = 64
         self.stateInterval = .milliseconds(250)
+        self.trainerConfirmTimeout = .seconds(5)
     }
 
     /// Shortest time between two retained state objects of one device. Values coming faster are
@@ -54,6 +55,10 @@ public struct GatewayConfiguration: Sendable {
     /// Time between two polls of a COLMI ring (battery, today's steps; its real-time heart rate
     /// and SpO2 measurements are renewed at each poll).
     public var ringInterval: Duration
+
+    /// How long a trainer has to confirm a `set/…` command (FTMS control point indication, FE-C
+    /// page 71) before the command's result says it failed.
+    public var trainerConfirmTimeout: Duration
 
 
     /// The last will to give the MQTT client: the gateway's availability turns `offline`
@@ -632,11 +637,15 @@ public actor Gateway {
         let services = try await connection.services().map(\.service.uuid)
         let control: any TrainerControl
         if services.contains(.fitnessMachine) {
-            let ftms = FTMSTrainerControl(connection: connection, device: RideDevice(role: .ftmsTrainer, address: address.description, name: name))
+            let ftms = FTMSTrainerControl(
+                connection: connection, device: RideDevice(role: .ftmsTrainer, address: address.description, name: name),
+                timeout: configuration.trainerConfirmTimeout)
             try await ftms.start()
             control = ftms
         } else if services.contains(.tacxFECService) {
-            control = FECTrainerControl(connection: connection, device: RideDevice(role: .fecTrainer, address: address.description, name: name))
+            control = FECTrainerControl(
+                connection: connection, device: RideDevice(role: .fecTrainer, address: address.description, name: name),
+                timeout: configuration.trainerConfirmTimeout)
         } else {
             throw GatewayError("\(id) is not a trainer (no Fitness Machine or Tacx FE-C service)")
         }

@@ -32,6 +32,10 @@ struct GatewayRig: Sendable {
             let bluetooth = try await world.openHost()
             var configuration = try GatewayConfiguration(id: "gw1", watch: devices.map { .address($0.address) })
             configuration.presenceInterval = .seconds(1)
+            // The rig runs on the wall clock (the broker is another process): a trainer's
+            // confirmation gets 30 s, not 5, so a machine busy with other work (a full run saw
+            // no FE-C page 71 within 5 s) does not fail a command the emulated trainer takes.
+            configuration.trainerConfirmTimeout = .seconds(30)
             configure(&configuration)
             var options = try MQTTOptions(url: broker.url, clientID: "bluetide-gw1")
             options.will = configuration.will
