@@ -39,6 +39,58 @@ import Testing
         }
     }
 
+    /// An app riding the bridge: its requests come to the run's report as bridge events, and
+    /// the run ends when stopped.
+    @Test func anAppsRequestsAreReportedAndAStopEndsTheRun() async throws {
+        try await EmulatedRig.with(["ftms-bike"], "a bridge run with an app") { rig in
+            let (reader, bridge) = Self.bridge(rig, name: "App Bridge")
+            let app = try await rig.world.openHost(configuration: EmulatedRig.hostConfiguration)
+            let rider = RideSession(source: LiveRideSource(
+                central: app.central, requests: [.init(.trainer, device: "App Bridge")], configuration: .onRig(scanSeconds: 30)))
+            let stop = TestStop()
+            let requests = Mutex<[String]>([])
+            let riding = Mutex<Task<Void, any Error>?>(nil)
+            func close() async {
+                riding.withLock { $0 }?.cancel()
+                await rider.stop()
+                await app.close()
+                await bridge.stop()
+                await reader.stop()
+            }
+            let ending: RideRun.Ending
+            do {
+                ending = try await RideBridgeRun(duration: .seconds(300), clock: BluetideClock(rig.manual))
+                    .run(reader, bridge: bridge, stopWhen: stop.wait) { event in
+                        switch event {
+                        case .serving:
+                            // The app rides the bridge once it serves (its samples kept: dropping
+                            // them would stop its session).
+                            riding.withLock {
+                                $0 = Task {
+                                    let samples = try await rider.start()
+                                    try await rider.setTarget(.power(watts: 180))
+                                    for await _ in samples {}
+                                }
+                            }
+                        case let .bridge(event) where event.kind == .request:
+                            requests.withLock { $0.append(event.text) }
+                            if event.text.contains("set target power 180 W") { stop.stop("the app set its target") }
+                        default: break
+                        }
+                    }
+            } catch {
+                await close()
+                throw error
+            }
+            await close()
+            #expect(ending == .stopped(reason: "the app set its target"), "\(requests.withLock { $0 })")
+            #expect(requests.withLock { $0 } == [
+                "app \(app.address): request control → success",
+                "app \(app.address): set target power 180 W → trainer confirmed → success",
+            ])
+        }
+    }
+
     /// A bridge over a session that cannot start says why, in the session's words.
     @Test func aSessionThatCannotStartIsAStartError() async throws {
         try await EmulatedRig.with([], "a bridge run without devices") { rig in
