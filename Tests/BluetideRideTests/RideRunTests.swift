@@ -164,7 +164,8 @@ final class TestStop: Sendable {
                     typed.yield("warp 9")
                     typed.yield("  ")
                     typed.yield("erg 220")
-                } else if settled(log.ticks, at: 220), typing.withLock({ step in defer { step = 2 }; return step == 1 }) {
+                } else if sample.target == .power(watts: 220), log.answers.count == 2, settled(log.ticks, at: 220),
+                    typing.withLock({ step in defer { step = 2 }; return step == 1 }) {
                     stop.stop("settled at 220 W")
                 }
             }

@@ -3,6 +3,7 @@ import Bluetide
 import BluetideTransport
 import BluetideRide
 import Foundation
+import Synchronization
 
 /// `bluetide ride bridge`: reads the trainer and sensors and serves them as one standard FTMS
 /// trainer (plus Cycling Power and Heart Rate), so an FTMS-only app can ride them.
@@ -119,52 +120,51 @@ struct RideBridgeCommand: AsyncParsableCommand {
         await live.close()
     }
 
+    /// Bridges with ``RideBridgeRun`` and prints what happens (a line or --json object per
+    /// tick, notice and bridge event); starts the DIRCON listener and its mDNS advertising
+    /// once the bridge serves. Maps the run's errors to their one-line texts.
     private func run(_ ride: RideSession, bridge: RideBridge, dircon: DirconServing?, output: CommandOutput, stopOnSignals: Bool) async throws {
         let stop = RideRunning.catchStops(stopOnSignals)
-        let samples = try await RideRunning.start(ride)
-        let startedAt = Date()
-        let json = json
-        for device in await ride.source.devices {
-            output.emit(json ? await RideRunning.deviceLine(device, source: ride.source) : "# \(device.role): \(device.label)")
-        }
-        do { try await bridge.start() } catch {
-            throw CommandFailure("cannot serve the bridge: \(error)")
-        }
+        let startedAt = Mutex(Date())
+        let json = json, ftmsOnly = ftmsOnly, name = name, dirconHost = dirconHost
         let show = { @Sendable (event: RideBridgeEvent) in
             var fields: [String: JSONOutputValue] = ["text": .string(event.text)]
             if let result = event.result { fields["result"] = .integer(Int64(result.rawValue)) }
             output.emit(json ? JSONOutput.line("bridge-\(event.kind.rawValue)", fields) : "# \(event.text)")
         }
-        let events = Task { for await event in bridge.events { show(event) } }
-        let networkEvents = Task { if let dircon { for await event in dircon.bridge.events { show(event) } } }
-        if let dircon {
-            await dircon.start()
-            let services = ["0x1826"] + (ftmsOnly ? [] : ["0x1818", "0x180D"])
-            let problem = await dircon.advertise(name: name, serviceUUIDs: services, identity: name) { reason in
-                show(RideBridgeEvent(kind: .advertising, text: reason))
-            }
-            let address = "\(dirconHost):\(dircon.listener.port)"
-            show(RideBridgeEvent(kind: .advertising, text: problem.map { "DIRCON on \(address), not advertised over mDNS: \($0)" }
-                ?? "DIRCON on \(address), advertising over mDNS as \"\(name)\" (\(DirconServing.serviceType), with avahi-publish-service)"))
-        }
-        let notices = Task {
-            for await notice in ride.notices {
+        let report: @Sendable (RideBridgeRun.Event) async -> Void = { event in
+            switch event {
+            case .started:
+                startedAt.withLock { $0 = Date() }
+                for device in await ride.source.devices {
+                    output.emit(json ? await RideRunning.deviceLine(device, source: ride.source) : "# \(device.role): \(device.label)")
+                }
+            case .serving:
+                guard let dircon else { return }
+                await dircon.start()
+                let services = ["0x1826"] + (ftmsOnly ? [] : ["0x1818", "0x180D"])
+                let problem = await dircon.advertise(name: name, serviceUUIDs: services, identity: name) { reason in
+                    show(RideBridgeEvent(kind: .advertising, text: reason))
+                }
+                let address = "\(dirconHost):\(dircon.listener.port)"
+                show(RideBridgeEvent(kind: .advertising, text: problem.map { "DIRCON on \(address), not advertised over mDNS: \($0)" }
+                    ?? "DIRCON on \(address), advertising over mDNS as \"\(name)\" (\(DirconServing.serviceType), with avahi-publish-service)"))
+            case let .bridge(event):
+                show(event)
+            case let .notice(notice):
                 output.emit(json ? RideRunning.noticeLine(notice) : "# \(notice)")
+            case let .sample(sample):
+                guard sample.trigger == .tick else { return }
+                output.emit(json ? RideRunning.sampleLine(sample, startedAt: startedAt.withLock { $0 }) : RideView.line(sample))
             }
         }
-        defer {
-            events.cancel()
-            networkEvents.cancel()
-            notices.cancel()
+        var stopWhen: (@Sendable () async -> String)?
+        if let stop { stopWhen = { await stop.wait() } }
+        do throws(RideBridgeRunError) {
+            _ = try await RideBridgeRun(duration: self.stop.duration.map { .seconds($0) })
+                .run(ride, bridge: bridge, network: dircon?.bridge, stopWhen: stopWhen, report: report)
+        } catch {
+            throw CommandFailure("\(error)")
         }
-        let pump = Task {
-            for await sample in samples {
-                await bridge.publish(sample)
-                await dircon?.bridge.publish(sample)
-                guard sample.trigger == .tick else { continue }
-                output.emit(json ? RideRunning.sampleLine(sample, startedAt: startedAt) : RideView.line(sample))
-            }
-        }
-        await RideRunning.wait(for: pump, duration: self.stop.duration, stop: stop)
     }
 }

@@ -2,45 +2,14 @@ import BluetideRide
 import BluetideSupport
 import Foundation
 
-/// The start and the end of a ride command (`ride`, `ride bridge`): the session's samples with
-/// its failures in one line, and the wait for --duration or Ctrl-C.
+/// What the ride commands (`ride`, `ride bridge`) share around ``RideRun`` and
+/// ``RideBridgeRun``: catching Ctrl-C, and the `--json` records of samples, devices and notices.
 enum RideRunning {
-    /// Starts `ride`, turning its failures into a ``CommandFailure``.
-    static func start(_ ride: RideSession) async throws -> AsyncStream<RideSample> {
-        do { return try await ride.start() } catch let error as RideError {
-            throw CommandFailure(error.message)
-        } catch {
-            throw CommandFailure("\(error)")
-        }
-    }
-
     /// Starts catching Ctrl-C, SIGTERM and SIGHUP when `stopOnSignals`: called before the
     /// command starts its ride or prints a line, so a Ctrl-C at any moment stops it the orderly
     /// way (the ride is stopped, the devices let go) instead of killing it.
     static func catchStops(_ stopOnSignals: Bool) -> StopSignal? {
         stopOnSignals ? StopSignal.install() : nil
-    }
-
-    /// Waits until `printer` ends (the samples ended), `duration` seconds pass (counted from
-    /// now, when the ride runs), or `stop` sees Ctrl-C or SIGTERM (also one caught earlier);
-    /// then cancels `printer`. The duration is counted on `clock` (a test's manual clock runs
-    /// the ride in virtual time).
-    static func wait(for printer: Task<Void, Never>, duration: Double?, stop: StopSignal?, clock: BluetideClock = .continuous) async {
-        let ender = Task {
-            await withTaskGroup(of: Void.self) { group in
-                if let stop { group.addTask { _ = await stop.wait() } }
-                if let duration { group.addTask { try? await clock.sleep(for: .seconds(duration)) } }
-                if stop == nil, duration == nil {
-                    group.addTask { while !Task.isCancelled { try? await clock.sleep(for: .seconds(3600)) } }
-                }
-                await group.next()
-                group.cancelAll()
-            }
-            printer.cancel()
-        }
-        await printer.value
-        ender.cancel()
-        _ = await ender.value
     }
 
     /// A sample as its `--json` record (`type` `sample`, docs/json-output.md).

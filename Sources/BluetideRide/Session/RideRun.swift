@@ -174,15 +174,24 @@ public struct RideRun: Sendable {
         }
     }
 
-    /// Reports the samples until the first end (see the type's notes); the others are cancelled
-    /// and awaited.
+    /// Reports the samples until the first end (see the type's notes).
     private func race(
         samples: AsyncStream<RideSample>, report: @escaping @Sendable (Event) async -> Void, stopWhen: (@Sendable () async -> String)?
     ) async -> Outcome {
         let endsWithWorkout = workout.map { keepRiding ? nil : $0.name } ?? nil
-        let duration = duration, clock = clock
-        return await withTaskGroup(of: Outcome?.self) { group in
-            group.addTask { await Self.pump(samples, endsWithWorkout: endsWithWorkout, report: report) }
+        return await Self.race(duration: duration, clock: clock, stopWhen: stopWhen) {
+            await Self.pump(samples, endsWithWorkout: endsWithWorkout, report: report)
+        }
+    }
+
+    /// Runs `pump` until it ends (nil: it was cancelled), `duration` passes on `clock` or
+    /// `stopWhen` returns, whichever comes first; the others are cancelled and awaited.
+    static func race(
+        duration: Duration?, clock: BluetideClock, stopWhen: (@Sendable () async -> String)?,
+        pump: @escaping @Sendable () async -> Outcome?
+    ) async -> Outcome {
+        await withTaskGroup(of: Outcome?.self) { group in
+            group.addTask { await pump() }
             if let stopWhen {
                 group.addTask {
                     let reason = await stopWhen()
