@@ -124,7 +124,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // The ride app: trainers and sensors merged into samples, trainer control, workouts, export.
-        .target(name: "BluetideRide", dependencies: ["Bluetide", "BluetideBase", "BluetideProfiles", "BluetideRecording", "BluetideSupport"], swiftSettings: strict),
+        .target(name: "BluetideRide", dependencies: ["Bluetide", "BluetideBase", "BluetideProfiles", "BluetideRecording", "BluetideSerial", "BluetideSupport"], swiftSettings: strict),
         // The live pages' kernel: serving, the feed-to-WebSocket pump, host checks and tokens.
         .target(
             name: "BluetideLiveWeb",

@@ -92,15 +92,19 @@ struct RideBridgeCommand: AsyncParsableCommand {
         let bridge = RideBridge(
             session: ride, peripheral: peripheral,
             configuration: .init(name: name, servesCyclingPower: !ftmsOnly, servesHeartRate: !ftmsOnly))
-        var network: DirconServing?
+        var network: DirconServer?
         if dircon {
             do {
-                network = try DirconServing(
+                network = try DirconServer(
                     bridge: DirconBridge(session: ride, cyclingPower: !ftmsOnly, heartRate: !ftmsOnly), host: dirconHost, port: dirconPort)
             } catch {
+                let failure: CommandFailure = switch error {
+                case .portOutOfRange: CommandFailure("--dircon-port \(dirconPort): expected 0…65535")
+                case let .cannotListen(_, _, reason): CommandFailure("--dircon-host \(dirconHost) --dircon-port \(dirconPort): \(reason)")
+                }
                 await serving?.close()
                 await live.close()
-                throw error
+                throw failure
             }
         }
         do {
@@ -123,7 +127,7 @@ struct RideBridgeCommand: AsyncParsableCommand {
     /// Bridges with ``RideBridgeRun`` and prints what happens (a line or --json object per
     /// tick, notice and bridge event); starts the DIRCON listener and its mDNS advertising
     /// once the bridge serves. Maps the run's errors to their one-line texts.
-    private func run(_ ride: RideSession, bridge: RideBridge, dircon: DirconServing?, output: CommandOutput, stopOnSignals: Bool) async throws {
+    private func run(_ ride: RideSession, bridge: RideBridge, dircon: DirconServer?, output: CommandOutput, stopOnSignals: Bool) async throws {
         let stop = RideRunning.catchStops(stopOnSignals)
         let startedAt = Mutex(Date())
         let json = json, ftmsOnly = ftmsOnly, name = name, dirconHost = dirconHost
@@ -146,9 +150,9 @@ struct RideBridgeCommand: AsyncParsableCommand {
                 let problem = await dircon.advertise(name: name, serviceUUIDs: services, identity: name) { reason in
                     show(RideBridgeEvent(kind: .advertising, text: reason))
                 }
-                let address = "\(dirconHost):\(dircon.listener.port)"
+                let address = "\(dirconHost):\(dircon.port)"
                 show(RideBridgeEvent(kind: .advertising, text: problem.map { "DIRCON on \(address), not advertised over mDNS: \($0)" }
-                    ?? "DIRCON on \(address), advertising over mDNS as \"\(name)\" (\(DirconServing.serviceType), with avahi-publish-service)"))
+                    ?? "DIRCON on \(address), advertising over mDNS as \"\(name)\" (\(DirconServer.serviceType), with avahi-publish-service)"))
             case let .bridge(event):
                 show(event)
             case let .notice(notice):

@@ -1,19 +1,21 @@
-import BluetideRide
 import BluetideSerial
 import Foundation
 import Synchronization
 
-/// `ride bridge --dircon`: the sockets of a ``DirconBridge``. Listens on TCP, hands each
+/// The sockets of a ``DirconBridge`` (`ride bridge --dircon`). Listens on TCP, hands each
 /// accepted connection's bytes to the bridge (several apps at once; the control point lets one
 /// of them hold control), and advertises the service over mDNS as `_wahoo-fitness-tnp._tcp`
 /// with Avahi's `avahi-publish-service` when it is installed (Debian: avahi-utils, with
 /// avahi-daemon running); nothing of Avahi is needed to build or to serve.
-actor DirconServing {
+public actor DirconServer {
     /// The mDNS service type apps browse for.
-    static let serviceType = "_wahoo-fitness-tnp._tcp"
+    public static let serviceType = "_wahoo-fitness-tnp._tcp"
 
-    let bridge: DirconBridge
-    let listener: TCPListener
+    /// The protocol side: what the accepted connections' bytes are handed to.
+    public nonisolated let bridge: DirconBridge
+    private nonisolated let listener: TCPListener
+    /// The TCP port listened on (the one picked when 0 was asked for).
+    public nonisolated var port: UInt16 { listener.port }
     private var accepting: Task<Void, Never>?
     private var connections: [Int: (port: FileDescriptorPort, task: Task<Void, Never>)] = [:]
     private var nextConnection = 1
@@ -28,17 +30,18 @@ actor DirconServing {
         var isSet: Bool { value.withLock { $0 } }
     }
 
-    /// Listens on `host:port` (0: a free one) for `bridge`. Throws ``CommandFailure`` naming the option.
-    init(bridge: DirconBridge, host: String, port: Int) throws {
+    /// Listens on `host:port` (IPv4; 0: a free port) for `bridge`.
+    /// - Throws: ``DirconServerError``: a port out of range, or the socket refused (in use, not an address).
+    public init(bridge: DirconBridge, host: String, port: Int) throws(DirconServerError) {
         self.bridge = bridge
-        guard (0...65_535).contains(port) else { throw CommandFailure("--dircon-port \(port): expected 0…65535") }
+        guard (0...65_535).contains(port) else { throw .portOutOfRange(port) }
         do { listener = try TCPListener(host: host, port: UInt16(port)) } catch {
-            throw CommandFailure("--dircon-host \(host) --dircon-port \(port): \(error)")
+            throw .cannotListen(host: host, port: port, reason: "\(error)")
         }
     }
 
-    /// Starts accepting connections.
-    func start() {
+    /// Starts accepting connections: several apps at once, each a connection of the bridge.
+    public func start() {
         accepting = Task { [weak self, listener] in
             while let client = await listener.accept() {
                 guard let self else { client.close(); return }
@@ -67,7 +70,7 @@ actor DirconServing {
     /// Advertises the bridge as `name` over mDNS with `avahi-publish-service`; nil when it runs,
     /// else why it could not (the bridge serves anyway: apps can be given the address by hand).
     /// `ended` is told if the advertiser ends by itself (no avahi-daemon running, a name clash).
-    func advertise(name: String, serviceUUIDs: [String], identity: String, ended: @escaping @Sendable (String) -> Void) -> String? {
+    public func advertise(name: String, serviceUUIDs: [String], identity: String, ended: @escaping @Sendable (String) -> Void) -> String? {
         guard let tool = Self.executable("avahi-publish-service") else {
             return "avahi-publish-service is not installed (Debian: apt-get install avahi-utils avahi-daemon)"
         }
@@ -94,8 +97,8 @@ actor DirconServing {
         return nil
     }
 
-    /// Stops advertising and accepting, and closes every connection.
-    func stop() async {
+    /// Stops advertising and accepting, closes every connection and finishes the bridge.
+    public func stop() async {
         stopping.set()
         if let advertiser, advertiser.isRunning {
             advertiser.terminate()
@@ -114,6 +117,7 @@ actor DirconServing {
         await bridge.finish()
     }
 
+    /// The program `name` on `PATH`, when there is one.
     static func executable(_ name: String) -> URL? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for directory in path.split(separator: ":") {
@@ -121,5 +125,20 @@ actor DirconServing {
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         }
         return nil
+    }
+}
+
+/// Why a ``DirconServer`` could not listen.
+public enum DirconServerError: Error, Equatable, CustomStringConvertible {
+    /// The port is not 0…65535.
+    case portOutOfRange(Int)
+    /// The socket was refused: the port is in use, or the host is not an IPv4 address.
+    case cannotListen(host: String, port: Int, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .portOutOfRange(port): "port \(port): expected 0…65535"
+        case let .cannotListen(host, port, reason): "cannot listen on \(host):\(port): \(reason)"
+        }
     }
 }
