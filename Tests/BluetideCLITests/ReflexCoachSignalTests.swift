@@ -43,25 +43,8 @@ import Testing
     /// 130 for SIGINT, 143 for SIGTERM, as every command does.
     @Test(arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143))])
     func reflexDeviceStopsOnASignalWithItsStatus(signal: Int32, expected: Int32) async throws {
-        let process = try BluetideExecutable.launch(["reflex", "device", "--gpio", "sim"])
-        do {
-            var advertising = false
-            while !advertising, let line = try await process.nextLine(timeout: BluetideExecutable.runTimeout) {
-                advertising = line.hasPrefix("advertising as")
-            }
-            try #require(advertising, "no advertising line")
-            kill(process.pid, signal)
-            let status = await process.waitForExit(timeout: .seconds(20))
-            if status == nil {
-                kill(process.pid, SIGKILL)
-                _ = await process.waitForExit(timeout: .seconds(10))
-            }
-            #expect(status == expected, "signal \(signal) ends the device with status \(expected)")
-        } catch {
-            await process.stop()
-            throw error
-        }
-        await process.stop()
+        let status = try await Self.exitStatus(of: ["reflex", "device", "--gpio", "sim"], signalled: signal, after: "advertising as")
+        #expect(status == expected, "signal \(signal) ends the device with status \(expected)")
     }
 
     /// `bluetide replay --as-peripheral` stops on the first signal, not the second: status 130
@@ -71,24 +54,31 @@ import Testing
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("replay-signal-\(UUID().uuidString).jsonl")
         try JSONOutputSchemaTests.replayLog.write(to: log, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: log) }
-        let process = try BluetideExecutable.launch(["replay", log.path, "--as-peripheral"])
+        let status = try await Self.exitStatus(of: ["replay", log.path, "--as-peripheral"], signalled: signal, after: "replay: advertising as")
+        #expect(status == expected, "one signal \(signal) ends the replay with status \(expected)")
+    }
+
+    /// Runs `bluetide ARGUMENTS`, sends it one `signal` once it printed a line starting with
+    /// `ready`, and returns its exit status (nil when it did not exit within 20 s: then killed).
+    static func exitStatus(of arguments: [String], signalled signal: Int32, after ready: String) async throws -> Int32? {
+        let process = try BluetideExecutable.launch(arguments)
         do {
-            var advertising = false
-            while !advertising, let line = try await process.nextLine(timeout: BluetideExecutable.runTimeout) {
-                advertising = line.hasPrefix("replay: advertising as")
+            var seen = false
+            while !seen, let line = try await process.nextLine(timeout: BluetideExecutable.runTimeout) {
+                seen = line.hasPrefix(ready)
             }
-            try #require(advertising, "no advertising line")
+            try #require(seen, "no line starting \"\(ready)\"")
             kill(process.pid, signal)
             let status = await process.waitForExit(timeout: .seconds(20))
             if status == nil {
                 kill(process.pid, SIGKILL)
                 _ = await process.waitForExit(timeout: .seconds(10))
             }
-            #expect(status == expected, "one signal \(signal) ends the replay with status \(expected)")
+            await process.stop()
+            return status
         } catch {
             await process.stop()
             throw error
         }
-        await process.stop()
     }
 }
