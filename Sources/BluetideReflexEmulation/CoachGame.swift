@@ -55,7 +55,7 @@ public struct CoachGame: Sendable {
     public static func emulatedStraps(_ mode: GymMode, athletes: Int, emulate: Bool) -> Int {
         guard emulate else { return 0 }
         if case .chase = mode { return 0 }
-        return mode.trainers(for: athletes) * 2 <= 8 ? athletes : 0
+        return mode.trainers(for: athletes) + athletes <= 8 ? athletes : 0
     }
 
     /// Plays the game for `lineup` (from ``lineUp(in:)``), storing every run in `store`.

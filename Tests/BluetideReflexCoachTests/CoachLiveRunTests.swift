@@ -95,6 +95,7 @@ import Testing
         #expect(CoachGame.emulatedStraps(.headToHead(.bestMean), athletes: 4, emulate: true) == 4, "4 trainers + 4 straps = 8 links")
         #expect(CoachGame.emulatedStraps(.headToHead(.bestMean), athletes: 5, emulate: true) == 0, "5 + 5 do not fit")
         #expect(CoachGame.emulatedStraps(.relay(teams: 2), athletes: 6, emulate: true) == 6, "2 trainers + 6 straps")
+        #expect(CoachGame.emulatedStraps(.relay(teams: 2), athletes: 7, emulate: true) == 0, "2 trainers + 7 straps do not fit")
         #expect(CoachGame.emulatedStraps(.relay(teams: 5), athletes: 5, emulate: true) == 0)
         #expect(CoachGame.emulatedStraps(.chase(seed: 1), athletes: 3, emulate: true) == 0, "a chase's players share one run")
         #expect(CoachGame.emulatedStraps(.headToHead(.bestMean), athletes: 2, emulate: false) == 0, "nothing emulated")
